@@ -1,0 +1,318 @@
+//! Maestro's task scheduler: one pool of workers for short transactions and long
+//! analytical queries, after Psaroudakis et al., *Task Scheduling for Highly
+//! Concurrent Analytical and Transactional Main-Memory Workloads* (ADMS 2013).
+//!
+//! - Task graphs ([`TaskGraph`]) with one root, priorities, root queues per priority
+//!   and depth-ordered task pools; the first ready successor runs on the same worker.
+//! - A flexible concurrency level: workers that block in [`sync`] primitives, in
+//!   [`sync::blocking`] regions or while waiting for a graph leave the active level;
+//!   the watchdog (and, for long states, the waiting worker itself) activates others
+//!   so that the active level stays at the number of hardware contexts.
+//! - A concurrency hint ([`Scheduler::concurrency_hint`]) that partitionable
+//!   operations use as their task limit, with splitting in [`Scheduler::parallel_for`].
+//!
+//! The protocol (states, transitions, why no wake-up is lost and no graph deadlocks)
+//! is in `PROTOCOL.md` beside this crate's manifest.
+
+mod config;
+mod context;
+mod counts;
+mod graph;
+mod hint;
+mod job;
+mod join;
+mod latch;
+mod parallel;
+mod queues;
+mod shared;
+mod stats;
+pub mod sync;
+mod watchdog;
+mod worker;
+
+use std::any::Any;
+use std::ops::Range;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+pub use config::{ConfigError, HintPolicy, SchedulerConfig, detected_contexts};
+pub use context::{TaskContext, current, current_context, with_context};
+pub use counts::{WORKERS_MAX_LIMIT, WorkerCounts, WorkerState};
+pub use graph::{GraphError, GraphHandle, NodeId, Step, TaskGraph, TaskPanic};
+pub use hint::HintEstimator;
+pub use join::{Scope, join};
+pub use parallel::ParallelForStats;
+pub use queues::POOL_DEPTH_LEVELS;
+pub use stats::{SchedulerReport, SchedulerStats, TimelineSample};
+pub use watchdog::watchdog_wants;
+
+use crate::job::StackJob;
+use crate::queues::Task;
+use crate::shared::Shared;
+use crate::stats::Counters;
+use crate::watchdog::Watchdog;
+use crate::worker::WorkerThread;
+
+/// Default priority of graphs and jobs (of `priority_levels`, 0 = lowest).
+pub const DEFAULT_PRIORITY: usize = 1;
+
+/// A running scheduler: its workers and its watchdog. Dropping it stops the
+/// watchdog and lets the workers exit once the queues are empty.
+pub struct Scheduler {
+    shared: Arc<Shared>,
+    watchdog: Mutex<Option<Watchdog>>,
+}
+
+/// Why the scheduler could not start.
+#[derive(Debug)]
+pub enum StartError {
+    /// The configuration was refused.
+    Config(ConfigError),
+    /// The OS refused a thread.
+    Thread(std::io::Error),
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::Config(e) => write!(f, "{e}"),
+            StartError::Thread(e) => write!(f, "could not start a scheduler thread: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for StartError {}
+
+impl Scheduler {
+    /// Starts `config.initial_workers` workers and the watchdog.
+    pub fn new(config: SchedulerConfig) -> Result<Scheduler, StartError> {
+        config.validate().map_err(StartError::Config)?;
+        let shared = Shared::new(config);
+        for _ in 0..shared.config.initial_workers {
+            if shared.spawn_worker() != shared::Activated::Created {
+                shared.shutdown.store(true, Ordering::SeqCst);
+                shared.wake_all();
+                return Err(StartError::Thread(std::io::Error::other(
+                    "could not start the initial workers",
+                )));
+            }
+        }
+        let watchdog = Watchdog::start(shared.clone()).map_err(StartError::Thread)?;
+        Ok(Scheduler {
+            shared,
+            watchdog: Mutex::new(Some(watchdog)),
+        })
+    }
+
+    /// A preset by name with `contexts` overridden.
+    pub fn with_preset(name: &str, contexts: usize) -> Result<Scheduler, StartError> {
+        let cfg = SchedulerConfig::preset(name)
+            .map_err(StartError::Config)?
+            .with_contexts(contexts);
+        Scheduler::new(cfg)
+    }
+
+    pub fn config(&self) -> &SchedulerConfig {
+        &self.shared.config
+    }
+
+    pub fn contexts(&self) -> usize {
+        self.shared.config.contexts
+    }
+
+    /// The maximum number of tasks a partitionable operation should create now.
+    pub fn concurrency_hint(&self) -> usize {
+        self.shared.concurrency_hint()
+    }
+
+    /// Submits a graph; its root goes to the root queue of its priority. The graph
+    /// inherits the caller's [`TaskContext`].
+    pub fn submit(&self, graph: TaskGraph) -> Result<GraphHandle, GraphError> {
+        let n = graph.len();
+        let inner = graph.build(current_context())?;
+        Counters::bump(&self.shared.stats.graphs_submitted);
+        Counters::add(&self.shared.stats.nodes_created, n as u64);
+        let root = inner.root;
+        let priority = inner.priority.min(self.shared.roots.levels() - 1);
+        self.shared.push_root(
+            priority,
+            Task::Node {
+                graph: inner.clone(),
+                node: root,
+            },
+        );
+        Ok(GraphHandle { inner })
+    }
+
+    /// Runs `f` as a one-node graph and returns a handle to its result.
+    pub fn spawn<T, F>(&self, f: F) -> JoinHandle<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.spawn_with_priority(DEFAULT_PRIORITY, f)
+    }
+
+    /// [`spawn`](Self::spawn) at a given priority.
+    pub fn spawn_with_priority<T, F>(&self, priority: usize, f: F) -> JoinHandle<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let slot = Arc::new(Mutex::new(None));
+        let out = slot.clone();
+        let mut g = TaskGraph::new().with_priority(priority).with_label("spawn");
+        g.add(move || {
+            *out.lock() = Some(f());
+        });
+        let handle = self.submit(g).expect("a one-node graph is valid");
+        JoinHandle { handle, slot }
+    }
+
+    /// Runs `f` on a worker of this scheduler and returns its result; runs it in
+    /// place if already on one. The caller blocks meanwhile (as *waiting for a graph*
+    /// if it is a worker of another scheduler).
+    pub fn install<R, F>(&self, f: F) -> R
+    where
+        F: FnOnce() -> R + Send,
+        R: Send,
+    {
+        if let Some(w) = WorkerThread::current()
+            && w.belongs_to(&self.shared)
+        {
+            return f();
+        }
+        let ctx = current_context();
+        let job = StackJob::new(move || with_context(ctx, f));
+        // SAFETY: `job` lives on this frame until its latch is set; we wait for it
+        // below before returning or unwinding (waiting cannot panic).
+        let job_ref = unsafe { job.as_job_ref() };
+        Counters::bump(&self.shared.stats.jobs_created);
+        self.shared.push_root(DEFAULT_PRIORITY, Task::Job(job_ref));
+        worker::wait_as_inactive(WorkerState::WaitingForGraph, || {
+            job.latch.wait(None);
+        });
+        job.into_result()
+    }
+
+    /// Fork-join from anywhere: on this scheduler's workers.
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        self.install(|| join(a, b))
+    }
+
+    /// Runs `body`, which may spawn tasks borrowing from the caller's frame, and
+    /// returns once all of them finished. Panics of the body or any task are re-raised.
+    pub fn scope<'scope, R, F>(&self, body: F) -> R
+    where
+        F: FnOnce(&Scope<'scope>) -> R + Send,
+        R: Send,
+    {
+        let shared = self.shared.clone();
+        self.install(move || join::run_scope(shared, DEFAULT_PRIORITY, body))
+    }
+
+    /// Runs `body` over `range` in chunks of at most `grain` items, with at most
+    /// [`concurrency_hint`](Self::concurrency_hint) tasks at first, splitting running
+    /// pieces when the hint rises (paper §6).
+    pub fn parallel_for<F>(&self, range: Range<usize>, grain: usize, body: F) -> ParallelForStats
+    where
+        F: Fn(Range<usize>) + Sync + Send,
+    {
+        let shared = self.shared.clone();
+        let stats = self.install(move || parallel::run(range, grain, &*shared, &body));
+        parallel::record(&self.shared, stats);
+        stats
+    }
+
+    /// Counters and current worker counts.
+    pub fn stats(&self) -> SchedulerStats {
+        self.shared.stats()
+    }
+
+    /// The current worker counts.
+    pub fn worker_counts(&self) -> WorkerCounts {
+        self.shared.counts.load()
+    }
+
+    /// The watchdog's samples so far (oldest first).
+    pub fn timeline(&self) -> Vec<TimelineSample> {
+        self.shared.timeline.lock().snapshot()
+    }
+
+    /// Drops the samples recorded so far (to start an experiment's window).
+    pub fn clear_timeline(&self) {
+        self.shared.timeline.lock().clear();
+    }
+
+    /// Stats plus timeline as one JSON document.
+    pub fn report_json(&self) -> String {
+        let report = SchedulerReport {
+            stats: self.stats(),
+            timeline: self.timeline(),
+        };
+        serde_json::to_string(&report).expect("report serializes")
+    }
+
+    /// Waits until no task is queued and no worker is active (tests, benchmarks).
+    /// Returns false on timeout.
+    pub fn wait_idle(&self, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        while std::time::Instant::now() < deadline {
+            let c = self.shared.counts.load();
+            if c.active_strict() == 0 && !self.shared.has_work() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        false
+    }
+}
+
+impl Drop for Scheduler {
+    fn drop(&mut self) {
+        if let Some(mut w) = self.watchdog.lock().take() {
+            w.stop();
+        }
+        self.shared.shutdown.store(true, Ordering::SeqCst);
+        self.shared.wake_all();
+    }
+}
+
+/// The result of [`Scheduler::spawn`].
+pub struct JoinHandle<T> {
+    handle: GraphHandle,
+    slot: Arc<Mutex<Option<T>>>,
+}
+
+impl<T> JoinHandle<T> {
+    /// Waits for the task; returns its value or its panic.
+    pub fn join(self) -> Result<T, TaskPanic> {
+        self.handle.wait()?;
+        Ok(self.slot.lock().take().expect("spawned task stored its value"))
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.handle.is_finished()
+    }
+}
+
+/// Re-raises a panic payload caught by a task; for callers that prefer unwinding.
+pub fn resume_task_panic(p: Box<dyn Any + Send>) -> ! {
+    resume_unwind(p)
+}
+
+/// Catches a panic in `f` as a [`TaskPanic`] (used by callers that run closures
+/// outside the scheduler but want the same error type).
+pub fn catch_task_panic<R>(origin: &str, f: impl FnOnce() -> R) -> Result<R, TaskPanic> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| TaskPanic::new(origin.to_string(), p))
+}

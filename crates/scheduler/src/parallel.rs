@@ -1,0 +1,177 @@
+//! `parallel_for` for partitionable operations (paper §6): the number of tasks is
+//! capped by the concurrency hint when the loop starts, and a running piece *splits*
+//! its remaining range in two whenever the hint has risen above the number of live
+//! pieces, so that an operation started coarse on a busy machine spreads out when
+//! the machine frees up (TBB-style lazy splitting).
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::join::join;
+use crate::shared::Shared;
+use crate::stats::Counters;
+
+/// What a `parallel_for` did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ParallelForStats {
+    /// Tasks created at the start (min of the hint and the number of grains).
+    pub initial_tasks: usize,
+    /// Pieces split off later because the hint rose.
+    pub splits: usize,
+}
+
+/// Where a piece asks for the current task limit.
+pub(crate) trait HintSource: Sync {
+    fn hint(&self) -> usize;
+}
+
+impl HintSource for Shared {
+    fn hint(&self) -> usize {
+        self.concurrency_hint()
+    }
+}
+
+struct Loop<'a, F, H: ?Sized> {
+    body: &'a F,
+    grain: usize,
+    hint: &'a H,
+    live_pieces: AtomicUsize,
+    splits: AtomicUsize,
+}
+
+/// Runs `body` over `range` in chunks of at most `grain` items. Must run on a worker
+/// for parallelism (the caller, `Scheduler::parallel_for`, installs it on one).
+pub(crate) fn run<F, H>(range: Range<usize>, grain: usize, hint: &H, body: &F) -> ParallelForStats
+where
+    F: Fn(Range<usize>) + Sync,
+    H: HintSource + ?Sized,
+{
+    let grain = grain.max(1);
+    let len = range.end.saturating_sub(range.start);
+    if len == 0 {
+        return ParallelForStats::default();
+    }
+    let tasks = hint.hint().max(1).min(len.div_ceil(grain));
+    let lp = Loop {
+        body,
+        grain,
+        hint,
+        live_pieces: AtomicUsize::new(tasks),
+        splits: AtomicUsize::new(0),
+    };
+    partition(&lp, range, tasks);
+    ParallelForStats {
+        initial_tasks: tasks,
+        splits: lp.splits.load(Ordering::Relaxed),
+    }
+}
+
+/// Splits `range` into `pieces` near-equal pieces by recursive `join`.
+fn partition<F, H>(lp: &Loop<'_, F, H>, range: Range<usize>, pieces: usize)
+where
+    F: Fn(Range<usize>) + Sync,
+    H: HintSource + ?Sized,
+{
+    if pieces <= 1 {
+        piece(lp, range);
+        return;
+    }
+    let left = pieces / 2;
+    let len = range.end - range.start;
+    let mid = range.start + len * left / pieces;
+    join(
+        || partition(lp, range.start..mid, left),
+        || partition(lp, mid..range.end, pieces - left),
+    );
+}
+
+fn piece<F, H>(lp: &Loop<'_, F, H>, range: Range<usize>)
+where
+    F: Fn(Range<usize>) + Sync,
+    H: HintSource + ?Sized,
+{
+    run_chunks(lp, range);
+    lp.live_pieces.fetch_sub(1, Ordering::Relaxed);
+}
+
+fn run_chunks<F, H>(lp: &Loop<'_, F, H>, range: Range<usize>)
+where
+    F: Fn(Range<usize>) + Sync,
+    H: HintSource + ?Sized,
+{
+    let mut cur = range.start;
+    while cur < range.end {
+        let remaining = range.end - cur;
+        if remaining >= 2 * lp.grain && lp.hint.hint() > lp.live_pieces.load(Ordering::Relaxed) {
+            lp.live_pieces.fetch_add(1, Ordering::Relaxed);
+            lp.splits.fetch_add(1, Ordering::Relaxed);
+            let mid = cur + remaining / 2;
+            join(|| run_chunks(lp, cur..mid), || piece(lp, mid..range.end));
+            return;
+        }
+        let end = (cur + lp.grain).min(range.end);
+        (lp.body)(cur..end);
+        cur = end;
+    }
+}
+
+pub(crate) fn record(shared: &Shared, s: ParallelForStats) {
+    Counters::add(
+        &shared.stats.parallel_for_tasks,
+        (s.initial_tasks + s.splits) as u64,
+    );
+    Counters::add(&shared.stats.parallel_for_splits, s.splits as u64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    struct FixedHint(AtomicUsize);
+    impl HintSource for FixedHint {
+        fn hint(&self) -> usize {
+            self.0.load(Ordering::Relaxed)
+        }
+    }
+
+    #[test]
+    fn covers_every_index_once_without_a_worker() {
+        let seen = Mutex::new(vec![0u8; 1000]);
+        let h = FixedHint(AtomicUsize::new(7));
+        let s = run(3..1000, 10, &h, &|r: Range<usize>| {
+            let mut v = seen.lock().unwrap();
+            for i in r {
+                v[i] += 1;
+            }
+        });
+        assert_eq!(s.initial_tasks, 7);
+        let v = seen.into_inner().unwrap();
+        assert!(v[..3].iter().all(|&x| x == 0));
+        assert!(v[3..].iter().all(|&x| x == 1));
+    }
+
+    #[test]
+    fn splits_when_the_hint_rises() {
+        let h = FixedHint(AtomicUsize::new(1));
+        let count = AtomicUsize::new(0);
+        let s = run(0..1024, 8, &h, &|r: Range<usize>| {
+            if count.fetch_add(r.len(), Ordering::Relaxed) == 0 {
+                // The machine frees up after the first chunk.
+                h.0.store(4, Ordering::Relaxed);
+            }
+        });
+        assert_eq!(s.initial_tasks, 1);
+        // Three splits bring the pieces to the hint; run sequentially (no worker),
+        // finished pieces free room for further splits of the remaining ones.
+        assert!(s.splits >= 3, "{s:?}");
+        assert_eq!(count.load(Ordering::Relaxed), 1024);
+    }
+
+    #[test]
+    fn never_more_tasks_than_grains() {
+        let h = FixedHint(AtomicUsize::new(64));
+        let s = run(0..5, 2, &h, &|_| {});
+        assert_eq!(s.initial_tasks, 3);
+    }
+}

@@ -1,0 +1,437 @@
+//! State shared by the scheduler handle, its workers and its watchdog: queues, the
+//! worker accounting, the idle list, and worker activation (wake or create).
+//!
+//! The protocol (idle list, no lost wake-up, worker bound) is written down in
+//! `PROTOCOL.md` next to this crate's `Cargo.toml`.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
+use std::time::Instant;
+
+use crossbeam_deque::{Stealer, Worker};
+use crossbeam_utils::CachePadded;
+use crossbeam_utils::sync::{Parker, Unparker};
+use parking_lot::{Mutex, RwLock};
+
+use crate::config::{HintPolicy, SchedulerConfig};
+use crate::counts::{AtomicWorkerCounts, WorkerCounts, WorkerState};
+use crate::job::JobRef;
+use crate::queues::{Pool, RootQueues, Task};
+use crate::stats::{Counters, SchedulerStats, Timeline, TimelineSample};
+
+/// Per-worker-slot data others need: its deque's stealer, its unparker and its
+/// own (uncontended) counters.
+pub(crate) struct Slot {
+    pub(crate) stealer: RwLock<Option<Stealer<JobRef>>>,
+    unparker: Mutex<Option<Unparker>>,
+    pub(crate) executed: CachePadded<AtomicUsize>,
+    pub(crate) stolen: CachePadded<AtomicUsize>,
+    /// Jobs this worker offered from `join` (kept per worker: a shared counter
+    /// would be contended on every fork).
+    pub(crate) created: CachePadded<AtomicUsize>,
+}
+
+/// Why someone asks for another active worker; decides whether creating a thread
+/// is justified when no parked worker can be woken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Activation {
+    /// New work was queued. Creates a thread only for a deficit not caused by
+    /// *blocked* workers (blocked may be short; the watchdog judges those).
+    Submit,
+    /// A worker entered waiting-for-graph or inactive-by-user (long states): replace
+    /// it at once (paper §5).
+    Replace,
+    /// The watchdog saw the active level below the contexts with work queued.
+    Watchdog,
+}
+
+/// Outcome of trying to activate one worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Activated {
+    /// A parked worker was woken.
+    Woken,
+    /// A new worker thread was started.
+    Created,
+    /// The active level is already at or above the contexts.
+    NotNeeded,
+    /// Needed, but the policy for this reason does not create threads.
+    Declined,
+    /// Needed, but `workers_max` threads are alive (or the OS refused a thread).
+    CapReached,
+}
+
+pub(crate) struct Shared {
+    pub(crate) config: SchedulerConfig,
+    pub(crate) counts: AtomicWorkerCounts,
+    pub(crate) roots: RootQueues,
+    pub(crate) pools: Box<[Pool]>,
+    /// Tasks in the root queues plus the pools. `SeqCst`: half of the Dekker pair of
+    /// the park protocol (PROTOCOL.md).
+    pub(crate) queued: CachePadded<AtomicUsize>,
+    pub(crate) slots: Box<[Slot]>,
+    /// One past the highest slot ever used: scans stop here.
+    pub(crate) slots_high_water: AtomicUsize,
+    free_slots: Mutex<BTreeSet<usize>>,
+    /// Slots of parked workers. Invariant (outside the lock's critical sections):
+    /// `idle.len() == counts.parked()`.
+    idle: Mutex<Vec<usize>>,
+    pub(crate) hint: AtomicUsize,
+    pub(crate) stats: Counters,
+    peak_workers: AtomicUsize,
+    pub(crate) timeline: Mutex<Timeline>,
+    pub(crate) shutdown: AtomicBool,
+    pub(crate) started: Instant,
+    seed_counter: AtomicUsize,
+    me: Weak<Shared>,
+}
+
+impl Shared {
+    pub(crate) fn new(config: SchedulerConfig) -> Arc<Self> {
+        let slots = (0..config.workers_max)
+            .map(|_| Slot {
+                stealer: RwLock::new(None),
+                unparker: Mutex::new(None),
+                executed: CachePadded::new(AtomicUsize::new(0)),
+                stolen: CachePadded::new(AtomicUsize::new(0)),
+                created: CachePadded::new(AtomicUsize::new(0)),
+            })
+            .collect();
+        Arc::new_cyclic(|me| Shared {
+            me: me.clone(),
+            counts: AtomicWorkerCounts::new(),
+            roots: RootQueues::new(config.priority_levels),
+            pools: (0..config.pools).map(|_| Pool::new()).collect(),
+            queued: CachePadded::new(AtomicUsize::new(0)),
+            slots,
+            slots_high_water: AtomicUsize::new(0),
+            free_slots: Mutex::new((0..config.workers_max).collect()),
+            idle: Mutex::new(Vec::new()),
+            hint: AtomicUsize::new(config.contexts),
+            stats: Counters::default(),
+            peak_workers: AtomicUsize::new(0),
+            timeline: Mutex::new(Timeline::new(config.timeline_capacity_samples)),
+            shutdown: AtomicBool::new(false),
+            started: Instant::now(),
+            seed_counter: AtomicUsize::new(0),
+            config,
+        })
+    }
+
+    pub(crate) fn active_level(&self, c: WorkerCounts) -> usize {
+        c.active_level(self.config.count_sys_inactive)
+    }
+
+    pub(crate) fn concurrency_hint(&self) -> usize {
+        match self.config.hint {
+            HintPolicy::PinnedToContexts => self.config.contexts,
+            HintPolicy::Ema { .. } => self.hint.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(crate) fn next_seed(&self) -> u64 {
+        let k = self.seed_counter.fetch_add(1, Ordering::Relaxed) as u64;
+        match self.config.seed {
+            Some(s) => s.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(k),
+            None => fastrand::u64(..),
+        }
+    }
+
+    // ---- queues -------------------------------------------------------------
+
+    /// Queues a root (a graph's first node or a job from outside the workers).
+    pub(crate) fn push_root(&self, priority: usize, task: Task) {
+        self.roots.push(priority, task);
+        // SeqCst: the submitter's half of the park protocol; pairs with the fence
+        // in `park_idle` before it re-checks `queued`.
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        self.notify_work(1);
+    }
+
+    /// Queues a non-root node into pool `pool`.
+    pub(crate) fn push_pool(&self, pool: usize, depth: u32, task: Task) {
+        self.pools[pool % self.pools.len()].push(depth, task);
+        // SeqCst: as in `push_root`.
+        self.queued.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Whether any task waits anywhere (queues or any worker's deque).
+    pub(crate) fn has_work(&self) -> bool {
+        // SeqCst fence: pairs with the fence in `notify_work` (for deque pushes, which
+        // do not touch `queued`).
+        fence(Ordering::SeqCst);
+        if self.queued.load(Ordering::SeqCst) > 0 {
+            return true;
+        }
+        let hwm = self.slots_high_water.load(Ordering::Acquire);
+        self.slots[..hwm]
+            .iter()
+            .any(|s| s.stealer.read().as_ref().is_some_and(|st| !st.is_empty()))
+    }
+
+    // ---- activation -----------------------------------------------------------
+
+    /// After queuing `n` tasks: wake (or create) up to `n` workers while the active
+    /// level is below the contexts.
+    pub(crate) fn notify_work(&self, n: usize) {
+        // SeqCst fence: the pusher's store-load barrier between "task queued" and
+        // "read the counts" (PROTOCOL.md, no lost wake-up).
+        fence(Ordering::SeqCst);
+        for _ in 0..n {
+            let c = self.counts.load();
+            if self.active_level(c) >= self.config.contexts {
+                return;
+            }
+            match self.activate(Activation::Submit) {
+                Activated::Woken | Activated::Created => {}
+                _ => return,
+            }
+        }
+    }
+
+    /// Tries to bring one more worker into the active state.
+    pub(crate) fn activate(self: &Shared, why: Activation) -> Activated {
+        let c = self.counts.load();
+        let active = self.active_level(c);
+        let contexts = self.config.contexts;
+        if active >= contexts {
+            return Activated::NotNeeded;
+        }
+        if c.parked() > 0 && self.wake_one() {
+            if why == Activation::Watchdog {
+                Counters::bump(&self.stats.watchdog_activations);
+            }
+            return Activated::Woken;
+        }
+        let create = match why {
+            Activation::Submit => {
+                let blocked = if self.config.count_sys_inactive { c.blocked() } else { 0 };
+                active + blocked < contexts
+            }
+            Activation::Replace => true,
+            Activation::Watchdog => self.config.flexible_concurrency,
+        };
+        if !create {
+            return Activated::Declined;
+        }
+        let created = self.spawn_worker();
+        if created == Activated::Created && why == Activation::Watchdog {
+            Counters::bump(&self.stats.watchdog_activations);
+        }
+        created
+    }
+
+    /// Wakes the most recently parked worker. The waker performs the worker's
+    /// `Parked -> Active` transition itself, under the idle lock, so that the counts
+    /// are right before the woken thread even runs and no second waker picks it.
+    pub(crate) fn wake_one(&self) -> bool {
+        let mut idle = self.idle.lock();
+        let Some(slot) = idle.pop() else {
+            return false;
+        };
+        self.counts.transition(WorkerState::Parked, WorkerState::Active);
+        drop(idle);
+        Counters::bump(&self.stats.workers_woken);
+        if let Some(u) = self.slots[slot].unparker.lock().as_ref() {
+            u.unpark();
+        }
+        true
+    }
+
+    pub(crate) fn wake_all(&self) {
+        while self.wake_one() {}
+    }
+
+    /// Starts a worker thread if `total < workers_max`.
+    pub(crate) fn spawn_worker(&self) -> Activated {
+        let Some(after) = self.counts.try_add_worker(self.config.workers_max) else {
+            Counters::bump(&self.stats.worker_cap_reached);
+            return Activated::CapReached;
+        };
+        self.peak_workers.fetch_max(after.total(), Ordering::Relaxed);
+        let slot = self
+            .free_slots
+            .lock()
+            .pop_first()
+            .expect("a free slot exists whenever total < workers_max");
+        let deque = Worker::new_lifo();
+        *self.slots[slot].stealer.write() = Some(deque.stealer());
+        let parker = Parker::new();
+        *self.slots[slot].unparker.lock() = Some(parker.unparker().clone());
+        self.slots_high_water.fetch_max(slot + 1, Ordering::AcqRel);
+        let shared = self.arc();
+        let spawned = std::thread::Builder::new()
+            .name(format!("maestro-{}-{slot}", self.config.name))
+            .spawn(move || crate::worker::worker_main(shared, slot, deque, parker));
+        match spawned {
+            Ok(_) => {
+                Counters::bump(&self.stats.workers_created);
+                Activated::Created
+            }
+            Err(_) => {
+                self.release_slot(slot);
+                self.counts.remove_worker(WorkerState::Active);
+                Counters::bump(&self.stats.worker_cap_reached);
+                Activated::CapReached
+            }
+        }
+    }
+
+    pub(crate) fn release_slot(&self, slot: usize) {
+        *self.slots[slot].stealer.write() = None;
+        *self.slots[slot].unparker.lock() = None;
+        self.free_slots.lock().insert(slot);
+    }
+
+    // ---- parking --------------------------------------------------------------
+
+    /// Parks an active worker that found no work. Returns `Retry` if work appeared
+    /// (or shutdown began) before it slept, `Woken` after a waker activated it, or
+    /// `Exit` if it timed out as an extra worker and left (already uncounted).
+    pub(crate) fn park_idle(&self, slot: usize, parker: &Parker) -> ParkOutcome {
+        {
+            let mut idle = self.idle.lock();
+            self.counts.transition(WorkerState::Active, WorkerState::Parked);
+            // The worker's half of the Dekker pair: "I am parked" (SeqCst RMW above)
+            // then "is there work?" (has_work fences and loads SeqCst).
+            if self.has_work() || self.shutdown.load(Ordering::SeqCst) {
+                self.counts.transition(WorkerState::Parked, WorkerState::Active);
+                return ParkOutcome::Retry;
+            }
+            idle.push(slot);
+        }
+        Counters::bump(&self.stats.workers_parked);
+        self.sleep_until_woken(slot, parker)
+    }
+
+    /// Parks an active worker if the active level exceeds the contexts (after its
+    /// current task; workers are never pre-empted).
+    pub(crate) fn park_if_surplus(&self, slot: usize, parker: &Parker) -> Option<ParkOutcome> {
+        {
+            let mut idle = self.idle.lock();
+            if !self
+                .counts
+                .try_park_surplus(self.config.contexts, self.config.count_sys_inactive)
+            {
+                return None;
+            }
+            idle.push(slot);
+        }
+        Counters::bump(&self.stats.surplus_parks);
+        Counters::bump(&self.stats.workers_parked);
+        Some(self.sleep_until_woken(slot, parker))
+    }
+
+    fn sleep_until_woken(&self, slot: usize, parker: &Parker) -> ParkOutcome {
+        loop {
+            parker.park_timeout(self.config.idle_worker_exit);
+            let mut idle = self.idle.lock();
+            let Some(pos) = idle.iter().position(|&s| s == slot) else {
+                // A waker removed us and already moved us to Active.
+                return ParkOutcome::Woken;
+            };
+            let c = self.counts.load();
+            let shutting_down = self.shutdown.load(Ordering::SeqCst);
+            if shutting_down || c.total() > self.config.initial_workers {
+                // Leave: extra workers give their thread back after an idle period.
+                idle.swap_remove(pos);
+                self.counts.remove_worker(WorkerState::Parked);
+                drop(idle);
+                Counters::bump(&self.stats.workers_exited);
+                return ParkOutcome::Exit;
+            }
+            // Spurious wake-up or timeout of a base worker: stay parked.
+        }
+    }
+
+    // ---- observation ------------------------------------------------------------
+
+    pub(crate) fn sample(&self) -> TimelineSample {
+        let c = self.counts.load();
+        let queued_roots = self.roots.len();
+        let queued_tasks = self.pools.iter().map(Pool::len).sum();
+        TimelineSample {
+            t_ms: self.started.elapsed().as_secs_f64() * 1e3,
+            active: self.active_level(c),
+            blocked: c.blocked(),
+            inactive_by_user: c.inactive_by_user(),
+            waiting_for_graph: c.waiting_for_graph(),
+            parked: c.parked(),
+            total: c.total(),
+            queued_roots,
+            queued_tasks,
+            hint: self.concurrency_hint(),
+        }
+    }
+
+    pub(crate) fn stats(&self) -> SchedulerStats {
+        let r = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        let s = &self.stats;
+        let hwm = self.slots_high_water.load(Ordering::Acquire);
+        let executed: usize = self.slots[..hwm]
+            .iter()
+            .map(|s| s.executed.load(Ordering::Relaxed))
+            .sum();
+        let stolen: usize = self.slots[..hwm]
+            .iter()
+            .map(|s| s.stolen.load(Ordering::Relaxed))
+            .sum();
+        let joins: usize = self.slots[..hwm]
+            .iter()
+            .map(|s| s.created.load(Ordering::Relaxed))
+            .sum();
+        let jobs_created = r(&s.jobs_created) + joins as u64;
+        let c = self.counts.load();
+        SchedulerStats {
+            name: self.config.name.clone(),
+            contexts: self.config.contexts,
+            graphs_submitted: r(&s.graphs_submitted),
+            nodes_created: r(&s.nodes_created),
+            jobs_created,
+            tasks_created: r(&s.nodes_created) + jobs_created,
+            tasks_executed: executed as u64,
+            tasks_stolen: stolen as u64,
+            workers_created: r(&s.workers_created),
+            workers_exited: r(&s.workers_exited),
+            workers_parked: r(&s.workers_parked),
+            workers_woken: r(&s.workers_woken),
+            worker_cap_reached: r(&s.worker_cap_reached),
+            blocked_events: r(&s.blocked_events),
+            inactive_by_user_events: r(&s.inactive_by_user_events),
+            waiting_for_graph_events: r(&s.waiting_for_graph_events),
+            surplus_parks: r(&s.surplus_parks),
+            watchdog_activations: r(&s.watchdog_activations),
+            latch_spin_acquires: r(&s.latch_spin_acquires),
+            latch_parks: r(&s.latch_parks),
+            parallel_for_tasks: r(&s.parallel_for_tasks),
+            parallel_for_splits: r(&s.parallel_for_splits),
+            task_panics: r(&s.task_panics),
+            workers_total: c.total(),
+            workers_active: self.active_level(c),
+            workers_blocked: c.blocked(),
+            workers_inactive_by_user: c.inactive_by_user(),
+            workers_waiting_for_graph: c.waiting_for_graph(),
+            workers_parked_now: c.parked(),
+            workers_peak: self.peak_workers.load(Ordering::Relaxed),
+            concurrency_hint: self.concurrency_hint(),
+        }
+    }
+
+    /// The `Arc` this `Shared` lives in (workers and the watchdog hold clones).
+    fn arc(&self) -> Arc<Shared> {
+        self.me
+            .upgrade()
+            .expect("Shared is only reachable through a live Arc")
+    }
+}
+
+/// Outcome of a park attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ParkOutcome {
+    /// Did not sleep: work or shutdown appeared during the attempt.
+    Retry,
+    /// Slept and was activated by a waker.
+    Woken,
+    /// Left the pool (no longer counted); the thread must return.
+    Exit,
+}

@@ -1,0 +1,40 @@
+//! Scheduler-aware synchronization (paper §5): just before a primitive would put its
+//! thread to sleep it tells the scheduler the worker is *blocked*, and *active* again
+//! after waking, so the watchdog can keep the active level at the number of contexts.
+//! On threads that are not workers they behave as ordinary primitives.
+//!
+//! All primitives sleep through `parking_lot_core::park`, whose `before_sleep`
+//! callback runs after the thread is queued and before it sleeps: that is where the
+//! *blocked* transition happens, so a lock that is taken while spinning never
+//! counts as blocking.
+
+mod barrier;
+mod condvar;
+mod event;
+mod latch;
+mod mutex;
+mod park;
+mod rwlock;
+mod semaphore;
+
+pub use barrier::{Barrier, BarrierWaitResult};
+pub use condvar::{Condvar, WaitTimeoutResult};
+pub use event::Event;
+pub use latch::{Latch, LatchGuard};
+pub use mutex::{Mutex, MutexGuard};
+pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+pub use semaphore::{Semaphore, SemaphorePermit};
+
+use crate::counts::WorkerState;
+
+/// Runs `f` as an *inactive-by-user* region (I/O, a commit's log flush): the worker
+/// leaves the active level and another worker is activated at once if work is
+/// queued (paper §5). Outside worker threads it just runs `f`.
+pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    crate::worker::wait_as_inactive(WorkerState::InactiveByUser, f)
+}
+
+/// The state of the calling thread's worker, or None on a client thread.
+pub fn current_worker_state() -> Option<WorkerState> {
+    crate::worker::WorkerThread::current().map(|w| w.state())
+}

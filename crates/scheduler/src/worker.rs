@@ -1,0 +1,359 @@
+//! Worker threads: the loop that finds and runs tasks, and the state transitions
+//! (active ⇄ blocked / inactive-by-user / waiting-for-graph) that tasks trigger
+//! through the scheduler-aware primitives.
+
+use std::cell::{Cell, RefCell};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use crossbeam_deque::{Steal, Worker};
+use crossbeam_utils::Backoff;
+use crossbeam_utils::sync::Parker;
+
+use crate::counts::WorkerState;
+use crate::graph::{GraphInner, Step};
+use crate::job::JobRef;
+use crate::queues::{Popped, Task};
+use crate::shared::{Activation, ParkOutcome, Shared};
+use crate::stats::Counters;
+
+pub(crate) struct WorkerThread {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) slot: usize,
+    pub(crate) deque: Worker<JobRef>,
+    parker: Parker,
+    rng: RefCell<fastrand::Rng>,
+    state: Cell<WorkerState>,
+    ready: RefCell<Vec<u32>>,
+}
+
+thread_local! {
+    static CURRENT: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
+}
+
+impl WorkerThread {
+    /// The worker running on this thread, if any.
+    pub(crate) fn current<'a>() -> Option<&'a WorkerThread> {
+        let p = CURRENT.with(Cell::get);
+        // SAFETY: CURRENT is set by `worker_main` to a WorkerThread on its own stack
+        // and reset to null before that frame ends; it is thread-local, so a non-null
+        // value always points to a live WorkerThread owned by this very thread, and
+        // every caller uses the reference within a task, i.e. inside that frame.
+        unsafe { p.as_ref() }
+    }
+
+    pub(crate) fn state(&self) -> WorkerState {
+        self.state.get()
+    }
+
+    /// Whether this worker belongs to `shared`'s scheduler.
+    pub(crate) fn belongs_to(&self, shared: &Shared) -> bool {
+        std::ptr::eq(Arc::as_ptr(&self.shared), shared)
+    }
+
+    fn own_pool(&self) -> usize {
+        self.slot % self.shared.pools.len()
+    }
+
+    /// Finds a task: own deque, then (with probability p) pools before roots, then
+    /// other workers' deques. `roots` false is used while waiting inside a `join`, so
+    /// a waiter helps with started work but does not start new graphs.
+    pub(crate) fn find_task(&self, roots: bool) -> Option<(Task, Popped)> {
+        if let Some(j) = self.deque.pop() {
+            return Some((Task::Job(j), Popped::Own));
+        }
+        let cfg = &self.shared.config;
+        let pools_first =
+            cfg.pools_first_probability >= 1.0 || self.rng.borrow_mut().f64() < cfg.pools_first_probability;
+        if pools_first || !roots {
+            if let Some(t) = self.pop_pools() {
+                return Some(t);
+            }
+            if let Some(t) = self.steal_deques() {
+                return Some(t);
+            }
+            if roots { self.pop_root() } else { None }
+        } else {
+            self.pop_root()
+                .or_else(|| self.pop_pools())
+                .or_else(|| self.steal_deques())
+        }
+    }
+
+    fn pop_pools(&self) -> Option<(Task, Popped)> {
+        let pools = &self.shared.pools;
+        let own = self.own_pool();
+        for k in 0..pools.len() {
+            let i = (own + k) % pools.len();
+            if let Some(t) = pools[i].pop() {
+                self.shared.queued.fetch_sub(1, Ordering::SeqCst);
+                return Some((t, if k == 0 { Popped::Own } else { Popped::Stolen }));
+            }
+        }
+        None
+    }
+
+    fn pop_root(&self) -> Option<(Task, Popped)> {
+        let t = self
+            .shared
+            .roots
+            .pop(self.shared.config.priority_bias, &mut self.rng.borrow_mut())?;
+        self.shared.queued.fetch_sub(1, Ordering::SeqCst);
+        Some((t, Popped::Own))
+    }
+
+    fn steal_deques(&self) -> Option<(Task, Popped)> {
+        let hwm = self.shared.slots_high_water.load(Ordering::Acquire);
+        if hwm <= 1 {
+            return None;
+        }
+        let start = self.rng.borrow_mut().usize(..hwm);
+        for k in 0..hwm {
+            let i = (start + k) % hwm;
+            if i == self.slot {
+                continue;
+            }
+            let guard = self.shared.slots[i].stealer.read();
+            let Some(stealer) = guard.as_ref() else {
+                continue;
+            };
+            loop {
+                match stealer.steal() {
+                    Steal::Success(j) => return Some((Task::Job(j), Popped::Stolen)),
+                    Steal::Empty => break,
+                    Steal::Retry => std::hint::spin_loop(),
+                }
+            }
+        }
+        None
+    }
+
+    /// Runs one task to completion (a graph task runs its chain of first-ready
+    /// successors). Panics never escape: nodes and jobs catch their own.
+    pub(crate) fn execute(&self, task: Task, popped: Popped) {
+        let slot = &self.shared.slots[self.slot];
+        if popped == Popped::Stolen {
+            slot.stolen.fetch_add(1, Ordering::Relaxed);
+        }
+        match task {
+            Task::Job(job) => {
+                slot.executed.fetch_add(1, Ordering::Relaxed);
+                // SAFETY: the job was popped from a queue, which hands each JobRef to
+                // exactly one taker; stack jobs outlive this call because their owner
+                // waits for their latch.
+                let r = catch_unwind(AssertUnwindSafe(|| unsafe { job.execute() }));
+                if r.is_err() {
+                    // Jobs record their own panics; one escaping here is a bug in this
+                    // crate, but the worker must survive it.
+                    Counters::bump(&self.shared.stats.task_panics);
+                }
+            }
+            Task::Node { graph, node } => self.run_graph_chain(graph, node),
+        }
+    }
+
+    /// Runs `node`, then — paper §4 — the first successor it made ready on this same
+    /// worker, dispatching the other ready successors to random pools.
+    fn run_graph_chain(&self, graph: Arc<GraphInner>, mut node: u32) {
+        let shared = &*self.shared;
+        let executed = &shared.slots[self.slot].executed;
+        let mut ready = self.ready.take();
+        loop {
+            executed.fetch_add(1, Ordering::Relaxed);
+            if graph.run_node(node) == Step::Reissue {
+                shared.push_pool(
+                    self.own_pool(),
+                    graph.depth(node),
+                    Task::Node {
+                        graph: graph.clone(),
+                        node,
+                    },
+                );
+                shared.notify_work(1);
+                break;
+            }
+            ready.clear();
+            graph.complete_node(node, &mut ready);
+            let Some((&first, rest)) = ready.split_first() else {
+                break;
+            };
+            if !rest.is_empty() {
+                let pools = shared.pools.len();
+                for &s in rest {
+                    let pool = if pools == 1 { 0 } else { self.rng.borrow_mut().usize(..pools) };
+                    shared.push_pool(
+                        pool,
+                        graph.depth(s),
+                        Task::Node {
+                            graph: graph.clone(),
+                            node: s,
+                        },
+                    );
+                }
+                shared.notify_work(rest.len());
+            }
+            if self.is_surplus() {
+                // Give the successor to the pools and let the caller park this worker.
+                shared.push_pool(
+                    self.own_pool(),
+                    graph.depth(first),
+                    Task::Node {
+                        graph: graph.clone(),
+                        node: first,
+                    },
+                );
+                shared.notify_work(1);
+                break;
+            }
+            node = first;
+        }
+        self.ready.replace(ready);
+    }
+
+    fn is_surplus(&self) -> bool {
+        let c = self.shared.counts.load();
+        self.shared.active_level(c) > self.shared.config.contexts
+    }
+
+    /// Enters an inactive state for the duration of the returned guard. Nested calls
+    /// (a blocked wait inside a `blocking` region) keep the outer state.
+    pub(crate) fn enter(&self, state: WorkerState) -> Option<StateGuard<'_>> {
+        debug_assert_ne!(state, WorkerState::Active);
+        debug_assert_ne!(state, WorkerState::Parked);
+        if self.state.get() != WorkerState::Active {
+            return None;
+        }
+        let shared = &*self.shared;
+        shared.counts.transition(WorkerState::Active, state);
+        self.state.set(state);
+        let stats = &shared.stats;
+        match state {
+            WorkerState::Blocked => Counters::bump(&stats.blocked_events),
+            WorkerState::InactiveByUser => Counters::bump(&stats.inactive_by_user_events),
+            WorkerState::WaitingForGraph => Counters::bump(&stats.waiting_for_graph_events),
+            other => panic!("enter({other:?}) is not a task-initiated state"),
+        }
+        // Long inactivity: activate another worker at once if there is work for it
+        // (paper §5). Short blocking is left to the watchdog.
+        let long = matches!(
+            state,
+            WorkerState::InactiveByUser | WorkerState::WaitingForGraph
+        );
+        let counts_against_level =
+            state == WorkerState::WaitingForGraph || shared.config.count_sys_inactive;
+        if long && counts_against_level && shared.has_work() {
+            shared.activate(Activation::Replace);
+        }
+        Some(StateGuard { worker: self, state })
+    }
+}
+
+/// Returns the worker to *active* when dropped (also during unwinding).
+pub(crate) struct StateGuard<'a> {
+    worker: &'a WorkerThread,
+    state: WorkerState,
+}
+
+impl Drop for StateGuard<'_> {
+    fn drop(&mut self) {
+        self.worker
+            .shared
+            .counts
+            .transition(self.state, WorkerState::Active);
+        self.worker.state.set(WorkerState::Active);
+    }
+}
+
+/// Runs `f` with the current worker (if any) in `state`; on a client thread it just
+/// runs `f`.
+pub(crate) fn wait_as_inactive<R>(state: WorkerState, f: impl FnOnce() -> R) -> R {
+    let _guard = WorkerThread::current().and_then(|w| w.enter(state));
+    f()
+}
+
+/// Hook for primitives about to sleep: marks the worker blocked; the returned guard
+/// marks it active again.
+pub(crate) fn enter_blocked<'a>() -> Option<StateGuard<'a>> {
+    WorkerThread::current().and_then(|w| w.enter(WorkerState::Blocked))
+}
+
+/// Body of every worker thread.
+pub(crate) fn worker_main(shared: Arc<Shared>, slot: usize, deque: Worker<JobRef>, parker: Parker) {
+    let seed = shared.next_seed();
+    let worker = WorkerThread {
+        shared,
+        slot,
+        deque,
+        parker,
+        rng: RefCell::new(fastrand::Rng::with_seed(seed)),
+        state: Cell::new(WorkerState::Active),
+        ready: RefCell::new(Vec::new()),
+    };
+    CURRENT.with(|c| c.set(&worker));
+    worker.run();
+    CURRENT.with(|c| c.set(std::ptr::null()));
+    assert!(worker.deque.is_empty(), "worker exits with jobs in its deque");
+    worker.shared.release_slot(slot);
+}
+
+impl WorkerThread {
+    fn run(&self) {
+        let shared = &*self.shared;
+        let spin_rounds = shared.config.idle_spin_rounds;
+        loop {
+            if let Some((task, popped)) = self.find_task(true) {
+                self.execute(task, popped);
+                if self.deque.is_empty()
+                    && let Some(ParkOutcome::Exit) = shared.park_if_surplus(self.slot, &self.parker)
+                {
+                    return;
+                }
+                continue;
+            }
+            // Nothing found: look a little longer before giving the core back.
+            let backoff = Backoff::new();
+            let mut found = None;
+            for _ in 0..spin_rounds {
+                backoff.snooze();
+                found = self.find_task(true);
+                if found.is_some() {
+                    break;
+                }
+            }
+            if let Some((task, popped)) = found {
+                self.execute(task, popped);
+                continue;
+            }
+            if shared.shutdown.load(Ordering::SeqCst) && !shared.has_work() {
+                shared.counts.remove_worker(WorkerState::Active);
+                Counters::bump(&shared.stats.workers_exited);
+                return;
+            }
+            match shared.park_idle(self.slot, &self.parker) {
+                ParkOutcome::Retry | ParkOutcome::Woken => {}
+                ParkOutcome::Exit => return,
+            }
+        }
+    }
+
+    /// Helps with other work until `done()` holds; after a short search without
+    /// success, sleeps as *waiting for a graph* on `sleep` (used by join and scope).
+    pub(crate) fn wait_until(&self, done: impl Fn() -> bool, sleep: impl Fn()) {
+        let backoff = Backoff::new();
+        while !done() {
+            if let Some((task, popped)) = self.find_task(false) {
+                self.execute(task, popped);
+                backoff.reset();
+                continue;
+            }
+            if !backoff.is_completed() {
+                backoff.snooze();
+                continue;
+            }
+            let _g = self.enter(WorkerState::WaitingForGraph);
+            sleep();
+            backoff.reset();
+        }
+    }
+}
