@@ -1,8 +1,15 @@
 //! `parallel_for` for partitionable operations (paper §6): the number of tasks is
 //! capped by the concurrency hint when the loop starts, and a running piece *splits*
-//! its remaining range in two whenever the hint has risen above the number of live
-//! pieces, so that an operation started coarse on a busy machine spreads out when
-//! the machine frees up (TBB-style lazy splitting).
+//! its remaining range in two whenever the hint's estimate of free contexts says a
+//! core is idle (and fewer pieces than contexts are live), so that an operation
+//! started coarse on a busy machine spreads out when the machine frees up
+//! (TBB-style lazy splitting).
+//!
+//! Why "free contexts ≥ ½" and not "hint > pieces": the hint counts *free* contexts,
+//! and the loop's own pieces occupy some, so while the loop runs the hint can never
+//! exceed `contexts − pieces`. On 2 contexts a one-piece loop would never see the
+//! hint reach 2 (measured: zero splits); an idle core shows as a free-context EMA of
+//! at least ½ (one sample after the machine frees up, with a = 0.5).
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,14 +29,29 @@ pub struct ParallelForStats {
 
 /// Where a piece asks for the current task limit.
 pub(crate) trait HintSource: Sync {
+    /// Tasks to create at the start.
     fn hint(&self) -> usize;
+    /// The unrounded estimate of free contexts (0 when the hint is pinned: a pinned
+    /// hint never rises, so nothing splits).
+    fn free_contexts(&self) -> f64;
+    /// Live pieces never exceed this (the contexts).
+    fn max_pieces(&self) -> usize;
 }
 
 impl HintSource for Shared {
     fn hint(&self) -> usize {
         self.concurrency_hint()
     }
+    fn free_contexts(&self) -> f64 {
+        self.free_contexts_estimate()
+    }
+    fn max_pieces(&self) -> usize {
+        self.config.contexts
+    }
 }
+
+/// Splitting threshold on the free-context estimate (module docs).
+const SPLIT_FREE_CONTEXTS: f64 = 0.5;
 
 struct Loop<'a, F, H: ?Sized> {
     body: &'a F,
@@ -102,7 +124,10 @@ where
     let mut cur = range.start;
     while cur < range.end {
         let remaining = range.end - cur;
-        if remaining >= 2 * lp.grain && lp.hint.hint() > lp.live_pieces.load(Ordering::Relaxed) {
+        if remaining >= 2 * lp.grain
+            && lp.hint.free_contexts() >= SPLIT_FREE_CONTEXTS
+            && lp.live_pieces.load(Ordering::Relaxed) < lp.hint.max_pieces()
+        {
             lp.live_pieces.fetch_add(1, Ordering::Relaxed);
             lp.splits.fetch_add(1, Ordering::Relaxed);
             let mid = cur + remaining / 2;
@@ -128,17 +153,24 @@ mod tests {
     use super::*;
     use std::sync::Mutex;
 
-    struct FixedHint(AtomicUsize);
+    /// Hint, free contexts (in whole units), max pieces.
+    struct FixedHint(AtomicUsize, AtomicUsize, usize);
     impl HintSource for FixedHint {
         fn hint(&self) -> usize {
             self.0.load(Ordering::Relaxed)
+        }
+        fn free_contexts(&self) -> f64 {
+            self.1.load(Ordering::Relaxed) as f64
+        }
+        fn max_pieces(&self) -> usize {
+            self.2
         }
     }
 
     #[test]
     fn covers_every_index_once_without_a_worker() {
         let seen = Mutex::new(vec![0u8; 1000]);
-        let h = FixedHint(AtomicUsize::new(7));
+        let h = FixedHint(AtomicUsize::new(7), AtomicUsize::new(0), 8);
         let s = run(3..1000, 10, &h, &|r: Range<usize>| {
             let mut v = seen.lock().unwrap();
             for i in r {
@@ -153,24 +185,31 @@ mod tests {
 
     #[test]
     fn splits_when_the_hint_rises() {
-        let h = FixedHint(AtomicUsize::new(1));
+        let h = FixedHint(AtomicUsize::new(1), AtomicUsize::new(0), 4);
         let count = AtomicUsize::new(0);
         let s = run(0..1024, 8, &h, &|r: Range<usize>| {
             if count.fetch_add(r.len(), Ordering::Relaxed) == 0 {
                 // The machine frees up after the first chunk.
-                h.0.store(4, Ordering::Relaxed);
+                h.1.store(3, Ordering::Relaxed);
             }
         });
         assert_eq!(s.initial_tasks, 1);
-        // Three splits bring the pieces to the hint; run sequentially (no worker),
-        // finished pieces free room for further splits of the remaining ones.
+        // Three splits bring the pieces to the cap of 4; run sequentially (no
+        // worker), finished pieces free room for further splits of the remaining ones.
         assert!(s.splits >= 3, "{s:?}");
         assert_eq!(count.load(Ordering::Relaxed), 1024);
     }
 
     #[test]
+    fn no_split_without_free_contexts() {
+        let h = FixedHint(AtomicUsize::new(1), AtomicUsize::new(0), 4);
+        let s = run(0..1024, 8, &h, &|_| {});
+        assert_eq!(s, ParallelForStats { initial_tasks: 1, splits: 0 });
+    }
+
+    #[test]
     fn never_more_tasks_than_grains() {
-        let h = FixedHint(AtomicUsize::new(64));
+        let h = FixedHint(AtomicUsize::new(64), AtomicUsize::new(0), 64);
         let s = run(0..5, 2, &h, &|_| {});
         assert_eq!(s.initial_tasks, 3);
     }

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Weak};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
 use std::time::Instant;
 
 use crossbeam_deque::{Stealer, Worker};
@@ -77,6 +77,8 @@ pub(crate) struct Shared {
     /// `idle.len() == counts.parked()`.
     idle: Mutex<Vec<usize>>,
     pub(crate) hint: AtomicUsize,
+    /// The hint's unrounded EMA of free contexts, as f64 bits (0 when pinned).
+    pub(crate) hint_free_bits: AtomicU64,
     pub(crate) stats: Counters,
     peak_workers: AtomicUsize,
     pub(crate) timeline: Mutex<Timeline>,
@@ -108,6 +110,7 @@ impl Shared {
             free_slots: Mutex::new((0..config.workers_max).collect()),
             idle: Mutex::new(Vec::new()),
             hint: AtomicUsize::new(config.contexts),
+            hint_free_bits: AtomicU64::new((config.contexts as f64).to_bits()),
             stats: Counters::default(),
             peak_workers: AtomicUsize::new(0),
             timeline: Mutex::new(Timeline::new(config.timeline_capacity_samples)),
@@ -126,6 +129,13 @@ impl Shared {
         match self.config.hint {
             HintPolicy::PinnedToContexts => self.config.contexts,
             HintPolicy::Ema { .. } => self.hint.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(crate) fn free_contexts_estimate(&self) -> f64 {
+        match self.config.hint {
+            HintPolicy::PinnedToContexts => 0.0,
+            HintPolicy::Ema { .. } => f64::from_bits(self.hint_free_bits.load(Ordering::Relaxed)),
         }
     }
 

@@ -90,6 +90,9 @@ fn run(shared: Arc<Shared>, stop: Arc<(Mutex<bool>, Condvar)>) {
             let c = shared.counts.load();
             let h = est.sample(shared.active_level(c));
             shared.hint.store(h, Ordering::Relaxed);
+            shared
+                .hint_free_bits
+                .store(est.raw().to_bits(), Ordering::Relaxed);
             *at += *hint_period;
             if *at < now {
                 *at = now + *hint_period;
