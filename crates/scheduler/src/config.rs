@@ -33,6 +33,16 @@ impl HintPolicy {
     };
 }
 
+/// What happens when a worker blocks in a scheduler-aware primitive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockActivation {
+    /// Nothing at once; the watchdog wakes or creates workers at its next tick
+    /// (the paper's behaviour).
+    WatchdogOnly,
+    /// Wake one parked worker at once if work is queued (never create a thread).
+    WakeParked,
+}
+
 /// Every knob of the scheduler. Build one with a preset and adjust fields.
 #[derive(Clone, Debug)]
 pub struct SchedulerConfig {
@@ -53,6 +63,11 @@ pub struct SchedulerConfig {
     /// paper's Single-Pool-NoSys: they still count as active. Waiting-for-graph always
     /// leaves it, or nested graph waits could deadlock (PROTOCOL.md).
     pub count_sys_inactive: bool,
+    /// What a worker does just before it sleeps as *blocked* while work is queued.
+    /// The paper leaves blocked workers to the watchdog (`WatchdogOnly`); we wake a
+    /// parked worker at once (`WakeParked`, the default), which matters when waits
+    /// are far shorter than the watchdog period (see README, blocking mix).
+    pub block_activation: BlockActivation,
     /// Number of task pools for non-root nodes (paper: one per socket). Worker *i* owns
     /// pool *i mod pools* and steals from the others round-robin.
     pub pools: usize,
@@ -111,12 +126,23 @@ impl SchedulerConfig {
         }
     }
 
+    /// Single-Pool exactly as the paper describes it: blocked workers are left to
+    /// the watchdog ([`BlockActivation::WatchdogOnly`]).
+    pub fn single_pool_paper() -> Self {
+        SchedulerConfig {
+            name: "single-pool-paper".into(),
+            block_activation: BlockActivation::WatchdogOnly,
+            ..Self::single_pool()
+        }
+    }
+
     /// Looks a preset up by the name benchmarks and the CLI use.
     pub fn preset(name: &str) -> Result<Self, ConfigError> {
         match name {
             "single-pool" | "single_pool" => Ok(Self::single_pool()),
             "single-hints" | "single_hints" => Ok(Self::single_hints()),
             "single-pool-nosys" | "single_pool_nosys" => Ok(Self::single_pool_nosys()),
+            "single-pool-paper" | "single_pool_paper" => Ok(Self::single_pool_paper()),
             other => Err(ConfigError::UnknownPreset(other.to_string())),
         }
     }
@@ -129,6 +155,7 @@ impl SchedulerConfig {
             workers_max: (16 * contexts).clamp(64, WORKERS_MAX_LIMIT),
             flexible_concurrency: true,
             count_sys_inactive: true,
+            block_activation: BlockActivation::WakeParked,
             pools: contexts.div_ceil(16).max(1),
             priority_levels: 4,
             pools_first_probability: 1.0,
@@ -232,7 +259,7 @@ impl fmt::Display for ConfigError {
         match self {
             ConfigError::UnknownPreset(name) => write!(
                 f,
-                "unknown scheduler preset '{name}' (expected single-pool, single-pool-nosys or single-hints)"
+                "unknown scheduler preset '{name}' (expected single-pool, single-pool-paper, single-pool-nosys or single-hints)"
             ),
             ConfigError::Invalid { field, why } => write!(f, "invalid scheduler config: {field} {why}"),
         }
@@ -247,7 +274,7 @@ mod tests {
 
     #[test]
     fn presets_validate() {
-        for name in ["single-pool", "single-hints", "single-pool-nosys"] {
+        for name in ["single-pool", "single-hints", "single-pool-nosys", "single-pool-paper"] {
             let c = SchedulerConfig::preset(name).unwrap().with_contexts(3);
             c.validate().unwrap();
             assert_eq!(c.name, name);

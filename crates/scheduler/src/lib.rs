@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-pub use config::{ConfigError, HintPolicy, SchedulerConfig, detected_contexts};
+pub use config::{BlockActivation, ConfigError, HintPolicy, SchedulerConfig, detected_contexts};
 pub use context::{TaskContext, current, current_context, with_context};
 pub use counts::{WORKERS_MAX_LIMIT, WorkerCounts, WorkerState};
 pub use graph::{GraphError, GraphHandle, NodeId, Step, TaskGraph, TaskPanic};

@@ -12,7 +12,38 @@ use std::time::Instant;
 use crossbeam_deque::{Stealer, Worker};
 use crossbeam_utils::CachePadded;
 use crossbeam_utils::sync::{Parker, Unparker};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
+
+/// Locks that may be taken inside `parking_lot_core::park`'s `before_sleep` hook
+/// (the *blocked* transition wakes a parked worker there). A thread queued on one
+/// parking-lot key must not park on another, so these are std (futex) locks, never
+/// parking_lot ones. Poisoning is ignored: no code panics while holding them.
+mod hooksafe {
+    use std::sync::{PoisonError, RwLockReadGuard, RwLockWriteGuard};
+
+    pub(crate) struct Mutex<T>(std::sync::Mutex<T>);
+    impl<T> Mutex<T> {
+        pub(crate) fn new(v: T) -> Self {
+            Mutex(std::sync::Mutex::new(v))
+        }
+        pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, T> {
+            self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        }
+    }
+
+    pub(crate) struct RwLock<T>(std::sync::RwLock<T>);
+    impl<T> RwLock<T> {
+        pub(crate) fn new(v: T) -> Self {
+            RwLock(std::sync::RwLock::new(v))
+        }
+        pub(crate) fn read(&self) -> RwLockReadGuard<'_, T> {
+            self.0.read().unwrap_or_else(PoisonError::into_inner)
+        }
+        pub(crate) fn write(&self) -> RwLockWriteGuard<'_, T> {
+            self.0.write().unwrap_or_else(PoisonError::into_inner)
+        }
+    }
+}
 
 use crate::config::{HintPolicy, SchedulerConfig};
 use crate::counts::{AtomicWorkerCounts, WorkerCounts, WorkerState};
@@ -23,8 +54,8 @@ use crate::stats::{Counters, SchedulerStats, Timeline, TimelineSample};
 /// Per-worker-slot data others need: its deque's stealer, its unparker and its
 /// own (uncontended) counters.
 pub(crate) struct Slot {
-    pub(crate) stealer: RwLock<Option<Stealer<JobRef>>>,
-    unparker: Mutex<Option<Unparker>>,
+    pub(crate) stealer: hooksafe::RwLock<Option<Stealer<JobRef>>>,
+    unparker: hooksafe::Mutex<Option<Unparker>>,
     pub(crate) executed: CachePadded<AtomicUsize>,
     pub(crate) stolen: CachePadded<AtomicUsize>,
     /// Jobs this worker offered from `join` (kept per worker: a shared counter
@@ -44,6 +75,10 @@ pub(crate) enum Activation {
     Replace,
     /// The watchdog saw the active level below the contexts with work queued.
     Watchdog,
+    /// A worker is about to sleep as *blocked* and work is queued: wake a parked
+    /// worker if there is one, but never create a thread (blocking may be short;
+    /// creating threads for it stays the watchdog's call, as in the paper).
+    Blocked,
 }
 
 /// Outcome of trying to activate one worker.
@@ -72,10 +107,10 @@ pub(crate) struct Shared {
     pub(crate) slots: Box<[Slot]>,
     /// One past the highest slot ever used: scans stop here.
     pub(crate) slots_high_water: AtomicUsize,
-    free_slots: Mutex<BTreeSet<usize>>,
+    free_slots: hooksafe::Mutex<BTreeSet<usize>>,
     /// Slots of parked workers. Invariant (outside the lock's critical sections):
     /// `idle.len() == counts.parked()`.
-    idle: Mutex<Vec<usize>>,
+    idle: hooksafe::Mutex<Vec<usize>>,
     pub(crate) hint: AtomicUsize,
     /// The hint's unrounded EMA of free contexts, as f64 bits (0 when pinned).
     pub(crate) hint_free_bits: AtomicU64,
@@ -92,8 +127,8 @@ impl Shared {
     pub(crate) fn new(config: SchedulerConfig) -> Arc<Self> {
         let slots = (0..config.workers_max)
             .map(|_| Slot {
-                stealer: RwLock::new(None),
-                unparker: Mutex::new(None),
+                stealer: hooksafe::RwLock::new(None),
+                unparker: hooksafe::Mutex::new(None),
                 executed: CachePadded::new(AtomicUsize::new(0)),
                 stolen: CachePadded::new(AtomicUsize::new(0)),
                 created: CachePadded::new(AtomicUsize::new(0)),
@@ -107,8 +142,8 @@ impl Shared {
             queued: CachePadded::new(AtomicUsize::new(0)),
             slots,
             slots_high_water: AtomicUsize::new(0),
-            free_slots: Mutex::new((0..config.workers_max).collect()),
-            idle: Mutex::new(Vec::new()),
+            free_slots: hooksafe::Mutex::new((0..config.workers_max).collect()),
+            idle: hooksafe::Mutex::new(Vec::new()),
             hint: AtomicUsize::new(config.contexts),
             hint_free_bits: AtomicU64::new((config.contexts as f64).to_bits()),
             stats: Counters::default(),
@@ -179,6 +214,17 @@ impl Shared {
             .any(|s| s.stealer.read().as_ref().is_some_and(|st| !st.is_empty()))
     }
 
+    /// Tasks waiting anywhere: the queues plus every worker's deque (approximate
+    /// while others push and pop; used for how many workers to activate).
+    pub(crate) fn queued_estimate(&self) -> usize {
+        let hwm = self.slots_high_water.load(Ordering::Acquire);
+        let in_deques: usize = self.slots[..hwm]
+            .iter()
+            .map(|s| s.stealer.read().as_ref().map_or(0, Stealer::len))
+            .sum();
+        self.queued.load(Ordering::SeqCst) + in_deques
+    }
+
     // ---- activation -----------------------------------------------------------
 
     /// After queuing `n` tasks: wake (or create) up to `n` workers while the active
@@ -220,6 +266,7 @@ impl Shared {
             }
             Activation::Replace => true,
             Activation::Watchdog => self.config.flexible_concurrency,
+            Activation::Blocked => false,
         };
         if !create {
             return Activated::Declined;

@@ -111,7 +111,7 @@ fn run(shared: Arc<Shared>, stop: Arc<(Mutex<bool>, Condvar)>) {
 
 fn tick(shared: &Shared) {
     let c = shared.counts.load();
-    let queued = shared.queued.load(Ordering::SeqCst);
+    let queued = shared.queued_estimate();
     let want = watchdog_wants(
         shared.config.contexts,
         shared.active_level(c),

@@ -11,6 +11,7 @@ use crossbeam_deque::{Steal, Worker};
 use crossbeam_utils::Backoff;
 use crossbeam_utils::sync::Parker;
 
+use crate::config::BlockActivation;
 use crate::counts::WorkerState;
 use crate::graph::{GraphInner, Step};
 use crate::job::JobRef;
@@ -235,15 +236,27 @@ impl WorkerThread {
             other => panic!("enter({other:?}) is not a task-initiated state"),
         }
         // Long inactivity: activate another worker at once if there is work for it
-        // (paper §5). Short blocking is left to the watchdog.
-        let long = matches!(
-            state,
-            WorkerState::InactiveByUser | WorkerState::WaitingForGraph
-        );
-        let counts_against_level =
-            state == WorkerState::WaitingForGraph || shared.config.count_sys_inactive;
-        if long && counts_against_level && shared.has_work() {
-            shared.activate(Activation::Replace);
+        // (paper §5). Short blocking is left to the watchdog, except that a parked
+        // worker may be woken (`BlockActivation::WakeParked`). This runs inside
+        // parking_lot_core's `before_sleep` for *blocked*: everything it reaches
+        // uses atomics or std locks only (see `shared::hooksafe`).
+        let activation = match state {
+            WorkerState::WaitingForGraph => Some(Activation::Replace),
+            WorkerState::InactiveByUser if shared.config.count_sys_inactive => {
+                Some(Activation::Replace)
+            }
+            WorkerState::Blocked
+                if shared.config.count_sys_inactive
+                    && shared.config.block_activation == BlockActivation::WakeParked =>
+            {
+                Some(Activation::Blocked)
+            }
+            _ => None,
+        };
+        if let Some(why) = activation
+            && shared.has_work()
+        {
+            shared.activate(why);
         }
         Some(StateGuard { worker: self, state })
     }

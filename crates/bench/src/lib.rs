@@ -1,0 +1,76 @@
+//! Maestro's experiments. Each experiment runs its variants side by side in one
+//! process and returns rows in the JSON shape all `maestro bench` experiments share:
+//! `{"experiment":…,"contexts":…,"params":{…},"results":[{"case":…,"variant":…,
+//! "metric":…,"value":…,"unit":…, …}]}`.
+
+pub mod cpu;
+pub mod scheduler;
+
+use serde::Serialize;
+
+/// One measured value.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ResultRow {
+    pub case: String,
+    pub variant: String,
+    pub metric: String,
+    pub value: f64,
+    pub unit: String,
+    /// Ours ÷ rayon for the same case and metric (None for the anchor itself or
+    /// metrics rayon does not have).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio_vs_rayon: Option<f64>,
+    /// Whether a larger value is better (throughput) or a smaller one (time).
+    pub higher_is_better: bool,
+}
+
+/// A whole experiment's output.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub experiment: String,
+    pub contexts: usize,
+    pub params: serde_json::Value,
+    pub results: Vec<ResultRow>,
+}
+
+impl Report {
+    /// Fills `ratio_vs_rayon` for every row whose case and metric rayon also has.
+    pub fn fill_ratios(&mut self) {
+        let anchors: Vec<(String, String, f64)> = self
+            .results
+            .iter()
+            .filter(|r| r.variant == "rayon")
+            .map(|r| (r.case.clone(), r.metric.clone(), r.value))
+            .collect();
+        for r in &mut self.results {
+            if r.variant == "rayon" {
+                continue;
+            }
+            if let Some((_, _, v)) = anchors
+                .iter()
+                .find(|(c, m, _)| *c == r.case && *m == r.metric)
+                && *v > 0.0
+            {
+                r.ratio_vs_rayon = Some(r.value / v);
+            }
+        }
+    }
+
+    /// A plain-text table for people.
+    pub fn table(&self) -> String {
+        let mut out = format!(
+            "experiment {} — {} contexts\n{:<14} {:<18} {:<22} {:>14} {:<10} {:>10}\n",
+            self.experiment, self.contexts, "case", "variant", "metric", "value", "unit", "vs rayon"
+        );
+        for r in &self.results {
+            let ratio = r
+                .ratio_vs_rayon
+                .map_or_else(|| "-".to_string(), |x| format!("{x:.2}×"));
+            out.push_str(&format!(
+                "{:<14} {:<18} {:<22} {:>14.4} {:<10} {:>10}\n",
+                r.case, r.variant, r.metric, r.value, r.unit, ratio
+            ));
+        }
+        out
+    }
+}

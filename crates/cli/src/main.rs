@@ -1,0 +1,115 @@
+//! The `maestro` command.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use maestro_bench::scheduler::{self, Params, VARIANTS};
+
+#[derive(Parser)]
+#[command(name = "maestro", version, about = "Maestro: an HTAP engine built around one task scheduler")]
+#[command(arg_required_else_help = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run an experiment side by side and print a table (or JSON).
+    Bench {
+        #[command(subcommand)]
+        experiment: Experiment,
+    },
+}
+
+#[derive(Subcommand)]
+enum Experiment {
+    /// Scheduler overhead and blocking: Maestro presets against rayon.
+    Scheduler(BenchArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Hardware contexts to use (default: detected).
+    #[arg(long)]
+    contexts: Option<usize>,
+    /// Comma-separated variants (default: all).
+    #[arg(long, value_delimiter = ',')]
+    variants: Option<Vec<String>>,
+    /// Comma-separated cases (default: all): fork_join, tiny_tasks, blocking_mix.
+    #[arg(long, value_delimiter = ',')]
+    cases: Option<Vec<String>>,
+    /// Small sizes that finish in seconds (CI uses this).
+    #[arg(long)]
+    quick: bool,
+    /// Repetitions per variant (the best counts).
+    #[arg(long)]
+    repetitions: Option<usize>,
+    /// Print one JSON object on stdout (progress stays on stderr).
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON and the table into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Bench {
+            experiment: Experiment::Scheduler(args),
+        } => bench_scheduler(args),
+    }
+}
+
+fn bench_scheduler(args: BenchArgs) -> ExitCode {
+    let contexts = args.contexts.unwrap_or_else(maestro_scheduler::detected_contexts);
+    if contexts == 0 || contexts > maestro_scheduler::WORKERS_MAX_LIMIT {
+        eprintln!("error: --contexts must be in 1..={}", maestro_scheduler::WORKERS_MAX_LIMIT);
+        return ExitCode::from(2);
+    }
+    let variants = args
+        .variants
+        .unwrap_or_else(|| VARIANTS.iter().map(|s| s.to_string()).collect());
+    let mut params = if args.quick { Params::quick() } else { Params::full() };
+    if let Some(c) = args.cases {
+        params.cases = c;
+    }
+    if let Some(r) = args.repetitions {
+        if r == 0 {
+            eprintln!("error: --repetitions must be at least 1");
+            return ExitCode::from(2);
+        }
+        params.repetitions = r;
+    }
+    eprintln!(
+        "bench scheduler: {contexts} contexts, variants {}, {} repetition(s)",
+        variants.join(","),
+        params.repetitions
+    );
+    let report = match scheduler::run(contexts, &variants, &params, |line| eprintln!("  {line}")) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let json = serde_json::to_string(&report).expect("report serializes");
+    if args.json {
+        println!("{json}");
+    } else {
+        print!("{}", report.table());
+    }
+    if let Some(dir) = args.out {
+        if let Err(e) = std::fs::create_dir_all(&dir)
+            .and_then(|_| std::fs::write(dir.join("scheduler.json"), &json))
+            .and_then(|_| std::fs::write(dir.join("scheduler.txt"), report.table()))
+        {
+            eprintln!("error: cannot write to {}: {e}", dir.display());
+            return ExitCode::from(1);
+        }
+        eprintln!("wrote {}/scheduler.json and scheduler.txt", dir.display());
+    }
+    ExitCode::SUCCESS
+}
