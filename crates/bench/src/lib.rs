@@ -60,7 +60,14 @@ impl Report {
     pub fn table(&self) -> String {
         let mut out = format!(
             "experiment {} — {} contexts\n{:<14} {:<18} {:<22} {:>14} {:<10} {:>10}\n",
-            self.experiment, self.contexts, "case", "variant", "metric", "value", "unit", "vs rayon"
+            self.experiment,
+            self.contexts,
+            "case",
+            "variant",
+            "metric",
+            "value",
+            "unit",
+            "vs rayon"
         );
         for r in &self.results {
             let ratio = r

@@ -4,8 +4,8 @@
 //! Variants run interleaved (for each repetition, every variant once) so that
 //! machine noise hits all of them alike; the best repetition counts.
 
-use std::collections::BinaryHeap;
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -97,7 +97,9 @@ impl Runner {
         let cfg = SchedulerConfig::preset(variant)
             .map_err(|e| e.to_string())?
             .with_contexts(contexts);
-        Scheduler::new(cfg).map(Runner::Maestro).map_err(|e| e.to_string())
+        Scheduler::new(cfg)
+            .map(Runner::Maestro)
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -119,7 +121,8 @@ fn sum_maestro(lo: u64, hi: u64, leaf: u64) -> u64 {
         return leaf_sum(lo, hi);
     }
     let mid = lo + (hi - lo) / 2;
-    let (a, b) = maestro_scheduler::join(|| sum_maestro(lo, mid, leaf), || sum_maestro(mid, hi, leaf));
+    let (a, b) =
+        maestro_scheduler::join(|| sum_maestro(lo, mid, leaf), || sum_maestro(mid, hi, leaf));
     a.wrapping_add(b)
 }
 
@@ -187,8 +190,15 @@ fn tiny_tasks(r: &Runner, p: &Params) -> u64 {
 
 /// A simulated I/O device: a thread that sets events when they are due.
 struct Timer {
-    queue: Mutex<(BinaryHeap<Reverse<(Instant, u64)>>, Vec<(u64, Arc<dyn Signal>)>, bool)>,
+    queue: Mutex<TimerQueue>,
     cv: Condvar,
+}
+
+#[derive(Default)]
+struct TimerQueue {
+    due: BinaryHeap<Reverse<(Instant, u64)>>,
+    signals: Vec<(u64, Arc<dyn Signal>)>,
+    stopped: bool,
 }
 
 trait Signal: Send + Sync {
@@ -227,7 +237,7 @@ impl StdEvent {
 impl Timer {
     fn start() -> (Arc<Timer>, std::thread::JoinHandle<()>) {
         let t = Arc::new(Timer {
-            queue: Mutex::new((BinaryHeap::new(), Vec::new(), false)),
+            queue: Mutex::new(TimerQueue::default()),
             cv: Condvar::new(),
         });
         let t2 = t.clone();
@@ -241,32 +251,32 @@ impl Timer {
     fn after(&self, d: Duration, s: Arc<dyn Signal>) {
         let mut q = self.queue.lock().unwrap();
         let id = fastid();
-        q.0.push(Reverse((Instant::now() + d, id)));
-        q.1.push((id, s));
+        q.due.push(Reverse((Instant::now() + d, id)));
+        q.signals.push((id, s));
         drop(q);
         self.cv.notify_one();
     }
 
     fn stop(&self) {
-        self.queue.lock().unwrap().2 = true;
+        self.queue.lock().unwrap().stopped = true;
         self.cv.notify_one();
     }
 
     fn run(&self) {
         let mut q = self.queue.lock().unwrap();
         loop {
-            if q.2 {
+            if q.stopped {
                 return;
             }
             let now = Instant::now();
             let mut due = Vec::new();
-            while let Some(Reverse((t, id))) = q.0.peek().copied() {
+            while let Some(Reverse((t, id))) = q.due.peek().copied() {
                 if t > now {
                     break;
                 }
-                q.0.pop();
-                if let Some(pos) = q.1.iter().position(|(i, _)| *i == id) {
-                    due.push(q.1.swap_remove(pos).1);
+                q.due.pop();
+                if let Some(pos) = q.signals.iter().position(|(i, _)| *i == id) {
+                    due.push(q.signals.swap_remove(pos).1);
                 }
             }
             if !due.is_empty() {
@@ -277,8 +287,13 @@ impl Timer {
                 q = self.queue.lock().unwrap();
                 continue;
             }
-            q = match q.0.peek().copied() {
-                Some(Reverse((t, _))) => self.cv.wait_timeout(q, t.saturating_duration_since(now)).unwrap().0,
+            q = match q.due.peek().copied() {
+                Some(Reverse((t, _))) => {
+                    self.cv
+                        .wait_timeout(q, t.saturating_duration_since(now))
+                        .unwrap()
+                        .0
+                }
                 None => self.cv.wait(q).unwrap(),
             };
         }
@@ -446,9 +461,12 @@ pub fn run(
             };
             match case {
                 Case::ForkJoin => results.push(row("seconds", secs, "s", false)),
-                Case::TinyTasks => {
-                    results.push(row("tasks_per_second", params.tiny_tasks as f64 / secs, "tasks/s", true))
-                }
+                Case::TinyTasks => results.push(row(
+                    "tasks_per_second",
+                    params.tiny_tasks as f64 / secs,
+                    "tasks/s",
+                    true,
+                )),
                 Case::BlockingMix => results.push(row(
                     "tasks_per_second",
                     params.blocking_tasks as f64 / secs,

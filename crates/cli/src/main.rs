@@ -7,7 +7,11 @@ use clap::{Args, Parser, Subcommand};
 use maestro_bench::scheduler::{self, Params, VARIANTS};
 
 #[derive(Parser)]
-#[command(name = "maestro", version, about = "Maestro: an HTAP engine built around one task scheduler")]
+#[command(
+    name = "maestro",
+    version,
+    about = "Maestro: an HTAP engine built around one task scheduler"
+)]
 #[command(arg_required_else_help = true)]
 struct Cli {
     #[command(subcommand)]
@@ -64,15 +68,24 @@ fn main() -> ExitCode {
 }
 
 fn bench_scheduler(args: BenchArgs) -> ExitCode {
-    let contexts = args.contexts.unwrap_or_else(maestro_scheduler::detected_contexts);
+    let contexts = args
+        .contexts
+        .unwrap_or_else(maestro_scheduler::detected_contexts);
     if contexts == 0 || contexts > maestro_scheduler::WORKERS_MAX_LIMIT {
-        eprintln!("error: --contexts must be in 1..={}", maestro_scheduler::WORKERS_MAX_LIMIT);
+        eprintln!(
+            "error: --contexts must be in 1..={}",
+            maestro_scheduler::WORKERS_MAX_LIMIT
+        );
         return ExitCode::from(2);
     }
     let variants = args
         .variants
         .unwrap_or_else(|| VARIANTS.iter().map(|s| s.to_string()).collect());
-    let mut params = if args.quick { Params::quick() } else { Params::full() };
+    let mut params = if args.quick {
+        Params::quick()
+    } else {
+        Params::full()
+    };
     if let Some(c) = args.cases {
         params.cases = c;
     }

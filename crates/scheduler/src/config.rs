@@ -187,7 +187,10 @@ impl SchedulerConfig {
         if self.workers_max > WORKERS_MAX_LIMIT {
             return bad(
                 "workers_max",
-                format!("{} exceeds the limit of {WORKERS_MAX_LIMIT}", self.workers_max),
+                format!(
+                    "{} exceeds the limit of {WORKERS_MAX_LIMIT}",
+                    self.workers_max
+                ),
             );
         }
         if self.workers_max < self.contexts {
@@ -235,7 +238,10 @@ impl SchedulerConfig {
                 return bad("hint.period", "must be positive".into());
             }
             if !(0.0..=1.0).contains(&reset_fraction) {
-                return bad("hint.reset_fraction", format!("{reset_fraction} not in [0, 1]"));
+                return bad(
+                    "hint.reset_fraction",
+                    format!("{reset_fraction} not in [0, 1]"),
+                );
             }
         }
         if self.timeline_capacity_samples == 0 {
@@ -261,7 +267,9 @@ impl fmt::Display for ConfigError {
                 f,
                 "unknown scheduler preset '{name}' (expected single-pool, single-pool-paper, single-pool-nosys or single-hints)"
             ),
-            ConfigError::Invalid { field, why } => write!(f, "invalid scheduler config: {field} {why}"),
+            ConfigError::Invalid { field, why } => {
+                write!(f, "invalid scheduler config: {field} {why}")
+            }
         }
     }
 }
@@ -274,7 +282,12 @@ mod tests {
 
     #[test]
     fn presets_validate() {
-        for name in ["single-pool", "single-hints", "single-pool-nosys", "single-pool-paper"] {
+        for name in [
+            "single-pool",
+            "single-hints",
+            "single-pool-nosys",
+            "single-pool-paper",
+        ] {
             let c = SchedulerConfig::preset(name).unwrap().with_contexts(3);
             c.validate().unwrap();
             assert_eq!(c.name, name);
@@ -286,7 +299,13 @@ mod tests {
     fn bad_values_are_refused() {
         let mut c = SchedulerConfig::single_pool().with_contexts(2);
         c.pools_first_probability = 1.5;
-        assert!(matches!(c.validate(), Err(ConfigError::Invalid { field: "pools_first_probability", .. })));
+        assert!(matches!(
+            c.validate(),
+            Err(ConfigError::Invalid {
+                field: "pools_first_probability",
+                ..
+            })
+        ));
         let c = SchedulerConfig::single_pool().with_contexts(0);
         assert!(c.validate().is_err());
         let mut c = SchedulerConfig::single_pool().with_contexts(2);

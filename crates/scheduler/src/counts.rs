@@ -214,10 +214,7 @@ impl AtomicWorkerCounts {
         let sub = Field::of_state(from).map_or(0, Field::one);
         // Add first then subtract inside one RMW: wrapping arithmetic on the whole word
         // is exact because no field under- or overflows (asserted below).
-        let prev = WorkerCounts(
-            self.0
-                .fetch_add(add.wrapping_sub(sub), Ordering::SeqCst),
-        );
+        let prev = WorkerCounts(self.0.fetch_add(add.wrapping_sub(sub), Ordering::SeqCst));
         assert!(
             from == WorkerState::Active || prev.in_state(from) >= 1,
             "transition {from:?} -> {to:?} from {prev:?}"
@@ -273,7 +270,11 @@ mod tests {
             let mask_a = FIELD_MASK << a.shift();
             assert!(a.shift() + FIELD_BITS <= 64);
             for b in &fields[i + 1..] {
-                assert_eq!(mask_a & (FIELD_MASK << b.shift()), 0, "{a:?} overlaps {b:?}");
+                assert_eq!(
+                    mask_a & (FIELD_MASK << b.shift()),
+                    0,
+                    "{a:?} overlaps {b:?}"
+                );
             }
         }
     }
@@ -290,7 +291,11 @@ mod tests {
         let s = c.transition(WorkerState::Active, WorkerState::InactiveByUser);
         assert_eq!(s.total(), 5);
         assert_eq!(s.active_strict(), 1);
-        assert_eq!(s.active_level(false), 3, "nosys counts blocked and user-inactive");
+        assert_eq!(
+            s.active_level(false),
+            3,
+            "nosys counts blocked and user-inactive"
+        );
         let s = c.transition(WorkerState::Blocked, WorkerState::Active);
         assert_eq!((s.blocked(), s.active_strict()), (0, 2));
         let s = c.transition(WorkerState::Parked, WorkerState::Active);

@@ -194,7 +194,11 @@ impl fmt::Display for GraphError {
         match self {
             GraphError::Empty => write!(f, "task graph has no nodes"),
             GraphError::MultipleRoots(r) => {
-                write!(f, "task graph must have one root, found {} ({r:?})", r.len())
+                write!(
+                    f,
+                    "task graph must have one root, found {} ({r:?})",
+                    r.len()
+                )
             }
             GraphError::Cycle => write!(f, "task graph has a cycle"),
             GraphError::UnknownNode(i) => write!(f, "edge names unknown node {i}"),
@@ -319,8 +323,13 @@ impl GraphInner {
         for &s in self.nodes[node as usize].successors.iter() {
             // AcqRel: the last predecessor to finish (Acquire) sees every other
             // predecessor's writes (Release) before its successor runs.
-            let before = self.nodes[s as usize].pending.fetch_sub(1, Ordering::AcqRel);
-            assert!(before >= 1, "node {s} completed more often than it has predecessors");
+            let before = self.nodes[s as usize]
+                .pending
+                .fetch_sub(1, Ordering::AcqRel);
+            assert!(
+                before >= 1,
+                "node {s} completed more often than it has predecessors"
+            );
             if before == 1 {
                 ready.push(s);
             }

@@ -70,7 +70,10 @@ mod tests {
             steps += 1;
             assert!(steps < 10, "hint did not recover: {h:?}");
         }
-        assert_eq!(steps, 4, "0.06 -> 8.03 -> 12.02 -> 14.01 -> reset at > 14.4");
+        assert_eq!(
+            steps, 4,
+            "0.06 -> 8.03 -> 12.02 -> 14.01 -> reset at > 14.4"
+        );
     }
 
     #[test]

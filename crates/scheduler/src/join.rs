@@ -80,9 +80,12 @@ where
                 w.execute(Task::Job(other), Popped::Own);
             }
             None => {
-                w.wait_until(|| job_b.latch.probe(), || {
-                    job_b.latch.wait(None);
-                });
+                w.wait_until(
+                    || job_b.latch.probe(),
+                    || {
+                        job_b.latch.wait(None);
+                    },
+                );
                 break;
             }
         }
@@ -155,9 +158,12 @@ pub(crate) fn run_scope<'scope, R>(
     let r = catch_unwind(AssertUnwindSafe(|| body(&scope)));
     scope.pending.decrement();
     match WorkerThread::current() {
-        Some(w) => w.wait_until(|| scope.pending.probe(), || {
-            scope.pending.wait(None);
-        }),
+        Some(w) => w.wait_until(
+            || scope.pending.probe(),
+            || {
+                scope.pending.wait(None);
+            },
+        ),
         None => {
             scope.pending.wait(None);
         }

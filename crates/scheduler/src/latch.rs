@@ -65,9 +65,9 @@ impl CoreLatch {
                 return self.probe();
             }
             // Acquire on failure pairs with `set()`'s swap when we observe SET.
-            let _ = self
-                .state
-                .compare_exchange(UNSET, SLEEPY, Ordering::Acquire, Ordering::Acquire);
+            let _ =
+                self.state
+                    .compare_exchange(UNSET, SLEEPY, Ordering::Acquire, Ordering::Acquire);
             // SAFETY: the validate and timed_out callbacks do not panic and do not call
             // into parking_lot_core; the key is this latch's address, which is live for
             // the whole call because `self` is borrowed.

@@ -298,7 +298,11 @@ impl<T> JoinHandle<T> {
     /// Waits for the task; returns its value or its panic.
     pub fn join(self) -> Result<T, TaskPanic> {
         self.handle.wait()?;
-        Ok(self.slot.lock().take().expect("spawned task stored its value"))
+        Ok(self
+            .slot
+            .lock()
+            .take()
+            .expect("spawned task stored its value"))
     }
 
     pub fn is_finished(&self) -> bool {

@@ -204,7 +204,13 @@ mod tests {
     fn no_split_without_free_contexts() {
         let h = FixedHint(AtomicUsize::new(1), AtomicUsize::new(0), 4);
         let s = run(0..1024, 8, &h, &|_| {});
-        assert_eq!(s, ParallelForStats { initial_tasks: 1, splits: 0 });
+        assert_eq!(
+            s,
+            ParallelForStats {
+                initial_tasks: 1,
+                splits: 0
+            }
+        );
     }
 
     #[test]

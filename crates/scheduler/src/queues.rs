@@ -132,15 +132,17 @@ impl RootQueues {
                 continue;
             }
             first_nonempty.get_or_insert(level);
-            if bias >= 1.0 || rng.f64() < bias {
-                if let Some(t) = steal_retrying(q) {
-                    return Some(t);
-                }
+            if (bias >= 1.0 || rng.f64() < bias)
+                && let Some(t) = steal_retrying(q)
+            {
+                return Some(t);
             }
         }
         // Fall back to a full scan so a coin flip never makes a non-empty queue look empty.
         let start = first_nonempty?;
-        (0..=start).rev().find_map(|l| steal_retrying(&self.by_priority[l]))
+        (0..=start)
+            .rev()
+            .find_map(|l| steal_retrying(&self.by_priority[l]))
     }
 
     pub(crate) fn len(&self) -> usize {

@@ -5,8 +5,8 @@
 //! `PROTOCOL.md` next to this crate's `Cargo.toml`.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Weak};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use crossbeam_deque::{Stealer, Worker};
@@ -261,7 +261,11 @@ impl Shared {
         }
         let create = match why {
             Activation::Submit => {
-                let blocked = if self.config.count_sys_inactive { c.blocked() } else { 0 };
+                let blocked = if self.config.count_sys_inactive {
+                    c.blocked()
+                } else {
+                    0
+                };
                 active + blocked < contexts
             }
             Activation::Replace => true,
@@ -286,7 +290,8 @@ impl Shared {
         let Some(slot) = idle.pop() else {
             return false;
         };
-        self.counts.transition(WorkerState::Parked, WorkerState::Active);
+        self.counts
+            .transition(WorkerState::Parked, WorkerState::Active);
         drop(idle);
         Counters::bump(&self.stats.workers_woken);
         if let Some(u) = self.slots[slot].unparker.lock().as_ref() {
@@ -305,7 +310,8 @@ impl Shared {
             Counters::bump(&self.stats.worker_cap_reached);
             return Activated::CapReached;
         };
-        self.peak_workers.fetch_max(after.total(), Ordering::Relaxed);
+        self.peak_workers
+            .fetch_max(after.total(), Ordering::Relaxed);
         let slot = self
             .free_slots
             .lock()
@@ -348,11 +354,13 @@ impl Shared {
     pub(crate) fn park_idle(&self, slot: usize, parker: &Parker) -> ParkOutcome {
         {
             let mut idle = self.idle.lock();
-            self.counts.transition(WorkerState::Active, WorkerState::Parked);
+            self.counts
+                .transition(WorkerState::Active, WorkerState::Parked);
             // The worker's half of the Dekker pair: "I am parked" (SeqCst RMW above)
             // then "is there work?" (has_work fences and loads SeqCst).
             if self.has_work() || self.shutdown.load(Ordering::SeqCst) {
-                self.counts.transition(WorkerState::Parked, WorkerState::Active);
+                self.counts
+                    .transition(WorkerState::Parked, WorkerState::Active);
                 return ParkOutcome::Retry;
             }
             idle.push(slot);

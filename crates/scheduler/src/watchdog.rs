@@ -19,7 +19,12 @@ use crate::shared::{Activated, Activation, Shared};
 /// How many workers the watchdog should activate this tick: the deficit of the
 /// active level against the contexts, but only if work is queued, and no more than
 /// the queued tasks (each activation may otherwise find nothing to do).
-pub fn watchdog_wants(contexts: usize, active_level: usize, queued: usize, has_work: bool) -> usize {
+pub fn watchdog_wants(
+    contexts: usize,
+    active_level: usize,
+    queued: usize,
+    has_work: bool,
+) -> usize {
     if !has_work || active_level >= contexts {
         return 0;
     }
@@ -67,7 +72,10 @@ fn run(shared: Arc<Shared>, stop: Arc<(Mutex<bool>, Condvar)>) {
             alpha,
             period,
             reset_fraction,
-        } => Some((HintEstimator::new(cfg.contexts, alpha, reset_fraction), period)),
+        } => Some((
+            HintEstimator::new(cfg.contexts, alpha, reset_fraction),
+            period,
+        )),
         HintPolicy::PinnedToContexts => None,
     };
     let mut next_tick = Instant::now() + period;

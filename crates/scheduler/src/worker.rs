@@ -65,8 +65,8 @@ impl WorkerThread {
             return Some((Task::Job(j), Popped::Own));
         }
         let cfg = &self.shared.config;
-        let pools_first =
-            cfg.pools_first_probability >= 1.0 || self.rng.borrow_mut().f64() < cfg.pools_first_probability;
+        let pools_first = cfg.pools_first_probability >= 1.0
+            || self.rng.borrow_mut().f64() < cfg.pools_first_probability;
         if pools_first || !roots {
             if let Some(t) = self.pop_pools() {
                 return Some(t);
@@ -182,7 +182,11 @@ impl WorkerThread {
             if !rest.is_empty() {
                 let pools = shared.pools.len();
                 for &s in rest {
-                    let pool = if pools == 1 { 0 } else { self.rng.borrow_mut().usize(..pools) };
+                    let pool = if pools == 1 {
+                        0
+                    } else {
+                        self.rng.borrow_mut().usize(..pools)
+                    };
                     shared.push_pool(
                         pool,
                         graph.depth(s),
@@ -258,7 +262,10 @@ impl WorkerThread {
         {
             shared.activate(why);
         }
-        Some(StateGuard { worker: self, state })
+        Some(StateGuard {
+            worker: self,
+            state,
+        })
     }
 }
 
@@ -306,7 +313,10 @@ pub(crate) fn worker_main(shared: Arc<Shared>, slot: usize, deque: Worker<JobRef
     CURRENT.with(|c| c.set(&worker));
     worker.run();
     CURRENT.with(|c| c.set(std::ptr::null()));
-    assert!(worker.deque.is_empty(), "worker exits with jobs in its deque");
+    assert!(
+        worker.deque.is_empty(),
+        "worker exits with jobs in its deque"
+    );
     worker.shared.release_slot(slot);
 }
 

@@ -48,27 +48,47 @@ impl Condvar {
     }
 
     /// Waits until `condition` is false.
-    pub fn wait_while<T: ?Sized>(&self, guard: &mut MutexGuard<'_, T>, mut condition: impl FnMut(&mut T) -> bool) {
+    pub fn wait_while<T: ?Sized>(
+        &self,
+        guard: &mut MutexGuard<'_, T>,
+        mut condition: impl FnMut(&mut T) -> bool,
+    ) {
         while condition(&mut *guard) {
             self.wait(guard);
         }
     }
 
-    pub fn wait_timeout<T: ?Sized>(&self, guard: &mut MutexGuard<'_, T>, timeout: Duration) -> WaitTimeoutResult {
+    pub fn wait_timeout<T: ?Sized>(
+        &self,
+        guard: &mut MutexGuard<'_, T>,
+        timeout: Duration,
+    ) -> WaitTimeoutResult {
         self.wait_until_internal(guard, Some(Instant::now() + timeout))
     }
 
-    pub fn wait_until<T: ?Sized>(&self, guard: &mut MutexGuard<'_, T>, deadline: Instant) -> WaitTimeoutResult {
+    pub fn wait_until<T: ?Sized>(
+        &self,
+        guard: &mut MutexGuard<'_, T>,
+        deadline: Instant,
+    ) -> WaitTimeoutResult {
         self.wait_until_internal(guard, Some(deadline))
     }
 
-    fn wait_until_internal<T: ?Sized>(&self, guard: &mut MutexGuard<'_, T>, deadline: Option<Instant>) -> WaitTimeoutResult {
+    fn wait_until_internal<T: ?Sized>(
+        &self,
+        guard: &mut MutexGuard<'_, T>,
+        deadline: Option<Instant>,
+    ) -> WaitTimeoutResult {
         let seq = self.seq.load(Ordering::Relaxed);
         let raw = &guard.mutex.raw;
         // SAFETY: the guard proves we hold the lock; we re-lock before returning, so
         // the guard's invariant holds again when the caller uses it.
         unsafe { raw.unlock() };
-        let r = park_blocked(self.key(), || self.seq.load(Ordering::Relaxed) == seq, deadline);
+        let r = park_blocked(
+            self.key(),
+            || self.seq.load(Ordering::Relaxed) == seq,
+            deadline,
+        );
         raw.lock();
         WaitTimeoutResult(r == parking_lot_core::ParkResult::TimedOut)
     }

@@ -94,7 +94,12 @@ impl<T: ?Sized> Latch<T> {
         let mut s = self.state.load(Ordering::Relaxed);
         while s & LOCKED == 0 {
             // Acquire: pairs with the Release in `unlock`.
-            match self.state.compare_exchange_weak(s, s | LOCKED, Ordering::Acquire, Ordering::Relaxed) {
+            match self.state.compare_exchange_weak(
+                s,
+                s | LOCKED,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => return true,
                 Err(x) => s = x,
             }

@@ -35,10 +35,12 @@ impl RawMutex {
                 return false;
             }
             // Acquire: pairs with the Release in `unlock`.
-            match self
-                .state
-                .compare_exchange_weak(s, s | LOCKED, Ordering::Acquire, Ordering::Relaxed)
-            {
+            match self.state.compare_exchange_weak(
+                s,
+                s | LOCKED,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => return true,
                 Err(x) => s = x,
             }

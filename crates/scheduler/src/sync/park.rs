@@ -7,7 +7,11 @@ use parking_lot_core::{DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, ParkResult, Unp
 /// Parks the thread on `key` if `validate()` holds (checked under the parking lot's
 /// bucket lock, so a concurrent unpark on `key` is never missed). A worker is marked
 /// *blocked* just before it sleeps and *active* after it wakes.
-pub(crate) fn park_blocked(key: usize, validate: impl FnOnce() -> bool, deadline: Option<Instant>) -> ParkResult {
+pub(crate) fn park_blocked(
+    key: usize,
+    validate: impl FnOnce() -> bool,
+    deadline: Option<Instant>,
+) -> ParkResult {
     let mut guard = None;
     // SAFETY: the callbacks neither panic nor call into parking_lot_core (the
     // before_sleep hook only updates atomic counters and may wake a worker through

@@ -10,6 +10,7 @@
 //!   they must wait). Clearing happens before the unpark's bucket lock, and the
 //!   waiters validate under that lock, so a waiter either sees the release or is
 //!   woken by it.
+//!
 //! Readers may starve writers under a continuous stream of readers (documented,
 //! not prevented: the engine's uses are short).
 
@@ -62,8 +63,18 @@ impl<T: ?Sized> RwLock<T> {
         let mut s = self.state.load(Ordering::Relaxed);
         while s & WRITER == 0 {
             // Acquire: pairs with the writer's Release swap in `unlock_write`.
-            match self.state.compare_exchange_weak(s, s + READER, Ordering::Acquire, Ordering::Relaxed) {
-                Ok(_) => return Some(RwLockReadGuard { lock: self, _not_send: PhantomData }),
+            match self.state.compare_exchange_weak(
+                s,
+                s + READER,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    return Some(RwLockReadGuard {
+                        lock: self,
+                        _not_send: PhantomData,
+                    });
+                }
                 Err(x) => s = x,
             }
         }
@@ -109,8 +120,18 @@ impl<T: ?Sized> RwLock<T> {
         let mut s = self.state.load(Ordering::Relaxed);
         while s & !PARKED == 0 {
             // Acquire: pairs with the Release of the previous holder's unlock.
-            match self.state.compare_exchange_weak(s, s | WRITER, Ordering::Acquire, Ordering::Relaxed) {
-                Ok(_) => return Some(RwLockWriteGuard { lock: self, _not_send: PhantomData }),
+            match self.state.compare_exchange_weak(
+                s,
+                s | WRITER,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    return Some(RwLockWriteGuard {
+                        lock: self,
+                        _not_send: PhantomData,
+                    });
+                }
                 Err(x) => s = x,
             }
         }
@@ -169,7 +190,10 @@ impl<T: ?Sized> RwLock<T> {
     fn unlock_write(&self) {
         // Release: publishes the write section to the next Acquire.
         let before = self.state.swap(0, Ordering::Release);
-        debug_assert!(before & WRITER != 0, "write unlock without writer: {before:#x}");
+        debug_assert!(
+            before & WRITER != 0,
+            "write unlock without writer: {before:#x}"
+        );
         if before & PARKED != 0 {
             unpark_all(self.key());
         }
