@@ -10,7 +10,10 @@ use maestro_scheduler::sync::{Barrier, Mutex, blocking};
 use maestro_scheduler::{Scheduler, SchedulerConfig, Step, TaskGraph};
 
 /// A root followed by one level of `n` nodes that all wait on one barrier.
-fn barrier_level(n: usize, wait: impl Fn(&Barrier) -> bool + Send + Sync + 'static) -> (TaskGraph, Arc<AtomicUsize>) {
+fn barrier_level(
+    n: usize,
+    wait: impl Fn(&Barrier) -> bool + Send + Sync + 'static,
+) -> (TaskGraph, Arc<AtomicUsize>) {
     let barrier = Arc::new(Barrier::new(n));
     let passed = Arc::new(AtomicUsize::new(0));
     let wait = Arc::new(wait);
@@ -39,9 +42,17 @@ fn barrier_level_of_four_times_contexts_completes_under_single_pool() {
         Ok(r) => r.unwrap(),
         Err(_) => panic!("barrier level did not complete: {:?}", s.stats()),
     }
-    assert_eq!(passed.load(Ordering::SeqCst), n, "every node passed the barrier");
+    assert_eq!(
+        passed.load(Ordering::SeqCst),
+        n,
+        "every node passed the barrier"
+    );
     let st = s.stats();
-    assert!(st.workers_peak >= n, "needed {n} workers at once, peak was {}", st.workers_peak);
+    assert!(
+        st.workers_peak >= n,
+        "needed {n} workers at once, peak was {}",
+        st.workers_peak
+    );
     assert!(st.workers_peak <= s.config().workers_max);
 }
 
@@ -56,9 +67,16 @@ fn fixed_pool_of_contexts_workers_cannot_finish_the_barrier_level() {
     let s = Scheduler::with_preset("single-pool-nosys", contexts).unwrap();
     let (g, passed) = barrier_level(n, |b| b.wait_timeout(Duration::from_millis(300)).is_some());
     s.submit(g).unwrap().wait().unwrap();
-    assert_eq!(passed.load(Ordering::SeqCst), 0, "no node can pass with only {contexts} workers");
+    assert_eq!(
+        passed.load(Ordering::SeqCst),
+        0,
+        "no node can pass with only {contexts} workers"
+    );
     let st = s.stats();
-    assert_eq!(st.workers_peak, contexts, "nosys never adds workers for blocked ones: {st:?}");
+    assert_eq!(
+        st.workers_peak, contexts,
+        "nosys never adds workers for blocked ones: {st:?}"
+    );
 }
 
 /// Blocking-heavy load: many tasks hold a contended scheduler-aware mutex while
@@ -97,8 +115,14 @@ fn active_level_returns_to_contexts_under_blocking_load() {
     assert!(!tl.is_empty(), "the watchdog records samples");
     let max_total = tl.iter().map(|x| x.total).max().unwrap();
     let max_blocked = tl.iter().map(|x| x.blocked).max().unwrap();
-    assert!(max_blocked >= contexts, "the load blocks workers: {max_blocked}");
-    assert!(max_total > contexts, "workers were added for blocked ones (max total {max_total})");
+    assert!(
+        max_blocked >= contexts,
+        "the load blocks workers: {max_blocked}"
+    );
+    assert!(
+        max_total > contexts,
+        "workers were added for blocked ones (max total {max_total})"
+    );
     assert!(tl.iter().all(|x| x.total <= 24), "cap respected");
     // After a sample with blocked workers and queued work, a later sample within a few
     // watchdog periods (generous: 25 periods) shows the active level back at contexts.
@@ -113,10 +137,17 @@ fn active_level_returns_to_contexts_under_blocking_load() {
             .iter()
             .take_while(|y| y.t_ms <= dip.t_ms + 25.0 * period_ms)
             .any(|y| y.active >= contexts || y.queued_roots == 0);
-        assert!(recovered, "no recovery after dip at {:.0} ms: {tl:?}", dip.t_ms);
+        assert!(
+            recovered,
+            "no recovery after dip at {:.0} ms: {tl:?}",
+            dip.t_ms
+        );
     }
     let st = s.stats();
-    assert!(st.blocked_events > 0 && st.watchdog_activations > 0, "{st:?} after {elapsed:?}");
+    assert!(
+        st.blocked_events > 0 && st.watchdog_activations > 0,
+        "{st:?} after {elapsed:?}"
+    );
 }
 
 #[test]
@@ -130,7 +161,10 @@ fn blocking_regions_activate_another_worker_at_once() {
     let g3 = gate.clone();
     let setter = s.spawn(move || g3.set());
     setter.join().unwrap();
-    assert!(waiter.join().unwrap(), "the blocked region was released by a task started after it");
+    assert!(
+        waiter.join().unwrap(),
+        "the blocked region was released by a task started after it"
+    );
     assert!(s.stats().inactive_by_user_events >= 1);
 }
 
@@ -195,7 +229,11 @@ fn hint_falls_under_saturation_and_recovers_when_idle() {
     while s.concurrency_hint() < contexts && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert_eq!(s.concurrency_hint(), contexts, "hint did not return to contexts when idle");
+    assert_eq!(
+        s.concurrency_hint(),
+        contexts,
+        "hint did not return to contexts when idle"
+    );
     let tl = s.timeline();
     assert!(tl.iter().any(|x| x.hint == 1) && tl.last().unwrap().hint == contexts);
 }
@@ -218,7 +256,11 @@ fn parallel_for_splits_when_the_hint_rises() {
             while Instant::now() < until && !stop.load(Ordering::Relaxed) {
                 std::hint::spin_loop();
             }
-            if stop.load(Ordering::Relaxed) { Step::Done } else { Step::Reissue }
+            if stop.load(Ordering::Relaxed) {
+                Step::Done
+            } else {
+                Step::Reissue
+            }
         });
         g.edge(root, hog);
     }

@@ -6,13 +6,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use maestro_scheduler::{
-    GraphError, Scheduler, SchedulerConfig, Step, TaskContext, TaskGraph, current,
-    with_context,
+    GraphError, Scheduler, SchedulerConfig, Step, TaskContext, TaskGraph, current, with_context,
 };
 use parking_lot::Mutex;
 
 fn sched(preset: &str, contexts: usize) -> Scheduler {
-    let mut cfg = SchedulerConfig::preset(preset).unwrap().with_contexts(contexts);
+    let mut cfg = SchedulerConfig::preset(preset)
+        .unwrap()
+        .with_contexts(contexts);
     cfg.seed = Some(42);
     Scheduler::new(cfg).unwrap()
 }
@@ -48,7 +49,10 @@ fn malformed_graphs_are_refused() {
     let mut g = TaskGraph::new();
     g.add(|| {});
     g.add(|| {});
-    assert_eq!(s.submit(g).err(), Some(GraphError::MultipleRoots(vec![0, 1])));
+    assert_eq!(
+        s.submit(g).err(),
+        Some(GraphError::MultipleRoots(vec![0, 1]))
+    );
     let mut g = TaskGraph::new();
     let r = g.add(|| {});
     let a = g.add(|| {});
@@ -77,7 +81,11 @@ fn panic_reaches_wait_and_scheduler_survives() {
         let err = s.submit(g).unwrap().wait().unwrap_err();
         assert_eq!(err.message, format!("boom {round}"));
         assert!(err.origin.contains("bad node"), "{}", err.origin);
-        assert_eq!(ran_after.load(Ordering::SeqCst), 0, "successors of a panicked node are skipped");
+        assert_eq!(
+            ran_after.load(Ordering::SeqCst),
+            0,
+            "successors of a panicked node are skipped"
+        );
         // Later graphs are still served.
         let h = s.spawn(move || round * 2);
         assert_eq!(h.join().unwrap(), round * 2);
@@ -88,7 +96,10 @@ fn panic_reaches_wait_and_scheduler_survives() {
 #[test]
 fn spawned_task_panic_is_returned() {
     let s = sched("single-hints", 2);
-    let e = s.spawn(|| -> u32 { panic!("inside spawn") }).join().unwrap_err();
+    let e = s
+        .spawn(|| -> u32 { panic!("inside spawn") })
+        .join()
+        .unwrap_err();
     assert_eq!(e.message, "inside spawn");
     assert_eq!(s.spawn(|| 5).join().unwrap(), 5);
 }
@@ -100,7 +111,11 @@ fn reissued_node_runs_until_done() {
     let c = count.clone();
     let mut g = TaskGraph::new();
     let root = g.add_reissuing(move || {
-        if c.fetch_add(1, Ordering::SeqCst) < 9 { Step::Reissue } else { Step::Done }
+        if c.fetch_add(1, Ordering::SeqCst) < 9 {
+            Step::Reissue
+        } else {
+            Step::Done
+        }
     });
     let c2 = count.clone();
     let after = g.add(move || assert_eq!(c2.load(Ordering::SeqCst), 10));
@@ -140,7 +155,10 @@ fn context_is_inherited_by_nodes_and_nested_graphs() {
     });
     let seen = seen.lock();
     assert_eq!(seen.len(), 4);
-    assert!(seen.iter().all(|v| v.as_deref() == Some("txn-17")), "{seen:?}");
+    assert!(
+        seen.iter().all(|v| v.as_deref() == Some("txn-17")),
+        "{seen:?}"
+    );
     // The client thread's context was restored.
     assert!(current::<String>().is_none());
 }

@@ -37,8 +37,12 @@ fn run_seed(s: &Arc<Scheduler>, seed: u64) {
     let mut g = TaskGraph::new().with_priority(rng.usize(0..4));
     let ids: Vec<_> = (0..n)
         .map(|j| {
-            let (clock, finished, runs, violations) =
-                (clock.clone(), finished.clone(), runs.clone(), violations.clone());
+            let (clock, finished, runs, violations) = (
+                clock.clone(),
+                finished.clone(),
+                runs.clone(),
+                violations.clone(),
+            );
             let my_preds = preds[j].clone();
             let spin = rng.u32(0..2000);
             g.add(move || {
@@ -64,9 +68,18 @@ fn run_seed(s: &Arc<Scheduler>, seed: u64) {
     }
     s.submit(g).unwrap().wait().unwrap();
     for (j, r) in runs.iter().enumerate() {
-        assert_eq!(r.load(Ordering::SeqCst), 1, "seed {seed}: node {j} ran {} times", r.load(Ordering::SeqCst));
+        assert_eq!(
+            r.load(Ordering::SeqCst),
+            1,
+            "seed {seed}: node {j} ran {} times",
+            r.load(Ordering::SeqCst)
+        );
     }
-    assert_eq!(violations.load(Ordering::SeqCst), 0, "seed {seed}: a node ran before a predecessor finished");
+    assert_eq!(
+        violations.load(Ordering::SeqCst),
+        0,
+        "seed {seed}: a node ran before a predecessor finished"
+    );
 }
 
 #[test]
@@ -75,7 +88,11 @@ fn random_dags_respect_dependencies() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| fastrand::u64(..));
-    let seeds = if std::env::var("MAESTRO_STRESS_SEED").is_ok() { 1 } else { 60 };
+    let seeds = if std::env::var("MAESTRO_STRESS_SEED").is_ok() {
+        1
+    } else {
+        60
+    };
     for preset in ["single-pool", "single-hints", "single-pool-nosys"] {
         let mut cfg = SchedulerConfig::preset(preset).unwrap().with_contexts(4);
         cfg.pools = 3; // exercise stealing between pools even on small machines
@@ -85,7 +102,9 @@ fn random_dags_respect_dependencies() {
             let seed = base.wrapping_add(k);
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_seed(&s, seed)));
             if r.is_err() {
-                panic!("random DAG stress failed under {preset}; replay with MAESTRO_STRESS_SEED={seed}");
+                panic!(
+                    "random DAG stress failed under {preset}; replay with MAESTRO_STRESS_SEED={seed}"
+                );
             }
         }
         // Several graphs at once, from several client threads.
