@@ -1,0 +1,1 @@
+//! Typed columns and tables (see issue 3).

@@ -1,0 +1,5 @@
+//! Maestro's in-memory storage: typed, dictionary-encoded columns (`column`) and
+//! B+-tree indexes with optimistic lock coupling (`index`).
+
+pub mod column;
+pub mod index;

@@ -1,0 +1,1 @@
+//! TPC-H on Maestro (see issue 3).
