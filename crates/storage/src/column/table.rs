@@ -1,0 +1,358 @@
+//! `Table`: a schema (names and types), one column per field and a row count.
+
+use super::column::Column;
+use super::decimal::DecimalColumn;
+use super::dict::DictColumn;
+use super::error::ColumnError;
+use super::heap::StrHeap;
+use super::types::{DataType, Value};
+
+/// A named, typed column slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    pub name: String,
+    pub data_type: DataType,
+}
+
+/// The fields of a table, in column order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Schema {
+    fields: Vec<Field>,
+}
+
+impl Schema {
+    pub fn fields(&self) -> &[Field] {
+        &self.fields
+    }
+
+    pub fn len(&self) -> usize {
+        self.fields.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// The position of the column called `name`.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.fields.iter().map(|f| f.name.as_str())
+    }
+}
+
+/// An immutable table of equally long columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    name: String,
+    schema: Schema,
+    columns: Vec<Column>,
+    rows: usize,
+}
+
+impl Table {
+    /// A table of the named columns (the schema is taken from them). Errors on
+    /// duplicate names or columns of different lengths.
+    pub fn new(
+        name: impl Into<String>,
+        columns: impl IntoIterator<Item = (impl Into<String>, Column)>,
+    ) -> Result<Table, ColumnError> {
+        let name = name.into();
+        let mut fields = Vec::new();
+        let mut cols = Vec::new();
+        for (col_name, col) in columns {
+            let col_name = col_name.into();
+            if fields.iter().any(|f: &Field| f.name == col_name) {
+                return Err(ColumnError::DuplicateColumn {
+                    table: name,
+                    column: col_name,
+                });
+            }
+            let rows = cols.first().map_or(col.len(), Column::len);
+            if col.len() != rows {
+                return Err(ColumnError::LengthMismatch {
+                    table: name,
+                    column: col_name,
+                    expected: rows,
+                    found: col.len(),
+                });
+            }
+            fields.push(Field {
+                name: col_name,
+                data_type: col.data_type(),
+            });
+            cols.push(col);
+        }
+        let rows = cols.first().map_or(0, Column::len);
+        Ok(Table {
+            name,
+            schema: Schema { fields },
+            columns: cols,
+            rows,
+        })
+    }
+
+    /// Like [`Table::new`], and checks the columns against a declared schema
+    /// (same names in the same order with the same types).
+    pub fn with_schema(
+        name: impl Into<String>,
+        schema: &[(&str, DataType)],
+        columns: Vec<Column>,
+    ) -> Result<Table, ColumnError> {
+        let name = name.into();
+        if let Some(&(missing, _)) = schema.get(columns.len()) {
+            return Err(ColumnError::UnknownColumn {
+                table: name,
+                column: missing.to_string(),
+            });
+        }
+        for (i, col) in columns.iter().enumerate() {
+            let Some(&(col_name, expected)) = schema.get(i) else {
+                return Err(ColumnError::UnknownColumn {
+                    table: name,
+                    column: format!("#{i} (beyond the schema)"),
+                });
+            };
+            if col.data_type() != expected {
+                return Err(ColumnError::TypeMismatch {
+                    table: name,
+                    column: col_name.to_string(),
+                    expected,
+                    found: col.data_type(),
+                });
+            }
+        }
+        Table::new(name, schema.iter().map(|&(n, _)| n).zip(columns))
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    pub fn num_rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn num_columns(&self) -> usize {
+        self.columns.len()
+    }
+
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+
+    /// The position of column `name`, or [`ColumnError::UnknownColumn`].
+    pub fn column_index(&self, name: &str) -> Result<usize, ColumnError> {
+        self.schema
+            .index_of(name)
+            .ok_or_else(|| ColumnError::UnknownColumn {
+                table: self.name.clone(),
+                column: name.to_string(),
+            })
+    }
+
+    pub fn column(&self, name: &str) -> Result<&Column, ColumnError> {
+        Ok(&self.columns[self.column_index(name)?])
+    }
+
+    /// Column `i` in schema order. Panics if `i >= num_columns()`.
+    pub fn column_at(&self, i: usize) -> &Column {
+        &self.columns[i]
+    }
+
+    pub fn i32(&self, name: &str) -> Result<&[i32], ColumnError> {
+        self.typed(name, DataType::Int32, Column::as_i32)
+    }
+
+    pub fn i64(&self, name: &str) -> Result<&[i64], ColumnError> {
+        self.typed(name, DataType::Int64, Column::as_i64)
+    }
+
+    /// A decimal column of any scale (the error names scale 2, TPC-H's).
+    pub fn decimal(&self, name: &str) -> Result<&DecimalColumn, ColumnError> {
+        self.typed(name, DataType::Decimal { scale: 2 }, Column::as_decimal)
+    }
+
+    /// Days since 1970-01-01.
+    pub fn date(&self, name: &str) -> Result<&[i32], ColumnError> {
+        self.typed(name, DataType::Date, Column::as_date)
+    }
+
+    pub fn dict(&self, name: &str) -> Result<&DictColumn, ColumnError> {
+        self.typed(name, DataType::Str, Column::as_dict)
+    }
+
+    pub fn heap(&self, name: &str) -> Result<&StrHeap, ColumnError> {
+        self.typed(name, DataType::StrHeap, Column::as_heap)
+    }
+
+    /// The values of row `row` in schema order. Panics if `row >= num_rows()`.
+    pub fn row(&self, row: usize) -> Vec<Value<'_>> {
+        self.columns.iter().map(|c| c.value(row)).collect()
+    }
+
+    /// Allocated bytes of all columns (capacities, dictionaries included).
+    pub fn heap_bytes(&self) -> usize {
+        self.columns.iter().map(Column::heap_bytes).sum()
+    }
+
+    fn typed<'t, T: ?Sized>(
+        &'t self,
+        name: &str,
+        expected: DataType,
+        get: impl Fn(&'t Column) -> Option<&'t T>,
+    ) -> Result<&'t T, ColumnError> {
+        let col = self.column(name)?;
+        get(col).ok_or_else(|| ColumnError::TypeMismatch {
+            table: self.name.clone(),
+            column: name.to_string(),
+            expected,
+            found: col.data_type(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::column::{ColumnBuilder, Date, DictBuilder};
+
+    fn sample() -> Table {
+        Table::new(
+            "t",
+            [
+                ("k", Column::Int64(vec![1, 2, 3])),
+                ("n", Column::Int32(vec![7, 8, 9])),
+                (
+                    "price",
+                    Column::Decimal(DecimalColumn::new(2, vec![100, -5, 2116823]).unwrap()),
+                ),
+                ("d", Column::Date(vec![0, 8035, 10_561])),
+                ("s", Column::Str(DictColumn::from_strs(["b", "a", "b"]))),
+                ("c", Column::StrHeap(StrHeap::from_strs(["x", "", "zz"]))),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn typed_access_and_rows() {
+        let t = sample();
+        assert_eq!(t.num_rows(), 3);
+        assert_eq!(t.num_columns(), 6);
+        assert_eq!(t.i64("k").unwrap(), [1, 2, 3]);
+        assert_eq!(t.i32("n").unwrap(), [7, 8, 9]);
+        assert_eq!(t.decimal("price").unwrap().values(), [100, -5, 2116823]);
+        assert_eq!(t.date("d").unwrap()[1], 8035);
+        assert_eq!(t.dict("s").unwrap().codes(), [1, 0, 1]);
+        assert_eq!(t.heap("c").unwrap().get(2), "zz");
+        let row: Vec<String> = t.row(2).iter().map(|v| v.to_string()).collect();
+        assert_eq!(row, ["3", "9", "21168.23", "1998-12-01", "b", "zz"]);
+        assert_eq!(t.row(1)[3], Value::Date(Date(8035)));
+        assert!(t.heap_bytes() >= 3 * (8 + 4 + 8 + 4 + 4) + 3);
+        assert_eq!(
+            t.schema().names().collect::<Vec<_>>(),
+            ["k", "n", "price", "d", "s", "c"]
+        );
+    }
+
+    #[test]
+    fn errors_instead_of_panics() {
+        let t = sample();
+        assert_eq!(
+            t.i64("nope"),
+            Err(ColumnError::UnknownColumn {
+                table: "t".into(),
+                column: "nope".into()
+            })
+        );
+        assert_eq!(
+            t.i64("n"),
+            Err(ColumnError::TypeMismatch {
+                table: "t".into(),
+                column: "n".into(),
+                expected: DataType::Int64,
+                found: DataType::Int32
+            })
+        );
+        assert!(matches!(t.dict("c"), Err(ColumnError::TypeMismatch { .. })));
+        assert!(matches!(t.heap("s"), Err(ColumnError::TypeMismatch { .. })));
+        let dup = Table::new(
+            "t",
+            [("a", Column::Int32(vec![])), ("a", Column::Int32(vec![]))],
+        );
+        assert!(matches!(dup, Err(ColumnError::DuplicateColumn { .. })));
+        let ragged = Table::new(
+            "t",
+            [("a", Column::Int32(vec![1])), ("b", Column::Int32(vec![]))],
+        );
+        assert!(matches!(
+            ragged,
+            Err(ColumnError::LengthMismatch {
+                expected: 1,
+                found: 0,
+                ..
+            })
+        ));
+        let schema = [("a", DataType::Int32), ("b", DataType::Date)];
+        let wrong = Table::with_schema(
+            "t",
+            &schema,
+            vec![Column::Int32(vec![]), Column::Int32(vec![])],
+        );
+        assert!(matches!(wrong, Err(ColumnError::TypeMismatch { .. })));
+        let short = Table::with_schema("t", &schema, vec![Column::Int32(vec![])]);
+        assert!(matches!(short, Err(ColumnError::UnknownColumn { .. })));
+        let mixed = ColumnBuilder::concat(
+            DataType::Int32,
+            vec![
+                ColumnBuilder::Int32(vec![1]),
+                ColumnBuilder::Str(DictBuilder::new()),
+            ],
+        );
+        assert!(matches!(mixed, Err(ColumnError::MixedParts { .. })));
+    }
+
+    #[test]
+    fn builder_parts_concatenate() {
+        let mut a = DictBuilder::new();
+        a.push("y");
+        let mut b = DictBuilder::new();
+        b.push("x");
+        b.push("y");
+        let col = ColumnBuilder::concat(
+            DataType::Str,
+            vec![ColumnBuilder::Str(a), ColumnBuilder::Str(b)],
+        )
+        .unwrap();
+        assert_eq!(col.as_dict().unwrap().codes(), [1, 0, 1]);
+        let col = ColumnBuilder::concat(
+            DataType::Decimal { scale: 2 },
+            vec![
+                ColumnBuilder::Decimal {
+                    scale: 2,
+                    values: vec![1, 2],
+                },
+                ColumnBuilder::Decimal {
+                    scale: 2,
+                    values: vec![3],
+                },
+            ],
+        )
+        .unwrap();
+        assert_eq!(col.as_decimal().unwrap().values(), [1, 2, 3]);
+        assert_eq!(col.heap_bytes(), 24);
+        let empty = ColumnBuilder::concat(DataType::StrHeap, vec![]).unwrap();
+        assert!(empty.is_empty());
+        assert_eq!(
+            ColumnBuilder::new(DataType::Date).finish().unwrap(),
+            Column::Date(vec![])
+        );
+    }
+}

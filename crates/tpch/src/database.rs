@@ -1,0 +1,47 @@
+//! `Database`: the eight loaded TPC-H tables.
+
+use maestro_storage::column::Table;
+
+/// All eight TPC-H tables at one scale factor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Database {
+    pub scale_factor: f64,
+    pub region: Table,
+    pub nation: Table,
+    pub supplier: Table,
+    pub customer: Table,
+    pub part: Table,
+    pub partsupp: Table,
+    pub orders: Table,
+    pub lineitem: Table,
+}
+
+impl Database {
+    /// The tables, smallest first (the order of [`crate::TABLE_NAMES`]).
+    pub fn tables(&self) -> [&Table; 8] {
+        [
+            &self.region,
+            &self.nation,
+            &self.supplier,
+            &self.customer,
+            &self.part,
+            &self.partsupp,
+            &self.orders,
+            &self.lineitem,
+        ]
+    }
+
+    /// The table called `name` (`"lineitem"`, …), if any.
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.tables().into_iter().find(|t| t.name() == name)
+    }
+
+    pub fn total_rows(&self) -> usize {
+        self.tables().iter().map(|t| t.num_rows()).sum()
+    }
+
+    /// Allocated bytes of all columns.
+    pub fn heap_bytes(&self) -> usize {
+        self.tables().iter().map(|t| t.heap_bytes()).sum()
+    }
+}
