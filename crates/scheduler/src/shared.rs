@@ -186,18 +186,19 @@ impl Shared {
 
     /// Queues a root (a graph's first node or a job from outside the workers).
     pub(crate) fn push_root(&self, priority: usize, task: Task) {
-        self.roots.push(priority, task);
-        // SeqCst: the submitter's half of the park protocol; pairs with the fence
-        // in `park_idle` before it re-checks `queued`.
+        // Count before pushing, so that a pop (which decrements after it succeeds)
+        // can never drive `queued` below zero. SeqCst: the submitter's half of the
+        // park protocol; pairs with the fence in `has_work`.
         self.queued.fetch_add(1, Ordering::SeqCst);
+        self.roots.push(priority, task);
         self.notify_work(1);
     }
 
     /// Queues a non-root node into pool `pool`.
     pub(crate) fn push_pool(&self, pool: usize, depth: u32, task: Task) {
-        self.pools[pool % self.pools.len()].push(depth, task);
-        // SeqCst: as in `push_root`.
+        // SeqCst, and before the push: as in `push_root`.
         self.queued.fetch_add(1, Ordering::SeqCst);
+        self.pools[pool % self.pools.len()].push(depth, task);
     }
 
     /// Whether any task waits anywhere (queues or any worker's deque).
@@ -222,7 +223,7 @@ impl Shared {
             .iter()
             .map(|s| s.stealer.read().as_ref().map_or(0, Stealer::len))
             .sum();
-        self.queued.load(Ordering::SeqCst) + in_deques
+        self.queued.load(Ordering::SeqCst).saturating_add(in_deques)
     }
 
     // ---- activation -----------------------------------------------------------
@@ -259,6 +260,13 @@ impl Shared {
             }
             return Activated::Woken;
         }
+        // `wake_one` can fail because a worker that was counted parked found work
+        // and reverted to active meanwhile: judge creation on fresh counts.
+        let c = self.counts.load();
+        let active = self.active_level(c);
+        if active >= contexts || c.parked() > 0 {
+            return Activated::NotNeeded;
+        }
         let create = match why {
             Activation::Submit => {
                 let blocked = if self.config.count_sys_inactive {
@@ -266,7 +274,9 @@ impl Shared {
                 } else {
                     0
                 };
+                // A fixed pool only grows to replace workers waiting for graphs.
                 active + blocked < contexts
+                    && (self.config.flexible_concurrency || c.waiting_for_graph() > 0)
             }
             Activation::Replace => true,
             Activation::Watchdog => self.config.flexible_concurrency,
@@ -310,13 +320,15 @@ impl Shared {
             Counters::bump(&self.stats.worker_cap_reached);
             return Activated::CapReached;
         };
+        // A worker that just left is uncounted before it returns its slot, so at
+        // the cap a slot may be missing for a moment: treat that as the cap.
+        let Some(slot) = self.free_slots.lock().pop_first() else {
+            self.counts.remove_worker(WorkerState::Active);
+            Counters::bump(&self.stats.worker_cap_reached);
+            return Activated::CapReached;
+        };
         self.peak_workers
             .fetch_max(after.total(), Ordering::Relaxed);
-        let slot = self
-            .free_slots
-            .lock()
-            .pop_first()
-            .expect("a free slot exists whenever total < workers_max");
         let deque = Worker::new_lifo();
         *self.slots[slot].stealer.write() = Some(deque.stealer());
         let parker = Parker::new();
