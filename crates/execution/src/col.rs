@@ -1,0 +1,270 @@
+//! `Col`: a typed column that operators read at *positions* — the base table's
+//! rows, or rows picked by a row-id vector (late materialization: after a
+//! selection or a join, a column is read through the surviving row ids instead
+//! of being copied).
+
+use std::cmp::Ordering;
+
+use maestro_storage::column::{Column, DecimalColumn, DictColumn, StrHeap, Table};
+
+use crate::error::ExecError;
+
+/// The values of a column, borrowed.
+#[derive(Clone, Copy, Debug)]
+pub enum Data<'a> {
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+    /// Fixed-point values in units of `10^-scale`.
+    Decimal {
+        values: &'a [i64],
+        scale: u8,
+    },
+    /// Days since 1970-01-01.
+    Date(&'a [i32]),
+    /// Dictionary codes; they order like the strings.
+    Dict(&'a DictColumn),
+    /// Free text.
+    Heap(&'a StrHeap),
+    /// Wide fixed-point values (aggregate sums) in units of `10^-scale`.
+    Wide {
+        values: &'a [i128],
+        scale: u8,
+    },
+}
+
+impl Data<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            Data::I32(v) | Data::Date(v) => v.len(),
+            Data::I64(v) | Data::Decimal { values: v, .. } => v.len(),
+            Data::Dict(d) => d.len(),
+            Data::Heap(h) => h.len(),
+            Data::Wide { values, .. } => values.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A short name for error messages.
+    pub fn type_name(&self) -> String {
+        match self {
+            Data::I32(_) => "int32".into(),
+            Data::I64(_) => "int64".into(),
+            Data::Decimal { scale, .. } => format!("decimal({scale})"),
+            Data::Date(_) => "date".into(),
+            Data::Dict(_) => "str (dictionary)".into(),
+            Data::Heap(_) => "str (heap)".into(),
+            Data::Wide { scale, .. } => format!("wide decimal({scale})"),
+        }
+    }
+}
+
+/// A column read at positions `0..len()`: position `p` is row `rows[p]` of the
+/// data, or row `p` when there is no row-id vector.
+#[derive(Clone, Copy, Debug)]
+pub struct Col<'a> {
+    data: Data<'a>,
+    rows: Option<&'a [u32]>,
+}
+
+impl<'a> Col<'a> {
+    pub fn new(data: Data<'a>) -> Col<'a> {
+        Col { data, rows: None }
+    }
+
+    /// Column `name` of `table`.
+    pub fn of(table: &'a Table, name: &str) -> Result<Col<'a>, ExecError> {
+        Ok(Col::from_column(table.column(name)?))
+    }
+
+    pub fn from_column(column: &'a Column) -> Col<'a> {
+        Col::new(match column {
+            Column::Int32(v) => Data::I32(v),
+            Column::Int64(v) => Data::I64(v),
+            Column::Decimal(c) => Data::Decimal {
+                values: c.values(),
+                scale: c.scale(),
+            },
+            Column::Date(v) => Data::Date(v),
+            Column::Str(d) => Data::Dict(d),
+            Column::StrHeap(h) => Data::Heap(h),
+        })
+    }
+
+    pub fn i32(values: &'a [i32]) -> Col<'a> {
+        Col::new(Data::I32(values))
+    }
+
+    pub fn i64(values: &'a [i64]) -> Col<'a> {
+        Col::new(Data::I64(values))
+    }
+
+    /// Days since 1970-01-01.
+    pub fn date(days: &'a [i32]) -> Col<'a> {
+        Col::new(Data::Date(days))
+    }
+
+    pub fn decimal(column: &'a DecimalColumn) -> Col<'a> {
+        Col::decimal_raw(column.values(), column.scale())
+    }
+
+    /// Raw fixed-point values (e.g. a projection's output) at `scale`.
+    pub fn decimal_raw(values: &'a [i64], scale: u8) -> Col<'a> {
+        Col::new(Data::Decimal { values, scale })
+    }
+
+    pub fn dict(column: &'a DictColumn) -> Col<'a> {
+        Col::new(Data::Dict(column))
+    }
+
+    pub fn heap(heap: &'a StrHeap) -> Col<'a> {
+        Col::new(Data::Heap(heap))
+    }
+
+    pub fn wide(values: &'a [i128], scale: u8) -> Col<'a> {
+        Col::new(Data::Wide { values, scale })
+    }
+
+    /// This column read through `rows`: position `p` is row `rows[p]`. Replaces
+    /// any row-id vector already set (compose vectors with
+    /// [`crate::gather_positions`] first).
+    pub fn at(self, rows: &'a [u32]) -> Col<'a> {
+        Col {
+            data: self.data,
+            rows: Some(rows),
+        }
+    }
+
+    pub fn data(&self) -> Data<'a> {
+        self.data
+    }
+
+    pub fn rows(&self) -> Option<&'a [u32]> {
+        self.rows
+    }
+
+    /// Number of positions.
+    pub fn len(&self) -> usize {
+        self.rows.map_or(self.data.len(), <[u32]>::len)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fractional digits of the values (0 for integers, dates, codes, strings).
+    pub fn scale(&self) -> u8 {
+        match self.data {
+            Data::Decimal { scale, .. } | Data::Wide { scale, .. } => scale,
+            _ => 0,
+        }
+    }
+
+    /// The row read at position `p`.
+    #[inline]
+    pub fn row(&self, p: u32) -> usize {
+        match self.rows {
+            Some(r) => r[p as usize] as usize,
+            None => p as usize,
+        }
+    }
+
+    /// Whether the values are `i64`-representable numbers (integers, decimals,
+    /// dates, dictionary codes).
+    pub fn is_narrow_numeric(&self) -> bool {
+        !matches!(self.data, Data::Heap(_) | Data::Wide { .. })
+    }
+
+    /// The number at position `p` (codes for dictionary strings), or `None` for
+    /// heap strings.
+    pub fn i128_at(&self, p: u32) -> Option<i128> {
+        let r = self.row(p);
+        Some(match self.data {
+            Data::I32(v) | Data::Date(v) => i128::from(v[r]),
+            Data::I64(v) | Data::Decimal { values: v, .. } => i128::from(v[r]),
+            Data::Dict(d) => i128::from(d.codes()[r]),
+            Data::Wide { values, .. } => values[r],
+            Data::Heap(_) => return None,
+        })
+    }
+
+    /// The string at position `p` (dictionary or heap), or `None` for numbers.
+    pub fn str_at(&self, p: u32) -> Option<&'a str> {
+        let r = self.row(p);
+        match self.data {
+            Data::Dict(d) => Some(d.get(r)),
+            Data::Heap(h) => Some(h.get(r)),
+            _ => None,
+        }
+    }
+
+    /// Compares the values at two positions (numbers numerically, dictionary
+    /// codes like their strings, heap strings bytewise).
+    pub fn cmp_at(&self, a: u32, b: u32) -> Ordering {
+        let (ra, rb) = (self.row(a), self.row(b));
+        match self.data {
+            Data::I32(v) | Data::Date(v) => v[ra].cmp(&v[rb]),
+            Data::I64(v) | Data::Decimal { values: v, .. } => v[ra].cmp(&v[rb]),
+            Data::Dict(d) => d.codes()[ra].cmp(&d.codes()[rb]),
+            Data::Heap(h) => h.get_bytes(ra).cmp(h.get_bytes(rb)),
+            Data::Wide { values, .. } => values[ra].cmp(&values[rb]),
+        }
+    }
+
+    /// Appends the values at `pos` as `i64` (narrow numeric columns only: a
+    /// caller checks [`Self::is_narrow_numeric`] when it builds its plan).
+    pub(crate) fn gather_i64(&self, pos: &[u32], out: &mut Vec<i64>) {
+        match self.data {
+            Data::I32(v) | Data::Date(v) => gather(v, self.rows, pos, out),
+            Data::I64(v) | Data::Decimal { values: v, .. } => gather(v, self.rows, pos, out),
+            Data::Dict(d) => gather(d.codes(), self.rows, pos, out),
+            Data::Heap(_) | Data::Wide { .. } => {
+                unreachable!("plans check that only narrow numeric columns are gathered")
+            }
+        }
+    }
+
+    /// An error unless the column is narrow numeric.
+    pub(crate) fn expect_narrow(&self, context: &str) -> Result<(), ExecError> {
+        if self.is_narrow_numeric() {
+            return Ok(());
+        }
+        Err(ExecError::Type {
+            context: context.to_string(),
+            expected: "a number, date or dictionary string",
+            found: self.data.type_name(),
+        })
+    }
+}
+
+#[inline]
+fn gather<T: Copy + Into<i64>>(vals: &[T], rows: Option<&[u32]>, pos: &[u32], out: &mut Vec<i64>) {
+    match rows {
+        None => out.extend(pos.iter().map(|&p| vals[p as usize].into())),
+        Some(r) => out.extend(pos.iter().map(|&p| vals[r[p as usize] as usize].into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_read_through_row_ids() {
+        let dict = DictColumn::from_strs(["b", "a", "c"]);
+        let ids = [2u32, 0];
+        let c = Col::dict(&dict).at(&ids);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c.str_at(0), Some("c"));
+        assert_eq!(c.i128_at(1), Some(1));
+        assert_eq!(c.cmp_at(0, 1), Ordering::Greater);
+        let mut out = Vec::new();
+        c.gather_i64(&[1, 0], &mut out);
+        assert_eq!(out, [1, 2]);
+        let heap = StrHeap::from_strs(["x"]);
+        assert!(Col::heap(&heap).expect_narrow("t").is_err());
+        assert_eq!(Col::decimal_raw(&[5], 2).scale(), 2);
+    }
+}

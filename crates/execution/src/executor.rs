@@ -1,0 +1,170 @@
+//! `Executor` (one per engine and policy, shared by its clients) and
+//! `ExecContext` (one per query run): the granularity policy, the per-run
+//! profile, and the adaptive feedback.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use maestro_scheduler::Scheduler;
+use parking_lot::Mutex;
+
+use crate::adaptive::{AdaptiveState, PlanTicket};
+use crate::granularity::Granularity;
+use crate::profile::{OpCall, OpId, QueryProfile, Recorder};
+
+/// Operators give a task at least this many rows by default: below it, task
+/// overhead and partial-result merging cost more than parallelism saves.
+pub const DEFAULT_MIN_ROWS_PER_TASK: usize = 16 * 1024;
+
+/// Runs queries on one scheduler with one granularity policy. Cheap to clone;
+/// clones share the adaptive state.
+#[derive(Clone)]
+pub struct Executor {
+    scheduler: Arc<Scheduler>,
+    granularity: Granularity,
+    adaptive: Arc<AdaptiveState>,
+    min_rows_per_task: usize,
+}
+
+impl Executor {
+    pub fn new(scheduler: Arc<Scheduler>, granularity: Granularity) -> Executor {
+        Executor {
+            scheduler,
+            granularity,
+            adaptive: Arc::new(AdaptiveState::default()),
+            min_rows_per_task: DEFAULT_MIN_ROWS_PER_TASK,
+        }
+    }
+
+    /// Shares `state` (learned plans) with other executors, e.g. other clients.
+    pub fn with_adaptive_state(mut self, state: Arc<AdaptiveState>) -> Executor {
+        self.adaptive = state;
+        self
+    }
+
+    /// The smallest number of rows worth a task (at least 1).
+    pub fn with_min_rows_per_task(mut self, rows: usize) -> Executor {
+        self.min_rows_per_task = rows.max(1);
+        self
+    }
+
+    pub fn scheduler(&self) -> &Arc<Scheduler> {
+        &self.scheduler
+    }
+
+    pub fn granularity(&self) -> Granularity {
+        self.granularity
+    }
+
+    pub fn adaptive_state(&self) -> &Arc<AdaptiveState> {
+        &self.adaptive
+    }
+
+    /// A context for one run of the query `template` (`"Q1"`): operators called
+    /// with it follow the policy and report into its profile.
+    pub fn context(&self, template: &str) -> ExecContext {
+        let ticket = match self.granularity {
+            Granularity::Adaptive => Some(self.adaptive.plan_for(template)),
+            _ => None,
+        };
+        ExecContext {
+            inner: Arc::new(Inner {
+                scheduler: self.scheduler.clone(),
+                granularity: self.granularity,
+                template: template.to_string(),
+                adaptive: self.adaptive.clone(),
+                ticket: Mutex::new(ticket.clone()),
+                plan: ticket,
+                min_rows_per_task: self.min_rows_per_task,
+                started: Instant::now(),
+                recorder: Mutex::new(Recorder::default()),
+            }),
+        }
+    }
+}
+
+/// One query run: what operators ask for their task counts and report to.
+/// Cheap to clone (clones share the run), `Send + Sync` for plan graphs.
+#[derive(Clone)]
+pub struct ExecContext {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    scheduler: Arc<Scheduler>,
+    granularity: Granularity,
+    template: String,
+    adaptive: Arc<AdaptiveState>,
+    /// The adaptive plan this run uses (fixed at creation).
+    plan: Option<PlanTicket>,
+    /// Taken by the first `finish`, which hands the feedback back.
+    ticket: Mutex<Option<PlanTicket>>,
+    min_rows_per_task: usize,
+    started: Instant,
+    recorder: Mutex<Recorder>,
+}
+
+impl ExecContext {
+    pub fn scheduler(&self) -> &Scheduler {
+        &self.inner.scheduler
+    }
+
+    pub fn granularity(&self) -> Granularity {
+        self.inner.granularity
+    }
+
+    pub fn template(&self) -> &str {
+        &self.inner.template
+    }
+
+    pub fn min_rows_per_task(&self) -> usize {
+        self.inner.min_rows_per_task
+    }
+
+    /// The task count the policy asks for `op`, before capping by size: `n` for
+    /// `fixed:n`, the contexts for `static`, the concurrency hint now for
+    /// `hint`, the learned degree for `adaptive`.
+    pub fn requested_tasks(&self, op: OpId) -> usize {
+        match self.inner.granularity {
+            Granularity::Fixed(n) => n,
+            Granularity::Static => self.inner.scheduler.contexts(),
+            Granularity::Hint => self.inner.scheduler.concurrency_hint(),
+            Granularity::Adaptive => self.inner.plan.as_ref().map_or(1, |t| t.plan.dop(op)),
+        }
+        .max(1)
+    }
+
+    /// The tasks `op` should create for `rows` rows: the policy's count, capped
+    /// so that each task gets at least [`Self::min_rows_per_task`] rows.
+    pub fn tasks_for(&self, op: OpId, rows: usize) -> usize {
+        self.tasks_for_units(op, rows, self.inner.min_rows_per_task)
+    }
+
+    /// [`Self::tasks_for`] for `units` items of which a task needs `min_units`.
+    pub(crate) fn tasks_for_units(&self, op: OpId, units: usize, min_units: usize) -> usize {
+        let cap = units.div_ceil(min_units.max(1)).max(1);
+        self.requested_tasks(op).min(cap)
+    }
+
+    pub(crate) fn record(&self, call: OpCall) {
+        self.inner.recorder.lock().add(call);
+    }
+
+    /// Ends the run: its profile (operators so far) and, for `adaptive`, the
+    /// feedback to the shared state. A second call returns only operators
+    /// recorded since the first and gives no feedback.
+    pub fn finish(&self) -> QueryProfile {
+        let ops = self.inner.recorder.lock().take();
+        let profile = QueryProfile {
+            template: self.inner.template.clone(),
+            granularity: self.inner.granularity.to_string(),
+            elapsed: self.inner.started.elapsed(),
+            tasks: ops.iter().map(|o| o.tasks).sum(),
+            ops,
+        };
+        if let Some(ticket) = self.inner.ticket.lock().take() {
+            self.inner.adaptive.feedback(&ticket, &profile);
+        }
+        profile
+    }
+}

@@ -1,0 +1,108 @@
+//! Predicate construction and evaluation on small columns.
+
+use super::*;
+use maestro_storage::column::{DictColumn, StrHeap};
+
+fn eval(p: &Pred, n: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    p.select_range(0, n, &mut out);
+    out
+}
+
+fn dec(s: &str) -> Decimal {
+    let scale = s.split_once('.').map_or(0, |(_, f)| f.len()) as u8;
+    Decimal::parse(s, scale).unwrap()
+}
+
+#[test]
+fn decimal_literals_round_the_right_way() {
+    let v = [4i64, 5, 6, 7, 8];
+    let c = Col::decimal_raw(&v, 2); // 0.04 .. 0.08
+    let sel = |op, lit: &str| eval(&Pred::cmp(c, op, dec(lit)).unwrap(), 5);
+    assert_eq!(sel(CmpOp::Lt, "0.055"), [0, 1]);
+    assert_eq!(sel(CmpOp::Le, "0.055"), [0, 1]);
+    assert_eq!(sel(CmpOp::Gt, "0.055"), [2, 3, 4]);
+    assert_eq!(sel(CmpOp::Ge, "0.055"), [2, 3, 4]);
+    assert_eq!(sel(CmpOp::Eq, "0.055"), Vec::<u32>::new());
+    assert_eq!(sel(CmpOp::Ne, "0.055"), [0, 1, 2, 3, 4]);
+    assert_eq!(sel(CmpOp::Eq, "0.06"), [2]);
+    assert_eq!(sel(CmpOp::Ne, "0.060"), [0, 1, 3, 4]);
+    let b = Pred::between(c, dec("0.05"), dec("0.07")).unwrap();
+    assert_eq!(eval(&b, 5), [1, 2, 3]);
+    // Integer literal on a decimal column: 0 < x.
+    assert_eq!(eval(&Pred::cmp(c, CmpOp::Gt, 0i64).unwrap(), 5).len(), 5);
+    let neg = [-5i64, 5];
+    let c = Col::decimal_raw(&neg, 1);
+    assert_eq!(
+        eval(&Pred::cmp(c, CmpOp::Lt, dec("-0.45")).unwrap(), 2),
+        [0]
+    );
+    assert_eq!(
+        eval(&Pred::cmp(c, CmpOp::Gt, dec("-0.55")).unwrap(), 2),
+        [0, 1]
+    );
+}
+
+#[test]
+fn strings_dates_and_types() {
+    let d = DictColumn::from_strs(["MAIL", "AIR", "SHIP", "AIR", "TRUCK"]);
+    let c = Col::dict(&d);
+    assert_eq!(eval(&Pred::cmp(c, CmpOp::Eq, "AIR").unwrap(), 5), [1, 3]);
+    assert_eq!(
+        eval(&Pred::cmp(c, CmpOp::Eq, "RAIL").unwrap(), 5),
+        Vec::<u32>::new()
+    );
+    assert_eq!(eval(&Pred::cmp(c, CmpOp::Ne, "AIR").unwrap(), 5), [0, 2, 4]);
+    assert_eq!(eval(&Pred::cmp(c, CmpOp::Lt, "MAIL").unwrap(), 5), [1, 3]);
+    assert_eq!(
+        eval(&Pred::cmp(c, CmpOp::Le, "MAIL").unwrap(), 5),
+        [0, 1, 3]
+    );
+    assert_eq!(eval(&Pred::cmp(c, CmpOp::Gt, "N").unwrap(), 5), [2, 4]);
+    assert_eq!(eval(&Pred::cmp(c, CmpOp::Ge, "SHIP").unwrap(), 5), [2, 4]);
+    assert_eq!(
+        eval(&Pred::is_in(c, ["SHIP", "MAIL", "X"]).unwrap(), 5),
+        [0, 2]
+    );
+    assert_eq!(eval(&Pred::like(c, "%AI%").unwrap(), 5), [0, 1, 3]);
+    assert_eq!(eval(&Pred::like(c, "T%").unwrap(), 5), [4]);
+    assert_eq!(eval(&Pred::not_like(c, "%I%").unwrap(), 5), [4]);
+    let h = StrHeap::from_strs(["special requests", "x", "a special b requests c"]);
+    let hc = Col::heap(&h);
+    assert_eq!(
+        eval(&Pred::like(hc, "%special%requests%").unwrap(), 3),
+        [0, 2]
+    );
+    assert_eq!(eval(&Pred::cmp(hc, CmpOp::Gt, "b").unwrap(), 3), [0, 1]);
+    assert_eq!(eval(&Pred::is_in(hc, ["x", "y"]).unwrap(), 3), [1]);
+    let days = [10i32, 20, 30];
+    let dc = Col::date(&days);
+    assert_eq!(eval(&Pred::cmp(dc, CmpOp::Lt, Date(20)).unwrap(), 3), [0]);
+    assert!(Pred::cmp(dc, CmpOp::Lt, 20i64).is_err());
+    assert!(Pred::cmp(c, CmpOp::Lt, 20i64).is_err());
+    assert!(Pred::cmp(Col::i32(&days), CmpOp::Lt, "x").is_err());
+    assert!(Pred::like(dc, "x%").is_err());
+    assert!(Pred::cols(dc, CmpOp::Lt, Col::i32(&days)).is_err());
+}
+
+#[test]
+fn logic_and_row_ids() {
+    let v: Vec<i64> = (0..20).collect();
+    let ids: Vec<u32> = (0..20).rev().collect();
+    let c = Col::i64(&v).at(&ids); // position p reads 19 - p
+    let small = Pred::cmp(c, CmpOp::Lt, 5i64).unwrap();
+    let even = Pred::func(|p| p % 2 == 0);
+    assert_eq!(eval(&small, 20), [15, 16, 17, 18, 19]);
+    let and = Pred::and(vec![small.clone(), even.clone()]);
+    assert_eq!(eval(&and, 20), [16, 18]);
+    let or = Pred::or(vec![small.clone(), Pred::is_in(c, [0i64, 19, 7]).unwrap()]);
+    assert_eq!(eval(&or, 20), [0, 12, 15, 16, 17, 18, 19]);
+    assert_eq!(eval(&Pred::not(or), 20).len(), 13);
+    let w = [1i64, 9, 2];
+    let wc = Col::i64(&w);
+    let cols = Pred::cols(Col::i64(&v), CmpOp::Lt, wc).unwrap();
+    assert_eq!(eval(&cols, 3), [0, 1]);
+    let wide = [5i128, 500];
+    let wp = Pred::cmp(Col::wide(&wide, 2), CmpOp::Gt, 1i64).unwrap();
+    assert_eq!(eval(&wp, 2), [1]);
+}
