@@ -4,6 +4,7 @@
 //! "metric":…,"value":…,"unit":…, …}]}`.
 
 pub mod cpu;
+pub mod olc;
 pub mod scheduler;
 
 use serde::Serialize;

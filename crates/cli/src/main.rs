@@ -31,6 +31,24 @@ enum Command {
 enum Experiment {
     /// Scheduler overhead and blocking: Maestro presets against rayon.
     Scheduler(BenchArgs),
+    /// B+-tree indexes: optimistic lock coupling against lock coupling and a locked BTreeMap.
+    Olc(OlcArgs),
+}
+
+#[derive(Args)]
+struct OlcArgs {
+    /// Comma-separated thread counts.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    threads: Vec<usize>,
+    /// Small sizes that finish in seconds.
+    #[arg(long)]
+    quick: bool,
+    /// Print one JSON object on stdout (progress stays on stderr).
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON and the table into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -64,7 +82,47 @@ fn main() -> ExitCode {
         Command::Bench {
             experiment: Experiment::Scheduler(args),
         } => bench_scheduler(args),
+        Command::Bench {
+            experiment: Experiment::Olc(args),
+        } => bench_olc(args),
     }
+}
+
+fn bench_olc(args: OlcArgs) -> ExitCode {
+    let params = if args.quick {
+        maestro_bench::olc::OlcParams::quick()
+    } else {
+        maestro_bench::olc::OlcParams::full()
+    };
+    eprintln!("bench olc: threads {:?}", args.threads);
+    match maestro_bench::olc::run(&args.threads, &params, |line| eprintln!("  {line}")) {
+        Ok(report) => emit(&report, "olc", args.json, args.out),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Prints a report (table or JSON) and optionally writes it to `out`.
+fn emit(report: &maestro_bench::Report, name: &str, json: bool, out: Option<PathBuf>) -> ExitCode {
+    let text = serde_json::to_string(report).expect("report serializes");
+    if json {
+        println!("{text}");
+    } else {
+        print!("{}", report.table());
+    }
+    if let Some(dir) = out {
+        if let Err(e) = std::fs::create_dir_all(&dir)
+            .and_then(|_| std::fs::write(dir.join(format!("{name}.json")), &text))
+            .and_then(|_| std::fs::write(dir.join(format!("{name}.txt")), report.table()))
+        {
+            eprintln!("error: cannot write to {}: {e}", dir.display());
+            return ExitCode::from(1);
+        }
+        eprintln!("wrote {}/{name}.json and {name}.txt", dir.display());
+    }
+    ExitCode::SUCCESS
 }
 
 fn bench_scheduler(args: BenchArgs) -> ExitCode {
@@ -108,21 +166,5 @@ fn bench_scheduler(args: BenchArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let json = serde_json::to_string(&report).expect("report serializes");
-    if args.json {
-        println!("{json}");
-    } else {
-        print!("{}", report.table());
-    }
-    if let Some(dir) = args.out {
-        if let Err(e) = std::fs::create_dir_all(&dir)
-            .and_then(|_| std::fs::write(dir.join("scheduler.json"), &json))
-            .and_then(|_| std::fs::write(dir.join("scheduler.txt"), report.table()))
-        {
-            eprintln!("error: cannot write to {}: {e}", dir.display());
-            return ExitCode::from(1);
-        }
-        eprintln!("wrote {}/scheduler.json and scheduler.txt", dir.display());
-    }
-    ExitCode::SUCCESS
+    emit(&report, "scheduler", args.json, args.out)
 }
