@@ -197,17 +197,34 @@ struct Timer {
 #[derive(Default)]
 struct TimerQueue {
     due: BinaryHeap<Reverse<(Instant, u64)>>,
-    signals: Vec<(u64, Arc<dyn Signal>)>,
+    signals: Vec<(u64, Arc<dyn SetSignal>)>,
     stopped: bool,
 }
 
-trait Signal: Send + Sync {
+/// An event a task waits on and the timer sets: Maestro's scheduler-aware one, or
+/// the std equivalent for rayon.
+trait Signal: Default + Send + Sync + 'static {
     fn set(&self);
+    fn wait(&self);
 }
 
 impl Signal for maestro_scheduler::sync::Event {
     fn set(&self) {
         maestro_scheduler::sync::Event::set(self);
+    }
+    fn wait(&self) {
+        maestro_scheduler::sync::Event::wait(self);
+    }
+}
+
+/// The object-safe half of [`Signal`] the timer keeps.
+trait SetSignal: Send + Sync {
+    fn set_now(&self);
+}
+
+impl<S: Signal> SetSignal for S {
+    fn set_now(&self) {
+        self.set();
     }
 }
 
@@ -223,9 +240,6 @@ impl Signal for StdEvent {
         *self.set.lock().unwrap() = true;
         self.cv.notify_all();
     }
-}
-
-impl StdEvent {
     fn wait(&self) {
         let mut s = self.set.lock().unwrap();
         while !*s {
@@ -248,7 +262,7 @@ impl Timer {
         (t, h)
     }
 
-    fn after(&self, d: Duration, s: Arc<dyn Signal>) {
+    fn after(&self, d: Duration, s: Arc<dyn SetSignal>) {
         let mut q = self.queue.lock().unwrap();
         let id = fastid();
         q.due.push(Reverse((Instant::now() + d, id)));
@@ -282,7 +296,7 @@ impl Timer {
             if !due.is_empty() {
                 drop(q);
                 for s in due {
-                    s.set();
+                    s.set_now();
                 }
                 q = self.queue.lock().unwrap();
                 continue;
@@ -314,19 +328,12 @@ fn iterations_per_us() -> u64 {
     ((n as f64 / us.max(1.0)) as u64).max(1)
 }
 
-fn blocking_task_maestro(timer: &Timer, p: &Params, iters: u64) {
+/// One task of the blocking mix: rounds of CPU work, then a wait on an `S` the timer
+/// sets after `blocking_wait_us`.
+fn blocking_task<S: Signal>(timer: &Timer, p: &Params, iters: u64) {
     for _ in 0..p.blocking_rounds {
         black_box(leaf_sum(0, iters * p.blocking_cpu_us));
-        let ev = Arc::new(maestro_scheduler::sync::Event::new());
-        timer.after(Duration::from_micros(p.blocking_wait_us), ev.clone());
-        ev.wait();
-    }
-}
-
-fn blocking_task_std(timer: &Timer, p: &Params, iters: u64) {
-    for _ in 0..p.blocking_rounds {
-        black_box(leaf_sum(0, iters * p.blocking_cpu_us));
-        let ev = Arc::new(StdEvent::default());
+        let ev = Arc::new(S::default());
         timer.after(Duration::from_micros(p.blocking_wait_us), ev.clone());
         ev.wait();
     }
@@ -339,7 +346,7 @@ fn blocking_mix(r: &Runner, p: &Params, timer: &Timer, iters: u64) -> u64 {
             for _ in 0..p.blocking_tasks {
                 let done = &done;
                 sc.spawn(move |_| {
-                    blocking_task_std(timer, p, iters);
+                    blocking_task::<StdEvent>(timer, p, iters);
                     done.fetch_add(1, Ordering::Relaxed);
                 });
             }
@@ -348,7 +355,7 @@ fn blocking_mix(r: &Runner, p: &Params, timer: &Timer, iters: u64) -> u64 {
             for _ in 0..p.blocking_tasks {
                 let done = &done;
                 sc.spawn(move |_| {
-                    blocking_task_maestro(timer, p, iters);
+                    blocking_task::<maestro_scheduler::sync::Event>(timer, p, iters);
                     done.fetch_add(1, Ordering::Relaxed);
                 });
             }
@@ -367,6 +374,16 @@ enum Case {
 }
 
 impl Case {
+    /// How many tasks the case runs, for the task-throughput cases (fork-join
+    /// reports its time instead).
+    fn tasks(self, p: &Params) -> Option<u64> {
+        match self {
+            Case::ForkJoin => None,
+            Case::TinyTasks => Some(p.tiny_tasks),
+            Case::BlockingMix => Some(p.blocking_tasks),
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Case::ForkJoin => "fork_join",
@@ -420,11 +437,7 @@ pub fn run(
                     Case::TinyTasks => tiny_tasks(runner, params),
                     Case::BlockingMix => blocking_mix(runner, params, &timer, iters),
                 });
-                let expect = match case {
-                    Case::ForkJoin => expected_sum,
-                    Case::TinyTasks => params.tiny_tasks,
-                    Case::BlockingMix => params.blocking_tasks,
-                };
+                let expect = case.tasks(params).unwrap_or(expected_sum);
                 if m.value != expect {
                     timer.stop();
                     return Err(format!(
@@ -459,20 +472,9 @@ pub fn run(
                 ratio_vs_rayon: None,
                 higher_is_better: higher,
             };
-            match case {
-                Case::ForkJoin => results.push(row("seconds", secs, "s", false)),
-                Case::TinyTasks => results.push(row(
-                    "tasks_per_second",
-                    params.tiny_tasks as f64 / secs,
-                    "tasks/s",
-                    true,
-                )),
-                Case::BlockingMix => results.push(row(
-                    "tasks_per_second",
-                    params.blocking_tasks as f64 / secs,
-                    "tasks/s",
-                    true,
-                )),
+            match case.tasks(params) {
+                None => results.push(row("seconds", secs, "s", false)),
+                Some(n) => results.push(row("tasks_per_second", n as f64 / secs, "tasks/s", true)),
             }
             results.push(row("cpu_utilisation", cpu, "fraction", true));
         }

@@ -30,12 +30,9 @@ pub mod sync;
 mod watchdog;
 mod worker;
 
-use std::any::Any;
 use std::ops::Range;
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use parking_lot::Mutex;
 
@@ -262,20 +259,6 @@ impl Scheduler {
         };
         serde_json::to_string(&report).expect("report serializes")
     }
-
-    /// Waits until no task is queued and no worker is active (tests, benchmarks).
-    /// Returns false on timeout.
-    pub fn wait_idle(&self, timeout: Duration) -> bool {
-        let deadline = std::time::Instant::now() + timeout;
-        while std::time::Instant::now() < deadline {
-            let c = self.shared.counts.load();
-            if c.active_strict() == 0 && !self.shared.has_work() {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        false
-    }
 }
 
 impl Drop for Scheduler {
@@ -308,15 +291,4 @@ impl<T> JoinHandle<T> {
     pub fn is_finished(&self) -> bool {
         self.handle.is_finished()
     }
-}
-
-/// Re-raises a panic payload caught by a task; for callers that prefer unwinding.
-pub fn resume_task_panic(p: Box<dyn Any + Send>) -> ! {
-    resume_unwind(p)
-}
-
-/// Catches a panic in `f` as a [`TaskPanic`] (used by callers that run closures
-/// outside the scheduler but want the same error type).
-pub fn catch_task_panic<R>(origin: &str, f: impl FnOnce() -> R) -> Result<R, TaskPanic> {
-    catch_unwind(AssertUnwindSafe(f)).map_err(|p| TaskPanic::new(origin.to_string(), p))
 }

@@ -47,6 +47,7 @@ mod hooksafe {
 
 use crate::config::{HintPolicy, SchedulerConfig};
 use crate::counts::{AtomicWorkerCounts, WorkerCounts, WorkerState};
+use crate::graph::GraphInner;
 use crate::job::JobRef;
 use crate::queues::{Pool, RootQueues, Task};
 use crate::stats::{Counters, SchedulerStats, Timeline, TimelineSample};
@@ -199,6 +200,15 @@ impl Shared {
         // SeqCst, and before the push: as in `push_root`.
         self.queued.fetch_add(1, Ordering::SeqCst);
         self.pools[pool % self.pools.len()].push(depth, task);
+    }
+
+    /// Queues a graph node at its depth into pool `pool`.
+    pub(crate) fn push_node(&self, pool: usize, graph: &Arc<GraphInner>, node: u32) {
+        let task = Task::Node {
+            graph: graph.clone(),
+            node,
+        };
+        self.push_pool(pool, graph.depth(node), task);
     }
 
     /// Whether any task waits anywhere (queues or any worker's deque).
@@ -445,18 +455,15 @@ impl Shared {
         let r = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
         let s = &self.stats;
         let hwm = self.slots_high_water.load(Ordering::Acquire);
-        let executed: usize = self.slots[..hwm]
-            .iter()
-            .map(|s| s.executed.load(Ordering::Relaxed))
-            .sum();
-        let stolen: usize = self.slots[..hwm]
-            .iter()
-            .map(|s| s.stolen.load(Ordering::Relaxed))
-            .sum();
-        let joins: usize = self.slots[..hwm]
-            .iter()
-            .map(|s| s.created.load(Ordering::Relaxed))
-            .sum();
+        let sum_slots = |counter: fn(&Slot) -> &AtomicUsize| -> usize {
+            self.slots[..hwm]
+                .iter()
+                .map(|s| counter(s).load(Ordering::Relaxed))
+                .sum()
+        };
+        let executed = sum_slots(|s| &s.executed);
+        let stolen = sum_slots(|s| &s.stolen);
+        let joins = sum_slots(|s| &s.created);
         let jobs_created = r(&s.jobs_created) + joins as u64;
         let c = self.counts.load();
         SchedulerStats {

@@ -163,14 +163,7 @@ impl WorkerThread {
         loop {
             executed.fetch_add(1, Ordering::Relaxed);
             if graph.run_node(node) == Step::Reissue {
-                shared.push_pool(
-                    self.own_pool(),
-                    graph.depth(node),
-                    Task::Node {
-                        graph: graph.clone(),
-                        node,
-                    },
-                );
+                shared.push_node(self.own_pool(), &graph, node);
                 shared.notify_work(1);
                 break;
             }
@@ -187,27 +180,13 @@ impl WorkerThread {
                     } else {
                         self.rng.borrow_mut().usize(..pools)
                     };
-                    shared.push_pool(
-                        pool,
-                        graph.depth(s),
-                        Task::Node {
-                            graph: graph.clone(),
-                            node: s,
-                        },
-                    );
+                    shared.push_node(pool, &graph, s);
                 }
                 shared.notify_work(rest.len());
             }
             if self.is_surplus() {
                 // Give the successor to the pools and let the caller park this worker.
-                shared.push_pool(
-                    self.own_pool(),
-                    graph.depth(first),
-                    Task::Node {
-                        graph: graph.clone(),
-                        node: first,
-                    },
-                );
+                shared.push_node(self.own_pool(), &graph, first);
                 shared.notify_work(1);
                 break;
             }
