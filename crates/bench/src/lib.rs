@@ -32,6 +32,11 @@ pub struct Report {
     pub contexts: usize,
     pub params: serde_json::Value,
     pub results: Vec<ResultRow>,
+    /// Per-variant attachments written beside the report by `--out` (file name,
+    /// content), e.g. each scheduler's counters and watchdog timeline as JSON. Not
+    /// part of the stdout JSON.
+    #[serde(skip)]
+    pub attachments: Vec<(String, String)>,
 }
 
 impl Report {

@@ -240,6 +240,7 @@ pub fn run(
         contexts: std::thread::available_parallelism().map_or(1, |n| n.get()),
         params: params_json,
         results,
+        attachments: Vec::new(),
     })
 }
 

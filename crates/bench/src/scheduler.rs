@@ -482,9 +482,11 @@ pub fn run(
     timer.stop();
     let _ = timer_thread.join();
     let mut extra = Vec::new();
+    let mut attachments = Vec::new();
     for (name, r) in &runners {
         if let Runner::Maestro(s) = r {
             let st = s.stats();
+            attachments.push((format!("scheduler-{name}-report.json"), s.report_json()));
             extra.push(ResultRow {
                 case: "all".into(),
                 variant: name.clone(),
@@ -502,6 +504,7 @@ pub fn run(
         contexts,
         params: serde_json::to_value(params).expect("params serialize"),
         results,
+        attachments,
     };
     report.fill_ratios();
     Ok(report)
@@ -536,6 +539,13 @@ mod tests {
         assert_eq!(json["experiment"], "scheduler");
         assert_eq!(json["contexts"], 2);
         assert!(r.table().contains("blocking_mix"));
+        // Each Maestro variant attaches its counters and watchdog timeline.
+        assert_eq!(r.attachments.len(), VARIANTS.len() - 1);
+        for (name, body) in &r.attachments {
+            let v: serde_json::Value = serde_json::from_str(body).unwrap();
+            assert!(v["stats"]["tasks_executed"].as_u64().unwrap() > 0, "{name}");
+            assert!(v["timeline"].is_array(), "{name}");
+        }
     }
 
     #[test]

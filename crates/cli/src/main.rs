@@ -120,7 +120,17 @@ fn emit(report: &maestro_bench::Report, name: &str, json: bool, out: Option<Path
             eprintln!("error: cannot write to {}: {e}", dir.display());
             return ExitCode::from(1);
         }
-        eprintln!("wrote {}/{name}.json and {name}.txt", dir.display());
+        for (file, body) in &report.attachments {
+            if let Err(e) = std::fs::write(dir.join(file), body) {
+                eprintln!("error: cannot write {}/{file}: {e}", dir.display());
+                return ExitCode::from(1);
+            }
+        }
+        eprintln!(
+            "wrote {}/{name}.json, {name}.txt and {} attachment(s)",
+            dir.display(),
+            report.attachments.len()
+        );
     }
     ExitCode::SUCCESS
 }

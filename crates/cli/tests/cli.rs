@@ -64,3 +64,38 @@ fn bad_input_exits_2_with_a_message() {
     // clap's own usage errors also exit 2.
     assert_eq!(maestro(&["bench", "nosuch"]).status.code(), Some(2));
 }
+
+#[test]
+fn out_dir_holds_report_and_each_schedulers_timeline() {
+    let dir = std::env::temp_dir().join(format!("maestro-cli-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = maestro(&[
+        "bench",
+        "scheduler",
+        "--quick",
+        "--contexts",
+        "2",
+        "--variants",
+        "rayon,single-hints",
+        "--cases",
+        "fork_join",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("scheduler.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["experiment"], "scheduler");
+    let timeline: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("scheduler-single-hints-report.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(timeline["stats"]["tasks_executed"].as_u64().unwrap() > 0);
+    assert!(timeline["timeline"].is_array());
+    let _ = std::fs::remove_dir_all(&dir);
+}
