@@ -21,6 +21,7 @@ mod error;
 mod generate;
 mod load;
 mod progress;
+pub mod queries;
 mod scale;
 mod schema;
 

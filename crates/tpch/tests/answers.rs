@@ -1,0 +1,94 @@
+//! Every query, for every committed parameter set (validation and three
+//! random sets each), against DuckDB's answers on the same SF 0.01 data
+//! (`answers/`). Parameter sets rotate through the granularity policies, with
+//! small tasks so SF 0.01 splits as SF 1 would.
+
+use std::sync::{Arc, OnceLock};
+
+use maestro_execution::{Executor, Granularity};
+use maestro_scheduler::{Scheduler, SchedulerConfig};
+use maestro_tpch::Database;
+use maestro_tpch::queries::answers::{ANSWERS_SCALE_FACTOR, answer_sets, answers_dir};
+use maestro_tpch::queries::{check, run_profiled};
+
+fn scheduler() -> Arc<Scheduler> {
+    static S: OnceLock<Arc<Scheduler>> = OnceLock::new();
+    S.get_or_init(|| {
+        Arc::new(Scheduler::new(SchedulerConfig::single_hints()).expect("scheduler starts"))
+    })
+    .clone()
+}
+
+fn db() -> &'static Database {
+    static DB: OnceLock<Database> = OnceLock::new();
+    DB.get_or_init(|| {
+        maestro_tpch::load(&scheduler(), ANSWERS_SCALE_FACTOR, &|_| {}).expect("SF 0.01 loads")
+    })
+}
+
+const POLICIES: [&str; 5] = ["fixed:1", "fixed:3", "static", "hint", "adaptive"];
+
+fn check_query(q: u8) {
+    let dir = answers_dir();
+    let sets: Vec<_> = answer_sets(&dir)
+        .expect("params.json reads")
+        .into_iter()
+        .filter(|s| s.query == q)
+        .collect();
+    assert!(sets.len() >= 4, "Q{q}: validation and three random sets");
+    let mut failures = Vec::new();
+    for (i, set) in sets.iter().enumerate() {
+        let params = set
+            .query_params(ANSWERS_SCALE_FACTOR)
+            .expect("committed params are valid");
+        let expected = set.answer(&dir).expect("answer reads");
+        // Each set under two policies, so every policy sees every query.
+        for policy in [
+            POLICIES[i % POLICIES.len()],
+            POLICIES[(i + 2) % POLICIES.len()],
+        ] {
+            let exec = Executor::new(scheduler(), policy.parse::<Granularity>().unwrap())
+                .with_min_rows_per_task(1024);
+            match run_profiled(&exec, db(), &params) {
+                Ok((result, _)) => {
+                    if let Err(m) = check::compare(&result, &expected) {
+                        failures.push(format!("Q{q} {} ({params}) under {policy}: {m}", set.set));
+                    }
+                }
+                Err(e) => failures.push(format!("Q{q} {} under {policy}: error {e}", set.set)),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+macro_rules! query_tests {
+    ($($name:ident = $q:expr),* $(,)?) => {
+        $(#[test] fn $name() { check_query($q); })*
+    };
+}
+
+query_tests!(
+    q01 = 1,
+    q02 = 2,
+    q03 = 3,
+    q04 = 4,
+    q05 = 5,
+    q06 = 6,
+    q07 = 7,
+    q08 = 8,
+    q09 = 9,
+    q10 = 10,
+    q11 = 11,
+    q12 = 12,
+    q13 = 13,
+    q14 = 14,
+    q15 = 15,
+    q16 = 16,
+    q17 = 17,
+    q18 = 18,
+    q19 = 19,
+    q20 = 20,
+    q21 = 21,
+    q22 = 22,
+);
