@@ -6,6 +6,7 @@
 pub mod cpu;
 pub mod olc;
 pub mod scheduler;
+pub mod tpch;
 
 use serde::Serialize;
 

@@ -1,5 +1,7 @@
 //! The `maestro` command.
 
+mod tpch;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -25,6 +27,11 @@ enum Command {
         #[command(subcommand)]
         experiment: Experiment,
     },
+    /// TPC-H: run a query, run concurrent query streams, check the answers.
+    Tpch {
+        #[command(subcommand)]
+        command: tpch::TpchCommand,
+    },
 }
 
 #[derive(Subcommand)]
@@ -33,6 +40,8 @@ enum Experiment {
     Scheduler(BenchArgs),
     /// B+-tree indexes: optimistic lock coupling against lock coupling and a locked BTreeMap.
     Olc(OlcArgs),
+    /// The 22 TPC-H queries one after another (best of N), optionally beside DuckDB's times.
+    TpchSingle(tpch::SingleArgs),
 }
 
 #[derive(Args)]
@@ -85,6 +94,10 @@ fn main() -> ExitCode {
         Command::Bench {
             experiment: Experiment::Olc(args),
         } => bench_olc(args),
+        Command::Bench {
+            experiment: Experiment::TpchSingle(args),
+        } => tpch::bench_single(args),
+        Command::Tpch { command } => tpch::run(command),
     }
 }
 

@@ -99,3 +99,102 @@ fn out_dir_holds_report_and_each_schedulers_timeline() {
     assert!(timeline["timeline"].is_array());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn tpch_query_prints_the_answer_as_csv() {
+    let out = maestro(&["tpch", "query", "1", "--sf", "0.01", "--format", "csv"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tpch/answers/sf0.01/q1_validation.csv"
+    ))
+    .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let (got, want): (Vec<&str>, Vec<&str>) =
+        (stdout.lines().collect(), expected.lines().collect());
+    assert_eq!(got.len(), want.len());
+    // Same header and group columns; the DOUBLE averages may differ from
+    // DuckDB's in the last digit (answers/README.md), the exact columns may not.
+    for (g, w) in got.iter().zip(&want) {
+        let exact = |line: &str| {
+            line.split(',')
+                .take(6)
+                .chain(line.split(',').skip(9))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        assert_eq!(exact(g), exact(w));
+    }
+}
+
+#[test]
+fn tpch_query_json_and_parameters() {
+    let out = maestro(&[
+        "tpch",
+        "query",
+        "6",
+        "--sf",
+        "0.01",
+        "--format",
+        "json",
+        "--param",
+        "QUANTITY=25",
+        "--param",
+        "DATE=1995-01-01",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["columns"][0], "revenue");
+    assert_eq!(v["rows"].as_array().unwrap().len(), 1);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("QUANTITY=25") && stderr.contains("DATE=1995-01-01"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn tpch_bad_input_exits_2_with_a_reason() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["tpch", "query", "23", "--sf", "0.01"], "from 1 to 22"),
+        (
+            &["tpch", "query", "1", "--sf", "0.01", "--param", "COLOR=red"],
+            "no parameter",
+        ),
+        (
+            &["tpch", "query", "1", "--sf", "0.01", "--param", "DELTA=5"],
+            "from 60 to 120",
+        ),
+        (
+            &[
+                "tpch",
+                "query",
+                "7",
+                "--sf",
+                "0.01",
+                "--param",
+                "NATION2=FRANCE",
+            ],
+            "must differ",
+        ),
+        (&["tpch", "query", "1", "--sf", "11"], "scale factor"),
+        (
+            &["tpch", "throughput", "--sf", "0.01", "--streams", "0"],
+            "at least 1",
+        ),
+    ];
+    for (args, reason) in cases {
+        let out = maestro(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(reason), "{args:?}: {stderr}");
+    }
+}

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""DuckDB on the same TPC-H data and queries as Maestro, for side-by-side numbers.
+
+    pip install duckdb tpchgen-cli
+    python3 crates/bench/scripts/duckdb_tpch.py single --sf 1 --threads 2 > duckdb.json
+    maestro bench tpch-single --sf 1 --contexts 2 --duckdb duckdb.json
+    python3 crates/bench/scripts/duckdb_tpch.py throughput --sf 1 --threads 2 --streams 1,4,16
+
+Data: `tpchgen-cli` (the same generator as the `tpchgen` crate Maestro loads from),
+cached in `--data-dir` (default /tmp/maestro-tpch-sf<SF>), loaded into an in-memory
+DuckDB with the spec's types. Queries, parameter rules and value lists are those of
+`crates/tpch/answers/generate.py` (imported, not copied): the spec's SQL, validation
+parameters for `single`, random draws by the spec's rules for `throughput`.
+
+`single` prints the JSON `maestro bench tpch-single --duckdb` reads (best of
+--repetitions per query, geometric mean). `throughput` runs N streams as N threads,
+each on its own cursor, each running the 22 queries in the spec's order for stream
+s+1 with its own random parameters (Q15's view is named per stream), and prints
+queries per hour and p50/p99 latency per stream count (JSON with --json).
+"""
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import re
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+GENERATE = ROOT / "crates" / "tpch" / "answers" / "generate.py"
+
+
+def load_generate():
+    spec = importlib.util.spec_from_file_location("tpch_generate", GENERATE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+G = load_generate()
+
+# The spec's stream orders (Appendix A); must equal crates/tpch/src/queries/stream_order.rs.
+STREAM_ORDERS_RS = ROOT / "crates" / "tpch" / "src" / "queries" / "stream_order.rs"
+
+
+def stream_orders():
+    text = STREAM_ORDERS_RS.read_text()
+    body = text[text.index("STREAM_ORDERS: [[u8; 22]; 41] = ["):]
+    body = body[body.index("= [") + 3:]
+    body = body[:body.index("];")]
+    numbers = [int(x) for x in re.findall(r"\d+", body)]
+    rows = [numbers[i:i + 22] for i in range(0, len(numbers), 22)]
+    if len(rows) != 41 or any(sorted(r) != list(range(1, 23)) for r in rows):
+        sys.exit("duckdb_tpch.py: could not read 41 stream orders from %s" % STREAM_ORDERS_RS)
+    return rows
+
+
+def connect(sf, threads, data_dir):
+    data = Path(data_dir or "/tmp/maestro-tpch-sf%s" % G.sf_label(sf))
+    if not (data / "lineitem.tbl").exists():
+        data.mkdir(parents=True, exist_ok=True)
+        log("generating SF %s into %s" % (sf, data))
+        G.generate_data(sf, data)
+    start = time.perf_counter()
+    con = G.load(data, sf)
+    con.execute("set threads = %d" % threads)
+    log("loaded in %.2f s, DuckDB %s, %d threads" % (time.perf_counter() - start,
+                                                    G.duckdb.__version__, threads))
+    return con, time.perf_counter() - start
+
+
+def log(msg):
+    sys.stderr.write("  " + msg + "\n")
+    sys.stderr.flush()
+
+
+def run_timed(con, q, params, view=None):
+    sql = G.substitute(G.QUERIES[q], params)
+    if view is not None:
+        sql = sql.replace("revenue0", view)
+    start = time.perf_counter()
+    for stmt in G.statements(sql):
+        cur = con.execute(stmt)
+        if stmt.lower().startswith("select"):
+            cur.fetchall()
+    return time.perf_counter() - start
+
+
+def single(args):
+    con, load_s = connect(args.sf, args.threads, args.data_dir)
+    results = []
+    for q in range(1, 23):
+        params = G.validation_params(q, args.sf)
+        best = min(run_timed(con, q, params) for _ in range(args.repetitions))
+        log("Q%d: %.4f s" % (q, best))
+        results.append({"variant": "duckdb", "query": q, "metric": "seconds", "value": best})
+    geo = math.exp(sum(math.log(r["value"]) for r in results) / len(results))
+    print(json.dumps({
+        "experiment": "tpch-single", "sf": args.sf, "contexts": args.threads,
+        "granularity": "duckdb-%s" % G.duckdb.__version__, "repetitions": args.repetitions,
+        "load_seconds": load_s, "results": results, "geomean_seconds": {"duckdb": geo},
+    }))
+
+
+def percentile(sorted_values, p):
+    i = min(max(math.ceil(p * len(sorted_values)), 1), len(sorted_values))
+    return sorted_values[i - 1]
+
+
+def throughput(args):
+    con, load_s = connect(args.sf, args.threads, args.data_dir)
+    orders = stream_orders()
+    runs = []
+    for n in [int(s) for s in args.streams.split(",")]:
+        latencies = []
+        errors = []
+        lock = threading.Lock()
+        deadline = None
+
+        def stream(s):
+            cur = con.cursor()
+            rnd = 0
+            while True:
+                for q in orders[(s + 1) % len(orders)]:
+                    rng = G.Rng("duckdb-throughput/%d/s%d/r%d/q%d" % (args.seed, s, rnd, q))
+                    params = G.random_params(q, rng, args.sf)
+                    try:
+                        t = run_timed(cur, q, params, view="revenue_s%d" % s)
+                    except Exception as e:  # reported, never swallowed
+                        with lock:
+                            errors.append("stream %d Q%d: %s" % (s, q, e))
+                        return
+                    with lock:
+                        latencies.append(t)
+                rnd += 1
+                if deadline is None or time.perf_counter() >= deadline:
+                    return
+
+        start = time.perf_counter()
+        if args.duration:
+            deadline = start + args.duration
+        threads = [threading.Thread(target=stream, args=(s,)) for s in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.perf_counter() - start
+        if errors:
+            sys.exit("duckdb_tpch.py: " + "; ".join(errors))
+        latencies.sort()
+        run = {"streams": n, "elapsed_s": elapsed, "queries": len(latencies),
+               "queries_per_hour": len(latencies) * 3600 / elapsed,
+               "p50_s": percentile(latencies, 0.5), "p99_s": percentile(latencies, 0.99),
+               "max_s": latencies[-1]}
+        log("%d stream(s): %.0f queries/h, p50 %.3f s, p99 %.3f s"
+            % (n, run["queries_per_hour"], run["p50_s"], run["p99_s"]))
+        runs.append(run)
+    report = {"experiment": "tpch-throughput", "engine": "duckdb-%s" % G.duckdb.__version__,
+              "sf": args.sf, "threads": args.threads, "seed": args.seed,
+              "load_seconds": load_s, "runs": runs}
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print("%7s %8s %9s %10s %9s %9s %9s" % ("streams", "queries", "elapsed s", "queries/h",
+                                               "p50 s", "p99 s", "max s"))
+        for r in runs:
+            print("%7d %8d %9.2f %10.0f %9.4f %9.4f %9.4f" % (
+                r["streams"], r["queries"], r["elapsed_s"], r["queries_per_hour"], r["p50_s"],
+                r["p99_s"], r["max_s"]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="mode", required=True)
+    for name in ("single", "throughput"):
+        p = sub.add_parser(name)
+        p.add_argument("--sf", type=float, default=1.0)
+        p.add_argument("--threads", type=int, default=os.cpu_count())
+        p.add_argument("--data-dir")
+        if name == "single":
+            p.add_argument("--repetitions", type=int, default=3)
+        else:
+            p.add_argument("--streams", default="1,4,16")
+            p.add_argument("--duration", type=float)
+            p.add_argument("--seed", type=int, default=1)
+            p.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    if args.sf <= 0 or args.threads < 1:
+        ap.error("--sf must be positive and --threads at least 1")
+    (single if args.mode == "single" else throughput)(args)
+
+
+if __name__ == "__main__":
+    main()

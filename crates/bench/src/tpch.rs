@@ -1,0 +1,492 @@
+//! TPC-H experiments: `tpch-single` (the 22 queries one after another, best
+//! of N, optionally beside DuckDB's times from `scripts/duckdb_tpch.py`) and
+//! `tpch-throughput` (N concurrent query streams, each running the 22 queries
+//! in the spec's per-stream order with its own random parameters).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use maestro_execution::{Executor, Granularity};
+use maestro_scheduler::{Scheduler, SchedulerConfig};
+use maestro_tpch::Database;
+use maestro_tpch::queries::{QUERY_COUNT, QueryParams, run_profiled, stream_order};
+use serde::{Deserialize, Serialize};
+
+/// Loads the database at `sf` on `scheduler`, reporting progress.
+pub fn load(
+    scheduler: &Scheduler,
+    sf: f64,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<(Database, Duration), String> {
+    let start = Instant::now();
+    let db = maestro_tpch::load(scheduler, sf, &|p| progress(&p.to_string()))
+        .map_err(|e| e.to_string())?;
+    Ok((db, start.elapsed()))
+}
+
+/// Starts a scheduler of preset `preset` on `contexts` contexts.
+pub fn start_scheduler(preset: &str, contexts: usize) -> Result<Arc<Scheduler>, String> {
+    let config = SchedulerConfig::preset(preset)
+        .map_err(|e| e.to_string())?
+        .with_contexts(contexts);
+    Scheduler::new(config)
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
+}
+
+/// One query's time in `tpch-single`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct QueryTime {
+    /// The scheduler preset (`single-hints`) or the peer (`duckdb`).
+    pub variant: String,
+    pub query: u8,
+    pub metric: String,
+    pub value: f64,
+}
+
+/// What `maestro bench tpch-single --json` prints.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SingleReport {
+    pub experiment: String,
+    pub sf: f64,
+    pub contexts: usize,
+    pub granularity: String,
+    pub repetitions: usize,
+    pub load_seconds: f64,
+    /// Best-of-`repetitions` seconds per query and variant.
+    pub results: Vec<QueryTime>,
+    /// Geometric mean of each variant's query times, over the queries every
+    /// variant has.
+    pub geomean_seconds: BTreeMap<String, f64>,
+}
+
+/// Parameters of `tpch-single`.
+#[derive(Clone, Debug)]
+pub struct SingleParams {
+    pub sf: f64,
+    pub contexts: usize,
+    pub preset: String,
+    pub granularity: Granularity,
+    pub repetitions: usize,
+    pub queries: Vec<u8>,
+}
+
+/// Runs `tpch-single`; `peer` adds another engine's times (DuckDB's JSON).
+pub fn single(
+    params: &SingleParams,
+    peer: Vec<QueryTime>,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<SingleReport, String> {
+    let scheduler = start_scheduler(&params.preset, params.contexts)?;
+    let (db, load_time) = load(&scheduler, params.sf, progress)?;
+    progress(&format!(
+        "loaded SF {} in {:.2} s",
+        params.sf,
+        load_time.as_secs_f64()
+    ));
+    let exec = Executor::new(scheduler, params.granularity);
+    let mut results = Vec::new();
+    for &q in &params.queries {
+        let qp = QueryParams::validation(q, params.sf).map_err(|e| e.to_string())?;
+        let mut best = f64::INFINITY;
+        for _ in 0..params.repetitions {
+            let start = Instant::now();
+            let (r, _) = run_profiled(&exec, &db, &qp).map_err(|e| format!("Q{q}: {e}"))?;
+            best = best.min(start.elapsed().as_secs_f64());
+            std::hint::black_box(r);
+        }
+        progress(&format!("Q{q}: {:.4} s", best));
+        results.push(QueryTime {
+            variant: params.preset.clone(),
+            query: q,
+            metric: "seconds".into(),
+            value: best,
+        });
+    }
+    results.extend(peer);
+    let geomean_seconds = geomeans(&results);
+    Ok(SingleReport {
+        experiment: "tpch-single".into(),
+        sf: params.sf,
+        contexts: params.contexts,
+        granularity: params.granularity.to_string(),
+        repetitions: params.repetitions,
+        load_seconds: load_time.as_secs_f64(),
+        results,
+        geomean_seconds,
+    })
+}
+
+/// Geometric mean per variant over the queries all variants have.
+fn geomeans(results: &[QueryTime]) -> BTreeMap<String, f64> {
+    let variants: Vec<&str> = {
+        let mut v: Vec<&str> = results.iter().map(|r| r.variant.as_str()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let common: Vec<u8> = (1..=QUERY_COUNT)
+        .filter(|q| {
+            variants
+                .iter()
+                .all(|v| results.iter().any(|r| r.variant == *v && r.query == *q))
+        })
+        .collect();
+    variants
+        .iter()
+        .map(|v| {
+            let logs: Vec<f64> = results
+                .iter()
+                .filter(|r| r.variant == *v && common.contains(&r.query) && r.value > 0.0)
+                .map(|r| r.value.ln())
+                .collect();
+            let mean = if logs.is_empty() {
+                f64::NAN
+            } else {
+                (logs.iter().sum::<f64>() / logs.len() as f64).exp()
+            };
+            (v.to_string(), mean)
+        })
+        .collect()
+}
+
+impl SingleReport {
+    /// One line per query: each variant's seconds, and ours ÷ each peer.
+    pub fn table(&self) -> String {
+        let mut variants: Vec<&str> = Vec::new();
+        for r in &self.results {
+            if !variants.contains(&r.variant.as_str()) {
+                variants.push(&r.variant);
+            }
+        }
+        let ours = variants.first().copied().unwrap_or("");
+        let peers = &variants[1.min(variants.len())..];
+        let mut out = format!(
+            "tpch-single: SF {}, {} contexts, granularity {}, best of {} (load {:.2} s)\n",
+            self.sf, self.contexts, self.granularity, self.repetitions, self.load_seconds
+        );
+        let mut header = format!("{:>5}", "query");
+        for v in &variants {
+            let _ = write!(header, " {:>14}", format!("{v} s"));
+        }
+        for p in peers {
+            let _ = write!(header, " {:>12}", format!("÷ {p}"));
+        }
+        out.push_str(&header);
+        out.push('\n');
+        let time = |v: &str, q: u8| {
+            self.results
+                .iter()
+                .find(|r| r.variant == v && r.query == q)
+                .map(|r| r.value)
+        };
+        for q in 1..=QUERY_COUNT {
+            if variants.iter().all(|v| time(v, q).is_none()) {
+                continue;
+            }
+            let mut line = format!("{:>5}", format!("Q{q}"));
+            for v in &variants {
+                let _ = match time(v, q) {
+                    Some(t) => write!(line, " {t:>14.4}"),
+                    None => write!(line, " {:>14}", "-"),
+                };
+            }
+            for p in peers {
+                let _ = match (time(ours, q), time(p, q)) {
+                    (Some(a), Some(b)) if b > 0.0 => write!(line, " {:>12.2}", a / b),
+                    _ => write!(line, " {:>12}", "-"),
+                };
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+        let mut line = format!("{:>5}", "geo");
+        for v in &variants {
+            let _ = write!(line, " {:>14.4}", self.geomean_seconds[*v]);
+        }
+        for p in peers {
+            let _ = write!(
+                line,
+                " {:>12.2}",
+                self.geomean_seconds[ours] / self.geomean_seconds[*p]
+            );
+        }
+        out.push_str(&line);
+        out.push('\n');
+        out
+    }
+}
+
+/// Parameters of `tpch-throughput`.
+#[derive(Clone, Debug)]
+pub struct ThroughputParams {
+    pub sf: f64,
+    pub contexts: usize,
+    pub preset: String,
+    /// One run per (streams, granularity) pair.
+    pub streams: Vec<usize>,
+    pub granularities: Vec<Granularity>,
+    /// Run for at least this long (streams repeat their order); `None`: each
+    /// stream runs its 22 queries once.
+    pub duration: Option<Duration>,
+    /// Seed of the parameter draws (stream `s`, round `r` draw from it).
+    pub seed: u64,
+}
+
+/// Latency percentiles of a set of query executions.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    pub count: usize,
+    pub p50_s: f64,
+    pub p99_s: f64,
+    pub max_s: f64,
+}
+
+impl Latency {
+    fn of(mut seconds: Vec<f64>) -> Latency {
+        seconds.sort_by(f64::total_cmp);
+        // Nearest-rank percentile.
+        let rank = |p: f64| {
+            let i = ((p * seconds.len() as f64).ceil() as usize).clamp(1, seconds.len());
+            seconds[i - 1]
+        };
+        Latency {
+            count: seconds.len(),
+            p50_s: rank(0.50),
+            p99_s: rank(0.99),
+            max_s: *seconds.last().expect("at least one execution"),
+        }
+    }
+}
+
+/// One (streams, granularity) run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ThroughputRun {
+    pub streams: usize,
+    pub granularity: String,
+    pub elapsed_s: f64,
+    pub queries: usize,
+    pub queries_per_hour: f64,
+    pub latency: Latency,
+    /// Per query number.
+    pub per_query: BTreeMap<u8, Latency>,
+    /// Tasks the operators created (sum over the queries' profiles).
+    pub operator_tasks: u64,
+    /// Tasks the scheduler created meanwhile (operators' plus their splits).
+    pub scheduler_tasks: u64,
+}
+
+/// What `maestro tpch throughput --json` prints.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ThroughputReport {
+    pub experiment: String,
+    pub sf: f64,
+    pub contexts: usize,
+    pub preset: String,
+    pub seed: u64,
+    pub load_seconds: f64,
+    pub runs: Vec<ThroughputRun>,
+}
+
+/// Runs `tpch-throughput`: loads once, then each (streams, granularity) run.
+pub fn throughput(
+    params: &ThroughputParams,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<ThroughputReport, String> {
+    if params.streams.iter().any(|&s| s == 0) {
+        return Err("--streams must be at least 1".into());
+    }
+    let scheduler = start_scheduler(&params.preset, params.contexts)?;
+    let (db, load_time) = load(&scheduler, params.sf, progress)?;
+    progress(&format!(
+        "loaded SF {} in {:.2} s",
+        params.sf,
+        load_time.as_secs_f64()
+    ));
+    let mut runs = Vec::new();
+    for &streams in &params.streams {
+        for &g in &params.granularities {
+            let run = throughput_run(&scheduler, &db, params, streams, g, progress)?;
+            progress(&format!(
+                "{streams} stream(s), {g}: {:.0} queries/h, p50 {:.3} s, p99 {:.3} s, {} operator tasks",
+                run.queries_per_hour, run.latency.p50_s, run.latency.p99_s, run.operator_tasks
+            ));
+            runs.push(run);
+        }
+    }
+    Ok(ThroughputReport {
+        experiment: "tpch-throughput".into(),
+        sf: params.sf,
+        contexts: params.contexts,
+        preset: params.preset.clone(),
+        seed: params.seed,
+        load_seconds: load_time.as_secs_f64(),
+        runs,
+    })
+}
+
+/// One execution in a stream.
+struct Execution {
+    query: u8,
+    seconds: f64,
+    tasks: u64,
+}
+
+fn throughput_run(
+    scheduler: &Arc<Scheduler>,
+    db: &Database,
+    params: &ThroughputParams,
+    streams: usize,
+    granularity: Granularity,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<ThroughputRun, String> {
+    // A fresh executor per run, so `adaptive` starts learning from scratch.
+    let exec = Executor::new(scheduler.clone(), granularity);
+    let tasks_before = scheduler.stats().tasks_created;
+    let start = Instant::now();
+    let deadline = params.duration.map(|d| start + d);
+    let outcomes: Vec<Result<Vec<Execution>, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..streams)
+            .map(|stream| {
+                let exec = &exec;
+                s.spawn(move || run_stream(exec, db, params, stream, deadline, progress))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("a stream panicked".into())))
+            .collect()
+    });
+    let elapsed = start.elapsed().as_secs_f64();
+    let executions: Vec<Execution> = outcomes
+        .into_iter()
+        .collect::<Result<Vec<_>, String>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut per_query: BTreeMap<u8, Vec<f64>> = BTreeMap::new();
+    for e in &executions {
+        per_query.entry(e.query).or_default().push(e.seconds);
+    }
+    Ok(ThroughputRun {
+        streams,
+        granularity: granularity.to_string(),
+        elapsed_s: elapsed,
+        queries: executions.len(),
+        queries_per_hour: executions.len() as f64 * 3600.0 / elapsed,
+        latency: Latency::of(executions.iter().map(|e| e.seconds).collect()),
+        per_query: per_query
+            .into_iter()
+            .map(|(q, v)| (q, Latency::of(v)))
+            .collect(),
+        operator_tasks: executions.iter().map(|e| e.tasks).sum(),
+        scheduler_tasks: scheduler.stats().tasks_created - tasks_before,
+    })
+}
+
+/// Stream `stream` (1-based in the spec's table: row `stream + 1`; row 0 is
+/// the power test's) runs its order, once or until `deadline`.
+fn run_stream(
+    exec: &Executor,
+    db: &Database,
+    params: &ThroughputParams,
+    stream: usize,
+    deadline: Option<Instant>,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Vec<Execution>, String> {
+    let order = stream_order(stream + 1);
+    let mut out = Vec::new();
+    for round in 0u64.. {
+        for &q in &order {
+            let seed = params.seed ^ ((stream as u64) << 32) ^ (round << 48);
+            let qp = QueryParams::random(q, params.sf, seed).map_err(|e| e.to_string())?;
+            let start = Instant::now();
+            let (_, profile) =
+                run_profiled(exec, db, &qp).map_err(|e| format!("stream {stream} Q{q}: {e}"))?;
+            out.push(Execution {
+                query: q,
+                seconds: start.elapsed().as_secs_f64(),
+                tasks: profile.tasks,
+            });
+        }
+        match deadline {
+            Some(d) if Instant::now() < d => {
+                progress(&format!("stream {stream}: round {} done", round + 1));
+            }
+            _ => break,
+        }
+    }
+    Ok(out)
+}
+
+impl ThroughputReport {
+    /// One line per run.
+    pub fn table(&self) -> String {
+        let mut out = format!(
+            "tpch-throughput: SF {}, {} contexts, preset {}, seed {} (load {:.2} s)\n",
+            self.sf, self.contexts, self.preset, self.seed, self.load_seconds
+        );
+        let _ = writeln!(
+            out,
+            "{:>7} {:>11} {:>8} {:>9} {:>10} {:>9} {:>9} {:>9} {:>15} {:>15}",
+            "streams",
+            "granularity",
+            "queries",
+            "elapsed s",
+            "queries/h",
+            "p50 s",
+            "p99 s",
+            "max s",
+            "operator tasks",
+            "scheduler tasks"
+        );
+        for r in &self.runs {
+            let _ = writeln!(
+                out,
+                "{:>7} {:>11} {:>8} {:>9.2} {:>10.0} {:>9.4} {:>9.4} {:>9.4} {:>15} {:>15}",
+                r.streams,
+                r.granularity,
+                r.queries,
+                r.elapsed_s,
+                r.queries_per_hour,
+                r.latency.p50_s,
+                r.latency.p99_s,
+                r.latency.max_s,
+                r.operator_tasks,
+                r.scheduler_tasks
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let l = Latency::of((1..=100).map(f64::from).collect());
+        assert_eq!(
+            (l.p50_s, l.p99_s, l.max_s, l.count),
+            (50.0, 99.0, 100.0, 100)
+        );
+        let one = Latency::of(vec![0.5]);
+        assert_eq!((one.p50_s, one.p99_s), (0.5, 0.5));
+    }
+
+    #[test]
+    fn geomean_uses_only_queries_every_variant_has() {
+        let t = |variant: &str, query, value| QueryTime {
+            variant: variant.into(),
+            query,
+            metric: "seconds".into(),
+            value,
+        };
+        let g = geomeans(&[t("a", 1, 1.0), t("a", 2, 4.0), t("b", 2, 2.0)]);
+        assert_eq!(g["a"], 4.0);
+        assert_eq!(g["b"], 2.0);
+    }
+}

@@ -1,0 +1,353 @@
+//! `maestro tpch …` and `maestro bench tpch-single`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand};
+use maestro_bench::tpch::{self, QueryTime, SingleParams, SingleReport, ThroughputParams};
+use maestro_execution::{Executor, Granularity};
+use maestro_tpch::queries::answers::{ANSWERS_SCALE_FACTOR, answer_sets, answers_dir};
+use maestro_tpch::queries::{
+    OutputFormat, QUERY_COUNT, QueryParams, check, parse_query_number, run_profiled,
+};
+
+#[derive(Subcommand)]
+pub enum TpchCommand {
+    /// Run one query and print its answer.
+    Query(QueryArgs),
+    /// N concurrent query streams: queries per hour, latency percentiles, tasks created.
+    Throughput(ThroughputArgs),
+    /// Run every query on every committed parameter set at SF 0.01 and compare
+    /// with the independent engine's answers.
+    Check(CheckArgs),
+}
+
+#[derive(Args)]
+pub struct QueryArgs {
+    /// Query number, 1 to 22.
+    query: String,
+    /// Scale factor (0.01 to 10).
+    #[arg(long, default_value_t = 1.0)]
+    sf: f64,
+    /// A substitution parameter, e.g. `--param DATE=1995-01-01` (repeatable);
+    /// the others keep their validation values (or random ones with --seed).
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    /// Draw the parameters at random by the spec's rules from this seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// fixed:N, static, hint or adaptive.
+    #[arg(long, default_value = "hint")]
+    granularity: Granularity,
+    /// table, csv or json.
+    #[arg(long, default_value = "table")]
+    format: OutputFormat,
+    /// Hardware contexts to use (default: detected).
+    #[arg(long)]
+    contexts: Option<usize>,
+    /// Print each operator's tasks and time to stderr.
+    #[arg(long)]
+    profile: bool,
+}
+
+#[derive(Args)]
+pub struct ThroughputArgs {
+    /// Scale factor (0.01 to 10).
+    #[arg(long, default_value_t = 1.0)]
+    sf: f64,
+    /// Comma-separated stream counts; one run per count and granularity.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    streams: Vec<usize>,
+    /// Keep every stream repeating its order for at least this many seconds
+    /// (default: each stream runs its 22 queries once).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Comma-separated granularity policies.
+    #[arg(long, value_delimiter = ',', default_value = "hint")]
+    granularity: Vec<Granularity>,
+    /// Seed of the streams' random parameters.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Scheduler preset.
+    #[arg(long, default_value = "single-hints")]
+    preset: String,
+    /// Hardware contexts to use (default: detected).
+    #[arg(long)]
+    contexts: Option<usize>,
+    /// Print one JSON object on stdout (progress stays on stderr).
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON and the table into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct CheckArgs {
+    /// Comma-separated granularity policies to run every set under.
+    #[arg(long, value_delimiter = ',', default_value = "static,hint")]
+    granularity: Vec<Granularity>,
+}
+
+#[derive(Args)]
+pub struct SingleArgs {
+    /// Scale factor (0.01 to 10).
+    #[arg(long, default_value_t = 1.0)]
+    sf: f64,
+    /// fixed:N, static, hint or adaptive.
+    #[arg(long, default_value = "hint")]
+    granularity: Granularity,
+    /// Runs per query; the best counts.
+    #[arg(long, default_value_t = 3)]
+    repetitions: usize,
+    /// Comma-separated query numbers (default: all 22).
+    #[arg(long, value_delimiter = ',')]
+    queries: Option<Vec<String>>,
+    /// Scheduler preset.
+    #[arg(long, default_value = "single-hints")]
+    preset: String,
+    /// Hardware contexts to use (default: detected).
+    #[arg(long)]
+    contexts: Option<usize>,
+    /// DuckDB's times (the JSON `scripts/duckdb_tpch.py` prints), shown side by side.
+    #[arg(long)]
+    duckdb: Option<PathBuf>,
+    /// Print one JSON object on stdout (progress stays on stderr).
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON and the table into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// Exit code 2 with a message: bad input.
+fn usage(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+/// Exit code 1 with a message: a failure while running.
+fn failure(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(1)
+}
+
+fn contexts(given: Option<usize>) -> Result<usize, ExitCode> {
+    let c = given.unwrap_or_else(maestro_scheduler::detected_contexts);
+    if c == 0 || c > maestro_scheduler::WORKERS_MAX_LIMIT {
+        return Err(usage(format!(
+            "--contexts must be in 1..={}",
+            maestro_scheduler::WORKERS_MAX_LIMIT
+        )));
+    }
+    Ok(c)
+}
+
+fn scale_factor(sf: f64) -> Result<f64, ExitCode> {
+    maestro_tpch::validate_scale_factor(sf).map_err(usage)?;
+    Ok(sf)
+}
+
+pub fn run(command: TpchCommand) -> ExitCode {
+    let result = match command {
+        TpchCommand::Query(a) => query(a),
+        TpchCommand::Throughput(a) => throughput(a),
+        TpchCommand::Check(a) => check_answers(a),
+    };
+    result.unwrap_or_else(|code| code)
+}
+
+fn query(a: QueryArgs) -> Result<ExitCode, ExitCode> {
+    let q = parse_query_number(&a.query).map_err(usage)?;
+    let sf = scale_factor(a.sf)?;
+    let mut params = match a.seed {
+        Some(seed) => QueryParams::random(q, sf, seed),
+        None => QueryParams::validation(q, sf),
+    }
+    .map_err(usage)?;
+    for p in &a.params {
+        let Some((name, value)) = p.split_once('=') else {
+            return Err(usage(format!("--param {p:?}: expected NAME=VALUE")));
+        };
+        params.set(name.trim(), value).map_err(usage)?;
+    }
+    params.check().map_err(usage)?;
+    let scheduler =
+        tpch::start_scheduler("single-hints", contexts(a.contexts)?).map_err(failure)?;
+    eprintln!("loading TPC-H SF {sf} …");
+    let (db, load) = tpch::load(&scheduler, sf, &|_| {}).map_err(failure)?;
+    eprintln!("loaded in {:.2} s; Q{q} {params}", load.as_secs_f64());
+    let exec = Executor::new(scheduler, a.granularity);
+    let start = Instant::now();
+    let (result, profile) = run_profiled(&exec, &db, &params).map_err(failure)?;
+    let elapsed = start.elapsed();
+    print!("{}", result.format(a.format));
+    if a.format == OutputFormat::Json {
+        println!();
+    }
+    eprintln!(
+        "Q{q}: {} row(s) in {:.4} s, {} operator task(s), granularity {}",
+        result.len(),
+        elapsed.as_secs_f64(),
+        profile.tasks,
+        a.granularity
+    );
+    if a.profile {
+        eprintln!("{}", profile.summary());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
+    if a.streams.contains(&0) {
+        return Err(usage("--streams must be at least 1"));
+    }
+    let duration = match a.duration {
+        Some(d) if !(d > 0.0 && d.is_finite()) => {
+            return Err(usage("--duration must be a positive number of seconds"));
+        }
+        d => d.map(Duration::from_secs_f64),
+    };
+    let params = ThroughputParams {
+        sf: scale_factor(a.sf)?,
+        contexts: contexts(a.contexts)?,
+        preset: a.preset,
+        streams: a.streams,
+        granularities: a.granularity,
+        duration,
+        seed: a.seed,
+    };
+    eprintln!(
+        "tpch throughput: SF {}, streams {:?}, granularity {:?}",
+        params.sf,
+        params.streams,
+        params
+            .granularities
+            .iter()
+            .map(|g| g.to_string())
+            .collect::<Vec<_>>()
+    );
+    let report = tpch::throughput(&params, &|line| eprintln!("  {line}")).map_err(failure)?;
+    let json = serde_json::to_string(&report).expect("report serializes");
+    emit(&json, &report.table(), "tpch-throughput", a.json, a.out)
+}
+
+fn check_answers(a: CheckArgs) -> Result<ExitCode, ExitCode> {
+    let dir = answers_dir();
+    let sets = answer_sets(&dir).map_err(failure)?;
+    let scheduler = tpch::start_scheduler("single-hints", maestro_scheduler::detected_contexts())
+        .map_err(failure)?;
+    let (db, _) = tpch::load(&scheduler, ANSWERS_SCALE_FACTOR, &|_| {}).map_err(failure)?;
+    let (mut passed, mut failed) = (0, 0);
+    for g in &a.granularity {
+        let exec = Executor::new(scheduler.clone(), *g).with_min_rows_per_task(1024);
+        for set in &sets {
+            let outcome = set
+                .query_params(ANSWERS_SCALE_FACTOR)
+                .map_err(|e| e.to_string())
+                .and_then(|p| run_profiled(&exec, &db, &p).map_err(|e| e.to_string()))
+                .and_then(|(r, _)| {
+                    let expected = set.answer(&dir).map_err(|e| e.to_string())?;
+                    check::compare(&r, &expected)
+                        .map(|_| r.len())
+                        .map_err(|e| e.to_string())
+                });
+            match outcome {
+                Ok(rows) => {
+                    passed += 1;
+                    println!(
+                        "ok   Q{:<2} {:<20} {g:<10} {rows} row(s)",
+                        set.query, set.set
+                    );
+                }
+                Err(e) => {
+                    failed += 1;
+                    println!("FAIL Q{:<2} {:<20} {g:<10} {e}", set.query, set.set);
+                }
+            }
+        }
+    }
+    println!(
+        "{passed} passed, {failed} failed (answers: {})",
+        dir.display()
+    );
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+pub fn bench_single(a: SingleArgs) -> ExitCode {
+    bench_single_inner(a).unwrap_or_else(|code| code)
+}
+
+fn bench_single_inner(a: SingleArgs) -> Result<ExitCode, ExitCode> {
+    if a.repetitions == 0 {
+        return Err(usage("--repetitions must be at least 1"));
+    }
+    let queries = match a.queries {
+        None => (1..=QUERY_COUNT).collect(),
+        Some(list) => list
+            .iter()
+            .map(|q| parse_query_number(q))
+            .collect::<Result<Vec<u8>, _>>()
+            .map_err(usage)?,
+    };
+    let peer: Vec<QueryTime> = match &a.duckdb {
+        None => Vec::new(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| usage(format!("{}: {e}", path.display())))?;
+            let theirs: SingleReport = serde_json::from_str(&text)
+                .map_err(|e| usage(format!("{}: not a tpch-single JSON: {e}", path.display())))?;
+            if theirs.sf != a.sf {
+                return Err(usage(format!(
+                    "{} is at SF {}, this run at SF {}",
+                    path.display(),
+                    theirs.sf,
+                    a.sf
+                )));
+            }
+            theirs.results
+        }
+    };
+    let params = SingleParams {
+        sf: scale_factor(a.sf)?,
+        contexts: contexts(a.contexts)?,
+        preset: a.preset,
+        granularity: a.granularity,
+        repetitions: a.repetitions,
+        queries,
+    };
+    eprintln!(
+        "bench tpch-single: SF {}, {} contexts, granularity {}, best of {}",
+        params.sf, params.contexts, params.granularity, params.repetitions
+    );
+    let report = tpch::single(&params, peer, &|line| eprintln!("  {line}")).map_err(failure)?;
+    let json = serde_json::to_string(&report).expect("report serializes");
+    emit(&json, &report.table(), "tpch-single", a.json, a.out)
+}
+
+fn emit(
+    json: &str,
+    table: &str,
+    name: &str,
+    as_json: bool,
+    out: Option<PathBuf>,
+) -> Result<ExitCode, ExitCode> {
+    if as_json {
+        println!("{json}");
+    } else {
+        print!("{table}");
+    }
+    if let Some(dir) = out {
+        std::fs::create_dir_all(&dir)
+            .and_then(|_| std::fs::write(dir.join(format!("{name}.json")), json))
+            .and_then(|_| std::fs::write(dir.join(format!("{name}.txt")), table))
+            .map_err(|e| failure(format!("cannot write to {}: {e}", dir.display())))?;
+        eprintln!("wrote {}/{name}.json and {name}.txt", dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
