@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use clap::{Args, Subcommand};
 use maestro_bench::tpch::{self, QueryTime, SingleParams, SingleReport, ThroughputParams};
 use maestro_execution::{Executor, Granularity};
-use maestro_tpch::queries::answers::{ANSWERS_SCALE_FACTOR, answer_sets, answers_dir};
+use maestro_tpch::queries::answers::{
+    ANSWERS_SCALE_FACTOR, answer_sets, answers_dir, official_sf1,
+};
 use maestro_tpch::queries::{
     OutputFormat, QUERY_COUNT, QueryParams, check, parse_query_number, run_profiled,
 };
@@ -85,6 +87,10 @@ pub struct ThroughputArgs {
 
 #[derive(Args)]
 pub struct CheckArgs {
+    /// Instead: load SF 1 and compare the 22 validation answers with dbgen's
+    /// official SF 1 answers (rounded to cents, as published).
+    #[arg(long)]
+    official_sf1: bool,
     /// Comma-separated granularity policies to run every set under.
     #[arg(long, value_delimiter = ',', default_value = "static,hint")]
     granularity: Vec<Granularity>,
@@ -234,6 +240,9 @@ fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
 }
 
 fn check_answers(a: CheckArgs) -> Result<ExitCode, ExitCode> {
+    if a.official_sf1 {
+        return check_official_sf1(a);
+    }
     let dir = answers_dir();
     let sets = answer_sets(&dir).map_err(failure)?;
     let scheduler = tpch::start_scheduler("single-hints", maestro_scheduler::detected_contexts())
@@ -272,6 +281,44 @@ fn check_answers(a: CheckArgs) -> Result<ExitCode, ExitCode> {
         "{passed} passed, {failed} failed (answers: {})",
         dir.display()
     );
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn check_official_sf1(a: CheckArgs) -> Result<ExitCode, ExitCode> {
+    let scheduler = tpch::start_scheduler("single-hints", maestro_scheduler::detected_contexts())
+        .map_err(failure)?;
+    eprintln!("loading TPC-H SF 1 …");
+    let (db, _) = tpch::load(&scheduler, 1.0, &|_| {}).map_err(failure)?;
+    let (mut passed, mut failed) = (0, 0);
+    for g in &a.granularity {
+        let exec = Executor::new(scheduler.clone(), *g);
+        for q in 1..=QUERY_COUNT {
+            let official = official_sf1(q).expect("tpchgen ships all 22 SF 1 answers");
+            let outcome = QueryParams::validation(q, 1.0)
+                .map_err(|e| e.to_string())
+                .and_then(|p| run_profiled(&exec, &db, &p).map_err(|e| e.to_string()))
+                .and_then(|(r, _)| {
+                    check::compare_official(&r, official)
+                        .map(|_| r.len())
+                        .map_err(|e| e.to_string())
+                });
+            match outcome {
+                Ok(rows) => {
+                    passed += 1;
+                    println!("ok   Q{q:<2} official SF 1   {g:<10} {rows} row(s)");
+                }
+                Err(e) => {
+                    failed += 1;
+                    println!("FAIL Q{q:<2} official SF 1   {g:<10} {e}");
+                }
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed (dbgen's official SF 1 answers, via the tpchgen crate)");
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {

@@ -83,3 +83,9 @@ pub fn answer_sets(dir: &Path) -> Result<Vec<AnswerSet>, Mismatch> {
         })
         .collect()
 }
+
+/// dbgen's official SF 1 answer to query `q` (validation parameters), as the
+/// `tpchgen` crate ships it; compare with [`super::check::compare_official`].
+pub fn official_sf1(q: u8) -> Option<&'static str> {
+    tpchgen::q_and_a::answers_sf1::answer(i32::from(q))
+}

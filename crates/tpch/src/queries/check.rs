@@ -127,6 +127,58 @@ pub fn compare(actual: &QueryResult, expected: &Answer) -> Result<(), Mismatch> 
     Ok(())
 }
 
+/// Compares `actual` with an official TPC-H answer (`|`-separated, padded,
+/// numbers rounded to 2 decimals, as `tpchgen::q_and_a::answers_sf1` ships
+/// dbgen's SF 1 answers): same row count and order; strings equal after
+/// trimming; integers exact; decimals equal after rounding to cents; doubles
+/// within a cent (the answer's own rounding).
+pub fn compare_official(actual: &QueryResult, text: &str) -> Result<(), Mismatch> {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let header: Vec<&str> = lines
+        .next()
+        .ok_or_else(|| Mismatch("empty official answer".into()))?
+        .split('|')
+        .collect();
+    if header.len() != actual.columns.len() {
+        return Err(Mismatch(format!(
+            "{} columns, the official answer {}",
+            actual.columns.len(),
+            header.len()
+        )));
+    }
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split('|').map(str::trim).collect()).collect();
+    if rows.len() != actual.len() {
+        return Err(Mismatch(format!(
+            "{} rows, the official answer {}",
+            actual.len(),
+            rows.len()
+        )));
+    }
+    for (r, (got, want)) in actual.rows.iter().zip(&rows).enumerate() {
+        if want.len() != got.len() {
+            return Err(Mismatch(format!("official row {r} has {} fields", want.len())));
+        }
+        for (c, (value, text)) in got.iter().zip(want).enumerate() {
+            let ok = match value {
+                Value::Decimal { value, scale } => parse_exact(text)
+                    .is_some_and(|(e, s)| round_to_scale(*value, *scale, 2) == round_to_scale(e, s, 2)),
+                Value::Double(v) => text
+                    .parse::<f64>()
+                    .is_ok_and(|e| (v - e).abs() <= 0.005 + 1e-9 * e.abs()),
+                other => other.to_text().trim() == *text,
+            };
+            if !ok {
+                return Err(Mismatch(format!(
+                    "row {r} column {}: got {:?}, official {text:?}",
+                    actual.columns[c].0,
+                    value.to_text()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn cell_matches(ty: ColumnType, value: &Value, text: &str) -> Result<(), String> {
     match (ty, value) {
         (_, Value::Null) => match text {
