@@ -1,0 +1,1 @@
+//! TPC-C on Maestro (work in progress).
