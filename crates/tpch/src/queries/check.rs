@@ -146,7 +146,9 @@ pub fn compare_official(actual: &QueryResult, text: &str) -> Result<(), Mismatch
             header.len()
         )));
     }
-    let rows: Vec<Vec<&str>> = lines.map(|l| l.split('|').map(str::trim).collect()).collect();
+    let rows: Vec<Vec<&str>> = lines
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
     if rows.len() != actual.len() {
         return Err(Mismatch(format!(
             "{} rows, the official answer {}",
@@ -156,12 +158,16 @@ pub fn compare_official(actual: &QueryResult, text: &str) -> Result<(), Mismatch
     }
     for (r, (got, want)) in actual.rows.iter().zip(&rows).enumerate() {
         if want.len() != got.len() {
-            return Err(Mismatch(format!("official row {r} has {} fields", want.len())));
+            return Err(Mismatch(format!(
+                "official row {r} has {} fields",
+                want.len()
+            )));
         }
         for (c, (value, text)) in got.iter().zip(want).enumerate() {
             let ok = match value {
-                Value::Decimal { value, scale } => parse_exact(text)
-                    .is_some_and(|(e, s)| round_to_scale(*value, *scale, 2) == round_to_scale(e, s, 2)),
+                Value::Decimal { value, scale } => parse_exact(text).is_some_and(|(e, s)| {
+                    round_to_scale(*value, *scale, 2) == round_to_scale(e, s, 2)
+                }),
                 Value::Double(v) => text
                     .parse::<f64>()
                     .is_ok_and(|e| (v - e).abs() <= 0.005 + 1e-9 * e.abs()),
