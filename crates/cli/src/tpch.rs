@@ -302,7 +302,7 @@ fn check_official_sf1(a: CheckArgs) -> Result<ExitCode, ExitCode> {
                 .map_err(|e| e.to_string())
                 .and_then(|p| run_profiled(&exec, &db, &p).map_err(|e| e.to_string()))
                 .and_then(|(r, _)| {
-                    check::compare_official(&r, official)
+                    check::compare_official(q, &r, official)
                         .map(|_| r.len())
                         .map_err(|e| e.to_string())
                 });
@@ -318,7 +318,9 @@ fn check_official_sf1(a: CheckArgs) -> Result<ExitCode, ExitCode> {
             }
         }
     }
-    println!("{passed} passed, {failed} failed (dbgen's official SF 1 answers, via the tpchgen crate)");
+    println!(
+        "{passed} passed, {failed} failed (dbgen's official SF 1 answers, via the tpchgen crate)"
+    );
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {

@@ -127,12 +127,16 @@ pub fn compare(actual: &QueryResult, expected: &Answer) -> Result<(), Mismatch> 
     Ok(())
 }
 
-/// Compares `actual` with an official TPC-H answer (`|`-separated, padded,
-/// numbers rounded to 2 decimals, as `tpchgen::q_and_a::answers_sf1` ships
-/// dbgen's SF 1 answers): same row count and order; strings equal after
-/// trimming; integers exact; decimals equal after rounding to cents; doubles
-/// within a cent (the answer's own rounding).
-pub fn compare_official(actual: &QueryResult, text: &str) -> Result<(), Mismatch> {
+/// Compares query `q`'s `actual` answer with an official TPC-H answer
+/// (`|`-separated, padded, numbers rounded to 2 decimals, as
+/// `tpchgen::q_and_a::answers_sf1` ships dbgen's SF 1 answers): same row
+/// count and order; strings equal after trimming; integers exact; decimals
+/// within half a cent (the file's rounding); doubles (averages and ratios)
+/// within the spec's 1 % (clause 2.1.3.5: Q17's official 348406.02 is 0.03
+/// from the exact 348406.054…, which DuckDB also computes). One artefact of
+/// the file is accepted by name: Q11's `ps_partkey` lacks its last two digits
+/// in every official row (129760 is printed `1297`).
+pub fn compare_official(q: u8, actual: &QueryResult, text: &str) -> Result<(), Mismatch> {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let header: Vec<&str> = lines
         .next()
@@ -166,11 +170,19 @@ pub fn compare_official(actual: &QueryResult, text: &str) -> Result<(), Mismatch
         for (c, (value, text)) in got.iter().zip(want).enumerate() {
             let ok = match value {
                 Value::Decimal { value, scale } => parse_exact(text).is_some_and(|(e, s)| {
-                    round_to_scale(*value, *scale, 2) == round_to_scale(e, s, 2)
+                    // |ours - official| <= 0.005, at the finer of the two scales.
+                    let fine = (*scale).max(s).max(3);
+                    let diff = round_to_scale(*value, *scale, fine) - round_to_scale(e, s, fine);
+                    diff.abs() * 200 <= 10i128.pow(u32::from(fine))
                 }),
-                Value::Double(v) => text
-                    .parse::<f64>()
-                    .is_ok_and(|e| (v - e).abs() <= 0.005 + 1e-9 * e.abs()),
+                Value::Double(v) => text.parse::<f64>().is_ok_and(|e| {
+                    let r = (v * 100.0).round() / 100.0;
+                    r >= (0.99 * e).min(1.01 * e) && r <= (0.99 * e).max(1.01 * e)
+                }),
+                Value::Int(v) if q == 11 && actual.columns[c].0 == "ps_partkey" => {
+                    let ours = v.to_string();
+                    ours == *text || (ours.len() == text.len() + 2 && ours.starts_with(text))
+                }
                 other => other.to_text().trim() == *text,
             };
             if !ok {
@@ -316,5 +328,46 @@ mod tests {
         assert!(compare(&result(ColumnType::Int, Value::Int(1)), &a).is_err());
         let a = parse_csv("x\n1\n").unwrap();
         assert!(compare(&result(ColumnType::Str, Value::Int(1)), &a).is_err());
+    }
+
+    #[test]
+    fn official_answers_allow_their_rounding_and_nothing_more() {
+        let d = |value, scale| Value::Decimal { value, scale };
+        let one = |ty, v| result(ty, v);
+        let official = "x\n42698382.85\n";
+        assert!(
+            compare_official(
+                9,
+                &one(ColumnType::Decimal(4), d(426983828550, 4)),
+                official
+            )
+            .is_ok()
+        );
+        assert!(
+            compare_official(
+                9,
+                &one(ColumnType::Decimal(4), d(426983828551, 4)),
+                official
+            )
+            .is_err()
+        );
+        let avg = "x\n348406.02\n";
+        assert!(
+            compare_official(
+                17,
+                &one(ColumnType::Double, Value::Double(348406.0542857143)),
+                avg
+            )
+            .is_ok()
+        );
+        assert!(
+            compare_official(17, &one(ColumnType::Double, Value::Double(355000.0)), avg).is_err()
+        );
+        let mut q11 = QueryResult::new(&[("ps_partkey", ColumnType::Int)]);
+        q11.push(vec![Value::Int(129760)]);
+        assert!(compare_official(11, &q11, "ps_partkey\n1297\n").is_ok());
+        assert!(compare_official(11, &q11, "ps_partkey\n1296\n").is_err());
+        assert!(compare_official(3, &q11, "ps_partkey\n1297\n").is_err());
+        assert!(compare_official(1, &one(ColumnType::Int, Value::Int(1)), "x\n1\n2\n").is_err());
     }
 }
