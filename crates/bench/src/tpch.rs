@@ -228,8 +228,9 @@ pub struct ThroughputParams {
     /// One run per (streams, granularity) pair.
     pub streams: Vec<usize>,
     pub granularities: Vec<Granularity>,
-    /// Run for at least this long (streams repeat their order); `None`: each
-    /// stream runs its 22 queries once.
+    /// Keep streams running for this long: each runs its 22 queries at least
+    /// once, then continues its order (round after round) until the deadline,
+    /// finishing the query it is in; `None`: each stream runs its 22 once.
     pub duration: Option<Duration>,
     /// Seed of the parameter draws (stream `s`, round `r` draw from it).
     pub seed: u64,
@@ -400,6 +401,9 @@ fn run_stream(
     let mut out = Vec::new();
     for round in 0u64.. {
         for &q in &order {
+            if round > 0 && deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(out);
+            }
             let seed = params.seed ^ ((stream as u64) << 32) ^ (round << 48);
             let qp = QueryParams::random(q, params.sf, seed).map_err(|e| e.to_string())?;
             let start = Instant::now();

@@ -61,7 +61,8 @@ pub struct ThroughputArgs {
     /// Comma-separated stream counts; one run per count and granularity.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     streams: Vec<usize>,
-    /// Keep every stream repeating its order for at least this many seconds
+    /// Run for this many seconds: every stream runs its 22 queries once, then
+    /// continues its order until the time is up, finishing the query it is in
     /// (default: each stream runs its 22 queries once).
     #[arg(long)]
     duration: Option<f64>,

@@ -161,18 +161,42 @@ impl Shared {
         c.active_level(self.config.count_sys_inactive)
     }
 
+    /// The hint: the larger of the sampled EMA and the contexts free right now
+    /// (see [`Self::free_contexts_now`]), so that load which has just gone
+    /// away (the previous operator of the same query) does not keep the next
+    /// operator serial for the EMA's lag; sustained load keeps `free_now` at 0
+    /// and the EMA decides, as in the paper.
     pub(crate) fn concurrency_hint(&self) -> usize {
         match self.config.hint {
             HintPolicy::PinnedToContexts => self.config.contexts,
-            HintPolicy::Ema { .. } => self.hint.load(Ordering::Relaxed),
+            HintPolicy::Ema { .. } => self
+                .hint
+                .load(Ordering::Relaxed)
+                .max(self.free_contexts_now())
+                .clamp(1, self.config.contexts),
         }
     }
 
+    /// Free contexts for `parallel_for` splitting: the EMA, or more if more
+    /// are free right now.
     pub(crate) fn free_contexts_estimate(&self) -> f64 {
         match self.config.hint {
             HintPolicy::PinnedToContexts => 0.0,
-            HintPolicy::Ema { .. } => f64::from_bits(self.hint_free_bits.load(Ordering::Relaxed)),
+            HintPolicy::Ema { .. } => f64::from_bits(self.hint_free_bits.load(Ordering::Relaxed))
+                .max(self.free_contexts_now() as f64),
         }
+    }
+
+    /// `contexts − active − queued roots`, at least 0: contexts that no running
+    /// task and no waiting root will take. Two relaxed loads; the deques are not
+    /// counted (too costly per call), so this can overstate while a splitting
+    /// loop's halves wait in a deque — they are taken within microseconds.
+    pub(crate) fn free_contexts_now(&self) -> usize {
+        let active = self.active_level(self.counts.load());
+        self.config
+            .contexts
+            .saturating_sub(active)
+            .saturating_sub(self.queued.load(Ordering::Relaxed))
     }
 
     pub(crate) fn next_seed(&self) -> u64 {
@@ -447,7 +471,10 @@ impl Shared {
             total: c.total(),
             queued_roots,
             queued_tasks,
-            hint: self.concurrency_hint(),
+            hint: match self.config.hint {
+                HintPolicy::PinnedToContexts => self.config.contexts,
+                HintPolicy::Ema { .. } => self.hint.load(Ordering::Relaxed),
+            },
         }
     }
 
