@@ -35,6 +35,7 @@ use maestro_execution::{
 
 use super::QueryParams;
 use super::result::{ColumnType as T, QueryResult};
+use super::util::region_nations;
 use super::util::{col, dec_cell, int_cell, str_cell};
 use crate::Database;
 
@@ -169,22 +170,4 @@ pub(crate) fn run(
         ]);
     }
     Ok(out)
-}
-
-/// The keys of the nations in region `name` (a scan of the 5 regions and 25
-/// nations).
-fn region_nations(db: &Database, name: &str) -> Result<Vec<i64>, ExecError> {
-    let (region, nation) = (&db.region, &db.nation);
-    let r_names = region.dict("r_name")?;
-    let region_key = (0..region.num_rows())
-        .find(|&r| r_names.get(r) == name)
-        .map(|r| region.i64("r_regionkey").map(|k| k[r]))
-        .transpose()?;
-    let (keys, regions) = (nation.i64("n_nationkey")?, nation.i64("n_regionkey")?);
-    Ok(keys
-        .iter()
-        .zip(regions)
-        .filter(|&(_, r)| Some(*r) == region_key)
-        .map(|(&k, _)| k)
-        .collect())
 }

@@ -36,6 +36,7 @@ use maestro_storage::column::Date;
 use super::QueryParams;
 use super::result::{ColumnType as T, QueryResult, Value};
 use super::util::{col, sum_cell};
+use super::util::{nation_key, nation_name_codes};
 use crate::Database;
 
 pub(crate) fn run(
@@ -50,18 +51,12 @@ pub(crate) fn run(
         &db.customer,
         &db.nation,
     );
-    let (n_keys, n_names) = (nation.i64("n_nationkey")?, nation.dict("n_name")?);
-    let key_of = |name: &str| {
-        (0..nation.num_rows())
-            .find(|&r| n_names.get(r) == name)
-            .map_or(-1, |r| n_keys[r])
-    };
-    let (k1, k2) = (key_of(p.str("NATION1")), key_of(p.str("NATION2")));
-    // n_name's dictionary code by nation key, for grouping and ordering.
-    let mut name_code = vec![0i64; n_keys.iter().map(|&k| k as usize + 1).max().unwrap_or(0)];
-    for (r, &k) in n_keys.iter().enumerate() {
-        name_code[k as usize] = i64::from(n_names.codes()[r]);
-    }
+    let (k1, k2) = (
+        nation_key(db, p.str("NATION1"))?,
+        nation_key(db, p.str("NATION2"))?,
+    );
+    let name_code = nation_name_codes(db)?;
+    let n_names = nation.dict("n_name")?;
 
     let s_pair = Pred::is_in(col(supp, "s_nationkey")?, [k1, k2])?;
     let suppliers = JoinTable::build(

@@ -39,6 +39,7 @@ use maestro_storage::column::Date;
 use super::QueryParams;
 use super::result::{ColumnType as T, QueryResult, Value};
 use super::util::col;
+use super::util::{nation_key, region_nations};
 use crate::Database;
 
 pub(crate) fn run(
@@ -53,7 +54,10 @@ pub(crate) fn run(
         &db.orders,
         &db.customer,
     );
-    let (region_keys, nation_key) = nation_keys(db, p.str("REGION"), p.str("NATION"))?;
+    let (region_keys, nation_key) = (
+        region_nations(db, p.str("REGION"))?,
+        nation_key(db, p.str("NATION"))?,
+    );
 
     let of_type = Pred::cmp(col(part, "p_type")?, CmpOp::Eq, p.str("TYPE"))?;
     let parts = JoinTable::build(
@@ -151,28 +155,4 @@ pub(crate) fn run(
         ]);
     }
     Ok(out)
-}
-
-/// The keys of the nations in region `region` and the key of nation `name`
-/// (-1, matching nothing, if there is none), from the 5 regions and 25 nations.
-fn nation_keys(db: &Database, region: &str, name: &str) -> Result<(Vec<i64>, i64), ExecError> {
-    let (r, n) = (&db.region, &db.nation);
-    let r_names = r.dict("r_name")?;
-    let region_key = (0..r.num_rows())
-        .find(|&i| r_names.get(i) == region)
-        .map(|i| r.i64("r_regionkey").map(|k| k[i]))
-        .transpose()?;
-    let (keys, regions, names) = (
-        n.i64("n_nationkey")?,
-        n.i64("n_regionkey")?,
-        n.dict("n_name")?,
-    );
-    let in_region = (0..n.num_rows())
-        .filter(|&i| Some(regions[i]) == region_key)
-        .map(|i| keys[i])
-        .collect();
-    let nation = (0..n.num_rows())
-        .find(|&i| names.get(i) == name)
-        .map_or(-1, |i| keys[i]);
-    Ok((in_region, nation))
 }

@@ -32,6 +32,7 @@ use maestro_execution::{
 
 use super::QueryParams;
 use super::result::{ColumnType as T, QueryResult, Value};
+use super::util::nation_name_codes;
 use super::util::{col, sum_cell};
 use crate::Database;
 
@@ -113,12 +114,8 @@ pub(crate) fn run(
     let s_rows = gather_positions(ctx, "q9_nation_rows", &ls.build, &ol.build);
 
     let nation = &db.nation;
-    let (n_keys, n_names) = (nation.i64("n_nationkey")?, nation.dict("n_name")?);
-    // n_name's dictionary code by nation key.
-    let mut name_code = vec![0i64; n_keys.iter().map(|&k| k as usize + 1).max().unwrap_or(0)];
-    for (r, &k) in n_keys.iter().enumerate() {
-        name_code[k as usize] = i64::from(n_names.codes()[r]);
-    }
+    let n_names = nation.dict("n_name")?;
+    let name_code = nation_name_codes(db)?;
     let s_nation = supp.i64("s_nationkey")?;
 
     let l = |name| col(li, name).map(|c| c.at(&l_rows));

@@ -23,11 +23,13 @@
 //! `total * FRACTION` (FRACTION at scale `s`) in exact integers.
 
 use maestro_execution::{
-    Agg, ExecContext, ExecError, Expr, Input, JoinTable, Pred, SortKey, aggregate, select, sort,
+    Agg, CmpOp, ExecContext, ExecError, Expr, Input, JoinTable, Pred, SortKey, aggregate, select,
+    sort,
 };
 
 use super::QueryParams;
 use super::result::{ColumnType as T, QueryResult, Value};
+use super::util::nation_key;
 use super::util::{col, sum_cell};
 use crate::Database;
 
@@ -36,16 +38,12 @@ pub(crate) fn run(
     db: &Database,
     p: &QueryParams,
 ) -> Result<QueryResult, ExecError> {
-    let (nation, supp, ps) = (&db.nation, &db.supplier, &db.partsupp);
-    let n_names = nation.dict("n_name")?;
-    let nation_keys: Vec<i64> = nation
-        .i64("n_nationkey")?
-        .iter()
-        .enumerate()
-        .filter(|&(r, _)| n_names.get(r) == p.str("NATION"))
-        .map(|(_, &k)| k)
-        .collect();
-    let in_nation = Pred::is_in(col(supp, "s_nationkey")?, nation_keys)?;
+    let (supp, ps) = (&db.supplier, &db.partsupp);
+    let in_nation = Pred::cmp(
+        col(supp, "s_nationkey")?,
+        CmpOp::Eq,
+        nation_key(db, p.str("NATION"))?,
+    )?;
     let suppliers = JoinTable::build(
         ctx,
         "q11_build_supplier",

@@ -33,6 +33,7 @@ use maestro_execution::{
 
 use super::QueryParams;
 use super::result::{ColumnType as T, QueryResult};
+use super::util::nation_key;
 use super::util::{col, str_cell};
 use crate::Database;
 
@@ -41,18 +42,12 @@ pub(crate) fn run(
     db: &Database,
     p: &QueryParams,
 ) -> Result<QueryResult, ExecError> {
-    let (supp, ps, part, li, nation) = (
-        &db.supplier,
-        &db.partsupp,
-        &db.part,
-        &db.lineitem,
-        &db.nation,
-    );
-    let (n_keys, n_names) = (nation.i64("n_nationkey")?, nation.dict("n_name")?);
-    let nation_key = (0..nation.num_rows())
-        .find(|&r| n_names.get(r) == p.str("NATION"))
-        .map_or(-1, |r| n_keys[r]);
-    let in_nation = Pred::cmp(col(supp, "s_nationkey")?, CmpOp::Eq, nation_key)?;
+    let (supp, ps, part, li) = (&db.supplier, &db.partsupp, &db.part, &db.lineitem);
+    let in_nation = Pred::cmp(
+        col(supp, "s_nationkey")?,
+        CmpOp::Eq,
+        nation_key(db, p.str("NATION"))?,
+    )?;
     let suppliers = JoinTable::build(
         ctx,
         "q20_build_supplier",

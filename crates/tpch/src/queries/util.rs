@@ -3,6 +3,8 @@
 use maestro_execution::{AggColumn, Col, ExecError};
 use maestro_storage::column::Table;
 
+use crate::Database;
+
 use super::result::Value;
 
 /// A column of `table` by the spec's name.
@@ -62,4 +64,43 @@ pub(crate) fn date_cell(c: &Col, p: u32) -> Value {
     Value::Date(maestro_storage::column::Date(
         i32::try_from(days).expect("a date fits in i32"),
     ))
+}
+
+/// The key of nation `name`, or -1 (which matches no row) if there is none:
+/// a scan of the 25 nations.
+pub(crate) fn nation_key(db: &Database, name: &str) -> Result<i64, ExecError> {
+    let (keys, names) = (db.nation.i64("n_nationkey")?, db.nation.dict("n_name")?);
+    Ok((0..db.nation.num_rows())
+        .find(|&r| names.get(r) == name)
+        .map_or(-1, |r| keys[r]))
+}
+
+/// The keys of the nations in region `name` (a scan of the 5 regions and 25
+/// nations).
+pub(crate) fn region_nations(db: &Database, name: &str) -> Result<Vec<i64>, ExecError> {
+    let (region, nation) = (&db.region, &db.nation);
+    let r_names = region.dict("r_name")?;
+    let region_key = (0..region.num_rows())
+        .find(|&r| r_names.get(r) == name)
+        .map(|r| region.i64("r_regionkey").map(|k| k[r]))
+        .transpose()?;
+    let (keys, regions) = (nation.i64("n_nationkey")?, nation.i64("n_regionkey")?);
+    Ok(keys
+        .iter()
+        .zip(regions)
+        .filter(|&(_, r)| Some(*r) == region_key)
+        .map(|(&k, _)| k)
+        .collect())
+}
+
+/// `n_name`'s dictionary code indexed by nation key: grouping and sorting on
+/// the code groups and sorts by the name (the dictionary is sorted).
+pub(crate) fn nation_name_codes(db: &Database) -> Result<Vec<i64>, ExecError> {
+    let (keys, names) = (db.nation.i64("n_nationkey")?, db.nation.dict("n_name")?);
+    let len = keys.iter().map(|&k| k as usize + 1).max().unwrap_or(0);
+    let mut code = vec![0i64; len];
+    for (r, &k) in keys.iter().enumerate() {
+        code[k as usize] = i64::from(names.codes()[r]);
+    }
+    Ok(code)
 }
