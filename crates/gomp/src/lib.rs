@@ -1,0 +1,1 @@
+//! OpenMP on the Maestro scheduler (work in progress).
