@@ -296,7 +296,7 @@ pub fn throughput(
     params: &ThroughputParams,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<ThroughputReport, String> {
-    if params.streams.iter().any(|&s| s == 0) {
+    if params.streams.contains(&0) {
         return Err("--streams must be at least 1".into());
     }
     let scheduler = start_scheduler(&params.preset, params.contexts)?;
