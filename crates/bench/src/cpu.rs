@@ -2,11 +2,15 @@
 
 use std::time::{Duration, Instant};
 
-/// User and system CPU time of this process so far.
+/// User and system CPU time of this process so far, and its context switches.
 #[derive(Clone, Copy, Debug)]
 pub struct CpuTimes {
     pub user: Duration,
     pub system: Duration,
+    /// Voluntary context switches (a thread waited).
+    pub voluntary_switches: u64,
+    /// Involuntary context switches (a thread was preempted).
+    pub involuntary_switches: u64,
 }
 
 pub fn process_cpu_times() -> CpuTimes {
@@ -18,6 +22,8 @@ pub fn process_cpu_times() -> CpuTimes {
             return CpuTimes {
                 user: Duration::ZERO,
                 system: Duration::ZERO,
+                voluntary_switches: 0,
+                involuntary_switches: 0,
             };
         }
         ru.assume_init()
@@ -26,6 +32,8 @@ pub fn process_cpu_times() -> CpuTimes {
     CpuTimes {
         user: tv(ru.ru_utime),
         system: tv(ru.ru_stime),
+        voluntary_switches: ru.ru_nvcsw.max(0) as u64,
+        involuntary_switches: ru.ru_nivcsw.max(0) as u64,
     }
 }
 

@@ -3,6 +3,7 @@
 //! `{"experiment":…,"contexts":…,"params":{…},"results":[{"case":…,"variant":…,
 //! "metric":…,"value":…,"unit":…, …}]}`.
 
+pub mod analytical;
 pub mod cpu;
 pub mod olc;
 pub mod scheduler;
@@ -11,7 +12,7 @@ pub mod tpch;
 use serde::Serialize;
 
 /// One measured value.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct ResultRow {
     pub case: String,
     pub variant: String,
@@ -24,6 +25,9 @@ pub struct ResultRow {
     pub ratio_vs_rayon: Option<f64>,
     /// Whether a larger value is better (throughput) or a smaller one (time).
     pub higher_is_better: bool,
+    /// Experiment-specific keys printed beside the others (e.g. `"clients": 16`).
+    #[serde(flatten, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// A whole experiment's output.

@@ -217,6 +217,7 @@ pub fn run(
                     unit: "ops/s".into(),
                     ratio_vs_rayon: None,
                     higher_is_better: true,
+                    ..Default::default()
                 });
             }
             for (k, baseline) in VARIANTS.iter().enumerate().skip(1) {
@@ -228,6 +229,7 @@ pub fn run(
                     unit: "x".into(),
                     ratio_vs_rayon: None,
                     higher_is_better: true,
+                    ..Default::default()
                 });
             }
         }

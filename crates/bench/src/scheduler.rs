@@ -471,6 +471,7 @@ pub fn run(
                 unit: unit.into(),
                 ratio_vs_rayon: None,
                 higher_is_better: higher,
+                ..Default::default()
             };
             match case.tasks(params) {
                 None => results.push(row("seconds", secs, "s", false)),
@@ -495,6 +496,7 @@ pub fn run(
                 unit: "threads".into(),
                 ratio_vs_rayon: None,
                 higher_is_better: false,
+                ..Default::default()
             });
         }
     }

@@ -42,6 +42,34 @@ enum Experiment {
     Olc(OlcArgs),
     /// The 22 TPC-H queries one after another (best of N), optionally beside DuckDB's times.
     TpchSingle(tpch::SingleArgs),
+    /// N concurrent TPC-H queries per scheduler variant: time until the last returns, tasks,
+    /// CPU, context switches, peak workers (ADMS 2013 figures 4–5).
+    Analytical(AnalyticalArgs),
+}
+
+#[derive(Args)]
+struct AnalyticalArgs {
+    /// Hardware contexts to use (default: detected).
+    #[arg(long)]
+    contexts: Option<usize>,
+    /// Comma-separated variants (default: all): single-pool-nosys, single-pool, single-hints.
+    #[arg(long, value_delimiter = ',')]
+    variants: Option<Vec<String>>,
+    /// Comma-separated numbers of concurrent queries (default 1,4,16,64,256; quick 1,16,64).
+    #[arg(long, value_delimiter = ',')]
+    clients: Option<Vec<usize>>,
+    /// TPC-H scale factor (default 1; quick 0.1).
+    #[arg(long)]
+    sf: Option<f64>,
+    /// The small scale CI uses (seconds on 2 cores).
+    #[arg(long)]
+    quick: bool,
+    /// Print one JSON object on stdout (progress stays on stderr).
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON and the table into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -97,6 +125,9 @@ fn main() -> ExitCode {
         Command::Bench {
             experiment: Experiment::TpchSingle(args),
         } => tpch::bench_single(args),
+        Command::Bench {
+            experiment: Experiment::Analytical(args),
+        } => bench_analytical(args),
         Command::Tpch { command } => tpch::run(command),
     }
 }
@@ -190,4 +221,49 @@ fn bench_scheduler(args: BenchArgs) -> ExitCode {
         }
     };
     emit(&report, "scheduler", args.json, args.out)
+}
+
+fn bench_analytical(args: AnalyticalArgs) -> ExitCode {
+    use maestro_bench::analytical::{self, AnalyticalParams};
+    let contexts = args
+        .contexts
+        .unwrap_or_else(maestro_scheduler::detected_contexts);
+    if contexts == 0 || contexts > maestro_scheduler::WORKERS_MAX_LIMIT {
+        eprintln!(
+            "error: --contexts must be in 1..={}",
+            maestro_scheduler::WORKERS_MAX_LIMIT
+        );
+        return ExitCode::from(2);
+    }
+    let mut params = if args.quick {
+        AnalyticalParams::quick()
+    } else {
+        AnalyticalParams::full()
+    };
+    if let Some(v) = args.variants {
+        params.variants = v;
+    }
+    if let Some(c) = args.clients {
+        params.clients = c;
+    }
+    if let Some(sf) = args.sf {
+        if let Err(e) = maestro_tpch::validate_scale_factor(sf) {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+        params.sf = sf;
+    }
+    eprintln!(
+        "bench analytical: {contexts} contexts, SF {}, clients {:?}, variants {}",
+        params.sf,
+        params.clients,
+        params.variants.join(",")
+    );
+    match analytical::run(contexts, &params, &|line| eprintln!("  {line}")) {
+        Ok(report) => emit(&report, "analytical", args.json, args.out),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
 }

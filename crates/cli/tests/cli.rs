@@ -198,3 +198,49 @@ fn tpch_bad_input_exits_2_with_a_reason() {
         assert!(stderr.contains(reason), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn bench_analytical_quick_has_every_variant_and_sane_values() {
+    let out = maestro(&[
+        "bench",
+        "analytical",
+        "--quick",
+        "--json",
+        "--contexts",
+        "2",
+        "--sf",
+        "0.01",
+        "--clients",
+        "1,6",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["experiment"], "analytical");
+    let rows = v["results"].as_array().unwrap();
+    for variant in ["single-pool-nosys", "single-pool", "single-hints"] {
+        for clients in [1, 6] {
+            let get = |metric: &str| {
+                rows.iter()
+                    .find(|r| {
+                        r["variant"] == variant && r["clients"] == clients && r["metric"] == metric
+                    })
+                    .and_then(|r| r["value"].as_f64())
+                    .unwrap_or_else(|| panic!("{variant} clients={clients} {metric} missing"))
+            };
+            assert!(get("seconds") > 0.0 && get("seconds").is_finite());
+            assert!(
+                get("tasks_created") >= clients as f64,
+                "at least one task per query"
+            );
+            let cpu = get("cpu_user") + get("cpu_system") + get("cpu_idle");
+            assert!(cpu.is_finite() && cpu > 0.0);
+            assert!(get("workers_peak") >= 1.0);
+        }
+    }
+    let bad = maestro(&["bench", "analytical", "--quick", "--variants", "nope"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

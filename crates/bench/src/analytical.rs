@@ -1,0 +1,203 @@
+//! `analytical` (ADMS 2013 figures 4–5): N concurrent TPC-H queries — the 22
+//! templates round-robin with their validation parameters, all started at
+//! once — and the time until the last one returns, per scheduler variant and
+//! N; with the tasks created, CPU user/system/idle, context switches and the
+//! peak number of workers.
+//!
+//! Variants are scheduler presets on one loaded database; the granularity is
+//! the one each preset is meant for: `hint` with `single-hints` (the only
+//! preset with a live hint), `static` otherwise. The papers' `multiple-pools`
+//! baseline and a rayon executor are not variants yet (issue 5): the operators
+//! submit to a Maestro scheduler only.
+
+use std::sync::Barrier;
+use std::time::Instant;
+
+use maestro_execution::{Executor, Granularity};
+use maestro_tpch::Database;
+use maestro_tpch::queries::{QUERY_COUNT, QueryParams, run_profiled};
+use serde_json::json;
+
+use crate::cpu::process_cpu_times;
+use crate::tpch::{load, start_scheduler};
+use crate::{Report, ResultRow};
+
+/// The variants `analytical` knows.
+pub const VARIANTS: [&str; 3] = ["single-pool-nosys", "single-pool", "single-hints"];
+
+/// Parameters of `analytical`.
+#[derive(Clone, Debug)]
+pub struct AnalyticalParams {
+    pub sf: f64,
+    /// Concurrent queries per run.
+    pub clients: Vec<usize>,
+    pub variants: Vec<String>,
+}
+
+impl AnalyticalParams {
+    /// The README's scale: SF 1, 1 to 256 concurrent queries.
+    pub fn full() -> AnalyticalParams {
+        AnalyticalParams {
+            sf: 1.0,
+            clients: vec![1, 4, 16, 64, 256],
+            variants: VARIANTS.map(String::from).to_vec(),
+        }
+    }
+
+    /// Seconds on 2 cores (CI).
+    pub fn quick() -> AnalyticalParams {
+        AnalyticalParams {
+            sf: 0.1,
+            clients: vec![1, 16, 64],
+            variants: VARIANTS.map(String::from).to_vec(),
+        }
+    }
+}
+
+/// The granularity policy variant `preset` runs its queries with.
+pub fn granularity_of(preset: &str) -> Granularity {
+    if preset == "single-hints" {
+        Granularity::Hint
+    } else {
+        Granularity::Static
+    }
+}
+
+/// Runs `analytical` on `contexts` contexts.
+pub fn run(
+    contexts: usize,
+    params: &AnalyticalParams,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Report, String> {
+    if let Some(v) = params
+        .variants
+        .iter()
+        .find(|v| !VARIANTS.contains(&v.as_str()))
+    {
+        return Err(format!(
+            "unknown variant {v:?} for analytical: expected one of {}",
+            VARIANTS.join(", ")
+        ));
+    }
+    if params.clients.is_empty() || params.clients.contains(&0) {
+        return Err("clients must be a non-empty list of positive counts".into());
+    }
+    let loader = start_scheduler("single-hints", contexts)?;
+    let (db, load_time) = load(&loader, params.sf, progress)?;
+    drop(loader);
+    progress(&format!(
+        "loaded SF {} in {:.2} s",
+        params.sf,
+        load_time.as_secs_f64()
+    ));
+    let mut results = Vec::new();
+    for variant in &params.variants {
+        for &n in &params.clients {
+            let rows = run_one(contexts, &db, variant, n)?;
+            progress(&format!(
+                "{variant}, {n} concurrent queries: {:.3} s, {} tasks",
+                rows[0].value, rows[1].value
+            ));
+            results.extend(rows);
+        }
+    }
+    Ok(Report {
+        experiment: "analytical".into(),
+        contexts,
+        params: json!({
+            "sf": params.sf,
+            "clients": params.clients,
+            "queries": "the 22 templates round-robin, validation parameters",
+            "granularity": params.variants.iter().map(|v| (v.clone(), json!(granularity_of(v).to_string()))).collect::<serde_json::Map<_, _>>(),
+        }),
+        results,
+        attachments: Vec::new(),
+    })
+}
+
+/// One (variant, N) run on a fresh scheduler.
+fn run_one(
+    contexts: usize,
+    db: &Database,
+    variant: &str,
+    clients: usize,
+) -> Result<Vec<ResultRow>, String> {
+    let scheduler = start_scheduler(variant, contexts)?;
+    let exec = Executor::new(scheduler.clone(), granularity_of(variant));
+    let params: Vec<QueryParams> = (1..=QUERY_COUNT)
+        .map(|q| QueryParams::validation(q, db.scale_factor).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    let before = scheduler.stats();
+    let barrier = Barrier::new(clients + 1);
+    let (cpu0, wall) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..clients)
+            .map(|i| {
+                let (exec, barrier, p) = (&exec, &barrier, &params[i % params.len()]);
+                s.spawn(move || {
+                    barrier.wait();
+                    run_profiled(exec, db, p)
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        let cpu0 = process_cpu_times();
+        barrier.wait();
+        let start = Instant::now();
+        let outcomes: Vec<Result<(), String>> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("a client panicked".into())))
+            .collect();
+        (
+            outcomes
+                .into_iter()
+                .collect::<Result<(), String>>()
+                .map(|_| cpu0),
+            start.elapsed(),
+        )
+    });
+    let cpu0 = cpu0?;
+    let cpu1 = process_cpu_times();
+    let after = scheduler.stats();
+    let wall_s = wall.as_secs_f64();
+    let user = (cpu1.user.saturating_sub(cpu0.user)).as_secs_f64();
+    let system = (cpu1.system.saturating_sub(cpu0.system)).as_secs_f64();
+    let idle = (1.0 - (user + system) / (wall_s * contexts as f64)).clamp(0.0, 1.0);
+    let row = |metric: &str, value: f64, unit: &str| {
+        let mut extra = serde_json::Map::new();
+        extra.insert("clients".into(), json!(clients));
+        ResultRow {
+            case: format!("clients={clients}"),
+            variant: variant.to_string(),
+            metric: metric.into(),
+            value,
+            unit: unit.into(),
+            extra,
+            ..Default::default()
+        }
+    };
+    Ok(vec![
+        row("seconds", wall_s, "s"),
+        row(
+            "tasks_created",
+            (after.tasks_created - before.tasks_created) as f64,
+            "tasks",
+        ),
+        row("cpu_user", user / wall_s / contexts as f64, "fraction"),
+        row("cpu_system", system / wall_s / contexts as f64, "fraction"),
+        row("cpu_idle", idle, "fraction"),
+        row(
+            "voluntary_context_switches",
+            cpu1.voluntary_switches
+                .saturating_sub(cpu0.voluntary_switches) as f64,
+            "switches",
+        ),
+        row(
+            "involuntary_context_switches",
+            cpu1.involuntary_switches
+                .saturating_sub(cpu0.involuntary_switches) as f64,
+            "switches",
+        ),
+        row("workers_peak", after.workers_peak as f64, "threads"),
+    ])
+}
