@@ -5,6 +5,7 @@
 
 pub mod analytical;
 pub mod cpu;
+pub mod granularity;
 pub mod olc;
 pub mod scheduler;
 pub mod tpch;

@@ -45,6 +45,31 @@ enum Experiment {
     /// N concurrent TPC-H queries per scheduler variant: time until the last returns, tasks,
     /// CPU, context switches, peak workers (ADMS 2013 figures 4–5).
     Analytical(AnalyticalArgs),
+    /// Per TPC-H query: time under a background load ÷ time alone, for static, hint and
+    /// adaptive, with a TPC-H and a CPU-hog background (DaMoN 2016 figures 6–8).
+    Granularity(GranularityArgs),
+}
+
+#[derive(Args)]
+struct GranularityArgs {
+    /// Hardware contexts to use (default: detected).
+    #[arg(long)]
+    contexts: Option<usize>,
+    /// Comma-separated granularity policies (default static,hint,adaptive).
+    #[arg(long, value_delimiter = ',')]
+    policies: Option<Vec<String>>,
+    /// TPC-H scale factor (default 1; quick 0.05).
+    #[arg(long)]
+    sf: Option<f64>,
+    /// The small scale CI uses.
+    #[arg(long)]
+    quick: bool,
+    /// Print one JSON object on stdout (progress stays on stderr).
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON and the table into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -128,6 +153,9 @@ fn main() -> ExitCode {
         Command::Bench {
             experiment: Experiment::Analytical(args),
         } => bench_analytical(args),
+        Command::Bench {
+            experiment: Experiment::Granularity(args),
+        } => bench_granularity(args),
         Command::Tpch { command } => tpch::run(command),
     }
 }
@@ -261,6 +289,48 @@ fn bench_analytical(args: AnalyticalArgs) -> ExitCode {
     );
     match analytical::run(contexts, &params, &|line| eprintln!("  {line}")) {
         Ok(report) => emit(&report, "analytical", args.json, args.out),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn bench_granularity(args: GranularityArgs) -> ExitCode {
+    use maestro_bench::granularity::{self, GranularityParams};
+    let contexts = args
+        .contexts
+        .unwrap_or_else(maestro_scheduler::detected_contexts);
+    if contexts == 0 || contexts > maestro_scheduler::WORKERS_MAX_LIMIT {
+        eprintln!(
+            "error: --contexts must be in 1..={}",
+            maestro_scheduler::WORKERS_MAX_LIMIT
+        );
+        return ExitCode::from(2);
+    }
+    let mut params = if args.quick {
+        GranularityParams::quick(contexts)
+    } else {
+        GranularityParams::full(contexts)
+    };
+    if let Some(p) = args.policies {
+        params.policies = p;
+    }
+    if let Some(sf) = args.sf {
+        if let Err(e) = maestro_tpch::validate_scale_factor(sf) {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+        params.sf = sf;
+    }
+    eprintln!(
+        "bench granularity: {contexts} contexts, SF {}, policies {}, {} background threads",
+        params.sf,
+        params.policies.join(","),
+        params.background_threads
+    );
+    match granularity::run(contexts, &params, &|line| eprintln!("  {line}")) {
+        Ok(report) => emit(&report, "granularity", args.json, args.out),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)

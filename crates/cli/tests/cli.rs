@@ -244,3 +244,47 @@ fn bench_analytical_quick_has_every_variant_and_sane_values() {
     let bad = maestro(&["bench", "analytical", "--quick", "--variants", "nope"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn bench_granularity_quick_reports_a_slowdown_per_query_policy_and_background() {
+    let out = maestro(&[
+        "bench",
+        "granularity",
+        "--quick",
+        "--json",
+        "--contexts",
+        "2",
+        "--sf",
+        "0.01",
+        "--policies",
+        "static,adaptive",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["experiment"], "granularity");
+    let rows = v["results"].as_array().unwrap();
+    for policy in ["static", "adaptive"] {
+        for background in ["tpch", "cpu-hog"] {
+            let slowdowns: Vec<f64> = rows
+                .iter()
+                .filter(|r| {
+                    r["variant"] == policy
+                        && r["background"] == background
+                        && r["metric"] == "slowdown"
+                })
+                .map(|r| r["value"].as_f64().unwrap())
+                .collect();
+            assert_eq!(slowdowns.len(), 22, "{policy}/{background}");
+            assert!(
+                slowdowns.iter().all(|s| s.is_finite() && *s > 0.0),
+                "{slowdowns:?}"
+            );
+        }
+    }
+    let bad = maestro(&["bench", "granularity", "--quick", "--policies", "sometimes"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
