@@ -4,26 +4,26 @@
 //! N; with the tasks created, CPU user/system/idle, context switches and the
 //! peak number of workers.
 //!
-//! Variants are scheduler presets on one loaded database; the granularity is
-//! the one each preset is meant for: `hint` with `single-hints` (the only
-//! preset with a live hint), `static` otherwise. The papers' `multiple-pools`
-//! baseline and a rayon executor are not variants yet (issue 5): the operators
-//! submit to a Maestro scheduler only.
+//! Variants ([`crate::tpch::ENGINE_VARIANTS`]) run on one loaded database:
+//! the scheduler presets, with the granularity each is meant for (`hint` on
+//! `single-hints`, `static` otherwise), and the papers' thread-pool baselines
+//! `multiple-pools` and `rayon` (see [`crate::tpch::engine`]). Tasks and peak
+//! workers are the Maestro scheduler's, so they are 0 for the pool baselines
+//! (whose pools are fixed at `contexts` threads each).
 
 use std::sync::Barrier;
 use std::time::Instant;
 
-use maestro_execution::{Executor, Granularity};
 use maestro_tpch::Database;
 use maestro_tpch::queries::{QUERY_COUNT, QueryParams, run_profiled};
 use serde_json::json;
 
 use crate::cpu::process_cpu_times;
-use crate::tpch::{load, start_scheduler};
+use crate::tpch::{engine, load, start_scheduler};
 use crate::{Report, ResultRow};
 
 /// The variants `analytical` knows.
-pub const VARIANTS: [&str; 3] = ["single-pool-nosys", "single-pool", "single-hints"];
+pub use crate::tpch::ENGINE_VARIANTS as VARIANTS;
 
 /// Parameters of `analytical`.
 #[derive(Clone, Debug)]
@@ -51,15 +51,6 @@ impl AnalyticalParams {
             clients: vec![1, 16, 64],
             variants: VARIANTS.map(String::from).to_vec(),
         }
-    }
-}
-
-/// The granularity policy variant `preset` runs its queries with.
-pub fn granularity_of(preset: &str) -> Granularity {
-    if preset == "single-hints" {
-        Granularity::Hint
-    } else {
-        Granularity::Static
     }
 }
 
@@ -108,7 +99,7 @@ pub fn run(
             "sf": params.sf,
             "clients": params.clients,
             "queries": "the 22 templates round-robin, validation parameters",
-            "granularity": params.variants.iter().map(|v| (v.clone(), json!(granularity_of(v).to_string()))).collect::<serde_json::Map<_, _>>(),
+            "granularity": "hint on single-hints, static otherwise",
         }),
         results,
         attachments: Vec::new(),
@@ -122,8 +113,7 @@ fn run_one(
     variant: &str,
     clients: usize,
 ) -> Result<Vec<ResultRow>, String> {
-    let scheduler = start_scheduler(variant, contexts)?;
-    let exec = Executor::new(scheduler.clone(), granularity_of(variant));
+    let (scheduler, exec) = engine(variant, contexts)?;
     let params: Vec<QueryParams> = (1..=QUERY_COUNT)
         .map(|q| QueryParams::validation(q, db.scale_factor).map_err(|e| e.to_string()))
         .collect::<Result<_, _>>()?;

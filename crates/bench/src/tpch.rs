@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use maestro_execution::{Executor, Granularity};
+use maestro_execution::{Backend, Executor, Granularity};
 use maestro_scheduler::{Scheduler, SchedulerConfig};
 use maestro_tpch::Database;
 use maestro_tpch::queries::{QUERY_COUNT, QueryParams, run_profiled, stream_order};
@@ -34,6 +34,66 @@ pub fn start_scheduler(preset: &str, contexts: usize) -> Result<Arc<Scheduler>, 
     Scheduler::new(config)
         .map(Arc::new)
         .map_err(|e| e.to_string())
+}
+
+/// The analytical execution variants: the scheduler presets, and the papers'
+/// thread-pool baselines on the same plans (`maestro_execution::Backend`).
+pub const ENGINE_VARIANTS: [&str; 5] = [
+    "multiple-pools",
+    "single-pool-nosys",
+    "single-pool",
+    "single-hints",
+    "rayon",
+];
+
+/// A scheduler and an executor for `variant` on `contexts` contexts, with the
+/// granularity the variant is meant for: `hint` on `single-hints` (the only
+/// preset with a live hint), `static` otherwise. `multiple-pools` runs plans on
+/// a fixed executor pool and operators on a separate fixed dispatcher pool,
+/// both of `contexts` threads; `rayon` runs both on one rayon pool. The
+/// scheduler is still started (preset `single-pool`) for the rest of the
+/// engine (e.g. TPC-C transactions as tasks).
+pub fn engine(variant: &str, contexts: usize) -> Result<(Arc<Scheduler>, Executor), String> {
+    let pool = |name: &'static str| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(contexts)
+            .thread_name(move |i| format!("{name}-{i}"))
+            .build()
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
+    };
+    let (preset, granularity, backend) = match variant {
+        "multiple-pools" => (
+            "single-pool",
+            Granularity::Static,
+            Backend::Pools {
+                plans: pool("executor")?,
+                operators: pool("dispatcher")?,
+            },
+        ),
+        "rayon" => {
+            let shared = pool("rayon")?;
+            (
+                "single-pool",
+                Granularity::Static,
+                Backend::Pools {
+                    plans: shared.clone(),
+                    operators: shared,
+                },
+            )
+        }
+        "single-hints" => ("single-hints", Granularity::Hint, Backend::Maestro),
+        "single-pool" | "single-pool-nosys" => (variant, Granularity::Static, Backend::Maestro),
+        other => {
+            return Err(format!(
+                "unknown variant {other:?}: expected one of {}",
+                ENGINE_VARIANTS.join(", ")
+            ));
+        }
+    };
+    let scheduler = start_scheduler(preset, contexts)?;
+    let exec = Executor::new(scheduler.clone(), granularity).with_backend(backend);
+    Ok((scheduler, exec))
 }
 
 /// One query's time in `tpch-single`.

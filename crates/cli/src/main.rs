@@ -77,7 +77,8 @@ struct AnalyticalArgs {
     /// Hardware contexts to use (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
-    /// Comma-separated variants (default: all): single-pool-nosys, single-pool, single-hints.
+    /// Comma-separated variants (default: all): multiple-pools, single-pool-nosys, single-pool,
+    /// single-hints, rayon.
     #[arg(long, value_delimiter = ',')]
     variants: Option<Vec<String>>,
     /// Comma-separated numbers of concurrent queries (default 1,4,16,64,256; quick 1,16,64).

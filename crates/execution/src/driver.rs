@@ -145,9 +145,7 @@ impl<'c> OpRun<'c> {
     pub(crate) fn partitions(&self, units: usize, min_units: usize) -> usize {
         let cap = units.div_ceil(min_units.max(1)).max(1);
         match self.ctx.granularity() {
-            Granularity::Hint => {
-                (self.ctx.scheduler().contexts() * HINT_PARTITIONS_PER_CONTEXT).clamp(1, cap)
-            }
+            Granularity::Hint => (self.ctx.contexts() * HINT_PARTITIONS_PER_CONTEXT).clamp(1, cap),
             Granularity::Fixed(_) | Granularity::Static | Granularity::Adaptive => {
                 self.ctx.tasks_for_units(self.op, units, min_units)
             }
@@ -159,7 +157,7 @@ impl<'c> OpRun<'c> {
         self.dop.set(self.dop.get().max(requested));
         match self.ctx.granularity() {
             Granularity::Hint => {
-                let contexts = self.ctx.scheduler().contexts().max(1);
+                let contexts = self.ctx.contexts().max(1);
                 let min = min_per_task.max(1);
                 let grain = (len / (contexts * HINT_GRAINS_PER_CONTEXT))
                     .clamp(min, min.max(MAX_HINT_GRAIN));
@@ -186,23 +184,36 @@ impl<'c> OpRun<'c> {
     {
         let n = n.clamp(1, len);
         self.count_phase(n, 0);
-        let sched = self.ctx.scheduler();
-        if n == 1 {
-            return vec![sched.install(|| body(0..len))];
-        }
         let ranges: Vec<Range<usize>> = (0..n).map(|i| len * i / n..len * (i + 1) / n).collect();
         let mut slots: Vec<Option<R>> = ranges.iter().map(|_| None).collect();
         let body = &body;
-        sched.scope(|s| {
-            let mut pairs = slots.iter_mut().zip(ranges);
-            let first = pairs.next();
-            for (slot, r) in pairs {
-                s.spawn(move |_| *slot = Some(body(r)));
+        if let Some(pool) = self.ctx.operator_pool() {
+            // The papers' dispatcher pool: a single task runs in place on the
+            // plan's thread, as an executor thread would run it.
+            if n == 1 {
+                return vec![body(0..len)];
             }
-            if let Some((slot, r)) = first {
-                *slot = Some(body(r));
+            pool.scope(|s| {
+                for (slot, r) in slots.iter_mut().zip(ranges) {
+                    s.spawn(move |_| *slot = Some(body(r)));
+                }
+            });
+        } else {
+            let sched = self.ctx.scheduler();
+            if n == 1 {
+                return vec![sched.install(|| body(0..len))];
             }
-        });
+            sched.scope(|s| {
+                let mut pairs = slots.iter_mut().zip(ranges);
+                let first = pairs.next();
+                for (slot, r) in pairs {
+                    s.spawn(move |_| *slot = Some(body(r)));
+                }
+                if let Some((slot, r)) = first {
+                    *slot = Some(body(r));
+                }
+            });
+        }
         slots
             .into_iter()
             .map(|s| s.expect("every task of a scope ran"))

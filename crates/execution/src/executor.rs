@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use maestro_scheduler::Scheduler;
 use parking_lot::Mutex;
+use rayon::ThreadPool;
 
 use crate::adaptive::{AdaptiveState, PlanTicket};
 use crate::granularity::Granularity;
@@ -16,11 +17,30 @@ use crate::profile::{OpCall, OpId, QueryProfile, Recorder};
 /// overhead and partial-result merging cost more than parallelism saves.
 pub const DEFAULT_MIN_ROWS_PER_TASK: usize = 16 * 1024;
 
+/// Where plans and their operators' tasks run.
+#[derive(Clone)]
+pub enum Backend {
+    /// Operators' tasks on the Maestro scheduler; the plan's own code runs on
+    /// the caller's thread between operators.
+    Maestro,
+    /// The papers' baselines, for comparison: each plan runs on a thread of
+    /// `plans` (`Executor::run_plan`), its operators' tasks on `operators`.
+    /// Separate pools of `contexts` threads each are *Multiple-Pools* (fixed
+    /// executor and dispatcher pools); one pool for both is what a Rust engine
+    /// on rayon would do. No concurrency hint exists here: `hint` behaves as
+    /// `static`.
+    Pools {
+        plans: Arc<ThreadPool>,
+        operators: Arc<ThreadPool>,
+    },
+}
+
 /// Runs queries on one scheduler with one granularity policy. Cheap to clone;
 /// clones share the adaptive state.
 #[derive(Clone)]
 pub struct Executor {
     scheduler: Arc<Scheduler>,
+    backend: Backend,
     granularity: Granularity,
     adaptive: Arc<AdaptiveState>,
     min_rows_per_task: usize,
@@ -30,6 +50,7 @@ impl Executor {
     pub fn new(scheduler: Arc<Scheduler>, granularity: Granularity) -> Executor {
         Executor {
             scheduler,
+            backend: Backend::Maestro,
             granularity,
             adaptive: Arc::new(AdaptiveState::default()),
             min_rows_per_task: DEFAULT_MIN_ROWS_PER_TASK,
@@ -40,6 +61,26 @@ impl Executor {
     pub fn with_adaptive_state(mut self, state: Arc<AdaptiveState>) -> Executor {
         self.adaptive = state;
         self
+    }
+
+    /// Runs plans and operators on thread pools instead of the scheduler
+    /// ([`Backend::Pools`]); the scheduler stays for everything else.
+    pub fn with_backend(mut self, backend: Backend) -> Executor {
+        self.backend = backend;
+        self
+    }
+
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// Runs a plan's code: on the caller's thread ([`Backend::Maestro`]) or on a
+    /// thread of the plan pool, the caller waiting.
+    pub fn run_plan<R: Send>(&self, plan: impl FnOnce() -> R + Send) -> R {
+        match &self.backend {
+            Backend::Maestro => plan(),
+            Backend::Pools { plans, .. } => plans.install(plan),
+        }
     }
 
     /// The smallest number of rows worth a task (at least 1).
@@ -70,6 +111,10 @@ impl Executor {
         ExecContext {
             inner: Arc::new(Inner {
                 scheduler: self.scheduler.clone(),
+                operators: match &self.backend {
+                    Backend::Maestro => None,
+                    Backend::Pools { operators, .. } => Some(operators.clone()),
+                },
                 granularity: self.granularity,
                 template: template.to_string(),
                 adaptive: self.adaptive.clone(),
@@ -92,6 +137,8 @@ pub struct ExecContext {
 
 struct Inner {
     scheduler: Arc<Scheduler>,
+    /// `Some` under [`Backend::Pools`]: the pool operators' tasks run on.
+    operators: Option<Arc<ThreadPool>>,
     granularity: Granularity,
     template: String,
     adaptive: Arc<AdaptiveState>,
@@ -109,8 +156,26 @@ impl ExecContext {
         &self.inner.scheduler
     }
 
+    /// The granularity as operators apply it: `hint` is `static` on a thread
+    /// pool backend (a pool has no hint).
     pub fn granularity(&self) -> Granularity {
-        self.inner.granularity
+        match (self.inner.granularity, &self.inner.operators) {
+            (Granularity::Hint, Some(_)) => Granularity::Static,
+            (g, _) => g,
+        }
+    }
+
+    /// The thread pool operators' tasks run on, under [`Backend::Pools`].
+    pub(crate) fn operator_pool(&self) -> Option<&ThreadPool> {
+        self.inner.operators.as_deref()
+    }
+
+    /// Contexts a `static` operator divides its work among.
+    pub fn contexts(&self) -> usize {
+        match &self.inner.operators {
+            Some(pool) => pool.current_num_threads(),
+            None => self.inner.scheduler.contexts(),
+        }
     }
 
     pub fn template(&self) -> &str {
@@ -125,9 +190,9 @@ impl ExecContext {
     /// `fixed:n`, the contexts for `static`, the concurrency hint now for
     /// `hint`, the learned degree for `adaptive`.
     pub fn requested_tasks(&self, op: OpId) -> usize {
-        match self.inner.granularity {
+        match self.granularity() {
             Granularity::Fixed(n) => n,
-            Granularity::Static => self.inner.scheduler.contexts(),
+            Granularity::Static => self.contexts(),
             Granularity::Hint => self.inner.scheduler.concurrency_hint(),
             Granularity::Adaptive => self.inner.plan.as_ref().map_or(1, |t| t.plan.dop(op)),
         }

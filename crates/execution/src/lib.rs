@@ -75,7 +75,7 @@ pub use agg::{Agg, AggColumn, AggFunc, AggResult, aggregate, round_div};
 pub use bitmap::Bitmap;
 pub use col::{Col, Data};
 pub use error::ExecError;
-pub use executor::{DEFAULT_MIN_ROWS_PER_TASK, ExecContext, Executor};
+pub use executor::{Backend, DEFAULT_MIN_ROWS_PER_TASK, ExecContext, Executor};
 pub use expr::{Expr, ValueFn};
 pub use granularity::{Granularity, ParseGranularityError};
 pub use graph::{Output, PlanGraph};

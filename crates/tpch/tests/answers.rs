@@ -92,3 +92,51 @@ query_tests!(
     q21 = 21,
     q22 = 22,
 );
+
+/// The papers' thread-pool baselines run the same plans: every validation set
+/// on Multiple-Pools (separate plan and operator pools) and on one rayon pool.
+#[test]
+fn thread_pool_backends_give_the_same_answers() {
+    use maestro_execution::Backend;
+    let pool = |n| {
+        Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap(),
+        )
+    };
+    let shared = pool(2);
+    let backends = [
+        (
+            "multiple-pools",
+            Backend::Pools {
+                plans: pool(2),
+                operators: pool(2),
+            },
+        ),
+        (
+            "rayon",
+            Backend::Pools {
+                plans: shared.clone(),
+                operators: shared,
+            },
+        ),
+    ];
+    let dir = answers_dir();
+    let sets = answer_sets(&dir).expect("params.json reads");
+    for (name, backend) in backends {
+        for g in ["static", "hint"] {
+            let exec = Executor::new(scheduler(), g.parse().unwrap())
+                .with_min_rows_per_task(1024)
+                .with_backend(backend.clone());
+            for set in sets.iter().filter(|s| s.set == "validation") {
+                let params = set.query_params(ANSWERS_SCALE_FACTOR).unwrap();
+                let (result, profile) = run_profiled(&exec, db(), &params).unwrap();
+                check::compare(&result, &set.answer(&dir).unwrap())
+                    .unwrap_or_else(|m| panic!("Q{} on {name} under {g}: {m}", set.query));
+                assert!(profile.tasks >= 1);
+            }
+        }
+    }
+}

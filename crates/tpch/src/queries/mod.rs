@@ -90,14 +90,16 @@ pub fn run(
 }
 
 /// Runs a query in a fresh context of `exec` (template `Q<n>`, so `adaptive`
-/// learns per query); the answer and the operators' profile.
+/// learns per query) — on the caller's thread, or on the executor's plan pool
+/// under the thread-pool baselines ([`maestro_execution::Backend`]); the
+/// answer and the operators' profile.
 pub fn run_profiled(
     exec: &Executor,
     db: &Database,
     params: &QueryParams,
 ) -> Result<(QueryResult, QueryProfile), ExecError> {
     let ctx = exec.context(template(params.query()));
-    let result = run(&ctx, db, params)?;
+    let result = exec.run_plan(|| run(&ctx, db, params))?;
     Ok((result, ctx.finish()))
 }
 
