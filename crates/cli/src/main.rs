@@ -1,5 +1,6 @@
 //! The `maestro` command.
 
+mod tpcc;
 mod tpch;
 
 use std::path::PathBuf;
@@ -26,6 +27,11 @@ enum Command {
     Bench {
         #[command(subcommand)]
         experiment: Experiment,
+    },
+    /// TPC-C: run terminals against W warehouses, check consistency, export the tables.
+    Tpcc {
+        #[command(subcommand)]
+        command: tpcc::TpccCommand,
     },
     /// TPC-H: run a query, run concurrent query streams, check the answers.
     Tpch {
@@ -158,6 +164,7 @@ fn main() -> ExitCode {
             experiment: Experiment::Granularity(args),
         } => bench_granularity(args),
         Command::Tpch { command } => tpch::run(command),
+        Command::Tpcc { command } => tpcc::run(command),
     }
 }
 

@@ -298,3 +298,134 @@ fn bench_granularity_quick_reports_a_slowdown_per_query_policy_and_background() 
     let bad = maestro(&["bench", "granularity", "--quick", "--policies", "sometimes"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn tpcc_run_json_export_and_check() {
+    let dir = std::env::temp_dir().join(format!("maestro-tpcc-export-{}", std::process::id()));
+    let out = maestro(&[
+        "tpcc",
+        "run",
+        "--warehouses",
+        "1",
+        "--terminals",
+        "3",
+        "--duration",
+        "1",
+        "--json",
+        "--export",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["experiment"], "tpcc");
+    assert_eq!(
+        (v["warehouses"].as_u64(), v["terminals"].as_u64()),
+        (Some(1), Some(3))
+    );
+    let rows = v["results"].as_array().unwrap();
+    let metric = |m: &str| {
+        rows.iter()
+            .find(|r| r["metric"] == m)
+            .and_then(|r| r["value"].as_f64())
+            .unwrap_or_else(|| panic!("{m} missing"))
+    };
+    assert!(metric("tpmC") > 0.0 && metric("transactions_per_second") > 0.0);
+    assert!((0.0..1.0).contains(&metric("abort_rate")));
+    for table in [
+        "warehouse",
+        "district",
+        "customer",
+        "history",
+        "new_order",
+        "orders",
+        "order_line",
+        "item",
+        "stock",
+    ] {
+        let text = std::fs::read_to_string(dir.join(format!("{table}.csv")))
+            .unwrap_or_else(|e| panic!("{table}.csv: {e}"));
+        let header = text.lines().next().unwrap();
+        assert!(header.split(',').all(|c| c == c.to_lowercase()), "{header}");
+    }
+    let w = std::fs::read_to_string(dir.join("warehouse.csv")).unwrap();
+    assert!(w.starts_with("w_id,w_name,"), "{w}");
+    assert_eq!(w.lines().count(), 2, "header + one warehouse");
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let check = maestro(&[
+        "tpcc",
+        "check",
+        "--warehouses",
+        "1",
+        "--duration",
+        "1",
+        "--terminals",
+        "4",
+    ]);
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
+#[test]
+fn tpcc_bad_arguments_exit_2() {
+    for args in [
+        &[
+            "tpcc",
+            "run",
+            "--warehouses",
+            "0",
+            "--terminals",
+            "2",
+            "--duration",
+            "1",
+        ][..],
+        &[
+            "tpcc",
+            "run",
+            "--warehouses",
+            "1",
+            "--terminals",
+            "0",
+            "--duration",
+            "1",
+        ],
+        &[
+            "tpcc",
+            "run",
+            "--warehouses",
+            "1",
+            "--terminals",
+            "2",
+            "--duration",
+            "0",
+        ],
+        &[
+            "tpcc",
+            "run",
+            "--warehouses",
+            "1",
+            "--terminals",
+            "2",
+            "--duration",
+            "1",
+            "--scheduler",
+            "fifo",
+        ],
+    ] {
+        let out = maestro(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.stderr.is_empty());
+    }
+}

@@ -24,6 +24,9 @@ pub enum TpccError {
         option: &'static str,
         reason: String,
     },
+    /// A row a transaction needs is missing: a key its input names that the
+    /// database lacks, or a locked row that vanished (a broken invariant).
+    NotFound { table: &'static str, key: String },
     /// Writing the CSV export failed.
     Io(std::io::Error),
 }
@@ -44,6 +47,7 @@ impl fmt::Display for TpccError {
             TpccError::InvalidOption { option, reason } => {
                 write!(f, "invalid TPC-C option {option}: {reason}")
             }
+            TpccError::NotFound { table, key } => write!(f, "no {table} row {key}"),
             TpccError::Io(e) => write!(f, "export failed: {e}"),
         }
     }

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod audit;
+
 use maestro_tpcc::random::last_name;
 use maestro_tpcc::*;
 

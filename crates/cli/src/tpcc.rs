@@ -1,0 +1,291 @@
+//! `maestro tpcc …`: run the TPC-C mix under strict 2PL and check the
+//! consistency conditions. Progress goes to stderr; stdout holds the table or,
+//! with `--json`, one JSON object. Exit codes: 0 success, 1 a failure while
+//! running or a consistency violation, 2 bad arguments.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use maestro_tpcc::driver::{self, Mode, RunConfig, RunReport};
+use maestro_tpcc::{Database, LoadConfig, LoadReport, check_consistency, export_csv, load};
+use serde_json::{Value, json};
+
+#[derive(Subcommand)]
+pub enum TpccCommand {
+    /// Load W warehouses, run the standard mix with T terminals, check
+    /// consistency and print tpmC, transactions per second, the abort rate
+    /// and latency percentiles per transaction type.
+    Run(RunArgs),
+    /// Load W warehouses (optionally run the mix first) and check the
+    /// consistency conditions 1-4 of clause 3.3.2.
+    Check(CheckArgs),
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// Warehouses to load (1 to 65535).
+    #[arg(long)]
+    warehouses: u16,
+    /// Terminals, each bound to a home warehouse (at least 1).
+    #[arg(long)]
+    terminals: usize,
+    /// Seconds to run (positive, fractions allowed).
+    #[arg(long, allow_negative_numbers = true)]
+    duration: f64,
+    /// single-pool, single-pool-nosys, single-hints (one scheduler task per
+    /// transaction) or receivers (each terminal on its own thread).
+    #[arg(long, default_value = "single-pool")]
+    scheduler: String,
+    /// Hardware contexts the scheduler keeps active (default: detected).
+    #[arg(long)]
+    contexts: Option<usize>,
+    /// Seed of the load and of the terminals' inputs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// After the run, write every table as DIR/<table>.csv.
+    #[arg(long)]
+    export: Option<PathBuf>,
+    /// Print one JSON object on stdout (progress stays on stderr).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct CheckArgs {
+    /// Warehouses to load (1 to 65535).
+    #[arg(long)]
+    warehouses: u16,
+    /// Seed of the load (and of the inputs with --duration).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Run the mix for this many seconds before checking.
+    #[arg(long, allow_negative_numbers = true)]
+    duration: Option<f64>,
+    /// Terminals of that run.
+    #[arg(long, default_value_t = 8)]
+    terminals: usize,
+    /// Execution mode of that run (as for `tpcc run`).
+    #[arg(long, default_value = "single-pool")]
+    scheduler: String,
+    /// Hardware contexts of that run (default: detected).
+    #[arg(long)]
+    contexts: Option<usize>,
+}
+
+/// Exit code 2 with a message: bad input.
+fn usage(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+/// Exit code 1 with a message: a failure while running.
+fn failure(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(1)
+}
+
+pub fn run(command: TpccCommand) -> ExitCode {
+    let result = match command {
+        TpccCommand::Run(a) => run_mix(a),
+        TpccCommand::Check(a) => check(a),
+    };
+    result.unwrap_or_else(|code| code)
+}
+
+fn warehouses(w: u16) -> Result<u16, ExitCode> {
+    if w == 0 {
+        return Err(usage("--warehouses must be at least 1"));
+    }
+    Ok(w)
+}
+
+/// The validated options of a run (checked before the load, which takes a while).
+struct RunOptions {
+    terminals: usize,
+    duration: Duration,
+    mode: Mode,
+    contexts: usize,
+    seed: u64,
+}
+
+fn run_options(
+    terminals: usize,
+    seconds: f64,
+    scheduler: &str,
+    contexts: Option<usize>,
+    seed: u64,
+) -> Result<RunOptions, ExitCode> {
+    if terminals == 0 {
+        return Err(usage("--terminals must be at least 1"));
+    }
+    if !(seconds > 0.0 && seconds.is_finite()) {
+        return Err(usage("--duration must be a positive number of seconds"));
+    }
+    let mode: Mode = scheduler.parse().map_err(|_| {
+        let modes: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
+        usage(format!(
+            "unknown --scheduler {scheduler:?}; expected one of {}",
+            modes.join(", ")
+        ))
+    })?;
+    let contexts = contexts.unwrap_or_else(maestro_scheduler::detected_contexts);
+    if contexts == 0 || contexts > maestro_scheduler::WORKERS_MAX_LIMIT {
+        return Err(usage(format!(
+            "--contexts must be in 1..={}",
+            maestro_scheduler::WORKERS_MAX_LIMIT
+        )));
+    }
+    let duration = Duration::try_from_secs_f64(seconds)
+        .map_err(|e| usage(format!("--duration {seconds}: {e}")))?;
+    Ok(RunOptions {
+        terminals,
+        duration,
+        mode,
+        contexts,
+        seed,
+    })
+}
+
+impl RunOptions {
+    /// The driver's configuration, with the load's NURand constants.
+    fn config(&self, load: &LoadReport) -> RunConfig {
+        let mut config = RunConfig::new(self.terminals, self.duration, self.mode, load.constants);
+        config.seed = self.seed;
+        config.contexts = self.contexts;
+        config
+    }
+}
+
+fn load_db(warehouses: u16, seed: u64) -> Result<(Database, LoadReport), ExitCode> {
+    let mut config = LoadConfig::new(warehouses);
+    config.seed = seed;
+    eprintln!("loading TPC-C W={warehouses} …");
+    let (db, report) = load(&config, &|p| eprintln!("  {p}")).map_err(failure)?;
+    eprintln!(
+        "loaded {} rows in {:.2} s",
+        report.counts.total(),
+        report.elapsed.as_secs_f64()
+    );
+    Ok((db, report))
+}
+
+fn execute(db: &Database, config: &RunConfig) -> Result<RunReport, ExitCode> {
+    eprintln!(
+        "running {} terminals for {:.1} s ({}, {} contexts)",
+        config.terminals,
+        config.duration.as_secs_f64(),
+        config.mode,
+        config.contexts
+    );
+    driver::run(db, config, &|p| eprintln!("  {p}")).map_err(failure)
+}
+
+/// Prints the violations on stderr; Err(exit 1) if there are any.
+fn consistency(db: &Database) -> Result<(), ExitCode> {
+    let violations = check_consistency(db);
+    if violations.is_empty() {
+        eprintln!("consistency conditions 1-4: ok");
+        return Ok(());
+    }
+    for v in &violations {
+        eprintln!("  {v}");
+    }
+    Err(failure(format!(
+        "{} consistency violation(s)",
+        violations.len()
+    )))
+}
+
+fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
+    let w = warehouses(a.warehouses)?;
+    let options = run_options(a.terminals, a.duration, &a.scheduler, a.contexts, a.seed)?;
+    let (db, loaded) = load_db(w, a.seed)?;
+    let report = execute(&db, &options.config(&loaded))?;
+    if a.json {
+        println!("{}", report_json(&report, a.duration));
+    } else {
+        print!("{report}");
+    }
+    let checked = consistency(&db);
+    if let Some(dir) = &a.export {
+        let files = export_csv(&db, dir)
+            .map_err(|e| failure(format!("export to {}: {e}", dir.display())))?;
+        let rows: u64 = files.iter().map(|(_, n)| n).sum();
+        eprintln!(
+            "exported {} tables ({rows} rows) to {}",
+            files.len(),
+            dir.display()
+        );
+    }
+    checked.map(|()| ExitCode::SUCCESS)
+}
+
+fn check(a: CheckArgs) -> Result<ExitCode, ExitCode> {
+    let w = warehouses(a.warehouses)?;
+    let options = a
+        .duration
+        .map(|seconds| run_options(a.terminals, seconds, &a.scheduler, a.contexts, a.seed))
+        .transpose()?;
+    let (db, loaded) = load_db(w, a.seed)?;
+    if let Some(options) = options {
+        let report = execute(&db, &options.config(&loaded))?;
+        eprint!("{report}");
+    }
+    consistency(&db)?;
+    println!("ok: W={w}, consistency conditions 1-4 hold");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `{"experiment":"tpcc","warehouses":…,"terminals":…,"seconds":…,"results":[…]}`
+/// with one `{"variant","metric","value"}` per number.
+fn report_json(r: &RunReport, seconds: f64) -> Value {
+    let variant = r.mode.as_str();
+    let mut results = Vec::new();
+    let mut metric = |name: String, value: f64| {
+        results.push(json!({"variant": variant, "metric": name, "value": value}));
+    };
+    metric("tpmC".into(), r.tpmc());
+    metric(
+        "transactions_per_second".into(),
+        r.transactions_per_second(),
+    );
+    metric("abort_rate".into(), r.abort_rate());
+    metric("deadlock_aborts".into(), r.deadlock_aborts() as f64);
+    metric("user_rollbacks".into(), r.user_rollbacks() as f64);
+    metric("committed".into(), r.committed() as f64);
+    metric("elapsed_seconds".into(), r.elapsed.as_secs_f64());
+    metric("lock_waits".into(), r.locks.waits as f64);
+    for k in &r.kinds {
+        let name = k.kind.name();
+        metric(format!("{name}_committed"), k.committed as f64);
+        metric(format!("{name}_deadlock_aborts"), k.deadlock_aborts as f64);
+        let l = &k.latency;
+        for (p, d) in [
+            ("p50", l.p50),
+            ("p90", l.p90),
+            ("p99", l.p99),
+            ("max", l.max),
+        ] {
+            metric(format!("{name}_latency_{p}_ms"), d.as_secs_f64() * 1e3);
+        }
+    }
+    if let Some(s) = &r.scheduler {
+        metric("blocked_events".into(), s.blocked_events as f64);
+        metric("workers_peak".into(), s.workers_peak as f64);
+    }
+    // Whole seconds print as an integer, as in the shared benchmark shape.
+    let seconds = if seconds.fract() == 0.0 && seconds < u64::MAX as f64 {
+        json!(seconds as u64)
+    } else {
+        json!(seconds)
+    };
+    json!({
+        "experiment": "tpcc",
+        "warehouses": r.warehouses,
+        "terminals": r.terminals,
+        "seconds": seconds,
+        "results": results,
+    })
+}

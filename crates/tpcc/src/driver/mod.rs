@@ -1,0 +1,275 @@
+//! The TPC-C driver: T terminals, each bound to a home warehouse, run the
+//! standard mix with zero keying and think times for a fixed duration.
+//!
+//! Two execution modes:
+//! - **scheduler** (`single-pool`, `single-pool-nosys`, `single-hints`): the
+//!   terminal thread submits each transaction as one scheduler task
+//!   ([`Scheduler::install`]) and waits for it; a lock wait inside the task
+//!   makes its worker *blocked*, and the scheduler may activate another.
+//! - **receivers**: each terminal runs its transactions on its own thread
+//!   (the papers' baseline, HANA's "receiver" threads).
+//!
+//! Terminal `t` has home warehouse `t mod W + 1` and Stock-Level district
+//! `(t div W) mod 10 + 1`; its inputs come from a generator seeded by
+//! `(seed, t)` with the run's NURand constants (clause 2.1.6), drawn from the
+//! seed and the load's constants.
+//!
+//! Stopping: the driver thread sleeps in steps of the progress interval, then
+//! raises a stop flag; each terminal finishes the transaction it is in. The
+//! elapsed time runs until the last terminal stopped, so every counted
+//! transaction lies inside it.
+
+mod latency;
+mod report;
+mod terminal;
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use maestro_scheduler::Scheduler;
+
+use crate::db::Database;
+use crate::error::TpccError;
+use crate::lock::LockManager;
+use crate::random::NuRandConstants;
+
+pub use latency::{Histogram, LatencySummary, RELATIVE_ERROR};
+use report::Tally;
+pub use report::{Audit, KindReport, RunReport};
+use terminal::{Live, Terminal};
+
+/// How transactions execute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// One scheduler task per transaction, on a scheduler of this preset.
+    Scheduler(Preset),
+    /// On the terminal's own thread.
+    Receivers,
+}
+
+/// The scheduler presets a run can use (paper §7's variants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    SinglePool,
+    SinglePoolNoSys,
+    SingleHints,
+}
+
+impl Mode {
+    /// Every mode, by the names [`Mode::from_str`] accepts.
+    pub const ALL: [Mode; 4] = [
+        Mode::Scheduler(Preset::SinglePool),
+        Mode::Scheduler(Preset::SinglePoolNoSys),
+        Mode::Scheduler(Preset::SingleHints),
+        Mode::Receivers,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Scheduler(Preset::SinglePool) => "single-pool",
+            Mode::Scheduler(Preset::SinglePoolNoSys) => "single-pool-nosys",
+            Mode::Scheduler(Preset::SingleHints) => "single-hints",
+            Mode::Receivers => "receivers",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = TpccError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| TpccError::InvalidOption {
+                option: "scheduler",
+                reason: format!(
+                    "unknown mode {s:?}; expected one of {}",
+                    Mode::ALL.map(Mode::name).join(", ")
+                ),
+            })
+    }
+}
+
+/// A run's parameters.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub terminals: usize,
+    pub duration: Duration,
+    pub mode: Mode,
+    /// Seeds the run's NURand constants and every terminal's inputs.
+    pub seed: u64,
+    /// Hardware contexts the scheduler keeps active (scheduler modes).
+    pub contexts: usize,
+    /// The load's NURand constants ([`crate::LoadReport::constants`]).
+    pub load_constants: NuRandConstants,
+    /// How often `progress` is called.
+    pub progress_interval: Duration,
+}
+
+impl RunConfig {
+    /// Seed 0, the detected contexts, progress every second.
+    pub fn new(
+        terminals: usize,
+        duration: Duration,
+        mode: Mode,
+        load_constants: NuRandConstants,
+    ) -> Self {
+        RunConfig {
+            terminals,
+            duration,
+            mode,
+            seed: 0,
+            contexts: maestro_scheduler::detected_contexts(),
+            load_constants,
+            progress_interval: Duration::from_secs(1),
+        }
+    }
+
+    fn validate(&self) -> Result<(), TpccError> {
+        let bad = |option, reason: &str| {
+            Err(TpccError::InvalidOption {
+                option,
+                reason: reason.into(),
+            })
+        };
+        if self.terminals == 0 {
+            return bad("terminals", "at least one terminal is needed");
+        }
+        if self.duration.is_zero() {
+            return bad("duration", "the duration must be positive");
+        }
+        if self.contexts == 0 {
+            return bad("contexts", "at least one context is needed");
+        }
+        if self.progress_interval.is_zero() {
+            return bad("progress_interval", "the interval must be positive");
+        }
+        Ok(())
+    }
+}
+
+/// Reported once per progress interval while a run lasts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunProgress {
+    pub elapsed: Duration,
+    /// Transactions completed so far, and New-Orders committed.
+    pub completed: u64,
+    pub new_orders: u64,
+    pub deadlock_aborts: u64,
+    /// Completed per second over the last interval.
+    pub recent_tps: f64,
+}
+
+impl fmt::Display for RunProgress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:>6.1} s: {} transactions ({:.0}/s now), {} new orders, {} aborts",
+            self.elapsed.as_secs_f64(),
+            self.completed,
+            self.recent_tps,
+            self.new_orders,
+            self.deadlock_aborts
+        )
+    }
+}
+
+/// Runs the mix on `db` as `config` says; `progress` is called from the
+/// calling thread once per progress interval.
+pub fn run(
+    db: &Database,
+    config: &RunConfig,
+    progress: &dyn Fn(&RunProgress),
+) -> Result<RunReport, TpccError> {
+    config.validate()?;
+    let locks = LockManager::new();
+    let constants = NuRandConstants::for_run(
+        &config.load_constants,
+        &mut fastrand::Rng::with_seed(config.seed),
+    );
+    let scheduler = match config.mode {
+        Mode::Scheduler(_) => Some(
+            Scheduler::with_preset(config.mode.name(), config.contexts).map_err(|e| {
+                TpccError::InvalidOption {
+                    option: "scheduler",
+                    reason: e.to_string(),
+                }
+            })?,
+        ),
+        Mode::Receivers => None,
+    };
+    let live: Vec<Live> = (0..config.terminals).map(|_| Live::default()).collect();
+    let stop = AtomicBool::new(false);
+    let start = Instant::now();
+    let results: Vec<Result<Tally, TpccError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..config.terminals)
+            .map(|t| {
+                let terminal = Terminal::new(db, &locks, scheduler.as_ref(), &stop, &live[t]);
+                let generator = terminal::generator(db.warehouses(), t, config.seed, constants);
+                s.spawn(move || terminal.run(generator))
+            })
+            .collect();
+        watch(start, config, &live, &stop, progress);
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let elapsed = start.elapsed();
+    let mut tally = Tally::default();
+    for r in results {
+        tally.merge(&r?);
+    }
+    let head = (
+        config.mode.name().to_string(),
+        db.warehouses(),
+        config.terminals,
+        elapsed,
+    );
+    let stats = scheduler.as_ref().map(Scheduler::stats);
+    Ok(RunReport::new(head, &tally, locks.stats(), stats))
+}
+
+/// The driver thread: progress every interval until the duration is over or
+/// a terminal stopped the run (on an error); then raises the stop flag.
+fn watch(
+    start: Instant,
+    config: &RunConfig,
+    live: &[Live],
+    stop: &AtomicBool,
+    progress: &dyn Fn(&RunProgress),
+) {
+    let deadline = start + config.duration;
+    let (mut last_completed, mut last_at) = (0, start);
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        let next = (last_at + config.progress_interval).min(deadline);
+        std::thread::sleep(next.saturating_duration_since(now));
+        if Instant::now() < deadline {
+            let snapshot = Live::sum(live);
+            let now = Instant::now();
+            let secs = now.duration_since(last_at).as_secs_f64();
+            progress(&RunProgress {
+                elapsed: now.duration_since(start),
+                completed: snapshot.completed,
+                new_orders: snapshot.new_orders,
+                deadlock_aborts: snapshot.deadlock_aborts,
+                recent_tps: (snapshot.completed - last_completed) as f64
+                    / secs.max(f64::MIN_POSITIVE),
+            });
+            (last_completed, last_at) = (snapshot.completed, now);
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+}

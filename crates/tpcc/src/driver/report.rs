@@ -1,0 +1,262 @@
+//! What a run reports: per transaction type the commits, rollbacks, aborts
+//! and latency percentiles; the totals (tpmC, transactions per second, abort
+//! rate); the lock manager's and the scheduler's counters; and an audit of
+//! what committed transactions changed, which tests compare with the data.
+
+use std::fmt;
+use std::time::Duration;
+
+use maestro_scheduler::SchedulerStats;
+
+use super::latency::{Histogram, LatencySummary};
+use crate::lock::LockStats;
+use crate::schema::Money;
+use crate::txn::{Executed, Outcome, TxnInput, TxnKind, TxnOutput};
+
+/// What committed transactions did, summed: the expected changes of the
+/// database (a lost update makes the data disagree with these).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Audit {
+    /// Committed Payments and the sum of their `h_amount`.
+    pub payments: u64,
+    pub payment_amount: Money,
+    /// Committed New-Orders, their order lines and the quantities ordered.
+    pub new_orders: u64,
+    pub order_lines: u64,
+    pub ordered_quantity: u64,
+    /// Orders delivered by committed Deliveries.
+    pub delivered_orders: u64,
+}
+
+impl Audit {
+    fn add(&mut self, o: &Audit) {
+        self.payments += o.payments;
+        self.payment_amount += o.payment_amount;
+        self.new_orders += o.new_orders;
+        self.order_lines += o.order_lines;
+        self.ordered_quantity += o.ordered_quantity;
+        self.delivered_orders += o.delivered_orders;
+    }
+}
+
+/// One terminal's (then the run's) tallies per transaction type.
+#[derive(Clone, Default)]
+pub(crate) struct Tally {
+    pub committed: [u64; 5],
+    pub rolled_back: [u64; 5],
+    pub deadlock_aborts: [u64; 5],
+    pub latency: [Histogram; 5],
+    pub audit: Audit,
+}
+
+impl Tally {
+    pub(crate) fn record(&mut self, input: &TxnInput, done: &Executed, latency: Duration) {
+        let k = input.kind().index();
+        self.deadlock_aborts[k] += u64::from(done.deadlock_aborts);
+        self.latency[k].record(latency);
+        let output = match &done.outcome {
+            Outcome::RolledBack => {
+                self.rolled_back[k] += 1;
+                return;
+            }
+            Outcome::Committed(output) => output,
+        };
+        self.committed[k] += 1;
+        let a = &mut self.audit;
+        match (input, output) {
+            (TxnInput::Payment(p), _) => {
+                a.payments += 1;
+                a.payment_amount += p.h_amount;
+            }
+            (TxnInput::NewOrder(n), _) => {
+                a.new_orders += 1;
+                a.order_lines += n.lines().len() as u64;
+                a.ordered_quantity += n.lines().iter().map(|l| u64::from(l.quantity)).sum::<u64>();
+            }
+            (_, TxnOutput::Delivery { delivered }) => {
+                a.delivered_orders += delivered.iter().flatten().count() as u64;
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) fn merge(&mut self, o: &Tally) {
+        for k in 0..5 {
+            self.committed[k] += o.committed[k];
+            self.rolled_back[k] += o.rolled_back[k];
+            self.deadlock_aborts[k] += o.deadlock_aborts[k];
+            self.latency[k].merge(&o.latency[k]);
+        }
+        self.audit.add(&o.audit);
+    }
+}
+
+/// One transaction type's results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KindReport {
+    pub kind: TxnKind,
+    pub committed: u64,
+    /// New-Order's 1 % rollbacks (0 for the other types).
+    pub rolled_back: u64,
+    /// Wait-die deaths, each retried.
+    pub deadlock_aborts: u64,
+    /// Submission to completion, retries included, of committed and
+    /// rolled-back transactions.
+    pub latency: LatencySummary,
+}
+
+/// The result of [`crate::driver::run`].
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// `single-pool`, `single-pool-nosys`, `single-hints` or `receivers`.
+    pub mode: String,
+    pub warehouses: u16,
+    pub terminals: usize,
+    /// From the start until every terminal finished its last transaction.
+    pub elapsed: Duration,
+    /// In [`TxnKind::ALL`] order.
+    pub kinds: Vec<KindReport>,
+    pub locks: LockStats,
+    /// The scheduler's counters at the end (scheduler modes only).
+    pub scheduler: Option<SchedulerStats>,
+    pub audit: Audit,
+}
+
+impl RunReport {
+    pub(crate) fn new(
+        head: (String, u16, usize, Duration),
+        tally: &Tally,
+        locks: LockStats,
+        scheduler: Option<SchedulerStats>,
+    ) -> Self {
+        let (mode, warehouses, terminals, elapsed) = head;
+        let kinds = TxnKind::ALL
+            .iter()
+            .map(|&kind| {
+                let k = kind.index();
+                KindReport {
+                    kind,
+                    committed: tally.committed[k],
+                    rolled_back: tally.rolled_back[k],
+                    deadlock_aborts: tally.deadlock_aborts[k],
+                    latency: tally.latency[k].summary(),
+                }
+            })
+            .collect();
+        RunReport {
+            mode,
+            warehouses,
+            terminals,
+            elapsed,
+            kinds,
+            locks,
+            scheduler,
+            audit: tally.audit,
+        }
+    }
+
+    pub fn kind(&self, kind: TxnKind) -> &KindReport {
+        &self.kinds[kind.index()]
+    }
+
+    pub fn committed(&self) -> u64 {
+        self.kinds.iter().map(|k| k.committed).sum()
+    }
+
+    /// New-Order's 1 % rollbacks.
+    pub fn user_rollbacks(&self) -> u64 {
+        self.kinds.iter().map(|k| k.rolled_back).sum()
+    }
+
+    pub fn deadlock_aborts(&self) -> u64 {
+        self.kinds.iter().map(|k| k.deadlock_aborts).sum()
+    }
+
+    /// Transactions that ended (committed or rolled back by the 1 % rule).
+    pub fn completed(&self) -> u64 {
+        self.committed() + self.user_rollbacks()
+    }
+
+    fn per_second(&self, n: u64) -> f64 {
+        n as f64 / self.elapsed.as_secs_f64().max(f64::MIN_POSITIVE)
+    }
+
+    /// Committed New-Orders per minute.
+    pub fn tpmc(&self) -> f64 {
+        60.0 * self.per_second(self.kind(TxnKind::NewOrder).committed)
+    }
+
+    /// Completed transactions of all types per second.
+    pub fn transactions_per_second(&self) -> f64 {
+        self.per_second(self.completed())
+    }
+
+    /// Deadlock-prevention aborts per attempt: aborts / (completed + aborts).
+    pub fn abort_rate(&self) -> f64 {
+        let aborts = self.deadlock_aborts();
+        match self.completed() + aborts {
+            0 => 0.0,
+            attempts => aborts as f64 / attempts as f64,
+        }
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+impl fmt::Display for RunReport {
+    /// A table for people: totals, then one line per transaction type.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "TPC-C {}: W={} T={} over {:.2} s",
+            self.mode,
+            self.warehouses,
+            self.terminals,
+            self.elapsed.as_secs_f64()
+        )?;
+        writeln!(
+            f,
+            "tpmC {:.0}   transactions/s {:.0}   abort rate {:.4} ({} deadlock-prevention aborts, {} user rollbacks)",
+            self.tpmc(),
+            self.transactions_per_second(),
+            self.abort_rate(),
+            self.deadlock_aborts(),
+            self.user_rollbacks()
+        )?;
+        writeln!(
+            f,
+            "{:<13} {:>9} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}",
+            "type", "committed", "rollbk", "aborts", "p50 ms", "p90 ms", "p99 ms", "max ms"
+        )?;
+        for k in &self.kinds {
+            let l = &k.latency;
+            writeln!(
+                f,
+                "{:<13} {:>9} {:>7} {:>7} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
+                k.kind.name(),
+                k.committed,
+                k.rolled_back,
+                k.deadlock_aborts,
+                ms(l.p50),
+                ms(l.p90),
+                ms(l.p99),
+                ms(l.max)
+            )?;
+        }
+        write!(
+            f,
+            "locks: {} acquired, {} waits, {} deaths",
+            self.locks.acquired, self.locks.waits, self.locks.deaths
+        )?;
+        if let Some(s) = &self.scheduler {
+            write!(
+                f,
+                "\nscheduler: {} tasks, {} blocked events, {} workers created, peak {} workers",
+                s.tasks_executed, s.blocked_events, s.workers_created, s.workers_peak
+            )?;
+        }
+        writeln!(f)
+    }
+}

@@ -1,0 +1,121 @@
+//! One terminal: draws an input, executes it (as a scheduler task or on its
+//! own thread), records its latency and outcome, until the stop flag rises.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use maestro_scheduler::Scheduler;
+
+use super::report::Tally;
+use crate::db::Database;
+use crate::error::TpccError;
+use crate::lock::LockManager;
+use crate::random::{NuRandConstants, TpccRng};
+use crate::schema::DISTRICTS_PER_WAREHOUSE;
+use crate::txn::{Executed, InputGenerator, Outcome, TxnKind, TxnState, execute};
+
+/// Counters the driver thread reads for progress; written only by their
+/// terminal (`Relaxed`: statistics, never used to synchronize). Padded so
+/// terminals on different cores do not share a line.
+#[repr(align(128))]
+#[derive(Default)]
+pub(super) struct Live {
+    completed: AtomicU64,
+    new_orders: AtomicU64,
+    deadlock_aborts: AtomicU64,
+}
+
+/// A sum of [`Live`] counters.
+pub(super) struct LiveSnapshot {
+    pub completed: u64,
+    pub new_orders: u64,
+    pub deadlock_aborts: u64,
+}
+
+impl Live {
+    fn bump(counter: &AtomicU64, n: u64) {
+        // Single writer: a load and a store, no read-modify-write needed.
+        counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+    }
+
+    pub(super) fn sum(live: &[Live]) -> LiveSnapshot {
+        let total =
+            |f: fn(&Live) -> &AtomicU64| live.iter().map(|l| f(l).load(Ordering::Relaxed)).sum();
+        LiveSnapshot {
+            completed: total(|l| &l.completed),
+            new_orders: total(|l| &l.new_orders),
+            deadlock_aborts: total(|l| &l.deadlock_aborts),
+        }
+    }
+}
+
+/// Terminal `t`'s input stream (see the module docs of `driver`).
+pub(super) fn generator(
+    warehouses: u16,
+    t: usize,
+    seed: u64,
+    constants: NuRandConstants,
+) -> InputGenerator {
+    let w = u64::from(warehouses.max(1));
+    // Both narrowings are exact: the remainders are below W ≤ u16::MAX and 10.
+    let w_id = (t as u64 % w) as u16 + 1;
+    let d_id = ((t as u64 / w) % u64::from(DISTRICTS_PER_WAREHOUSE)) as u8 + 1;
+    let stream = seed ^ (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    InputGenerator::new(TpccRng::new(stream, constants), warehouses, w_id, d_id)
+}
+
+pub(super) struct Terminal<'a> {
+    db: &'a Database,
+    locks: &'a LockManager,
+    scheduler: Option<&'a Scheduler>,
+    stop: &'a AtomicBool,
+    live: &'a Live,
+}
+
+impl<'a> Terminal<'a> {
+    pub(super) fn new(
+        db: &'a Database,
+        locks: &'a LockManager,
+        scheduler: Option<&'a Scheduler>,
+        stop: &'a AtomicBool,
+        live: &'a Live,
+    ) -> Self {
+        Terminal {
+            db,
+            locks,
+            scheduler,
+            stop,
+            live,
+        }
+    }
+
+    /// Runs transactions until the stop flag; an error stops every terminal.
+    pub(super) fn run(self, mut inputs: InputGenerator) -> Result<Tally, TpccError> {
+        let mut tally = Tally::default();
+        let mut state = TxnState::default();
+        let (db, locks) = (self.db, self.locks);
+        while !self.stop.load(Ordering::Relaxed) {
+            let input = inputs.next_input();
+            let start = Instant::now();
+            let result = match self.scheduler {
+                Some(s) => s.install(|| execute(db, locks, &mut state, &input)),
+                None => execute(db, locks, &mut state, &input),
+            };
+            let latency = start.elapsed();
+            let done: Executed = match result {
+                Ok(done) => done,
+                Err(e) => {
+                    self.stop.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            };
+            tally.record(&input, &done, latency);
+            Live::bump(&self.live.completed, 1);
+            Live::bump(&self.live.deadlock_aborts, u64::from(done.deadlock_aborts));
+            if input.kind() == TxnKind::NewOrder && matches!(done.outcome, Outcome::Committed(_)) {
+                Live::bump(&self.live.new_orders, 1);
+            }
+        }
+        Ok(tally)
+    }
+}

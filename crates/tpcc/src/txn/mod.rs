@@ -1,0 +1,267 @@
+//! The five TPC-C transactions (clause 2) under strict two-phase locking.
+//!
+//! [`execute`] runs one input to the end: it takes a timestamp, runs the
+//! transaction's body, and on a wait-die death rolls back, backs off
+//! ([`LockManager::wait_for_change`]) and retries with the *same* timestamp
+//! and input until it commits; New-Order's unused item rolls back for good.
+//!
+//! # Locking rules
+//!
+//! Every read of a mutable column happens under a shared lock and every
+//! write under an exclusive one, taken before the row's latch and held until
+//! the end (`Txn::commit`/`Txn::rollback` release after the undo log is
+//! applied or dropped). Columns no transaction updates (`w_tax`, `d_tax`,
+//! names, `c_discount`, `c_credit`, `c_first`, the item table, `s_dist_xx`,
+//! `s_data`, an order's `o_c_id`, an order line's `ol_i_id`) are read without
+//! locks. Per transaction (X exclusive, S shared; names of
+//! [`crate::lock::LockSpace`]):
+//!
+//! | transaction | locks |
+//! |---|---|
+//! | New-Order | X `DistrictNextOId` (takes `o_id`), X `Order` (the new one), X `Stock` per line |
+//! | Payment | X `Customer`, X `DistrictYtd`, X `WarehouseYtd` (hottest last: held shortest) |
+//! | Order-Status | S `Customer`, S `Order` (the customer's latest) |
+//! | Delivery | per district: X `DeliveryQueue`, X `Order` (the oldest), X `Customer` |
+//! | Stock-Level | S `DistrictNextOId`, S `Stock` per distinct item |
+//!
+//! Phantoms: an order and its lines and new-order row are inserted under the
+//! new order's X lock, and whoever finds an order through an index
+//! (Order-Status, Delivery) locks it and then checks it is still live (a
+//! New-Order may have rolled it back meanwhile), looking again if not.
+//! Stock-Level's range of the last 20 orders is guarded by S on
+//! `DistrictNextOId`: no order below `d_next_o_id` can still be uncommitted
+//! (its New-Order held X on it until commit). Delivery serializes on the
+//! queue head with X `DeliveryQueue`, so two Deliveries cannot take the same
+//! order, nor one skip an order another might still roll back.
+
+mod customer;
+mod delivery;
+mod input;
+mod new_order;
+mod order_status;
+mod payment;
+mod stock_level;
+mod undo;
+
+use crate::db::Database;
+use crate::error::TpccError;
+use crate::lock::{Conflict, Grant, LockManager, LockMode, LockName, TxnTs};
+use crate::schema::{Money, Timestamp};
+use crate::table::RowId;
+
+pub use input::*;
+use undo::{Inserted, Undo};
+
+/// Why a transaction body stopped before commit.
+#[derive(Debug)]
+pub(crate) enum Abort {
+    /// Wait-die chose it to die: roll back and retry with the same timestamp.
+    Die(Conflict),
+    /// New-Order met an unused item (clause 2.4.2.3): roll back for good.
+    UserRollback,
+    /// A data-layer error (a limit or a broken invariant): roll back, report.
+    Error(TpccError),
+}
+
+impl From<TpccError> for Abort {
+    fn from(e: TpccError) -> Self {
+        Abort::Error(e)
+    }
+}
+
+/// What a committed transaction returns (the parts of its output screen the
+/// tests and reports use).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TxnOutput {
+    NewOrder {
+        o_id: u32,
+        ol_cnt: u8,
+        /// Sum of `ol_amount` (cents) before discount and taxes.
+        amount: Money,
+        /// `total-amount` of clause 2.4.3.5, rounded to cents.
+        total: Money,
+        /// Lines whose item and stock data both hold "ORIGINAL" (brand 'B').
+        brand_lines: u8,
+    },
+    Payment {
+        c_id: u16,
+        c_balance: Money,
+        /// Whether the customer has bad credit ("BC": `c_data` was updated).
+        bad_credit: bool,
+    },
+    OrderStatus {
+        c_id: u16,
+        c_balance: Money,
+        /// The latest order: `(o_id, o_carrier_id, order lines)`.
+        order: Option<(u32, Option<u8>, u8)>,
+    },
+    Delivery {
+        /// Per district (index `d_id - 1`), the order delivered, or None when
+        /// the district had no undelivered order (clause 2.7.4.2).
+        delivered: [Option<u32>; 10],
+    },
+    StockLevel {
+        low_stock: u32,
+    },
+}
+
+/// How an executed transaction ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Committed(TxnOutput),
+    /// New-Order's 1 % rollback.
+    RolledBack,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Executed {
+    pub outcome: Outcome,
+    /// Wait-die deaths (each followed by a rollback and a retry).
+    pub deadlock_aborts: u32,
+}
+
+/// Buffers a terminal reuses from one transaction to the next, so a
+/// transaction allocates nothing for its bookkeeping once warm.
+#[derive(Default)]
+pub struct TxnState {
+    held: Vec<LockName>,
+    undo: Vec<Undo>,
+    scratch: Scratch,
+}
+
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// Stock-Level's item ids.
+    items: Vec<u32>,
+    /// Customers of one last name: (`c_first` key, `c_id`, row).
+    customers: Vec<([u8; 16], u16, RowId)>,
+}
+
+/// One attempt of a transaction: its locks, undo log and scratch space.
+pub(crate) struct Txn<'a> {
+    pub(crate) db: &'a Database,
+    locks: &'a LockManager,
+    ts: TxnTs,
+    /// "The current date and time" of the transaction.
+    pub(crate) now: Timestamp,
+    held: &'a mut Vec<LockName>,
+    undo: &'a mut Vec<Undo>,
+    pub(crate) scratch: &'a mut Scratch,
+}
+
+impl Txn<'_> {
+    /// Locks `name` in `mode` until the end of the transaction.
+    pub(crate) fn lock(&mut self, name: LockName, mode: LockMode) -> Result<(), Abort> {
+        match self.locks.acquire(self.ts, name, mode) {
+            Ok(Grant::Acquired) => {
+                self.held.push(name);
+                Ok(())
+            }
+            Ok(Grant::AlreadyHeld | Grant::Upgraded) => Ok(()),
+            Err(conflict) => Err(Abort::Die(conflict)),
+        }
+    }
+
+    pub(crate) fn log(&mut self, undo: Undo) {
+        self.undo.push(undo);
+    }
+
+    /// Inserts a row (its lock must be held) and logs the inverse delete.
+    pub(crate) fn insert<R: crate::db::Row>(
+        &mut self,
+        table: Inserted,
+        row: R,
+    ) -> Result<RowId, Abort> {
+        let id = self.db.insert(row)?;
+        self.log(Undo::Insert { table, row: id });
+        Ok(id)
+    }
+
+    /// Ends with commit: forgets the undo log, then releases every lock.
+    fn commit(self) {
+        self.undo.clear();
+        self.release_all();
+    }
+
+    /// Ends with rollback: applies the undo log newest first, then releases
+    /// every lock (also after a failed undo step, reporting the first error).
+    fn rollback(self) -> Result<(), TpccError> {
+        let mut first_error = None;
+        while let Some(entry) = self.undo.pop() {
+            if let Err(e) = entry.apply(self.db) {
+                first_error.get_or_insert(e);
+            }
+        }
+        self.release_all();
+        first_error.map_or(Ok(()), Err)
+    }
+
+    fn release_all(self) {
+        for name in self.held.drain(..) {
+            let released = self.locks.release(self.ts, name);
+            debug_assert!(released, "{name:?} was recorded as held");
+        }
+    }
+}
+
+/// Seconds since the Unix epoch (0 if the clock is before it).
+pub(crate) fn unix_now() -> Timestamp {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Runs `input` until it commits or rolls back for good (see the module docs).
+pub fn execute(
+    db: &Database,
+    locks: &LockManager,
+    state: &mut TxnState,
+    input: &TxnInput,
+) -> Result<Executed, TpccError> {
+    let ts = locks.begin();
+    let now = unix_now();
+    let mut deadlock_aborts = 0;
+    loop {
+        let mut txn = Txn {
+            db,
+            locks,
+            ts,
+            now,
+            held: &mut state.held,
+            undo: &mut state.undo,
+            scratch: &mut state.scratch,
+        };
+        let result = match input {
+            TxnInput::NewOrder(i) => new_order::run(&mut txn, i),
+            TxnInput::Payment(i) => payment::run(&mut txn, i),
+            TxnInput::OrderStatus(i) => order_status::run(&mut txn, i),
+            TxnInput::Delivery(i) => delivery::run(&mut txn, i),
+            TxnInput::StockLevel(i) => stock_level::run(&mut txn, i),
+        };
+        match result {
+            Ok(output) => {
+                txn.commit();
+                return Ok(Executed {
+                    outcome: Outcome::Committed(output),
+                    deadlock_aborts,
+                });
+            }
+            Err(Abort::UserRollback) => {
+                txn.rollback()?;
+                return Ok(Executed {
+                    outcome: Outcome::RolledBack,
+                    deadlock_aborts,
+                });
+            }
+            Err(Abort::Die(conflict)) => {
+                txn.rollback()?;
+                deadlock_aborts += 1;
+                locks.wait_for_change(conflict.name, conflict.mode);
+            }
+            Err(Abort::Error(e)) => {
+                txn.rollback()?;
+                return Err(e);
+            }
+        }
+    }
+}
