@@ -190,12 +190,7 @@ pub fn run(
     progress: &dyn Fn(&RunProgress),
 ) -> Result<RunReport, TpccError> {
     config.validate()?;
-    let locks = LockManager::new();
-    let constants = NuRandConstants::for_run(
-        &config.load_constants,
-        &mut fastrand::Rng::with_seed(config.seed),
-    );
-    let scheduler = match config.mode {
+    let own = match config.mode {
         Mode::Scheduler(_) => Some(
             Scheduler::with_preset(config.mode.name(), config.contexts).map_err(|e| {
                 TpccError::InvalidOption {
@@ -206,13 +201,33 @@ pub fn run(
         ),
         Mode::Receivers => None,
     };
+    run_on(db, config, own.as_ref(), progress)
+}
+
+/// [`run`] on a scheduler the caller owns (shared with other work, e.g. TPC-H
+/// queries in the mixed workload): in scheduler mode the transactions become
+/// tasks of `scheduler`, whose preset then wins over `config.mode`'s;
+/// `None` runs them on the terminals' threads (receivers) whatever the mode.
+/// The report's scheduler counters then include the other work's.
+pub fn run_on(
+    db: &Database,
+    config: &RunConfig,
+    scheduler: Option<&Scheduler>,
+    progress: &dyn Fn(&RunProgress),
+) -> Result<RunReport, TpccError> {
+    config.validate()?;
+    let locks = LockManager::new();
+    let constants = NuRandConstants::for_run(
+        &config.load_constants,
+        &mut fastrand::Rng::with_seed(config.seed),
+    );
     let live: Vec<Live> = (0..config.terminals).map(|_| Live::default()).collect();
     let stop = AtomicBool::new(false);
     let start = Instant::now();
     let results: Vec<Result<Tally, TpccError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..config.terminals)
             .map(|t| {
-                let terminal = Terminal::new(db, &locks, scheduler.as_ref(), &stop, &live[t]);
+                let terminal = Terminal::new(db, &locks, scheduler, &stop, &live[t]);
                 let generator = terminal::generator(db.warehouses(), t, config.seed, constants);
                 s.spawn(move || terminal.run(generator))
             })
@@ -234,7 +249,7 @@ pub fn run(
         config.terminals,
         elapsed,
     );
-    let stats = scheduler.as_ref().map(Scheduler::stats);
+    let stats = scheduler.map(Scheduler::stats);
     Ok(RunReport::new(head, &tally, locks.stats(), stats))
 }
 
