@@ -6,7 +6,10 @@
 pub mod analytical;
 pub mod cpu;
 pub mod granularity;
+pub mod mixed;
 pub mod olc;
+pub mod plot;
+pub mod run_report;
 pub mod scheduler;
 pub mod tpch;
 

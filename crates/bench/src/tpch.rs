@@ -306,7 +306,7 @@ pub struct Latency {
 }
 
 impl Latency {
-    fn of(mut seconds: Vec<f64>) -> Latency {
+    pub(crate) fn of(mut seconds: Vec<f64>) -> Latency {
         seconds.sort_by(f64::total_cmp);
         // Nearest-rank percentile.
         let rank = |p: f64| {

@@ -1,5 +1,6 @@
 //! The `maestro` command.
 
+mod run;
 mod tpcc;
 mod tpch;
 
@@ -15,14 +16,17 @@ use maestro_bench::scheduler::{self, Params, VARIANTS};
     version,
     about = "Maestro: an HTAP engine built around one task scheduler"
 )]
-#[command(arg_required_else_help = true)]
 struct Cli {
+    /// Without a command: `maestro run` with its defaults (the mixed HTAP main job).
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// The main job: TPC-H clients and TPC-C terminals together on one engine, with live
+    /// progress, a summary and a report (the default command).
+    Run(run::RunArgs),
     /// Run an experiment side by side and print a table (or JSON).
     Bench {
         #[command(subcommand)]
@@ -147,7 +151,11 @@ struct BenchArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    match cli
+        .command
+        .unwrap_or_else(|| Command::Run(run::RunArgs::default()))
+    {
+        Command::Run(args) => run::run(args),
         Command::Bench {
             experiment: Experiment::Scheduler(args),
         } => bench_scheduler(args),

@@ -178,6 +178,17 @@ impl Scheduler {
         F: FnOnce() -> R + Send,
         R: Send,
     {
+        self.install_with_priority(DEFAULT_PRIORITY, f)
+    }
+
+    /// [`install`](Self::install) at a given priority: above
+    /// [`DEFAULT_PRIORITY`] the job is *urgent* — workers take it before their
+    /// own queued work (e.g. a transaction amid analytical operators).
+    pub fn install_with_priority<R, F>(&self, priority: usize, f: F) -> R
+    where
+        F: FnOnce() -> R + Send,
+        R: Send,
+    {
         if let Some(w) = WorkerThread::current()
             && w.belongs_to(&self.shared)
         {
@@ -189,7 +200,8 @@ impl Scheduler {
         // below before returning or unwinding (waiting cannot panic).
         let job_ref = unsafe { job.as_job_ref() };
         Counters::bump(&self.shared.stats.jobs_created);
-        self.shared.push_root(DEFAULT_PRIORITY, Task::Job(job_ref));
+        let priority = priority.min(self.shared.roots.levels() - 1);
+        self.shared.push_root(priority, Task::Job(job_ref));
         worker::wait_as_inactive(WorkerState::WaitingForGraph, || {
             job.latch.wait(None);
         });

@@ -145,6 +145,14 @@ impl RootQueues {
             .find_map(|l| steal_retrying(&self.by_priority[l]))
     }
 
+    /// Takes a root of a priority above `level`, highest first, if any.
+    pub(crate) fn pop_above(&self, level: usize) -> Option<Task> {
+        (level + 1..self.by_priority.len())
+            .rev()
+            .filter(|&l| !self.by_priority[l].is_empty())
+            .find_map(|l| steal_retrying(&self.by_priority[l]))
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.by_priority.iter().map(Injector::len).sum()
     }

@@ -61,6 +61,15 @@ impl WorkerThread {
     /// other workers' deques. `roots` false is used while waiting inside a `join`, so
     /// a waiter helps with started work but does not start new graphs.
     pub(crate) fn find_task(&self, roots: bool) -> Option<(Task, Popped)> {
+        // Urgent roots (above the default priority, e.g. transactions) go
+        // before any partitioned work, so short tasks do not queue behind the
+        // operators of long queries — also while this worker waits in a join
+        // or scope (`roots == false`), where ordinary roots are not started
+        // (PROTOCOL.md, "Priorities").
+        if let Some(t) = self.shared.roots.pop_above(crate::DEFAULT_PRIORITY) {
+            self.shared.queued.fetch_sub(1, Ordering::SeqCst);
+            return Some((t, Popped::Own));
+        }
         if let Some(j) = self.deque.pop() {
             return Some((Task::Job(j), Popped::Own));
         }

@@ -14,6 +14,12 @@ use crate::random::{NuRandConstants, TpccRng};
 use crate::schema::DISTRICTS_PER_WAREHOUSE;
 use crate::txn::{Executed, InputGenerator, Outcome, TxnKind, TxnState, execute};
 
+/// The scheduler priority of a transaction task: above the default, so it is
+/// *urgent* — workers take it before queued analytical work (a transaction
+/// is tens of microseconds; queueing it behind a query's operators would
+/// multiply its latency).
+pub const TRANSACTION_PRIORITY: usize = maestro_scheduler::DEFAULT_PRIORITY + 1;
+
 /// Counters the driver thread reads for progress; written only by their
 /// terminal (`Relaxed`: statistics, never used to synchronize). Padded so
 /// terminals on different cores do not share a line.
@@ -98,7 +104,9 @@ impl<'a> Terminal<'a> {
             let input = inputs.next_input();
             let start = Instant::now();
             let result = match self.scheduler {
-                Some(s) => s.install(|| execute(db, locks, &mut state, &input)),
+                Some(s) => s.install_with_priority(TRANSACTION_PRIORITY, || {
+                    execute(db, locks, &mut state, &input)
+                }),
                 None => execute(db, locks, &mut state, &input),
             };
             let latency = start.elapsed();

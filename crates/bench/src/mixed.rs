@@ -1,0 +1,295 @@
+//! The mixed HTAP workload: TPC-H clients (each running the spec's stream
+//! order with random parameters, back to back) and TPC-C terminals on one
+//! engine variant at the same time — the main job (`maestro run`) and the
+//! `mixed` and `timeline` experiments (ADMS 2013 §7, figures 6–8).
+//!
+//! On the scheduler presets both workloads share one scheduler: queries'
+//! operators and transactions are its tasks. On the pool baselines
+//! (`multiple-pools`, `rayon`) queries run on their pools and transactions on
+//! the terminals' own threads (receivers), as in the papers' baseline.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use maestro_scheduler::{Scheduler, SchedulerStats, TimelineSample};
+use maestro_tpcc::driver::{self, Mode, Preset, RunConfig, RunProgress, RunReport};
+use maestro_tpch::queries::{QueryParams, run_profiled, stream_order};
+use serde::Serialize;
+
+use crate::cpu::process_cpu_times;
+use crate::tpch::{Latency, engine, start_scheduler};
+
+/// Both databases, loaded once and shared by every run.
+pub struct Databases {
+    pub tpch: maestro_tpch::Database,
+    pub tpcc: maestro_tpcc::Database,
+    pub tpcc_load: maestro_tpcc::LoadReport,
+    pub load_seconds: f64,
+}
+
+/// Loads TPC-H at `sf` and TPC-C with `warehouses` warehouses.
+pub fn load_both(
+    sf: f64,
+    warehouses: u16,
+    contexts: usize,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Databases, String> {
+    let start = Instant::now();
+    let scheduler = start_scheduler("single-hints", contexts)?;
+    let (tpch, _) = crate::tpch::load(&scheduler, sf, progress)?;
+    progress(&format!("TPC-H SF {sf} loaded"));
+    let mut config = maestro_tpcc::LoadConfig::new(warehouses);
+    config.threads = contexts;
+    let (tpcc, tpcc_load) = maestro_tpcc::load(&config, &|_| {}).map_err(|e| e.to_string())?;
+    progress(&format!("TPC-C W={warehouses} loaded"));
+    Ok(Databases {
+        tpch,
+        tpcc,
+        tpcc_load,
+        load_seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// One mixed run's shape.
+#[derive(Clone, Debug)]
+pub struct MixedConfig {
+    pub variant: String,
+    pub contexts: usize,
+    pub tpch_clients: usize,
+    pub tpcc_terminals: usize,
+    pub duration: Duration,
+    pub seed: u64,
+}
+
+/// What the live display shows once per second.
+#[derive(Clone, Debug, Serialize)]
+pub struct LiveSample {
+    pub elapsed_s: f64,
+    pub tpch_queries: usize,
+    /// TPC-H queries per minute over the last second.
+    pub tpch_queries_per_minute: f64,
+    /// New-Orders per minute over the last second.
+    pub tpmc: f64,
+    /// The scheduler's last sample (scheduler presets only).
+    pub active_workers: Option<usize>,
+    pub hint: Option<usize>,
+}
+
+/// A mixed run's results.
+#[derive(Clone, Debug, Serialize)]
+pub struct MixedOutcome {
+    pub variant: String,
+    pub tpch_clients: usize,
+    pub tpcc_terminals: usize,
+    pub elapsed_s: f64,
+    pub tpch_queries: usize,
+    pub tpch_queries_per_minute: f64,
+    pub tpch_latency: Option<Latency>,
+    pub tpmc: f64,
+    pub tpcc_transactions_per_second: f64,
+    pub tpcc_abort_rate: f64,
+    /// CPU time of the process ÷ (wall × contexts), split.
+    pub cpu_user: f64,
+    pub cpu_system: f64,
+    pub cpu_idle: f64,
+    pub voluntary_context_switches: u64,
+    pub involuntary_context_switches: u64,
+    /// The shared scheduler's counters over the run (scheduler presets).
+    pub scheduler_tasks: Option<u64>,
+    pub workers_peak: Option<usize>,
+    pub blocked_events: Option<u64>,
+    /// The watchdog's samples during the run (scheduler presets).
+    pub timeline: Vec<TimelineSample>,
+    pub live: Vec<LiveSample>,
+    /// TPC-C consistency conditions 1–4 after the run (empty: all hold).
+    pub consistency_violations: Vec<String>,
+    #[serde(skip)]
+    pub tpcc_report: Option<RunReport>,
+}
+
+/// The TPC-C mode of `variant` and the scheduler transactions run on.
+fn tpcc_mode(variant: &str) -> Mode {
+    match variant {
+        "single-pool" => Mode::Scheduler(Preset::SinglePool),
+        "single-pool-nosys" => Mode::Scheduler(Preset::SinglePoolNoSys),
+        "single-hints" => Mode::Scheduler(Preset::SingleHints),
+        _ => Mode::Receivers,
+    }
+}
+
+/// Runs TPC-H clients and TPC-C terminals together on `config.variant`.
+pub fn run_mixed(
+    dbs: &Databases,
+    config: &MixedConfig,
+    live: &(dyn Fn(&LiveSample) + Sync),
+) -> Result<MixedOutcome, String> {
+    if config.tpch_clients == 0 && config.tpcc_terminals == 0 {
+        return Err("a mixed run needs TPC-H clients or TPC-C terminals".into());
+    }
+    let (scheduler, exec) = engine(&config.variant, config.contexts)?;
+    let mode = tpcc_mode(&config.variant);
+    let shared = matches!(mode, Mode::Scheduler(_)).then_some(&*scheduler);
+    let before = scheduler.stats();
+    let started_ms = scheduler.timeline().last().map_or(0.0, |s| s.t_ms);
+    let cpu0 = process_cpu_times();
+    let stop = AtomicBool::new(false);
+    let queries = AtomicUsize::new(0);
+    let mut samples = Vec::new();
+    let start = Instant::now();
+    let (tpch_latencies, tpcc_report) = std::thread::scope(|s| {
+        let clients: Vec<_> = (0..config.tpch_clients)
+            .map(|c| {
+                let (exec, stop, queries) = (&exec, &stop, &queries);
+                s.spawn(move || -> Result<Vec<f64>, String> {
+                    let mut times = Vec::new();
+                    for round in 0u64.. {
+                        for q in stream_order(c + 1) {
+                            if stop.load(Ordering::Relaxed) {
+                                return Ok(times);
+                            }
+                            let seed = config.seed ^ ((c as u64) << 32) ^ (round << 48);
+                            let p = QueryParams::random(q, dbs.tpch.scale_factor, seed)
+                                .map_err(|e| e.to_string())?;
+                            let t = Instant::now();
+                            run_profiled(exec, &dbs.tpch, &p)
+                                .map_err(|e| format!("TPC-H client {c} Q{q}: {e}"))?;
+                            times.push(t.elapsed().as_secs_f64());
+                            queries.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    Ok(times)
+                })
+            })
+            .collect();
+        let mut last = (0usize, 0u64, Instant::now());
+        let mut sample = |new_orders: u64| {
+            let now = Instant::now();
+            let minutes = now.duration_since(last.2).as_secs_f64() / 60.0;
+            let q = queries.load(Ordering::Relaxed);
+            let t = scheduler.timeline().last().copied();
+            let l = LiveSample {
+                elapsed_s: start.elapsed().as_secs_f64(),
+                tpch_queries: q,
+                tpch_queries_per_minute: (q - last.0) as f64 / minutes.max(1e-9),
+                tpmc: new_orders.saturating_sub(last.1) as f64 / minutes.max(1e-9),
+                active_workers: shared.and(t.map(|t| t.active)),
+                hint: shared.and(t.map(|t| t.hint)),
+            };
+            live(&l);
+            samples.push(l);
+            last = (q, new_orders, now);
+        };
+        let tpcc = if config.tpcc_terminals > 0 {
+            let mut rc = RunConfig::new(
+                config.tpcc_terminals,
+                config.duration,
+                mode,
+                dbs.tpcc_load.constants,
+            );
+            rc.seed = config.seed;
+            rc.contexts = config.contexts;
+            let progress = std::sync::Mutex::new(&mut sample);
+            let r = driver::run_on(&dbs.tpcc, &rc, shared, &|p: &RunProgress| {
+                if let Ok(mut f) = progress.lock() {
+                    (*f)(p.new_orders);
+                }
+            })
+            .map_err(|e| e.to_string());
+            Some(r)
+        } else {
+            while start.elapsed() < config.duration {
+                std::thread::sleep(Duration::from_secs(1).min(config.duration));
+                sample(0);
+            }
+            None
+        };
+        stop.store(true, Ordering::Relaxed);
+        let mut latencies = Vec::new();
+        for c in clients {
+            match c.join() {
+                Ok(Ok(t)) => latencies.extend(t),
+                Ok(Err(e)) => return (Err(e), tpcc),
+                Err(_) => return (Err("a TPC-H client panicked".into()), tpcc),
+            }
+        }
+        (Ok(latencies), tpcc)
+    });
+    let elapsed = start.elapsed().as_secs_f64();
+    let tpch_latencies = tpch_latencies?;
+    let tpcc_report = tpcc_report.transpose()?;
+    let cpu1 = process_cpu_times();
+    let after = scheduler.stats();
+    Ok(outcome(
+        config,
+        elapsed,
+        tpch_latencies,
+        tpcc_report,
+        (cpu0, cpu1),
+        shared.map(|_| (&before, &after)),
+        scheduler_timeline(&scheduler, shared.is_some(), started_ms),
+        samples,
+        dbs,
+    ))
+}
+
+fn scheduler_timeline(s: &Arc<Scheduler>, used: bool, after_ms: f64) -> Vec<TimelineSample> {
+    if !used {
+        return Vec::new();
+    }
+    s.timeline()
+        .into_iter()
+        .filter(|t| t.t_ms >= after_ms)
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn outcome(
+    config: &MixedConfig,
+    elapsed: f64,
+    tpch_latencies: Vec<f64>,
+    tpcc: Option<RunReport>,
+    (cpu0, cpu1): (crate::cpu::CpuTimes, crate::cpu::CpuTimes),
+    stats: Option<(&SchedulerStats, &SchedulerStats)>,
+    timeline: Vec<TimelineSample>,
+    live: Vec<LiveSample>,
+    dbs: &Databases,
+) -> MixedOutcome {
+    let capacity = elapsed * config.contexts as f64;
+    let user = cpu1.user.saturating_sub(cpu0.user).as_secs_f64() / capacity;
+    let system = cpu1.system.saturating_sub(cpu0.system).as_secs_f64() / capacity;
+    let queries = tpch_latencies.len();
+    MixedOutcome {
+        variant: config.variant.clone(),
+        tpch_clients: config.tpch_clients,
+        tpcc_terminals: config.tpcc_terminals,
+        elapsed_s: elapsed,
+        tpch_queries: queries,
+        tpch_queries_per_minute: queries as f64 * 60.0 / elapsed,
+        tpch_latency: (queries > 0).then(|| Latency::of(tpch_latencies)),
+        tpmc: tpcc.as_ref().map_or(0.0, RunReport::tpmc),
+        tpcc_transactions_per_second: tpcc
+            .as_ref()
+            .map_or(0.0, RunReport::transactions_per_second),
+        tpcc_abort_rate: tpcc.as_ref().map_or(0.0, RunReport::abort_rate),
+        cpu_user: user,
+        cpu_system: system,
+        cpu_idle: (1.0 - user - system).clamp(0.0, 1.0),
+        voluntary_context_switches: cpu1
+            .voluntary_switches
+            .saturating_sub(cpu0.voluntary_switches),
+        involuntary_context_switches: cpu1
+            .involuntary_switches
+            .saturating_sub(cpu0.involuntary_switches),
+        scheduler_tasks: stats.map(|(b, a)| a.tasks_created - b.tasks_created),
+        workers_peak: stats.map(|(_, a)| a.workers_peak),
+        blocked_events: stats.map(|(b, a)| a.blocked_events - b.blocked_events),
+        timeline,
+        live,
+        consistency_violations: maestro_tpcc::check_consistency(&dbs.tpcc)
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+        tpcc_report: tpcc,
+    }
+}

@@ -1,0 +1,163 @@
+//! The main job's summary and report: plain text for the terminal, and with
+//! `--out` a JSON file, a Markdown report and its SVG charts (throughput over
+//! time, and the scheduler's workers and hint over time).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::mixed::MixedOutcome;
+use crate::plot::{Series, line_chart};
+
+/// What the run was asked to do (for the report's header).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RunSetup {
+    pub sf: f64,
+    pub warehouses: u16,
+    pub contexts: usize,
+    pub seed: u64,
+    pub load_seconds: f64,
+}
+
+/// The summary printed at the end of `maestro run`.
+pub fn summary(setup: &RunSetup, o: &MixedOutcome) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "maestro run: {} on {} contexts, {:.1} s — TPC-H SF {} × {} clients, TPC-C W={} × {} terminals",
+        o.variant,
+        setup.contexts,
+        o.elapsed_s,
+        setup.sf,
+        o.tpch_clients,
+        setup.warehouses,
+        o.tpcc_terminals
+    );
+    let _ = writeln!(
+        s,
+        "  TPC-H  {:>10.1} queries/min   {} queries{}",
+        o.tpch_queries_per_minute,
+        o.tpch_queries,
+        o.tpch_latency.as_ref().map_or(String::new(), |l| format!(
+            "   p50 {:.3} s   p99 {:.3} s",
+            l.p50_s, l.p99_s
+        ))
+    );
+    let _ = writeln!(
+        s,
+        "  TPC-C  {:>10.0} tpmC          {:.0} transactions/s   abort rate {:.4}",
+        o.tpmc, o.tpcc_transactions_per_second, o.tpcc_abort_rate
+    );
+    let _ = writeln!(
+        s,
+        "  CPU    user {:.0} %   system {:.0} %   idle {:.0} %   context switches {} voluntary, {} involuntary",
+        o.cpu_user * 100.0,
+        o.cpu_system * 100.0,
+        o.cpu_idle * 100.0,
+        o.voluntary_context_switches,
+        o.involuntary_context_switches
+    );
+    if let (Some(tasks), Some(peak), Some(blocked)) =
+        (o.scheduler_tasks, o.workers_peak, o.blocked_events)
+    {
+        let _ = writeln!(
+            s,
+            "  scheduler  {tasks} tasks   peak {peak} workers   {blocked} blocked events"
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  TPC-C consistency conditions 1-4: {}",
+        if o.consistency_violations.is_empty() {
+            "ok".to_string()
+        } else {
+            o.consistency_violations.join("; ")
+        }
+    );
+    s
+}
+
+/// Writes `report.json`, `report.md`, `throughput.svg` and (scheduler
+/// variants) `workers.svg` into `dir`; returns the file names.
+pub fn write(dir: &Path, setup: &RunSetup, o: &MixedOutcome) -> Result<Vec<String>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let write = |name: &str, body: &str| {
+        std::fs::write(dir.join(name), body).map_err(|e| format!("{}/{name}: {e}", dir.display()))
+    };
+    let json = serde_json::json!({"experiment": "run", "setup": setup, "outcome": o});
+    write("report.json", &json.to_string())?;
+    let mut files = vec!["report.json".to_string()];
+    let per_s = |f: fn(&crate::mixed::LiveSample) -> f64| -> Vec<(f64, f64)> {
+        o.live.iter().map(|l| (l.elapsed_s, f(l))).collect()
+    };
+    line_chart(
+        &dir.join("throughput.svg"),
+        "throughput over time (per second)",
+        "seconds",
+        "per minute",
+        &[
+            Series {
+                name: "TPC-H queries/min",
+                points: per_s(|l| l.tpch_queries_per_minute),
+            },
+            Series {
+                name: "TPC-C tpmC / 1000",
+                points: per_s(|l| l.tpmc / 1000.0),
+            },
+        ],
+    )?;
+    files.push("throughput.svg".into());
+    if !o.timeline.is_empty() {
+        let t0 = o.timeline[0].t_ms;
+        let pts = |f: fn(&maestro_scheduler::TimelineSample) -> usize| -> Vec<(f64, f64)> {
+            o.timeline
+                .iter()
+                .map(|t| ((t.t_ms - t0) / 1e3, f(t) as f64))
+                .collect()
+        };
+        line_chart(
+            &dir.join("workers.svg"),
+            &format!("{}: workers and hint (watchdog samples)", o.variant),
+            "seconds",
+            "workers",
+            &[
+                Series {
+                    name: "active",
+                    points: pts(|t| t.active),
+                },
+                Series {
+                    name: "blocked",
+                    points: pts(|t| t.blocked),
+                },
+                Series {
+                    name: "parked",
+                    points: pts(|t| t.parked),
+                },
+                Series {
+                    name: "total",
+                    points: pts(|t| t.total),
+                },
+                Series {
+                    name: "hint",
+                    points: pts(|t| t.hint),
+                },
+            ],
+        )?;
+        files.push("workers.svg".into());
+    }
+    let mut md = format!(
+        "# Maestro mixed HTAP run\n\n```\n{}```\n\n",
+        summary(setup, o)
+    );
+    md.push_str("## Throughput over time\n\n![throughput](throughput.svg)\n\n");
+    if files.iter().any(|f| f == "workers.svg") {
+        md.push_str("## Scheduler: workers and concurrency hint\n\n![workers](workers.svg)\n\n");
+    }
+    md.push_str(&format!(
+        "Setup: TPC-H SF {}, TPC-C W={}, {} contexts, seed {}, load {:.2} s. \
+         Raw data: `report.json`.\n",
+        setup.sf, setup.warehouses, setup.contexts, setup.seed, setup.load_seconds
+    ));
+    write("report.md", &md)?;
+    files.push("report.md".into());
+    Ok(files)
+}
