@@ -7,6 +7,7 @@ pub mod analytical;
 pub mod cpu;
 pub mod granularity;
 pub mod mixed;
+pub mod mixed_bench;
 pub mod olc;
 pub mod plot;
 pub mod run_report;
@@ -69,6 +70,22 @@ impl Report {
                 r.ratio_vs_rayon = Some(r.value / v);
             }
         }
+    }
+
+    /// A Markdown report: the parameters, the table, and every SVG
+    /// attachment as an image (the files `--out` writes beside it).
+    pub fn markdown(&self) -> String {
+        let mut md = format!(
+            "# Maestro: `{}` experiment\n\n{} contexts. Parameters: `{}`.\n\n```\n{}```\n",
+            self.experiment,
+            self.contexts,
+            self.params,
+            self.table()
+        );
+        for (file, _) in self.attachments.iter().filter(|(f, _)| f.ends_with(".svg")) {
+            md.push_str(&format!("\n![{file}]({file})\n"));
+        }
+        md
     }
 
     /// A plain-text table for people.

@@ -58,6 +58,47 @@ enum Experiment {
     /// Per TPC-H query: time under a background load ÷ time alone, for static, hint and
     /// adaptive, with a TPC-H and a CPU-hog background (DaMoN 2016 figures 6–8).
     Granularity(GranularityArgs),
+    /// TPC-H clients from a list beside TPC-C terminals, per engine variant: queries/min and
+    /// tpmC, CPU split, context switches (ADMS 2013 figures 7–8).
+    Mixed(MixedArgs),
+    /// Workers, hint and queues over time under the mixed load, per scheduler variant
+    /// (ADMS 2013 figure 6).
+    Timeline(MixedArgs),
+}
+
+#[derive(Args)]
+struct MixedArgs {
+    /// Hardware contexts to use (default: detected).
+    #[arg(long)]
+    contexts: Option<usize>,
+    /// Comma-separated variants (default: all): multiple-pools, single-pool-nosys,
+    /// single-pool, single-hints, rayon.
+    #[arg(long, value_delimiter = ',')]
+    variants: Option<Vec<String>>,
+    /// Comma-separated TPC-H client counts (timeline uses the largest).
+    #[arg(long, value_delimiter = ',')]
+    tpch_clients: Option<Vec<usize>>,
+    /// TPC-C terminals (default 2 × contexts).
+    #[arg(long)]
+    tpcc_terminals: Option<usize>,
+    /// Seconds per run (default 10; quick 1.5).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// TPC-H scale factor (default 1; quick 0.05).
+    #[arg(long)]
+    sf: Option<f64>,
+    /// TPC-C warehouses (default 2).
+    #[arg(long)]
+    warehouses: Option<u16>,
+    /// The small scale CI uses.
+    #[arg(long)]
+    quick: bool,
+    /// Print one JSON object on stdout (progress stays on stderr).
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON, the table, a Markdown report and the charts into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -171,6 +212,12 @@ fn main() -> ExitCode {
         Command::Bench {
             experiment: Experiment::Granularity(args),
         } => bench_granularity(args),
+        Command::Bench {
+            experiment: Experiment::Mixed(args),
+        } => bench_mixed(args, "mixed"),
+        Command::Bench {
+            experiment: Experiment::Timeline(args),
+        } => bench_mixed(args, "timeline"),
         Command::Tpch { command } => tpch::run(command),
         Command::Tpcc { command } => tpcc::run(command),
     }
@@ -214,8 +261,12 @@ fn emit(report: &maestro_bench::Report, name: &str, json: bool, out: Option<Path
                 return ExitCode::from(1);
             }
         }
+        if let Err(e) = std::fs::write(dir.join(format!("{name}.md")), report.markdown()) {
+            eprintln!("error: cannot write {}/{name}.md: {e}", dir.display());
+            return ExitCode::from(1);
+        }
         eprintln!(
-            "wrote {}/{name}.json, {name}.txt and {} attachment(s)",
+            "wrote {}/{name}.json, {name}.txt, {name}.md and {} attachment(s)",
             dir.display(),
             report.attachments.len()
         );
@@ -347,6 +398,73 @@ fn bench_granularity(args: GranularityArgs) -> ExitCode {
     );
     match granularity::run(contexts, &params, &|line| eprintln!("  {line}")) {
         Ok(report) => emit(&report, "granularity", args.json, args.out),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
+    use maestro_bench::mixed_bench::{self, MixedParams};
+    let contexts = args
+        .contexts
+        .unwrap_or_else(maestro_scheduler::detected_contexts);
+    if contexts == 0 || contexts > maestro_scheduler::WORKERS_MAX_LIMIT {
+        eprintln!(
+            "error: --contexts must be in 1..={}",
+            maestro_scheduler::WORKERS_MAX_LIMIT
+        );
+        return ExitCode::from(2);
+    }
+    let mut p = if args.quick {
+        MixedParams::quick(contexts)
+    } else {
+        MixedParams::full(contexts)
+    };
+    if let Some(v) = args.variants {
+        p.variants = v;
+    }
+    if let Some(c) = args.tpch_clients {
+        p.tpch_clients = c;
+    }
+    if let Some(t) = args.tpcc_terminals {
+        p.tpcc_terminals = t;
+    }
+    if let Some(w) = args.warehouses {
+        p.warehouses = w;
+    }
+    if let Some(d) = args.duration {
+        if !(d > 0.0 && d.is_finite()) {
+            eprintln!("error: --duration must be a positive number of seconds");
+            return ExitCode::from(2);
+        }
+        p.duration = std::time::Duration::from_secs_f64(d);
+    }
+    if let Some(sf) = args.sf {
+        if let Err(e) = maestro_tpch::validate_scale_factor(sf) {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+        p.sf = sf;
+    }
+    eprintln!(
+        "bench {experiment}: {contexts} contexts, SF {}, W={}, TPC-H clients {:?}, {} terminals, {:.1} s per run, variants {}",
+        p.sf,
+        p.warehouses,
+        p.tpch_clients,
+        p.tpcc_terminals,
+        p.duration.as_secs_f64(),
+        p.variants.join(",")
+    );
+    let progress = |line: &str| eprintln!("  {line}");
+    let report = if experiment == "mixed" {
+        mixed_bench::mixed(contexts, &p, &progress)
+    } else {
+        mixed_bench::timeline(contexts, &p, &progress)
+    };
+    match report {
+        Ok(report) => emit(&report, experiment, args.json, args.out),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)

@@ -429,3 +429,130 @@ fn tpcc_bad_arguments_exit_2() {
         assert!(!out.stderr.is_empty());
     }
 }
+
+#[test]
+fn run_main_job_reports_both_workloads_and_writes_the_report() {
+    let dir = std::env::temp_dir().join(format!("maestro-run-{}", std::process::id()));
+    let out = maestro(&[
+        "run",
+        "--sf",
+        "0.01",
+        "--warehouses",
+        "1",
+        "--tpch-clients",
+        "2",
+        "--tpcc-terminals",
+        "2",
+        "--duration",
+        "1.5",
+        "--contexts",
+        "2",
+        "--json",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let o = &v["outcome"];
+    assert!(o["tpch_queries"].as_u64().unwrap() > 0, "{o}");
+    assert!(o["tpmc"].as_f64().unwrap() > 0.0, "{o}");
+    assert_eq!(o["consistency_violations"].as_array().unwrap().len(), 0);
+    assert!(
+        !o["live"].as_array().unwrap().is_empty(),
+        "live progress samples"
+    );
+    for f in ["report.json", "report.md", "throughput.svg", "workers.svg"] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    let bad = maestro(&["run", "--variant", "fastest"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn bench_mixed_and_timeline_quick_have_every_variant() {
+    let variants = [
+        "multiple-pools",
+        "single-pool-nosys",
+        "single-pool",
+        "single-hints",
+        "rayon",
+    ];
+    let out = maestro(&[
+        "bench",
+        "mixed",
+        "--quick",
+        "--json",
+        "--contexts",
+        "2",
+        "--sf",
+        "0.01",
+        "--duration",
+        "0.6",
+        "--warehouses",
+        "1",
+        "--tpch-clients",
+        "0,2",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let rows = v["results"].as_array().unwrap();
+    for variant in variants {
+        for clients in [0, 2] {
+            for metric in ["tpmC", "tpch_queries_per_minute"] {
+                let value = rows
+                    .iter()
+                    .find(|r| {
+                        r["variant"] == variant
+                            && r["tpch_clients"] == clients
+                            && r["metric"] == metric
+                    })
+                    .and_then(|r| r["value"].as_f64())
+                    .unwrap_or_else(|| panic!("{variant} {clients} {metric} missing"));
+                assert!(value.is_finite() && value >= 0.0);
+                if metric == "tpmC" {
+                    assert!(value > 0.0, "{variant} {clients}: no New-Order committed");
+                }
+            }
+        }
+    }
+    let out = maestro(&[
+        "bench",
+        "timeline",
+        "--quick",
+        "--json",
+        "--contexts",
+        "2",
+        "--sf",
+        "0.01",
+        "--duration",
+        "0.6",
+        "--warehouses",
+        "1",
+        "--tpch-clients",
+        "2",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let rows = v["results"].as_array().unwrap();
+    for variant in ["single-pool-nosys", "single-pool", "single-hints"] {
+        assert!(
+            rows.iter().any(|r| r["variant"] == variant
+                && r["metric"] == "samples"
+                && r["value"].as_f64() > Some(0.0)),
+            "{variant} has no timeline samples"
+        );
+    }
+}

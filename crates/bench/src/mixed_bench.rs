@@ -1,0 +1,298 @@
+//! The `mixed` and `timeline` experiments (ADMS 2013 figures 6–8) on top of
+//! [`crate::mixed::run_mixed`]: TPC-H clients from a list beside a fixed number
+//! of TPC-C terminals, per engine variant.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::mixed::{Databases, MixedConfig, MixedOutcome, load_both, run_mixed};
+use crate::plot::{Series, line_chart};
+use crate::tpch::ENGINE_VARIANTS;
+use crate::{Report, ResultRow};
+
+/// Parameters of `mixed` and `timeline`.
+#[derive(Clone, Debug)]
+pub struct MixedParams {
+    pub sf: f64,
+    pub warehouses: u16,
+    pub tpch_clients: Vec<usize>,
+    pub tpcc_terminals: usize,
+    pub duration: Duration,
+    pub variants: Vec<String>,
+    pub seed: u64,
+}
+
+impl MixedParams {
+    /// The README's scale.
+    pub fn full(contexts: usize) -> MixedParams {
+        MixedParams {
+            sf: 1.0,
+            warehouses: 2,
+            tpch_clients: vec![0, 1, 2 * contexts, 8 * contexts],
+            tpcc_terminals: 2 * contexts,
+            duration: Duration::from_secs(10),
+            variants: ENGINE_VARIANTS.map(String::from).to_vec(),
+            seed: 1,
+        }
+    }
+
+    /// Seconds per run (CI).
+    pub fn quick(contexts: usize) -> MixedParams {
+        MixedParams {
+            sf: 0.05,
+            tpch_clients: vec![0, 2 * contexts],
+            duration: Duration::from_millis(1500),
+            ..MixedParams::full(contexts)
+        }
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if let Some(v) = self
+            .variants
+            .iter()
+            .find(|v| !ENGINE_VARIANTS.contains(&v.as_str()))
+        {
+            return Err(format!(
+                "unknown variant {v:?}: expected one of {}",
+                ENGINE_VARIANTS.join(", ")
+            ));
+        }
+        if self.tpch_clients.is_empty() || self.duration.is_zero() || self.warehouses == 0 {
+            return Err("need TPC-H client counts, a positive duration and warehouses".into());
+        }
+        Ok(())
+    }
+}
+
+fn one_run(
+    dbs: &Databases,
+    p: &MixedParams,
+    contexts: usize,
+    variant: &str,
+    clients: usize,
+) -> Result<MixedOutcome, String> {
+    let o = run_mixed(
+        dbs,
+        &MixedConfig {
+            variant: variant.to_string(),
+            contexts,
+            tpch_clients: clients,
+            tpcc_terminals: p.tpcc_terminals,
+            duration: p.duration,
+            seed: p.seed,
+        },
+        &|_| {},
+    )?;
+    if !o.consistency_violations.is_empty() {
+        return Err(format!(
+            "{variant}, {clients} TPC-H clients: TPC-C consistency violated: {}",
+            o.consistency_violations.join("; ")
+        ));
+    }
+    Ok(o)
+}
+
+fn row(variant: &str, clients: usize, metric: &str, value: f64, unit: &str) -> ResultRow {
+    let mut extra = serde_json::Map::new();
+    extra.insert("tpch_clients".into(), json!(clients));
+    ResultRow {
+        case: format!("tpch_clients={clients}"),
+        variant: variant.into(),
+        metric: metric.into(),
+        value,
+        unit: unit.into(),
+        higher_is_better: matches!(metric, "tpmC" | "tpch_queries_per_minute"),
+        extra,
+        ..Default::default()
+    }
+}
+
+/// `mixed`: TPC-H queries per minute and tpmC per (variant, TPC-H clients).
+pub fn mixed(
+    contexts: usize,
+    p: &MixedParams,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Report, String> {
+    p.check()?;
+    let dbs = load_both(p.sf, p.warehouses, contexts, progress)?;
+    let mut results = Vec::new();
+    let mut curves: Vec<(String, Vec<(f64, f64)>, Vec<(f64, f64)>)> = Vec::new();
+    for variant in &p.variants {
+        let (mut qpm, mut tpmc) = (Vec::new(), Vec::new());
+        for &clients in &p.tpch_clients {
+            let o = one_run(&dbs, p, contexts, variant, clients)?;
+            progress(&format!(
+                "{variant}, {clients} TPC-H clients: {:.0} queries/min, {:.0} tpmC",
+                o.tpch_queries_per_minute, o.tpmc
+            ));
+            let r = |m: &str, v: f64, u: &str| row(variant, clients, m, v, u);
+            results.extend([
+                r("tpmC", o.tpmc, "new-orders/min"),
+                r(
+                    "tpch_queries_per_minute",
+                    o.tpch_queries_per_minute,
+                    "queries/min",
+                ),
+                r("tpcc_abort_rate", o.tpcc_abort_rate, "fraction"),
+                r("cpu_user", o.cpu_user, "fraction"),
+                r("cpu_system", o.cpu_system, "fraction"),
+                r("cpu_idle", o.cpu_idle, "fraction"),
+                r(
+                    "voluntary_context_switches",
+                    o.voluntary_context_switches as f64,
+                    "switches",
+                ),
+                r(
+                    "involuntary_context_switches",
+                    o.involuntary_context_switches as f64,
+                    "switches",
+                ),
+            ]);
+            if let Some(t) = o.scheduler_tasks {
+                results.push(r("scheduler_tasks", t as f64, "tasks"));
+            }
+            qpm.push((clients as f64, o.tpch_queries_per_minute));
+            tpmc.push((clients as f64, o.tpmc / 1000.0));
+        }
+        curves.push((variant.clone(), qpm, tpmc));
+    }
+    let mut attachments = Vec::new();
+    for (file, title, y, pick) in [
+        (
+            "mixed-tpch.svg",
+            "TPC-H queries/min beside TPC-C",
+            "queries/min",
+            1,
+        ),
+        (
+            "mixed-tpcc.svg",
+            "TPC-C tpmC (thousands) beside TPC-H",
+            "tpmC / 1000",
+            2,
+        ),
+    ] {
+        let series: Vec<Series> = curves
+            .iter()
+            .map(|(v, a, b)| Series {
+                name: v,
+                points: if pick == 1 { a.clone() } else { b.clone() },
+            })
+            .collect();
+        attachments.push((file.to_string(), svg(title, "TPC-H clients", y, &series)?));
+    }
+    Ok(Report {
+        experiment: "mixed".into(),
+        contexts,
+        params: json!({
+            "sf": p.sf, "warehouses": p.warehouses, "tpch_clients": p.tpch_clients,
+            "tpcc_terminals": p.tpcc_terminals, "seconds": p.duration.as_secs_f64(),
+        }),
+        results,
+        attachments,
+    })
+}
+
+/// `timeline`: the scheduler's workers, hint and queue over one mixed run per
+/// scheduler variant (the pool baselines have no scheduler to sample).
+pub fn timeline(
+    contexts: usize,
+    p: &MixedParams,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Report, String> {
+    p.check()?;
+    let clients = *p.tpch_clients.iter().max().expect("checked non-empty");
+    let dbs = load_both(p.sf, p.warehouses, contexts, progress)?;
+    let (mut results, mut attachments) = (Vec::new(), Vec::new());
+    for variant in p.variants.iter().filter(|v| v.starts_with("single")) {
+        let o = one_run(&dbs, p, contexts, variant, clients)?;
+        let n = o.timeline.len().max(1) as f64;
+        let mean = |f: fn(&maestro_scheduler::TimelineSample) -> usize| {
+            o.timeline.iter().map(|t| f(t) as f64).sum::<f64>() / n
+        };
+        let r = |m: &str, v: f64, u: &str| row(variant, clients, m, v, u);
+        results.extend([
+            r("active_mean", mean(|t| t.active), "workers"),
+            r("blocked_mean", mean(|t| t.blocked), "workers"),
+            r("parked_mean", mean(|t| t.parked), "workers"),
+            r(
+                "total_max",
+                o.timeline.iter().map(|t| t.total).max().unwrap_or(0) as f64,
+                "workers",
+            ),
+            r("hint_mean", mean(|t| t.hint), "tasks"),
+            r(
+                "queued_mean",
+                mean(|t| t.queued_roots + t.queued_tasks),
+                "tasks",
+            ),
+            r("samples", o.timeline.len() as f64, "samples"),
+        ]);
+        progress(&format!("{variant}: {} samples", o.timeline.len()));
+        let t0 = o.timeline.first().map_or(0.0, |t| t.t_ms);
+        let pts = |f: fn(&maestro_scheduler::TimelineSample) -> usize| -> Vec<(f64, f64)> {
+            o.timeline
+                .iter()
+                .map(|t| ((t.t_ms - t0) / 1e3, f(t) as f64))
+                .collect()
+        };
+        let series = [
+            Series {
+                name: "active",
+                points: pts(|t| t.active),
+            },
+            Series {
+                name: "blocked",
+                points: pts(|t| t.blocked),
+            },
+            Series {
+                name: "parked",
+                points: pts(|t| t.parked),
+            },
+            Series {
+                name: "total",
+                points: pts(|t| t.total),
+            },
+            Series {
+                name: "hint",
+                points: pts(|t| t.hint),
+            },
+        ];
+        let title = format!("{variant}: workers under the mixed load");
+        attachments.push((
+            format!("timeline-{variant}.svg"),
+            svg(&title, "seconds", "workers", &series)?,
+        ));
+        let samples = serde_json::to_string(&o.timeline).map_err(|e| e.to_string())?;
+        attachments.push((format!("timeline-{variant}.json"), samples));
+    }
+    Ok(Report {
+        experiment: "timeline".into(),
+        contexts,
+        params: json!({
+            "sf": p.sf, "warehouses": p.warehouses, "tpch_clients": clients,
+            "tpcc_terminals": p.tpcc_terminals, "seconds": p.duration.as_secs_f64(),
+        }),
+        results,
+        attachments,
+    })
+}
+
+/// A chart as SVG text.
+fn svg(title: &str, x: &str, y: &str, series: &[Series]) -> Result<String, String> {
+    let path = std::env::temp_dir().join(format!(
+        "maestro-chart-{}-{}.svg",
+        std::process::id(),
+        next_chart_id()
+    ));
+    line_chart(&path, title, x, y, series)?;
+    let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_file(&path);
+    Ok(text)
+}
+
+fn next_chart_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
