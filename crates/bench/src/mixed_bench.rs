@@ -93,6 +93,14 @@ fn one_run(
     Ok(o)
 }
 
+/// One variant's curves over the TPC-H client counts: queries/min and
+/// tpmC / 1000.
+struct Curves {
+    variant: String,
+    queries_per_minute: Vec<(f64, f64)>,
+    tpmc_thousands: Vec<(f64, f64)>,
+}
+
 fn row(variant: &str, clients: usize, metric: &str, value: f64, unit: &str) -> ResultRow {
     let mut extra = serde_json::Map::new();
     extra.insert("tpch_clients".into(), json!(clients));
@@ -117,7 +125,7 @@ pub fn mixed(
     p.check()?;
     let dbs = load_both(p.sf, p.warehouses, contexts, progress)?;
     let mut results = Vec::new();
-    let mut curves: Vec<(String, Vec<(f64, f64)>, Vec<(f64, f64)>)> = Vec::new();
+    let mut curves: Vec<Curves> = Vec::new();
     for variant in &p.variants {
         let (mut qpm, mut tpmc) = (Vec::new(), Vec::new());
         for &clients in &p.tpch_clients {
@@ -155,7 +163,11 @@ pub fn mixed(
             qpm.push((clients as f64, o.tpch_queries_per_minute));
             tpmc.push((clients as f64, o.tpmc / 1000.0));
         }
-        curves.push((variant.clone(), qpm, tpmc));
+        curves.push(Curves {
+            variant: variant.clone(),
+            queries_per_minute: qpm,
+            tpmc_thousands: tpmc,
+        });
     }
     let mut attachments = Vec::new();
     for (file, title, y, pick) in [
@@ -174,9 +186,13 @@ pub fn mixed(
     ] {
         let series: Vec<Series> = curves
             .iter()
-            .map(|(v, a, b)| Series {
-                name: v,
-                points: if pick == 1 { a.clone() } else { b.clone() },
+            .map(|c| Series {
+                name: &c.variant,
+                points: if pick == 1 {
+                    c.queries_per_minute.clone()
+                } else {
+                    c.tpmc_thousands.clone()
+                },
             })
             .collect();
         attachments.push((file.to_string(), svg(title, "TPC-H clients", y, &series)?));
