@@ -1,1 +1,44 @@
-//! OpenMP on the Maestro scheduler (work in progress).
+//! OpenMP on the Maestro scheduler (paper: Wolf et al., *Extending Database Task
+//! Schedulers for Multi-threaded Application Code*, SSDBM 2015).
+//!
+//! Two faces of one runtime:
+//!
+//! - **`libmaestro_gomp.so`** (this crate's `cdylib`) exports the libgomp ABI that
+//!   GCC 12 emits (`GOMP_*` and the `omp_*` user API, see [`abi`]). A program
+//!   compiled with `gcc -fopenmp -c` and linked against it (instead of `-lgomp`)
+//!   runs every OpenMP team member as a Maestro scheduler task: the runtime owns no
+//!   thread and no thread pool.
+//! - **A native Rust API**, [`parallel_region`] with [`Team::barrier`] and
+//!   [`Team::for_each`], for Rust UDFs; it is the same machinery.
+//!
+//! Control ([`set_priority`], [`set_hint_teams`], [`install_scheduler`]) lets the
+//! database favour its own work over OpenMP work and size teams from the
+//! scheduler's concurrency hint. [`bench`](mod@bench) compares our overhead with stock
+//! libgomp's (a piece of `maestro bench omp`).
+//!
+//! How a team forks, meets at barriers and joins, and why a team larger than the
+//! free workers still completes, is written down in `PROTOCOL.md` beside this
+//! crate's manifest. Unsupported: `threadprivate` (it compiles to thread-local
+//! storage, which scheduler workers do not give per member) and `OMP_STACKSIZE`
+//! (the scheduler owns the threads); the runtime aborts with a message when
+//! `OMP_STACKSIZE` or `OMP_CANCELLATION=true` is set.
+
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+
+pub mod abi;
+pub mod bench;
+mod ctx;
+mod fork;
+mod icv;
+mod loops;
+mod native;
+mod runtime;
+mod task;
+mod team;
+mod wordlock;
+mod workshare;
+
+pub use native::{Schedule, Team, parallel_region};
+pub use runtime::{
+    hint_teams, install_scheduler, priority, scheduler, set_hint_teams, set_priority,
+};

@@ -1,0 +1,123 @@
+//! The C ABI: the `GOMP_*` entry points GCC 12 emits and the `omp_*` user API,
+//! with the signatures of GCC's `libgomp_g.h` and `omp.h`, plus `maestro_omp_*`
+//! controls. Entry points we do not implement are deliberately *not* exported, so
+//! a program that needs them fails at link time with the symbol's name instead of
+//! misbehaving: offloading (`GOMP_target*`, `GOMP_teams*`), doacross loops
+//! (`ordered(n)`, `GOMP_doacross_*`), task reductions (`reduction(task, …)`,
+//! `in_reduction`, `GOMP_taskgroup_reduction_*`, `GOMP_parallel_reductions`),
+//! allocators and `GOMP_error`/`GOMP_warning`. Cancellation compiles and is
+//! ignored (every cancellation point reports "not cancelled", which OpenMP allows
+//! while `OMP_CANCELLATION` is false).
+//!
+//! Every entry point is `unsafe extern "C"`: GCC guarantees the pointers it passes
+//! are valid for the documented use, and calling them any other way is undefined.
+
+pub mod control;
+pub mod loops_long;
+pub mod loops_ull;
+pub mod omp;
+pub mod omp_lock;
+pub mod parallel;
+pub mod parallel_loops;
+pub mod sync;
+pub mod taskloop;
+pub mod tasks;
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use crate::ctx::Ctx;
+use crate::icv::Sched;
+use crate::loops::{LoopWs, Space};
+use crate::runtime;
+use crate::workshare::{self, WorkShare, WsKind};
+
+/// A schedule as GCC names it: fixed, or `runtime` (read run-sched-var).
+#[derive(Clone, Copy)]
+pub(crate) enum Kind {
+    Fixed(Sched),
+    Runtime,
+}
+
+impl Kind {
+    /// From `GOMP_loop_start`'s `sched` argument (`GFS_*`, 0 = runtime).
+    fn from_gfs(sched: i64) -> Kind {
+        match sched as u32 & !0x8000_0000 {
+            0 => Kind::Runtime,
+            raw => {
+                Kind::Fixed(Sched::from_raw(raw).unwrap_or_else(|| {
+                    runtime::fatal(&format!("unknown loop schedule {sched:#x}"))
+                }))
+            }
+        }
+    }
+
+    fn resolve(self, ctx: &Ctx, chunk: u64) -> (Sched, u64) {
+        match self {
+            Kind::Fixed(s) => (s, chunk),
+            Kind::Runtime => {
+                let icv = ctx.icv.get();
+                (icv.run_sched, icv.run_chunk)
+            }
+        }
+    }
+}
+
+/// A loop construct for a team of `n`.
+pub(crate) fn loop_ws(
+    ctx: &Ctx,
+    n: usize,
+    space: Space,
+    kind: Kind,
+    chunk: u64,
+    ordered: bool,
+) -> WorkShare {
+    let (sched, chunk) = kind.resolve(ctx, chunk);
+    WorkShare::new(WsKind::Loop(LoopWs::new(space, sched, chunk, n, ordered)))
+}
+
+/// Enters a loop construct (created by the first member to arrive). `scratch` is
+/// GCC's `mem` argument: on entry the bytes wanted, on return the shared block.
+///
+/// # Safety
+/// `scratch` is null or valid for a read and a write of a pointer.
+pub(crate) unsafe fn begin_loop(
+    ctx: &Ctx,
+    space: Space,
+    kind: Kind,
+    chunk: u64,
+    ordered: bool,
+    scratch: *mut *mut c_void,
+) -> Arc<WorkShare> {
+    let (ws, _) = workshare::begin(ctx, || {
+        let ws = loop_ws(ctx, ctx.team.n, space, kind, chunk, ordered);
+        if scratch.is_null() {
+            ws
+        } else {
+            // SAFETY: the caller guarantees `scratch` is readable.
+            ws.with_scratch(unsafe { *scratch } as usize)
+        }
+    });
+    if !scratch.is_null() {
+        // SAFETY: as above, and writable.
+        unsafe { *scratch = ws.scratch_ptr() };
+    }
+    ws
+}
+
+/// The calling member's next chunk of its current loop, as loop values.
+pub(crate) fn next_chunk(ctx: &Ctx) -> Option<(u64, u64)> {
+    let ws = workshare::current(ctx)?;
+    let l = ws.as_loop()?;
+    let c = l.next_chunk(ctx)?;
+    Some(l.space.bounds(c))
+}
+
+/// Refuses a non-null `reductions` argument (task reductions are not supported).
+pub(crate) fn no_task_reductions(reductions: *mut usize, what: &str) {
+    if !reductions.is_null() {
+        runtime::fatal(&format!(
+            "{what}: task reductions (reduction(task, ...)) are not supported"
+        ));
+    }
+}

@@ -1,0 +1,197 @@
+//! Pieces of `maestro bench omp`: the OpenMP overhead of `libmaestro_gomp.so`
+//! against stock libgomp (the paper's "same order of magnitude", §6.2), measured
+//! by one C microbenchmark (`bench/omp_overhead.c`) compiled twice — once with
+//! `gcc -fopenmp` (stock libgomp), once compiled with `-fopenmp -c` and linked
+//! against our cdylib — and run as separate processes, one after the other.
+//!
+//! Both variants size their teams the same way (`THREADS` members, explicit
+//! `num_threads`); each runs with its own default waiting policy (libgomp spins
+//! before sleeping, we never spin on a barrier), which is part of what is compared.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The microbenchmark's source.
+pub const OVERHEAD_C: &str = include_str!("../bench/omp_overhead.c");
+
+/// The operations the microbenchmark times, in microseconds per operation:
+/// an empty region, a region with one barrier (every member must then really
+/// run: in an empty region our master runs the members nobody started yet), a
+/// `parallel for` of 1024 trivial iterations (static and dynamic,16), one barrier
+/// in a running team, one task from a `single` producer.
+pub const OVERHEAD_METRICS: [&str; 6] = [
+    "fork_join",
+    "fork_join_barrier",
+    "parallel_for_static",
+    "parallel_for_dynamic",
+    "barrier",
+    "task",
+];
+
+/// How to run the comparison.
+#[derive(Clone, Debug)]
+pub struct OverheadSetup {
+    /// The C compiler driver (gcc with OpenMP support).
+    pub cc: String,
+    /// The directory holding `libmaestro_gomp.so` (see [`find_cdylib_dir`]).
+    pub lib_dir: PathBuf,
+    /// Where the two binaries are built.
+    pub work_dir: PathBuf,
+    /// Team size of every measured region.
+    pub threads: usize,
+    /// Operations per measurement.
+    pub reps: usize,
+    /// Runs per variant; the median is reported.
+    pub runs: usize,
+    /// Extra environment for our variant (e.g. `MAESTRO_OMP_CONTEXTS`).
+    pub env: Vec<(String, String)>,
+}
+
+/// One measured value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OverheadRow {
+    /// `"libgomp"` or `"maestro-gomp"`.
+    pub variant: &'static str,
+    /// One of [`OVERHEAD_METRICS`].
+    pub metric: String,
+    /// Median microseconds per operation.
+    pub micros: f64,
+}
+
+/// Where `libmaestro_gomp.so` is: `$MAESTRO_GOMP_LIB_DIR`, else beside the running
+/// executable or in its `deps/` (cargo's layouts for binaries and tests).
+pub fn find_cdylib_dir() -> Option<PathBuf> {
+    if let Ok(d) = std::env::var("MAESTRO_GOMP_LIB_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    [
+        dir.to_path_buf(),
+        dir.join("deps"),
+        dir.parent()?.to_path_buf(),
+    ]
+    .into_iter()
+    .find(|d| d.join("libmaestro_gomp.so").exists())
+}
+
+fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
+    let out = cmd
+        .output()
+        .map_err(|e| format!("{what}: cannot run: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{what} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Builds the stock and the Maestro binary; returns their paths.
+fn build(setup: &OverheadSetup) -> Result<(PathBuf, PathBuf), String> {
+    std::fs::create_dir_all(&setup.work_dir).map_err(|e| e.to_string())?;
+    let src = setup.work_dir.join("omp_overhead.c");
+    std::fs::write(&src, OVERHEAD_C).map_err(|e| e.to_string())?;
+    let stock = setup.work_dir.join("omp_overhead_libgomp");
+    let obj = setup.work_dir.join("omp_overhead.o");
+    let ours = setup.work_dir.join("omp_overhead_maestro");
+    let cc = || Command::new(&setup.cc);
+    run(
+        cc().args(["-fopenmp", "-O2"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&stock),
+        "building against libgomp",
+    )?;
+    run(
+        cc().args(["-fopenmp", "-O2", "-c"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&obj),
+        "compiling",
+    )?;
+    let lib = setup.lib_dir.display();
+    run(
+        cc().arg(&obj)
+            .arg("-o")
+            .arg(&ours)
+            .arg(format!("-L{lib}"))
+            .arg("-lmaestro_gomp")
+            .arg(format!("-Wl,-rpath,{lib}")),
+        "linking against libmaestro_gomp.so",
+    )?;
+    Ok((stock, ours))
+}
+
+/// Parses `<metric> <micros>` lines.
+fn parse(out: &str) -> Result<Vec<(String, f64)>, String> {
+    out.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let (m, v) = l.split_once(' ').ok_or_else(|| format!("bad line {l:?}"))?;
+            let v = v
+                .trim()
+                .parse::<f64>()
+                .map_err(|e| format!("bad value in {l:?}: {e}"))?;
+            Ok((m.to_string(), v))
+        })
+        .collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Builds both variants and measures each `runs` times (alternating, so drifts in
+/// machine load hit both alike).
+pub fn overhead(setup: &OverheadSetup) -> Result<Vec<OverheadRow>, String> {
+    let (stock, ours) = build(setup)?;
+    let variants: [(&'static str, &Path); 2] = [("libgomp", &stock), ("maestro-gomp", &ours)];
+    let mut samples: Vec<(&'static str, String, Vec<f64>)> = Vec::new();
+    for _ in 0..setup.runs.max(1) {
+        for (variant, bin) in variants {
+            let mut cmd = Command::new(bin);
+            cmd.arg(setup.threads.to_string())
+                .arg(setup.reps.to_string());
+            if variant == "maestro-gomp" {
+                cmd.envs(setup.env.iter().map(|(k, v)| (k, v)));
+            }
+            for (metric, v) in parse(&run(&mut cmd, variant)?)? {
+                match samples
+                    .iter_mut()
+                    .find(|(var, m, _)| *var == variant && *m == metric)
+                {
+                    Some((_, _, s)) => s.push(v),
+                    None => samples.push((variant, metric, vec![v])),
+                }
+            }
+        }
+    }
+    Ok(samples
+        .into_iter()
+        .map(|(variant, metric, s)| OverheadRow {
+            variant,
+            metric,
+            micros: median(s),
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_lines_and_takes_medians() {
+        let p = parse("fork_join 1.5\nbarrier 0.25\n\n").unwrap();
+        assert_eq!(p, vec![("fork_join".into(), 1.5), ("barrier".into(), 0.25)]);
+        assert!(parse("nonsense").is_err());
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        for m in OVERHEAD_METRICS {
+            assert!(OVERHEAD_C.contains(&format!("\"{m} %.4f")), "{m}");
+        }
+    }
+}

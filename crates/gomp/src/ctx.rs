@@ -1,0 +1,110 @@
+//! The OpenMP state of the task a thread is running, behind one thread-local
+//! pointer. A team member or an explicit task installs its [`Ctx`] when it starts
+//! and restores the previous one when it ends; since a scheduler task runs to
+//! completion on one thread and tasks run inline (by a waiter helping) nest
+//! strictly, the saved pointers form a stack and are always restored in order.
+//! A thread outside any region (the program's main thread, a scheduler worker
+//! running database work) gets a lazily made *initial* context of its own.
+
+use std::cell::{Cell, RefCell};
+use std::ptr;
+use std::sync::Arc;
+
+use crate::icv::Icv;
+use crate::task::WaitSet;
+use crate::team::TeamShared;
+use crate::workshare::WorkShare;
+
+/// One task's view: its team, its number in it, its ICVs, its children.
+pub(crate) struct Ctx {
+    pub team: Arc<TeamShared>,
+    /// omp_get_thread_num(): the member number (for an explicit task, the number
+    /// of the member that created it).
+    pub num: usize,
+    pub icv: Cell<Icv>,
+    /// Children of the task running in this context (what `taskwait` waits for).
+    pub children: Arc<WaitSet>,
+    /// Open taskgroups, innermost last; an explicit task starts with the group it
+    /// was created in, so its descendants count in that group too.
+    pub groups: RefCell<Vec<Arc<WaitSet>>>,
+    /// Inside a `final` task every task created is included (run at once).
+    pub in_final: bool,
+    pub ws: WsCursor,
+    prev: Cell<*const Ctx>,
+}
+
+/// A member's position in its team's sequence of work-sharing constructs.
+#[derive(Default)]
+pub(crate) struct WsCursor {
+    /// Sequence number of the next construct this member enters.
+    pub next_seq: Cell<u64>,
+    /// The construct being executed (loops and sections span several calls).
+    pub current: RefCell<Option<(u64, Arc<WorkShare>)>>,
+    /// Chunks of a static schedule already taken by this member.
+    pub trip: Cell<u64>,
+    /// The chunk being executed, as iteration indices (for `ordered`).
+    pub chunk: Cell<Option<(u64, u64)>>,
+    /// `single` constructs encountered (see `team::single_start`).
+    pub singles: Cell<u64>,
+}
+
+thread_local! {
+    static CURRENT: Cell<*const Ctx> = const { Cell::new(ptr::null()) };
+    static INITIAL: Ctx = Ctx::new(TeamShared::initial(), 0, crate::runtime::initial_icv(), None, false);
+}
+
+impl Ctx {
+    pub fn new(
+        team: Arc<TeamShared>,
+        num: usize,
+        icv: Icv,
+        group: Option<Arc<WaitSet>>,
+        in_final: bool,
+    ) -> Ctx {
+        Ctx {
+            team,
+            num,
+            icv: Cell::new(icv),
+            children: Arc::new(WaitSet::new()),
+            groups: RefCell::new(group.into_iter().collect()),
+            in_final,
+            ws: WsCursor::default(),
+            prev: Cell::new(ptr::null()),
+        }
+    }
+
+    /// The innermost open taskgroup, which tasks created here belong to.
+    pub fn group(&self) -> Option<Arc<WaitSet>> {
+        self.groups.borrow().last().cloned()
+    }
+
+    /// Makes `self` the calling thread's context until [`Ctx::leave`].
+    ///
+    /// The caller must call `leave` on the same thread before `self` moves or is
+    /// dropped, and after every `enter` made inside (strict nesting).
+    pub fn enter(&self) {
+        CURRENT.with(|c| self.prev.set(c.replace(self as *const Ctx)));
+    }
+
+    /// Restores the context that was current before [`Ctx::enter`].
+    pub fn leave(&self) {
+        CURRENT.with(|c| {
+            debug_assert_eq!(c.get(), self as *const Ctx, "contexts left out of order");
+            c.set(self.prev.get());
+        });
+    }
+}
+
+/// Runs `f` with the calling thread's current context.
+pub(crate) fn with_current<R>(f: impl FnOnce(&Ctx) -> R) -> R {
+    let p = CURRENT.with(|c| c.get());
+    if p.is_null() {
+        INITIAL.with(|c| f(c))
+    } else {
+        // SAFETY: a non-null CURRENT was installed by `Ctx::enter` of a context that
+        // stays alive and in place until its `leave` restores the previous pointer;
+        // `f` runs on this thread inside that window, and contexts entered within
+        // `f` are left before it returns (strict nesting).
+        f(unsafe { &*p })
+    }
+}

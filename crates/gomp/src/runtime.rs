@@ -1,0 +1,151 @@
+//! Process-wide state: the scheduler every team runs on, the OpenMP environment
+//! read once, and the two controls the database uses (priority, team sizing).
+//!
+//! Environment of our own:
+//! - `MAESTRO_OMP_PRIORITY`: scheduler priority of OpenMP work (default
+//!   [`DEFAULT_PRIORITY`], 0 = lowest; clamped to the scheduler's levels).
+//! - `MAESTRO_OMP_TEAMS=hint`: regions without `num_threads` get
+//!   `min(nthreads-var, concurrency hint)` members.
+//! - `MAESTRO_OMP_PRESET` / `MAESTRO_OMP_CONTEXTS`: the scheduler created when the
+//!   host did not [`install_scheduler`] one (default `single-pool`, detected contexts).
+//! - `MAESTRO_OMP_IGNORE_UNSUPPORTED=1`: warn instead of aborting on unsupported
+//!   variables (`OMP_STACKSIZE`, `OMP_CANCELLATION=true`).
+
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use maestro_scheduler::{DEFAULT_PRIORITY, Scheduler, detected_contexts};
+
+use crate::icv::{EnvSettings, Icv, parse_env};
+
+static SCHEDULER: OnceLock<Arc<Scheduler>> = OnceLock::new();
+static ENV: OnceLock<EnvSettings> = OnceLock::new();
+
+/// Makes OpenMP work run on `scheduler` (the database's own). Must happen before
+/// the first parallel region; gives the scheduler back if one is already in use.
+pub fn install_scheduler(scheduler: Arc<Scheduler>) -> Result<(), Arc<Scheduler>> {
+    SCHEDULER.set(scheduler)
+}
+
+/// The scheduler OpenMP work runs on; created from the environment on first use
+/// unless the host installed one.
+pub fn scheduler() -> &'static Arc<Scheduler> {
+    SCHEDULER.get_or_init(|| {
+        let preset = std::env::var("MAESTRO_OMP_PRESET").unwrap_or_else(|_| "single-pool".into());
+        let contexts = match std::env::var("MAESTRO_OMP_CONTEXTS") {
+            Ok(v) => match v.trim().parse::<usize>() {
+                Ok(n) if n > 0 => n,
+                _ => fatal(&format!(
+                    "MAESTRO_OMP_CONTEXTS={v} is not a positive number"
+                )),
+            },
+            Err(_) => detected_contexts(),
+        };
+        match Scheduler::with_preset(&preset, contexts) {
+            Ok(s) => Arc::new(s),
+            Err(e) => fatal(&format!("cannot start the scheduler: {e}")),
+        }
+    })
+}
+
+/// Warns once if the scheduler keeps blocked workers in the active level
+/// (`single-pool-nosys`): then a team needing more workers than are free hangs at
+/// its first barrier (PROTOCOL.md).
+pub(crate) fn warn_if_fixed_pool() {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    if !scheduler().config().count_sys_inactive {
+        WARNED.call_once(|| {
+            eprintln!(
+                "maestro-gomp: scheduler '{}' counts blocked workers as active; teams \
+                 with barriers larger than its free workers will hang",
+                scheduler().config().name
+            );
+        });
+    }
+}
+
+/// Reports a condition the runtime cannot continue from and aborts (we are called
+/// from C, so unwinding is not an option).
+pub(crate) fn fatal(msg: &str) -> ! {
+    eprintln!("maestro-gomp: {msg}");
+    std::process::abort()
+}
+
+/// The OpenMP environment, parsed once. Unsupported variables abort here.
+pub(crate) fn env() -> &'static EnvSettings {
+    ENV.get_or_init(|| {
+        let s = parse_env(|k| std::env::var(k).ok());
+        for w in &s.warnings {
+            eprintln!("maestro-gomp: {w}");
+        }
+        if !s.unsupported.is_empty() {
+            let ignore = std::env::var("MAESTRO_OMP_IGNORE_UNSUPPORTED").is_ok_and(|v| v == "1");
+            for u in &s.unsupported {
+                eprintln!("maestro-gomp: {u}");
+            }
+            if !ignore {
+                fatal("refusing to run (set MAESTRO_OMP_IGNORE_UNSUPPORTED=1 to go on)");
+            }
+        }
+        s
+    })
+}
+
+/// The ICVs of an initial task (a thread outside any region).
+pub(crate) fn initial_icv() -> Icv {
+    env().initial_icv(scheduler().contexts())
+}
+
+/// thread-limit-var: `OMP_THREAD_LIMIT`, at most the scheduler's worker cap (a team
+/// needs one worker per non-master member at once to pass a barrier).
+pub(crate) fn thread_limit() -> usize {
+    let cap = scheduler().config().workers_max;
+    env().thread_limit.map_or(cap, |l| l.min(cap)).max(1)
+}
+
+const UNSET: usize = usize::MAX;
+static PRIORITY: AtomicUsize = AtomicUsize::new(UNSET);
+
+/// The scheduler priority team members and tasks are submitted with.
+pub fn priority() -> usize {
+    let p = PRIORITY.load(Ordering::Relaxed);
+    if p != UNSET {
+        return p;
+    }
+    let from_env = std::env::var("MAESTRO_OMP_PRIORITY")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(DEFAULT_PRIORITY);
+    // Only the first reader installs the environment's value; a racing
+    // `set_priority` wins.
+    let _ = PRIORITY.compare_exchange(UNSET, from_env, Ordering::Relaxed, Ordering::Relaxed);
+    PRIORITY.load(Ordering::Relaxed)
+}
+
+/// Sets the priority of OpenMP work submitted from now on (0 = lowest; values above
+/// the scheduler's highest level are clamped by the scheduler).
+pub fn set_priority(priority: usize) {
+    PRIORITY.store(priority.min(UNSET - 1), Ordering::Relaxed);
+}
+
+const HINT_UNSET: u8 = 0;
+const HINT_OFF: u8 = 1;
+const HINT_ON: u8 = 2;
+static HINT_TEAMS: AtomicU8 = AtomicU8::new(HINT_UNSET);
+
+/// Whether regions without `num_threads` are sized by the concurrency hint.
+pub fn hint_teams() -> bool {
+    let v = HINT_TEAMS.load(Ordering::Relaxed);
+    if v != HINT_UNSET {
+        return v == HINT_ON;
+    }
+    let on = std::env::var("MAESTRO_OMP_TEAMS").is_ok_and(|v| v.trim() == "hint");
+    let v = if on { HINT_ON } else { HINT_OFF };
+    let _ = HINT_TEAMS.compare_exchange(HINT_UNSET, v, Ordering::Relaxed, Ordering::Relaxed);
+    HINT_TEAMS.load(Ordering::Relaxed) == HINT_ON
+}
+
+/// Turns hint-sized teams on or off.
+pub fn set_hint_teams(on: bool) {
+    HINT_TEAMS.store(if on { HINT_ON } else { HINT_OFF }, Ordering::Relaxed);
+}

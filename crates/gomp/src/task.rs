@@ -1,0 +1,197 @@
+//! Explicit tasks (`omp task`), `taskwait` and taskgroups.
+//!
+//! Tasks run on the team's members, which are scheduler tasks, at task scheduling
+//! points — as in libgomp, and unlike a design that hands each task to the
+//! scheduler: that one would have to run a task on a worker outside the team, where
+//! `omp_get_thread_num()` could not be unique among running tasks, and code that
+//! indexes per-thread data by it (common in task-parallel C) would race.
+//!
+//! A deferred task sits in three queues: its parent's children, its taskgroup, its
+//! team. Whoever takes its body first runs it: a member waiting at a `taskwait`,
+//! taskgroup end, barrier or join helps instead of sleeping. A waiter only runs
+//! tasks it is allowed to (OpenMP's task scheduling constraint): its own children
+//! at `taskwait`, its group's tasks at the group's end, any task of the team at a
+//! barrier or the end of the region.
+//!
+//! Included and undeferred tasks (`if(0)`, inside `final` tasks, tasks with
+//! `depend` clauses, tasks outside any parallel region) run at once in the
+//! creating task. Running every `depend` task at once, in creation order, satisfies
+//! every dependence between siblings (dependences only order sibling tasks, and
+//! earlier siblings have then all finished), at the price of their parallelism.
+
+use std::sync::Arc;
+
+use maestro_scheduler::sync::{Condvar, Mutex};
+
+use crate::ctx::{Ctx, with_current};
+use crate::icv::Icv;
+use crate::runtime;
+use crate::team::TeamShared;
+
+pub(crate) type TaskBody = Box<dyn FnOnce() + Send>;
+
+/// A deferred task.
+pub(crate) struct TaskRec {
+    /// Taken by whoever runs the task (the claim).
+    body: parking_lot::Mutex<Option<TaskBody>>,
+    team: Arc<TeamShared>,
+    icv: Icv,
+    in_final: bool,
+    parent: Arc<WaitSet>,
+    group: Option<Arc<WaitSet>>,
+}
+
+impl TaskRec {
+    fn is_taken(&self) -> bool {
+        self.body.lock().is_none()
+    }
+}
+
+/// Runs `t` here unless someone took it already, then signals its completion to
+/// its parent, its taskgroup and its team. Called by a member of `t`'s team (or a
+/// task running on one), whose number the task reports.
+pub(crate) fn execute(t: Arc<TaskRec>) {
+    let Some(body) = t.body.lock().take() else {
+        return;
+    };
+    let num = with_current(|c| c.num);
+    let ctx = Ctx::new(t.team.clone(), num, t.icv, t.group.clone(), t.in_final);
+    ctx.enter();
+    body();
+    ctx.leave();
+    drop(ctx);
+    t.parent.done();
+    if let Some(g) = &t.group {
+        g.done();
+    }
+    t.team.task_done();
+}
+
+/// Whether a task created in `parent` must run at once.
+pub(crate) fn must_run_now(parent: &Ctx) -> bool {
+    parent.in_final || parent.team.level == 0
+}
+
+/// Runs an included/undeferred task now, in a task context of its own (so that its
+/// `taskwait` waits for its own children only).
+pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
+    let ctx = Ctx::new(
+        parent.team.clone(),
+        parent.num,
+        parent.icv.get(),
+        parent.group(),
+        parent.in_final || final_task,
+    );
+    ctx.enter();
+    body();
+    ctx.leave();
+}
+
+/// Defers `body` as a child of `parent`.
+pub(crate) fn defer(parent: &Ctx, final_task: bool, body: TaskBody) {
+    let t = Arc::new(TaskRec {
+        body: parking_lot::Mutex::new(Some(body)),
+        team: parent.team.clone(),
+        icv: parent.icv.get(),
+        in_final: final_task,
+        parent: parent.children.clone(),
+        group: parent.group(),
+    });
+    t.parent.add(&t);
+    if let Some(g) = &t.group {
+        g.add(&t);
+    }
+    if !t.team.add_task(&t) {
+        // Over the throttle: run it now, as libgomp does.
+        execute(t);
+    }
+}
+
+/// Tasks a waiter waits for: a task's children, or a taskgroup.
+pub(crate) struct WaitSet {
+    state: Mutex<WaitState>,
+    cv: Condvar,
+}
+
+#[derive(Default)]
+struct WaitState {
+    outstanding: usize,
+    /// May hold tasks already taken; pruned as it grows.
+    queued: Vec<Arc<TaskRec>>,
+    prune_at: usize,
+    waiters: usize,
+}
+
+impl Default for WaitSet {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WaitSet {
+    pub fn new() -> WaitSet {
+        WaitSet {
+            state: Mutex::new(WaitState::default()),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn add(&self, t: &Arc<TaskRec>) {
+        let mut s = self.state.lock();
+        s.outstanding += 1;
+        if s.queued.len() >= s.prune_at.max(32) {
+            s.queued.retain(|t| !t.is_taken());
+            s.prune_at = 2 * s.queued.len();
+        }
+        s.queued.push(t.clone());
+        let wake = s.waiters > 0;
+        drop(s);
+        if wake {
+            self.cv.notify_one();
+        }
+    }
+
+    fn done(&self) {
+        let mut s = self.state.lock();
+        s.outstanding -= 1;
+        let wake = s.outstanding == 0 && s.waiters > 0;
+        drop(s);
+        if wake {
+            self.cv.notify_all();
+        }
+    }
+
+    /// Waits until every task of the set finished, running queued ones meanwhile.
+    pub fn wait(&self) {
+        let mut s = self.state.lock();
+        loop {
+            if s.outstanding == 0 {
+                s.queued.clear();
+                return;
+            }
+            if let Some(t) = s.queued.pop() {
+                drop(s);
+                execute(t);
+                s = self.state.lock();
+                continue;
+            }
+            s.waiters += 1;
+            self.cv.wait(&mut s);
+            s.waiters -= 1;
+        }
+    }
+}
+
+/// `taskgroup` start: tasks created from here on (and their descendants) join it.
+pub(crate) fn taskgroup_start(ctx: &Ctx) {
+    ctx.groups.borrow_mut().push(Arc::new(WaitSet::new()));
+}
+
+/// `taskgroup` end: waits for the group's tasks.
+pub(crate) fn taskgroup_end(ctx: &Ctx) {
+    let g = ctx.groups.borrow_mut().pop();
+    match g {
+        Some(g) => g.wait(),
+        None => runtime::fatal("GOMP_taskgroup_end without a taskgroup"),
+    }
+}

@@ -1,0 +1,263 @@
+//! A team's shared state: the team barrier, the queue of explicit tasks, the
+//! members' claims and the join (forking is in `fork`). The protocol and the
+//! argument why it cannot deadlock are in PROTOCOL.md.
+//!
+//! All waiting goes through `maestro_scheduler::sync` (waiters count as *blocked*,
+//! so the scheduler activates other workers), and every waiter first helps: at a
+//! barrier or the join it runs queued explicit tasks of the team, and at the join
+//! the master runs every member that no worker has started yet.
+
+use std::collections::VecDeque;
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use maestro_scheduler::sync::{Condvar, Mutex};
+
+use crate::ctx::Ctx;
+use crate::icv::Icv;
+use crate::runtime;
+use crate::task::{self, TaskRec};
+use crate::workshare::{WorkShare, WsTable};
+
+/// The outlined body of a parallel region and its argument block.
+#[derive(Clone, Copy)]
+pub(crate) struct RegionFn {
+    pub f: unsafe extern "C" fn(*mut c_void),
+    pub data: *mut c_void,
+}
+
+// SAFETY: `data` points to the encountering task's frame (GCC's argument block, or
+// the native API's closure), which the master keeps alive until the join has seen
+// every member finish; members only use it inside `f`. OpenMP makes the program
+// responsible for synchronizing what `f` does with the shared data.
+unsafe impl Send for RegionFn {}
+// SAFETY: as above; the pointers themselves are never written after the fork.
+unsafe impl Sync for RegionFn {}
+
+/// A team's shared state (the public `Team` of the native API is a member's view).
+pub(crate) struct TeamShared {
+    pub n: usize,
+    /// Nesting level: 0 for the initial team, 1 for the outermost region.
+    pub level: usize,
+    /// Enclosing teams with more than one member, this one included.
+    pub active_level: usize,
+    /// (thread number, team size) of the enclosing members at levels 1..level.
+    pub outer: Vec<(usize, usize)>,
+    body: Option<RegionFn>,
+    /// Set by whoever starts member k (a worker or the master at the join).
+    claimed: Box<[AtomicBool]>,
+    member_icv: Icv,
+    /// A loop or sections construct combined with the region (`GOMP_parallel_loop_*`).
+    pre_ws: Option<Arc<WorkShare>>,
+    sync: Mutex<TeamSync>,
+    cv: Condvar,
+    /// `single` constructs won so far (see [`TeamShared::single_start`]).
+    singles: AtomicU64,
+    pub ws: WsTable,
+}
+
+#[derive(Default)]
+struct TeamSync {
+    arrived: usize,
+    generation: u64,
+    finished: usize,
+    /// Explicit tasks not yet started, for waiters to run inline.
+    queued: VecDeque<Arc<TaskRec>>,
+    /// Explicit tasks created and not yet finished.
+    outstanding: usize,
+    waiters: usize,
+    /// A native-API member panicked: barriers give up instead of waiting forever.
+    poisoned: bool,
+}
+
+/// libgomp's throttle: past this many unfinished tasks per member, new tasks run
+/// at once in the creating task instead of being queued.
+const TASKS_PER_MEMBER: usize = 64;
+
+impl TeamShared {
+    /// The team of one of a thread outside any parallel region.
+    pub fn initial() -> Arc<TeamShared> {
+        Arc::new(Self::build(
+            1,
+            0,
+            0,
+            Vec::new(),
+            None,
+            runtime::initial_icv(),
+            None,
+        ))
+    }
+
+    pub(crate) fn build(
+        n: usize,
+        level: usize,
+        active_level: usize,
+        outer: Vec<(usize, usize)>,
+        body: Option<RegionFn>,
+        member_icv: Icv,
+        pre_ws: Option<Arc<WorkShare>>,
+    ) -> TeamShared {
+        TeamShared {
+            n,
+            level,
+            active_level,
+            outer,
+            body,
+            claimed: (0..n).map(|k| AtomicBool::new(k == 0)).collect(),
+            member_icv,
+            pre_ws,
+            sync: Mutex::new(TeamSync::default()),
+            cv: Condvar::new(),
+            singles: AtomicU64::new(0),
+            ws: WsTable::new(n),
+        }
+    }
+
+    /// Marks the team failed and wakes every waiter (native API only).
+    pub fn poison(&self) {
+        self.sync.lock().poisoned = true;
+        self.cv.notify_all();
+    }
+
+    /// The team barrier. Returns false (at once) if the team is poisoned.
+    pub fn barrier(&self) -> bool {
+        let mut s = self.sync.lock();
+        let generation = s.generation;
+        s.arrived += 1;
+        loop {
+            if s.generation != generation {
+                return true;
+            }
+            if s.poisoned {
+                return false;
+            }
+            if s.arrived == self.n && s.outstanding == 0 {
+                s.arrived = 0;
+                s.generation += 1;
+                drop(s);
+                self.cv.notify_all();
+                return true;
+            }
+            if let Some(t) = s.queued.pop_back() {
+                drop(s);
+                task::execute(t);
+                s = self.sync.lock();
+                continue;
+            }
+            s.waiters += 1;
+            self.cv.wait(&mut s);
+            s.waiters -= 1;
+        }
+    }
+
+    /// True for exactly one member per `single` construct: the team counts the
+    /// constructs won, each member the constructs it met.
+    pub fn single_start(&self, ctx: &Ctx) -> bool {
+        let mine = ctx.ws.singles.get();
+        ctx.ws.singles.set(mine + 1);
+        self.n == 1
+            || self
+                .singles
+                .compare_exchange(mine, mine + 1, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+    }
+
+    /// Counts a new explicit task and queues it for waiters to help with, unless
+    /// the team is over the throttle: then returns false and the caller runs the
+    /// task at once (it still counts until `task_done`).
+    pub fn add_task(&self, t: &Arc<TaskRec>) -> bool {
+        let mut s = self.sync.lock();
+        s.outstanding += 1;
+        if s.outstanding > TASKS_PER_MEMBER * self.n {
+            return false;
+        }
+        s.queued.push_back(t.clone());
+        let wake = s.waiters > 0;
+        drop(s);
+        if wake {
+            self.cv.notify_one();
+        }
+        true
+    }
+
+    fn pop_task(&self) -> Option<Arc<TaskRec>> {
+        self.sync.lock().queued.pop_back()
+    }
+
+    /// An explicit task of this team finished.
+    pub fn task_done(&self) {
+        let mut s = self.sync.lock();
+        s.outstanding -= 1;
+        let wake = s.outstanding == 0 && s.waiters > 0;
+        drop(s);
+        if wake {
+            self.cv.notify_all();
+        }
+    }
+
+    /// Runs member `k` here unless someone started it already. Returns whether it ran.
+    pub fn run_member(self: &Arc<Self>, k: usize) -> bool {
+        if self.claimed[k].swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        let ctx = self.member_ctx(k);
+        ctx.enter();
+        let body = self.body.expect("a forked team has a body");
+        // SAFETY: `body` is GCC's outlined region (or our trampoline) with the
+        // argument block it was given; the master keeps the block alive until the
+        // join, which waits for this member's `finish` below.
+        unsafe { (body.f)(body.data) };
+        // Help with the tasks queued so far before giving the worker back; the
+        // master's join waits for the rest.
+        while let Some(t) = self.pop_task() {
+            task::execute(t);
+        }
+        self.finish();
+        ctx.leave();
+        true
+    }
+
+    pub(crate) fn member_ctx(self: &Arc<Self>, k: usize) -> Ctx {
+        let ctx = Ctx::new(self.clone(), k, self.member_icv, None, false);
+        if let Some(ws) = &self.pre_ws {
+            *ctx.ws.current.borrow_mut() = Some((0, ws.clone()));
+            ctx.ws.next_seq.set(1);
+        }
+        ctx
+    }
+
+    fn finish(&self) {
+        let mut s = self.sync.lock();
+        s.finished += 1;
+        let wake = s.finished == self.n && s.waiters > 0;
+        drop(s);
+        if wake {
+            self.cv.notify_all();
+        }
+    }
+
+    /// The master's join: finish, start every member nobody started, then wait
+    /// (helping with tasks) until all members finished and no task is left.
+    pub(crate) fn join(self: &Arc<Self>) {
+        self.finish();
+        for k in 1..self.n {
+            self.run_member(k);
+        }
+        let mut s = self.sync.lock();
+        loop {
+            if s.finished == self.n && s.outstanding == 0 {
+                return;
+            }
+            if let Some(t) = s.queued.pop_back() {
+                drop(s);
+                task::execute(t);
+                s = self.sync.lock();
+                continue;
+            }
+            s.waiters += 1;
+            self.cv.wait(&mut s);
+            s.waiters -= 1;
+        }
+    }
+}
