@@ -6,6 +6,7 @@
 pub mod analytical;
 pub mod cpu;
 pub mod granularity;
+pub mod latches;
 pub mod mixed;
 pub mod mixed_bench;
 pub mod olc;

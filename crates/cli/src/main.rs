@@ -64,6 +64,65 @@ enum Experiment {
     /// Workers, hint and queues over time under the mixed load, per scheduler variant
     /// (ADMS 2013 figure 6).
     Timeline(MixedArgs),
+    /// OpenMP overhead of libmaestro_gomp.so against stock libgomp: fork/join, barrier,
+    /// parallel for, tasks (one C microbenchmark built twice with gcc -fopenmp).
+    Omp(OmpArgs),
+    /// TPC-C throughput as terminals grow, with three lock-table latch flavours: blocking,
+    /// spinning, load-controlled (the spinning-and-blocking paper).
+    Latches(LatchesArgs),
+}
+
+#[derive(Args)]
+struct LatchesArgs {
+    /// Hardware contexts to use (default: detected).
+    #[arg(long)]
+    contexts: Option<usize>,
+    /// Comma-separated terminal counts (default 1, 2, 4, … up to 8 × contexts).
+    #[arg(long, value_delimiter = ',')]
+    terminals: Option<Vec<usize>>,
+    /// Comma-separated flavours (default all): blocking, spinning, load-controlled.
+    #[arg(long, value_delimiter = ',')]
+    flavours: Option<Vec<String>>,
+    /// Execution mode: single-pool, single-pool-nosys, single-hints or receivers.
+    #[arg(long)]
+    mode: Option<String>,
+    /// Seconds per run (default 10; quick 1).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// TPC-C warehouses (default 2).
+    #[arg(long)]
+    warehouses: Option<u16>,
+    /// The small scale CI uses.
+    #[arg(long)]
+    quick: bool,
+    /// Print one JSON object on stdout (progress stays on stderr).
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON, the table and a Markdown report into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct OmpArgs {
+    /// Team size of every measured region (default: detected contexts).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Operations per measurement.
+    #[arg(long, default_value_t = 2000)]
+    reps: usize,
+    /// Runs per variant (alternating); the median counts.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Tiny counts (CI).
+    #[arg(long)]
+    quick: bool,
+    /// Print one JSON object on stdout (progress stays on stderr).
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON, the table and a Markdown report into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -218,6 +277,12 @@ fn main() -> ExitCode {
         Command::Bench {
             experiment: Experiment::Timeline(args),
         } => bench_mixed(args, "timeline"),
+        Command::Bench {
+            experiment: Experiment::Omp(args),
+        } => bench_omp(args),
+        Command::Bench {
+            experiment: Experiment::Latches(args),
+        } => bench_latches(args),
         Command::Tpch { command } => tpch::run(command),
         Command::Tpcc { command } => tpcc::run(command),
     }
@@ -469,5 +534,138 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+fn bench_omp(args: OmpArgs) -> ExitCode {
+    use maestro_gomp::bench::{OverheadSetup, find_cdylib_dir, overhead};
+    let threads = args
+        .threads
+        .unwrap_or_else(maestro_scheduler::detected_contexts);
+    if threads == 0 || args.reps == 0 || args.runs == 0 {
+        eprintln!("error: --threads, --reps and --runs must be at least 1");
+        return ExitCode::from(2);
+    }
+    let Some(lib_dir) = find_cdylib_dir() else {
+        eprintln!(
+            "error: libmaestro_gomp.so not found beside this binary; build it with \
+             `cargo build --release -p maestro-gomp` or set MAESTRO_GOMP_LIB_DIR"
+        );
+        return ExitCode::from(2);
+    };
+    let (reps, runs) = if args.quick {
+        (50, 1)
+    } else {
+        (args.reps, args.runs)
+    };
+    let setup = OverheadSetup {
+        cc: std::env::var("MAESTRO_OMP_CC").unwrap_or_else(|_| "gcc".into()),
+        lib_dir,
+        work_dir: std::env::temp_dir().join(format!("maestro-bench-omp-{}", std::process::id())),
+        threads,
+        reps,
+        runs,
+        env: Vec::new(),
+    };
+    eprintln!(
+        "bench omp: {threads} threads per team, {reps} operations, {runs} run(s) per variant"
+    );
+    let rows = match overhead(&setup) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let _ = std::fs::remove_dir_all(&setup.work_dir);
+    let stock = |m: &str| {
+        rows.iter()
+            .find(|r| r.variant == "libgomp" && r.metric == m)
+            .map(|r| r.micros)
+    };
+    let results = rows
+        .iter()
+        .map(|r| {
+            let mut extra = serde_json::Map::new();
+            if r.variant != "libgomp"
+                && let Some(s) = stock(&r.metric)
+                && s > 0.0
+            {
+                extra.insert("ratio_vs_libgomp".into(), serde_json::json!(r.micros / s));
+            }
+            maestro_bench::ResultRow {
+                case: r.metric.clone(),
+                variant: r.variant.to_string(),
+                metric: "micros_per_op".into(),
+                value: r.micros,
+                unit: "us".into(),
+                extra,
+                ..Default::default()
+            }
+        })
+        .collect();
+    let report = maestro_bench::Report {
+        experiment: "omp".into(),
+        contexts: maestro_scheduler::detected_contexts(),
+        params: serde_json::json!({"threads": threads, "reps": reps, "runs": runs}),
+        results,
+        attachments: Vec::new(),
+    };
+    emit(&report, "omp", args.json, args.out)
+}
+
+fn bench_latches(args: LatchesArgs) -> ExitCode {
+    use maestro_bench::latches::{self, LatchesParams};
+    let usage = |msg: String| {
+        eprintln!("error: {msg}");
+        ExitCode::from(2)
+    };
+    let contexts = args
+        .contexts
+        .unwrap_or_else(maestro_scheduler::detected_contexts);
+    if contexts == 0 || contexts > maestro_scheduler::WORKERS_MAX_LIMIT {
+        return usage(format!(
+            "--contexts must be in 1..={}",
+            maestro_scheduler::WORKERS_MAX_LIMIT
+        ));
+    }
+    let mut p = if args.quick {
+        LatchesParams::quick(contexts)
+    } else {
+        LatchesParams::full(contexts)
+    };
+    if let Some(t) = args.terminals {
+        p.terminals = t;
+    }
+    if let Some(f) = args.flavours {
+        match f.iter().map(|s| s.parse()).collect::<Result<Vec<_>, _>>() {
+            Ok(v) => p.flavours = v,
+            Err(e) => return usage(format!("--flavours: {e}")),
+        }
+    }
+    if let Some(m) = args.mode {
+        match m.parse() {
+            Ok(mode) => p.mode = mode,
+            Err(e) => return usage(format!("--mode: {e}")),
+        }
+    }
+    if let Some(w) = args.warehouses {
+        p.warehouses = w;
+    }
+    if let Some(d) = args.duration {
+        if !(d > 0.0 && d.is_finite()) {
+            return usage("--duration must be a positive number of seconds".into());
+        }
+        p.duration = std::time::Duration::from_secs_f64(d);
+    }
+    eprintln!(
+        "bench latches: {contexts} contexts, W={}, terminals {:?}, {:.1} s per run",
+        p.warehouses,
+        p.terminals,
+        p.duration.as_secs_f64()
+    );
+    match latches::run(contexts, &p, &|line| eprintln!("  {line}")) {
+        Ok(report) => emit(&report, "latches", args.json, args.out),
+        Err(e) => usage(e),
     }
 }

@@ -556,3 +556,42 @@ fn bench_mixed_and_timeline_quick_have_every_variant() {
         );
     }
 }
+
+#[test]
+fn bench_latches_quick_has_every_flavour_and_terminal_count() {
+    let out = maestro(&[
+        "bench",
+        "latches",
+        "--quick",
+        "--json",
+        "--contexts",
+        "2",
+        "--warehouses",
+        "1",
+        "--terminals",
+        "1,4",
+        "--duration",
+        "0.4",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let rows = v["results"].as_array().unwrap();
+    for flavour in ["blocking", "spinning", "load-controlled"] {
+        for terminals in [1, 4] {
+            let tps = rows
+                .iter()
+                .find(|r| {
+                    r["flavour"] == flavour
+                        && r["terminals"] == terminals
+                        && r["metric"] == "transactions_per_second"
+                })
+                .and_then(|r| r["value"].as_f64())
+                .unwrap_or_else(|| panic!("{flavour} {terminals} missing"));
+            assert!(tps > 0.0 && tps.is_finite());
+        }
+    }
+}

@@ -14,6 +14,9 @@
 //! `(seed, t)` with the run's NURand constants (clause 2.1.6), drawn from the
 //! seed and the load's constants.
 //!
+//! The lock manager's shard latches are of [`RunConfig::latch`]'s flavour
+//! (blocking by default; see [`crate::lock::LatchFlavour`]).
+//!
 //! Stopping: the driver thread sleeps in steps of the progress interval, then
 //! raises a stop flag; each terminal finishes the transaction it is in. The
 //! elapsed time runs until the last terminal stopped, so every counted
@@ -32,7 +35,7 @@ use maestro_scheduler::Scheduler;
 
 use crate::db::Database;
 use crate::error::TpccError;
-use crate::lock::LockManager;
+use crate::lock::{LatchFlavour, LockManager};
 use crate::random::NuRandConstants;
 
 pub use latency::{Histogram, LatencySummary, RELATIVE_ERROR};
@@ -112,10 +115,13 @@ pub struct RunConfig {
     pub load_constants: NuRandConstants,
     /// How often `progress` is called.
     pub progress_interval: Duration,
+    /// The lock manager's shard latches ([`LatchFlavour`]); 2PL waits block
+    /// whatever the flavour.
+    pub latch: LatchFlavour,
 }
 
 impl RunConfig {
-    /// Seed 0, the detected contexts, progress every second.
+    /// Seed 0, the detected contexts, progress every second, blocking latches.
     pub fn new(
         terminals: usize,
         duration: Duration,
@@ -130,6 +136,7 @@ impl RunConfig {
             contexts: maestro_scheduler::detected_contexts(),
             load_constants,
             progress_interval: Duration::from_secs(1),
+            latch: LatchFlavour::default(),
         }
     }
 
@@ -216,7 +223,7 @@ pub fn run_on(
     progress: &dyn Fn(&RunProgress),
 ) -> Result<RunReport, TpccError> {
     config.validate()?;
-    let locks = LockManager::new();
+    let locks = LockManager::with_flavour(config.latch);
     let constants = NuRandConstants::for_run(
         &config.load_constants,
         &mut fastrand::Rng::with_seed(config.seed),
@@ -245,6 +252,7 @@ pub fn run_on(
     }
     let head = (
         config.mode.name().to_string(),
+        config.latch,
         db.warehouses(),
         config.terminals,
         elapsed,

@@ -9,7 +9,7 @@ use std::time::Duration;
 use maestro_scheduler::SchedulerStats;
 
 use super::latency::{Histogram, LatencySummary};
-use crate::lock::LockStats;
+use crate::lock::{LatchFlavour, LockStats};
 use crate::schema::Money;
 use crate::txn::{Executed, Outcome, TxnInput, TxnKind, TxnOutput};
 
@@ -110,6 +110,8 @@ pub struct KindReport {
 pub struct RunReport {
     /// `single-pool`, `single-pool-nosys`, `single-hints` or `receivers`.
     pub mode: String,
+    /// The lock manager's shard-latch flavour.
+    pub latch: LatchFlavour,
     pub warehouses: u16,
     pub terminals: usize,
     /// From the start until every terminal finished its last transaction.
@@ -124,12 +126,12 @@ pub struct RunReport {
 
 impl RunReport {
     pub(crate) fn new(
-        head: (String, u16, usize, Duration),
+        head: (String, LatchFlavour, u16, usize, Duration),
         tally: &Tally,
         locks: LockStats,
         scheduler: Option<SchedulerStats>,
     ) -> Self {
-        let (mode, warehouses, terminals, elapsed) = head;
+        let (mode, latch, warehouses, terminals, elapsed) = head;
         let kinds = TxnKind::ALL
             .iter()
             .map(|&kind| {
@@ -145,6 +147,7 @@ impl RunReport {
             .collect();
         RunReport {
             mode,
+            latch,
             warehouses,
             terminals,
             elapsed,
@@ -247,8 +250,12 @@ impl fmt::Display for RunReport {
         }
         write!(
             f,
-            "locks: {} acquired, {} waits, {} deaths",
-            self.locks.acquired, self.locks.waits, self.locks.deaths
+            "locks: {} acquired, {} waits, {} deaths; {} latches, {} contended",
+            self.locks.acquired,
+            self.locks.waits,
+            self.locks.deaths,
+            self.latch,
+            self.locks.latch_contended
         )?;
         if let Some(s) = &self.scheduler {
             write!(
