@@ -92,6 +92,14 @@ pub fn run(
             results.extend(rows);
         }
     }
+    let chart = crate::chart_of(
+        &results,
+        "seconds",
+        "clients",
+        "time until the last of N concurrent TPC-H queries",
+        "concurrent queries",
+        "seconds",
+    )?;
     Ok(Report {
         experiment: "analytical".into(),
         contexts,
@@ -102,7 +110,7 @@ pub fn run(
             "granularity": "hint on single-hints, static otherwise",
         }),
         results,
-        attachments: Vec::new(),
+        attachments: vec![("analytical.svg".into(), chart)],
     })
 }
 

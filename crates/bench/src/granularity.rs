@@ -125,6 +125,19 @@ pub fn run(
             results.push(row(g, "none", Some(q + 1), "seconds_alone", t, "s"));
         }
     }
+    let tpch: Vec<ResultRow> = results
+        .iter()
+        .filter(|r| r.metric == "slowdown" && r.extra.get("background") == Some(&json!("tpch")))
+        .cloned()
+        .collect();
+    let chart = crate::chart_of(
+        &tpch,
+        "slowdown",
+        "query",
+        "slowdown under a TPC-H background, per query",
+        "TPC-H query",
+        "time loaded / time alone",
+    )?;
     Ok(Report {
         experiment: "granularity".into(),
         contexts,
@@ -137,7 +150,7 @@ pub fn run(
             "backgrounds": BACKGROUNDS,
         }),
         results,
-        attachments: Vec::new(),
+        attachments: vec![("granularity.svg".into(), chart)],
     })
 }
 

@@ -319,12 +319,24 @@ pub fn run(
             runs.push(m);
         }
     }
+    let results = rows(&runs);
+    let chart = crate::chart_of(
+        &results,
+        "transactions_per_second",
+        "terminals",
+        "TPC-C throughput by latch flavour",
+        "terminals",
+        "transactions/s",
+    )?;
     Ok(Report {
         experiment: "latches".into(),
         contexts,
         params: params.json(load_seconds),
-        results: rows(&runs),
-        attachments: vec![("latches-runs.txt".into(), log)],
+        results,
+        attachments: vec![
+            ("latches-runs.txt".into(), log),
+            ("latches.svg".into(), chart),
+        ],
     })
 }
 
@@ -475,7 +487,7 @@ mod tests {
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["params"]["terminals"], json!([1, 3]));
         assert_eq!(json["results"][0]["terminals"], json!(1));
-        assert_eq!(r.attachments.len(), 1);
+        assert_eq!(r.attachments.len(), 2);
         let table = summary(&r);
         assert_eq!(table.lines().count(), 3, "{table}");
     }

@@ -114,3 +114,33 @@ impl Report {
         out
     }
 }
+
+/// An SVG line chart of `metric` over the rows' extra key `x_key`, one line
+/// per variant (in first-seen order), for a report's attachments.
+pub(crate) fn chart_of(
+    rows: &[ResultRow],
+    metric: &str,
+    x_key: &str,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+) -> Result<String, String> {
+    let mut variants: Vec<&str> = Vec::new();
+    for r in rows.iter().filter(|r| r.metric == metric) {
+        if !variants.contains(&r.variant.as_str()) {
+            variants.push(&r.variant);
+        }
+    }
+    let series: Vec<plot::Series> = variants
+        .iter()
+        .map(|v| plot::Series {
+            name: v,
+            points: rows
+                .iter()
+                .filter(|r| r.metric == metric && r.variant == *v)
+                .filter_map(|r| Some((r.extra.get(x_key)?.as_f64()?, r.value)))
+                .collect(),
+        })
+        .collect();
+    mixed_bench::svg(title, x_desc, y_desc, &series)
+}

@@ -295,7 +295,7 @@ pub fn timeline(
 }
 
 /// A chart as SVG text.
-fn svg(title: &str, x: &str, y: &str, series: &[Series]) -> Result<String, String> {
+pub(crate) fn svg(title: &str, x: &str, y: &str, series: &[Series]) -> Result<String, String> {
     let path = std::env::temp_dir().join(format!(
         "maestro-chart-{}-{}.svg",
         std::process::id(),

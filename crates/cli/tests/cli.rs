@@ -201,6 +201,7 @@ fn tpch_bad_input_exits_2_with_a_reason() {
 
 #[test]
 fn bench_analytical_quick_has_every_variant_and_sane_values() {
+    let dir = std::env::temp_dir().join(format!("maestro-analytical-{}", std::process::id()));
     let out = maestro(&[
         "bench",
         "analytical",
@@ -212,12 +213,21 @@ fn bench_analytical_quick_has_every_variant_and_sane_values() {
         "0.01",
         "--clients",
         "1,6",
+        "--out",
+        dir.to_str().unwrap(),
     ]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // --out: the JSON, the table, a Markdown report and its chart.
+    let md = std::fs::read_to_string(dir.join("analytical.md")).unwrap();
+    assert!(md.contains("![analytical.svg](analytical.svg)"), "{md}");
+    let svg = std::fs::read_to_string(dir.join("analytical.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("single-hints"));
+    assert!(dir.join("analytical.json").exists() && dir.join("analytical.txt").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert_eq!(v["experiment"], "analytical");
     let rows = v["results"].as_array().unwrap();
