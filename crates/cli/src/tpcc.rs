@@ -47,6 +47,10 @@ pub struct RunArgs {
     /// After the run, write every table as DIR/<table>.csv.
     #[arg(long)]
     export: Option<PathBuf>,
+    /// At most this many transactions per second in total (terminals pace their
+    /// starts), e.g. for long runs whose inserted rows must fit in memory.
+    #[arg(long)]
+    max_tps: Option<f64>,
     /// Print one JSON object on stdout (progress stays on stderr).
     #[arg(long)]
     json: bool,
@@ -201,12 +205,34 @@ fn consistency(db: &Database) -> Result<(), ExitCode> {
 fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
     let w = warehouses(a.warehouses)?;
     let options = run_options(a.terminals, a.duration, &a.scheduler, a.contexts, a.seed)?;
+    if a.max_tps.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
+        return Err(usage("--max-tps must be a positive number"));
+    }
     let (db, loaded) = load_db(w, a.seed)?;
-    let report = execute(&db, &options.config(&loaded))?;
+    let mut config = options.config(&loaded);
+    config.max_tps = a.max_tps;
+    let (rss_before, rows_before) = (resident_bytes(), db.counts());
+    let report = execute(&db, &config)?;
+    let (rss_after, rows_after) = (resident_bytes(), db.counts());
     if a.json {
-        println!("{}", report_json(&report, a.duration));
+        let mut json = report_json(&report, a.duration);
+        json["resident_bytes_before"] = json!(rss_before);
+        json["resident_bytes_after"] = json!(rss_after);
+        println!("{json}");
     } else {
         print!("{report}");
+    }
+    if let (Some(b), Some(after)) = (rss_before, rss_after) {
+        let inserted = rows_after.total().saturating_sub(rows_before.total());
+        let grown = after.saturating_sub(b);
+        eprintln!(
+            "resident memory: {:.1} MiB before the run, {:.1} MiB after: +{:.1} MiB for {inserted} \
+             inserted rows ({:.0} bytes per row)",
+            b as f64 / 1048576.0,
+            after as f64 / 1048576.0,
+            grown as f64 / 1048576.0,
+            grown as f64 / inserted.max(1) as f64
+        );
     }
     let checked = consistency(&db);
     if let Some(dir) = &a.export {
@@ -288,4 +314,12 @@ fn report_json(r: &RunReport, seconds: f64) -> Value {
         "seconds": seconds,
         "results": results,
     })
+}
+
+/// This process's resident set (`VmRSS` of /proc/self/status), if readable.
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }

@@ -428,6 +428,18 @@ fn tpcc_bad_arguments_exit_2() {
             "--scheduler",
             "fifo",
         ],
+        &[
+            "tpcc",
+            "run",
+            "--warehouses",
+            "1",
+            "--terminals",
+            "2",
+            "--duration",
+            "1",
+            "--max-tps",
+            "0",
+        ],
     ] {
         let out = maestro(args);
         assert_eq!(

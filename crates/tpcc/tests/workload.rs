@@ -108,6 +108,10 @@ fn bad_configurations_are_refused() {
             contexts: 0,
             ..ok.clone()
         },
+        RunConfig {
+            max_tps: Some(0.0),
+            ..ok.clone()
+        },
     ] {
         assert!(matches!(
             driver::run(&db, &bad, &|_| {}),
@@ -115,4 +119,28 @@ fn bad_configurations_are_refused() {
         ));
     }
     assert!("single-pool-nosys".parse::<Mode>().is_ok() && "fifo".parse::<Mode>().is_err());
+}
+
+#[test]
+fn a_rate_limit_bounds_the_transactions_started() {
+    let (db, load) = load(&LoadConfig::new(1), &|_| {}).unwrap();
+    let mut config = RunConfig::new(
+        4,
+        Duration::from_millis(800),
+        Mode::Receivers,
+        load.constants,
+    );
+    config.max_tps = Some(250.0);
+    let report = driver::run(&db, &config, &|_| {}).unwrap();
+    // Each terminal starts at most one transaction per 4 / 250 s, the first at
+    // once: at most 4 + 250 × elapsed in total, whatever the machine's speed.
+    let bound = 4.0 + 250.0 * report.elapsed.as_secs_f64();
+    assert!(report.completed() > 0);
+    assert!(
+        report.completed() as f64 <= bound,
+        "{} transactions in {:?} exceed the rate limit",
+        report.completed(),
+        report.elapsed
+    );
+    assert!(check_consistency(&db).is_empty());
 }

@@ -118,6 +118,10 @@ pub struct RunConfig {
     /// The lock manager's shard latches ([`LatchFlavour`]); 2PL waits block
     /// whatever the flavour.
     pub latch: LatchFlavour,
+    /// At most this many transactions per second in total (spread evenly over
+    /// the terminals, each pacing its own starts); `None`: as fast as they go.
+    /// For long runs whose inserted rows must fit in memory.
+    pub max_tps: Option<f64>,
 }
 
 impl RunConfig {
@@ -136,6 +140,7 @@ impl RunConfig {
             contexts: maestro_scheduler::detected_contexts(),
             load_constants,
             progress_interval: Duration::from_secs(1),
+            max_tps: None,
             latch: LatchFlavour::default(),
         }
     }
@@ -155,6 +160,9 @@ impl RunConfig {
         }
         if self.contexts == 0 {
             return bad("contexts", "at least one context is needed");
+        }
+        if self.max_tps.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
+            return bad("max_tps", "the rate must be a positive number");
         }
         if self.progress_interval.is_zero() {
             return bad("progress_interval", "the interval must be positive");
@@ -234,7 +242,10 @@ pub fn run_on(
     let results: Vec<Result<Tally, TpccError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..config.terminals)
             .map(|t| {
-                let terminal = Terminal::new(db, &locks, scheduler, &stop, &live[t]);
+                let pace = config
+                    .max_tps
+                    .map(|r| Duration::from_secs_f64(config.terminals as f64 / r));
+                let terminal = Terminal::new(db, &locks, scheduler, &stop, &live[t], pace);
                 let generator = terminal::generator(db.warehouses(), t, config.seed, constants);
                 s.spawn(move || terminal.run(generator))
             })

@@ -2,7 +2,7 @@
 //! own thread), records its latency and outcome, until the stop flag rises.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use maestro_scheduler::Scheduler;
 
@@ -76,6 +76,8 @@ pub(super) struct Terminal<'a> {
     scheduler: Option<&'a Scheduler>,
     stop: &'a AtomicBool,
     live: &'a Live,
+    /// The interval between this terminal's transaction starts, if paced.
+    pace: Option<Duration>,
 }
 
 impl<'a> Terminal<'a> {
@@ -85,6 +87,7 @@ impl<'a> Terminal<'a> {
         scheduler: Option<&'a Scheduler>,
         stop: &'a AtomicBool,
         live: &'a Live,
+        pace: Option<Duration>,
     ) -> Self {
         Terminal {
             db,
@@ -92,6 +95,7 @@ impl<'a> Terminal<'a> {
             scheduler,
             stop,
             live,
+            pace,
         }
     }
 
@@ -100,7 +104,17 @@ impl<'a> Terminal<'a> {
         let mut tally = Tally::default();
         let mut state = TxnState::default();
         let (db, locks) = (self.db, self.locks);
+        let mut next_start = Instant::now();
         while !self.stop.load(Ordering::Relaxed) {
+            if let Some(pace) = self.pace {
+                // Paced: start at most one transaction per `pace`; a terminal
+                // that fell behind does not burst to catch up.
+                let now = Instant::now();
+                if next_start > now {
+                    std::thread::sleep(next_start - now);
+                }
+                next_start = next_start.max(now) + pace;
+            }
             let input = inputs.next_input();
             let start = Instant::now();
             let result = match self.scheduler {
