@@ -340,16 +340,10 @@ fn emit(report: &maestro_bench::Report, name: &str, json: bool, out: Option<Path
 }
 
 fn bench_scheduler(args: BenchArgs) -> ExitCode {
-    let contexts = args
-        .contexts
-        .unwrap_or_else(maestro_scheduler::detected_contexts);
-    if contexts == 0 || contexts > maestro_scheduler::WORKERS_MAX_LIMIT {
-        eprintln!(
-            "error: --contexts must be in 1..={}",
-            maestro_scheduler::WORKERS_MAX_LIMIT
-        );
-        return ExitCode::from(2);
-    }
+    let contexts = match tpch::contexts(args.contexts) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     let variants = args
         .variants
         .unwrap_or_else(|| VARIANTS.iter().map(|s| s.to_string()).collect());
@@ -385,16 +379,10 @@ fn bench_scheduler(args: BenchArgs) -> ExitCode {
 
 fn bench_analytical(args: AnalyticalArgs) -> ExitCode {
     use maestro_bench::analytical::{self, AnalyticalParams};
-    let contexts = args
-        .contexts
-        .unwrap_or_else(maestro_scheduler::detected_contexts);
-    if contexts == 0 || contexts > maestro_scheduler::WORKERS_MAX_LIMIT {
-        eprintln!(
-            "error: --contexts must be in 1..={}",
-            maestro_scheduler::WORKERS_MAX_LIMIT
-        );
-        return ExitCode::from(2);
-    }
+    let contexts = match tpch::contexts(args.contexts) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     let mut params = if args.quick {
         AnalyticalParams::quick()
     } else {
@@ -407,11 +395,10 @@ fn bench_analytical(args: AnalyticalArgs) -> ExitCode {
         params.clients = c;
     }
     if let Some(sf) = args.sf {
-        if let Err(e) = maestro_tpch::validate_scale_factor(sf) {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
+        match tpch::scale_factor(sf) {
+            Ok(sf) => params.sf = sf,
+            Err(code) => return code,
         }
-        params.sf = sf;
     }
     eprintln!(
         "bench analytical: {contexts} contexts, SF {}, clients {:?}, variants {}",
@@ -430,16 +417,10 @@ fn bench_analytical(args: AnalyticalArgs) -> ExitCode {
 
 fn bench_granularity(args: GranularityArgs) -> ExitCode {
     use maestro_bench::granularity::{self, GranularityParams};
-    let contexts = args
-        .contexts
-        .unwrap_or_else(maestro_scheduler::detected_contexts);
-    if contexts == 0 || contexts > maestro_scheduler::WORKERS_MAX_LIMIT {
-        eprintln!(
-            "error: --contexts must be in 1..={}",
-            maestro_scheduler::WORKERS_MAX_LIMIT
-        );
-        return ExitCode::from(2);
-    }
+    let contexts = match tpch::contexts(args.contexts) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     let mut params = if args.quick {
         GranularityParams::quick(contexts)
     } else {
@@ -449,11 +430,10 @@ fn bench_granularity(args: GranularityArgs) -> ExitCode {
         params.policies = p;
     }
     if let Some(sf) = args.sf {
-        if let Err(e) = maestro_tpch::validate_scale_factor(sf) {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
+        match tpch::scale_factor(sf) {
+            Ok(sf) => params.sf = sf,
+            Err(code) => return code,
         }
-        params.sf = sf;
     }
     eprintln!(
         "bench granularity: {contexts} contexts, SF {}, policies {}, {} background threads",
@@ -472,16 +452,10 @@ fn bench_granularity(args: GranularityArgs) -> ExitCode {
 
 fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
     use maestro_bench::mixed_bench::{self, MixedParams};
-    let contexts = args
-        .contexts
-        .unwrap_or_else(maestro_scheduler::detected_contexts);
-    if contexts == 0 || contexts > maestro_scheduler::WORKERS_MAX_LIMIT {
-        eprintln!(
-            "error: --contexts must be in 1..={}",
-            maestro_scheduler::WORKERS_MAX_LIMIT
-        );
-        return ExitCode::from(2);
-    }
+    let contexts = match tpch::contexts(args.contexts) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     let mut p = if args.quick {
         MixedParams::quick(contexts)
     } else {
@@ -507,11 +481,10 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
         p.duration = std::time::Duration::from_secs_f64(d);
     }
     if let Some(sf) = args.sf {
-        if let Err(e) = maestro_tpch::validate_scale_factor(sf) {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
+        match tpch::scale_factor(sf) {
+            Ok(sf) => p.sf = sf,
+            Err(code) => return code,
         }
-        p.sf = sf;
     }
     eprintln!(
         "bench {experiment}: {contexts} contexts, SF {}, W={}, TPC-H clients {:?}, {} terminals, {:.1} s per run, variants {}",
@@ -620,15 +593,10 @@ fn bench_latches(args: LatchesArgs) -> ExitCode {
         eprintln!("error: {msg}");
         ExitCode::from(2)
     };
-    let contexts = args
-        .contexts
-        .unwrap_or_else(maestro_scheduler::detected_contexts);
-    if contexts == 0 || contexts > maestro_scheduler::WORKERS_MAX_LIMIT {
-        return usage(format!(
-            "--contexts must be in 1..={}",
-            maestro_scheduler::WORKERS_MAX_LIMIT
-        ));
-    }
+    let contexts = match tpch::contexts(args.contexts) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     let mut p = if args.quick {
         LatchesParams::quick(contexts)
     } else {

@@ -129,7 +129,7 @@ pub struct SingleArgs {
 }
 
 /// Exit code 2 with a message: bad input.
-fn usage(msg: impl std::fmt::Display) -> ExitCode {
+pub(crate) fn usage(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("error: {msg}");
     ExitCode::from(2)
 }
@@ -140,7 +140,7 @@ fn failure(msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(1)
 }
 
-fn contexts(given: Option<usize>) -> Result<usize, ExitCode> {
+pub(crate) fn contexts(given: Option<usize>) -> Result<usize, ExitCode> {
     let c = given.unwrap_or_else(maestro_scheduler::detected_contexts);
     if c == 0 || c > maestro_scheduler::WORKERS_MAX_LIMIT {
         return Err(usage(format!(
@@ -151,7 +151,7 @@ fn contexts(given: Option<usize>) -> Result<usize, ExitCode> {
     Ok(c)
 }
 
-fn scale_factor(sf: f64) -> Result<f64, ExitCode> {
+pub(crate) fn scale_factor(sf: f64) -> Result<f64, ExitCode> {
     maestro_tpch::validate_scale_factor(sf).map_err(usage)?;
     Ok(sf)
 }
