@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 
 use maestro_scheduler::{DEFAULT_PRIORITY, Scheduler};
 
-const SCOPE_TASKS: usize = 200;
+/// 2 000 tasks of 0.5 ms: a second of queued work, so a client thread that the
+/// OS deschedules for a while (a loaded CI machine) still submits its job long
+/// before the scope could drain.
+const SCOPE_TASKS: usize = 2000;
 
 fn spin(d: Duration) {
     let t = Instant::now();
@@ -23,16 +26,20 @@ fn scope_tasks_done_before(priority: usize) -> usize {
     let s = Arc::new(Scheduler::with_preset("single-pool", 1).unwrap());
     let done = Arc::new(AtomicUsize::new(0));
     let started = Arc::new(AtomicBool::new(false));
+    // Set once the job ran: the rest of the scope need not take its time.
+    let hurry = Arc::new(AtomicBool::new(false));
     let query = {
-        let (s2, done, started) = (s.clone(), done.clone(), started.clone());
+        let (s2, done, started, hurry) = (s.clone(), done.clone(), started.clone(), hurry.clone());
         std::thread::spawn(move || {
             s2.install(|| {
                 s2.scope(|sc| {
                     for _ in 0..SCOPE_TASKS {
-                        let (done, started) = (&done, &started);
+                        let (done, started, hurry) = (&done, &started, &hurry);
                         sc.spawn(move |_| {
                             started.store(true, Ordering::SeqCst);
-                            spin(Duration::from_micros(500));
+                            if !hurry.load(Ordering::SeqCst) {
+                                spin(Duration::from_micros(500));
+                            }
                             done.fetch_add(1, Ordering::SeqCst);
                         });
                     }
@@ -44,6 +51,7 @@ fn scope_tasks_done_before(priority: usize) -> usize {
         std::thread::yield_now();
     }
     let seen = s.install_with_priority(priority, || done.load(Ordering::SeqCst));
+    hurry.store(true, Ordering::SeqCst);
     query.join().unwrap();
     seen
 }
