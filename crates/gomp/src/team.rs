@@ -51,11 +51,20 @@ pub(crate) struct TeamShared {
     /// A loop or sections construct combined with the region (`GOMP_parallel_loop_*`).
     pre_ws: Option<Arc<WorkShare>>,
     sync: Mutex<TeamSync>,
+    /// `TeamSync::generation`, readable without the mutex: barrier waiters spin
+    /// on it briefly before they sleep (stored under the mutex, Release; read
+    /// with Acquire by the spinners).
+    generation: AtomicU64,
     cv: Condvar,
     /// `single` constructs won so far (see [`TeamShared::single_start`]).
     singles: AtomicU64,
     pub ws: WsTable,
 }
+
+/// How long a barrier waiter spins before it sleeps. Guessed: above the
+/// microseconds a running team needs to arrive, far below the watchdog's
+/// 20 ms, so an oversubscribed team wastes little.
+const BARRIER_SPIN: std::time::Duration = std::time::Duration::from_micros(20);
 
 #[derive(Default)]
 struct TeamSync {
@@ -108,6 +117,7 @@ impl TeamShared {
             member_icv,
             pre_ws,
             sync: Mutex::new(TeamSync::default()),
+            generation: AtomicU64::new(0),
             cv: Condvar::new(),
             singles: AtomicU64::new(0),
             ws: WsTable::new(n),
@@ -135,6 +145,8 @@ impl TeamShared {
             if s.arrived == self.n && s.outstanding == 0 {
                 s.arrived = 0;
                 s.generation += 1;
+                // Pairs with the Acquire load of the spinning waiters.
+                self.generation.store(s.generation, Ordering::Release);
                 drop(s);
                 self.cv.notify_all();
                 return true;
@@ -145,9 +157,41 @@ impl TeamShared {
                 s = self.sync.lock();
                 continue;
             }
+            // Spin briefly first: a team's last member usually arrives within
+            // microseconds, and parking costs tens of them (measured: a
+            // barrier of 2 took 31.8 µs parking every time, libgomp 0.29 µs
+            // spinning). Bounded, so a member that is not running yet costs
+            // at most `BARRIER_SPIN` of CPU before the waiter sleeps as
+            // *blocked* and the scheduler can run it.
+            drop(s);
+            if self.spin_until_generation_moves(generation) {
+                return true;
+            }
+            s = self.sync.lock();
+            if s.generation != generation {
+                return true;
+            }
             s.waiters += 1;
             self.cv.wait(&mut s);
             s.waiters -= 1;
+        }
+    }
+
+    /// Spins up to [`BARRIER_SPIN`] for the barrier's generation to leave
+    /// `generation`; true if it did.
+    fn spin_until_generation_moves(&self, generation: u64) -> bool {
+        let start = std::time::Instant::now();
+        loop {
+            for _ in 0..64 {
+                // Pairs with the Release store of the releasing member.
+                if self.generation.load(Ordering::Acquire) != generation {
+                    return true;
+                }
+                std::hint::spin_loop();
+            }
+            if start.elapsed() >= BARRIER_SPIN {
+                return false;
+            }
         }
     }
 
