@@ -142,5 +142,5 @@ pub(crate) fn chart_of(
                 .collect(),
         })
         .collect();
-    mixed_bench::svg(title, x_desc, y_desc, &series)
+    plot::line_chart(title, x_desc, y_desc, &series)
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::mixed::{Databases, MixedConfig, MixedOutcome, load_both, run_mixed};
-use crate::plot::{Series, line_chart};
+use crate::plot::{Series, line_chart, timeline_series};
 use crate::tpch::ENGINE_VARIANTS;
 use crate::{Report, ResultRow};
 
@@ -195,7 +195,10 @@ pub fn mixed(
                 },
             })
             .collect();
-        attachments.push((file.to_string(), svg(title, "TPC-H clients", y, &series)?));
+        attachments.push((
+            file.to_string(),
+            line_chart(title, "TPC-H clients", y, &series)?,
+        ));
     }
     Ok(Report {
         experiment: "mixed".into(),
@@ -245,39 +248,11 @@ pub fn timeline(
             r("samples", o.timeline.len() as f64, "samples"),
         ]);
         progress(&format!("{variant}: {} samples", o.timeline.len()));
-        let t0 = o.timeline.first().map_or(0.0, |t| t.t_ms);
-        let pts = |f: fn(&maestro_scheduler::TimelineSample) -> usize| -> Vec<(f64, f64)> {
-            o.timeline
-                .iter()
-                .map(|t| ((t.t_ms - t0) / 1e3, f(t) as f64))
-                .collect()
-        };
-        let series = [
-            Series {
-                name: "active",
-                points: pts(|t| t.active),
-            },
-            Series {
-                name: "blocked",
-                points: pts(|t| t.blocked),
-            },
-            Series {
-                name: "parked",
-                points: pts(|t| t.parked),
-            },
-            Series {
-                name: "total",
-                points: pts(|t| t.total),
-            },
-            Series {
-                name: "hint",
-                points: pts(|t| t.hint),
-            },
-        ];
+        let series = timeline_series(&o.timeline);
         let title = format!("{variant}: workers under the mixed load");
         attachments.push((
             format!("timeline-{variant}.svg"),
-            svg(&title, "seconds", "workers", &series)?,
+            line_chart(&title, "seconds", "workers", &series)?,
         ));
         let samples = serde_json::to_string(&o.timeline).map_err(|e| e.to_string())?;
         attachments.push((format!("timeline-{variant}.json"), samples));
@@ -292,23 +267,4 @@ pub fn timeline(
         results,
         attachments,
     })
-}
-
-/// A chart as SVG text.
-pub(crate) fn svg(title: &str, x: &str, y: &str, series: &[Series]) -> Result<String, String> {
-    let path = std::env::temp_dir().join(format!(
-        "maestro-chart-{}-{}.svg",
-        std::process::id(),
-        next_chart_id()
-    ));
-    line_chart(&path, title, x, y, series)?;
-    let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_file(&path);
-    Ok(text)
-}
-
-fn next_chart_id() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    N.fetch_add(1, Ordering::Relaxed)
 }

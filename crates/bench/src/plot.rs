@@ -1,8 +1,7 @@
 //! Line charts as SVG (plotters' SVG backend: no fonts or system libraries
 //! needed), for the Markdown reports `--out` writes.
 
-use std::path::Path;
-
+use maestro_scheduler::TimelineSample;
 use plotters::prelude::*;
 
 /// One named line: `(x, y)` points in x order.
@@ -20,15 +19,59 @@ const COLORS: [RGBColor; 6] = [
     RGBColor(127, 127, 127),
 ];
 
-/// Writes a line chart of `series` to `path` (SVG, 800 × 400).
+/// The scheduler's workers and hint over the samples, seconds from the first.
+pub fn timeline_series(samples: &[TimelineSample]) -> Vec<Series<'static>> {
+    let t0 = samples.first().map_or(0.0, |t| t.t_ms);
+    let pts = |f: fn(&TimelineSample) -> usize| -> Vec<(f64, f64)> {
+        samples
+            .iter()
+            .map(|t| ((t.t_ms - t0) / 1e3, f(t) as f64))
+            .collect()
+    };
+    vec![
+        Series {
+            name: "active",
+            points: pts(|t| t.active),
+        },
+        Series {
+            name: "blocked",
+            points: pts(|t| t.blocked),
+        },
+        Series {
+            name: "parked",
+            points: pts(|t| t.parked),
+        },
+        Series {
+            name: "total",
+            points: pts(|t| t.total),
+        },
+        Series {
+            name: "hint",
+            points: pts(|t| t.hint),
+        },
+    ]
+}
+
+/// A line chart of `series` as SVG text (800 × 400).
 pub fn line_chart(
-    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[Series],
+) -> Result<String, String> {
+    let mut svg = String::new();
+    draw(&mut svg, title, x_desc, y_desc, series)?;
+    Ok(svg)
+}
+
+fn draw(
+    out: &mut String,
     title: &str,
     x_desc: &str,
     y_desc: &str,
     series: &[Series],
 ) -> Result<(), String> {
-    let err = |e: &dyn std::fmt::Display| format!("plot {}: {e}", path.display());
+    let err = |e: &dyn std::fmt::Display| format!("plot {title:?}: {e}");
     let points = series.iter().flat_map(|s| s.points.iter());
     let (mut x_max, mut y_max) = (0f64, 0f64);
     for &(x, y) in points {
@@ -36,7 +79,7 @@ pub fn line_chart(
         y_max = y_max.max(y);
     }
     let (x_max, y_max) = (x_max.max(1e-9), (y_max * 1.1).max(1e-9));
-    let root = SVGBackend::new(path, (800, 400)).into_drawing_area();
+    let root = SVGBackend::with_string(out, (800, 400)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 18))
@@ -76,8 +119,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn writes_an_svg_with_the_legend() {
-        let path = std::env::temp_dir().join(format!("maestro-plot-{}.svg", std::process::id()));
+    fn draws_an_svg_with_the_legend() {
         let s = [
             Series {
                 name: "active",
@@ -88,9 +130,7 @@ mod tests {
                 points: vec![(0.0, 2.0), (1.0, 1.0)],
             },
         ];
-        line_chart(&path, "workers", "s", "count", &s).unwrap();
-        let svg = std::fs::read_to_string(&path).unwrap();
+        let svg = line_chart("workers", "s", "count", &s).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("active") && svg.contains("hint"));
-        std::fs::remove_file(&path).unwrap();
     }
 }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::mixed::MixedOutcome;
-use crate::plot::{Series, line_chart};
+use crate::plot::{Series, line_chart, timeline_series};
 
 /// What the run was asked to do (for the report's header).
 #[derive(Clone, Debug, serde::Serialize)]
@@ -89,8 +89,7 @@ pub fn write(dir: &Path, setup: &RunSetup, o: &MixedOutcome) -> Result<Vec<Strin
     let per_s = |f: fn(&crate::mixed::LiveSample) -> f64| -> Vec<(f64, f64)> {
         o.live.iter().map(|l| (l.elapsed_s, f(l))).collect()
     };
-    line_chart(
-        &dir.join("throughput.svg"),
+    let throughput = line_chart(
         "throughput over time (per second)",
         "seconds",
         "per minute",
@@ -105,43 +104,16 @@ pub fn write(dir: &Path, setup: &RunSetup, o: &MixedOutcome) -> Result<Vec<Strin
             },
         ],
     )?;
+    write("throughput.svg", &throughput)?;
     files.push("throughput.svg".into());
     if !o.timeline.is_empty() {
-        let t0 = o.timeline[0].t_ms;
-        let pts = |f: fn(&maestro_scheduler::TimelineSample) -> usize| -> Vec<(f64, f64)> {
-            o.timeline
-                .iter()
-                .map(|t| ((t.t_ms - t0) / 1e3, f(t) as f64))
-                .collect()
-        };
-        line_chart(
-            &dir.join("workers.svg"),
+        let workers = line_chart(
             &format!("{}: workers and hint (watchdog samples)", o.variant),
             "seconds",
             "workers",
-            &[
-                Series {
-                    name: "active",
-                    points: pts(|t| t.active),
-                },
-                Series {
-                    name: "blocked",
-                    points: pts(|t| t.blocked),
-                },
-                Series {
-                    name: "parked",
-                    points: pts(|t| t.parked),
-                },
-                Series {
-                    name: "total",
-                    points: pts(|t| t.total),
-                },
-                Series {
-                    name: "hint",
-                    points: pts(|t| t.hint),
-                },
-            ],
+            &timeline_series(&o.timeline),
         )?;
+        write("workers.svg", &workers)?;
         files.push("workers.svg".into());
     }
     let mut md = format!(
