@@ -74,9 +74,8 @@ enum Experiment {
 
 #[derive(Args)]
 struct LatchesArgs {
-    /// Hardware contexts to use (default: detected).
-    #[arg(long)]
-    contexts: Option<usize>,
+    #[command(flatten)]
+    common: CommonArgs,
     /// Comma-separated terminal counts (default 1, 2, 4, … up to 8 × contexts).
     #[arg(long, value_delimiter = ',')]
     terminals: Option<Vec<usize>>,
@@ -92,15 +91,6 @@ struct LatchesArgs {
     /// TPC-C warehouses (default 2).
     #[arg(long)]
     warehouses: Option<u16>,
-    /// The small scale CI uses.
-    #[arg(long)]
-    quick: bool,
-    /// Print one JSON object on stdout (progress stays on stderr).
-    #[arg(long)]
-    json: bool,
-    /// Also write the JSON, the table and a Markdown report into this directory.
-    #[arg(long)]
-    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -127,9 +117,8 @@ struct OmpArgs {
 
 #[derive(Args)]
 struct MixedArgs {
-    /// Hardware contexts to use (default: detected).
-    #[arg(long)]
-    contexts: Option<usize>,
+    #[command(flatten)]
+    common: CommonArgs,
     /// Comma-separated variants (default: all): multiple-pools, single-pool-nosys,
     /// single-pool, single-hints, rayon.
     #[arg(long, value_delimiter = ',')]
@@ -149,44 +138,24 @@ struct MixedArgs {
     /// TPC-C warehouses (default 2).
     #[arg(long)]
     warehouses: Option<u16>,
-    /// The small scale CI uses.
-    #[arg(long)]
-    quick: bool,
-    /// Print one JSON object on stdout (progress stays on stderr).
-    #[arg(long)]
-    json: bool,
-    /// Also write the JSON, the table, a Markdown report and the charts into this directory.
-    #[arg(long)]
-    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
 struct GranularityArgs {
-    /// Hardware contexts to use (default: detected).
-    #[arg(long)]
-    contexts: Option<usize>,
+    #[command(flatten)]
+    common: CommonArgs,
     /// Comma-separated granularity policies (default static,hint,adaptive).
     #[arg(long, value_delimiter = ',')]
     policies: Option<Vec<String>>,
     /// TPC-H scale factor (default 1; quick 0.05).
     #[arg(long)]
     sf: Option<f64>,
-    /// The small scale CI uses.
-    #[arg(long)]
-    quick: bool,
-    /// Print one JSON object on stdout (progress stays on stderr).
-    #[arg(long)]
-    json: bool,
-    /// Also write the JSON and the table into this directory.
-    #[arg(long)]
-    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
 struct AnalyticalArgs {
-    /// Hardware contexts to use (default: detected).
-    #[arg(long)]
-    contexts: Option<usize>,
+    #[command(flatten)]
+    common: CommonArgs,
     /// Comma-separated variants (default: all): multiple-pools, single-pool-nosys, single-pool,
     /// single-hints, rayon.
     #[arg(long, value_delimiter = ',')]
@@ -197,15 +166,6 @@ struct AnalyticalArgs {
     /// TPC-H scale factor (default 1; quick 0.1).
     #[arg(long)]
     sf: Option<f64>,
-    /// The small scale CI uses (seconds on 2 cores).
-    #[arg(long)]
-    quick: bool,
-    /// Print one JSON object on stdout (progress stays on stderr).
-    #[arg(long)]
-    json: bool,
-    /// Also write the JSON and the table into this directory.
-    #[arg(long)]
-    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -224,29 +184,36 @@ struct OlcArgs {
     out: Option<PathBuf>,
 }
 
+/// What every side-by-side experiment takes.
 #[derive(Args)]
-struct BenchArgs {
+struct CommonArgs {
     /// Hardware contexts to use (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
+    /// Small sizes that finish in seconds (CI uses this).
+    #[arg(long)]
+    quick: bool,
+    /// Print one JSON object on stdout (progress stays on stderr).
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON, the table, a Markdown report and its charts into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    #[command(flatten)]
+    common: CommonArgs,
     /// Comma-separated variants (default: all).
     #[arg(long, value_delimiter = ',')]
     variants: Option<Vec<String>>,
     /// Comma-separated cases (default: all): fork_join, tiny_tasks, blocking_mix.
     #[arg(long, value_delimiter = ',')]
     cases: Option<Vec<String>>,
-    /// Small sizes that finish in seconds (CI uses this).
-    #[arg(long)]
-    quick: bool,
     /// Repetitions per variant (the best counts).
     #[arg(long)]
     repetitions: Option<usize>,
-    /// Print one JSON object on stdout (progress stays on stderr).
-    #[arg(long)]
-    json: bool,
-    /// Also write the JSON and the table into this directory.
-    #[arg(long)]
-    out: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -340,14 +307,14 @@ fn emit(report: &maestro_bench::Report, name: &str, json: bool, out: Option<Path
 }
 
 fn bench_scheduler(args: BenchArgs) -> ExitCode {
-    let contexts = match tpch::contexts(args.contexts) {
+    let contexts = match tpch::contexts(args.common.contexts) {
         Ok(c) => c,
         Err(code) => return code,
     };
     let variants = args
         .variants
         .unwrap_or_else(|| VARIANTS.iter().map(|s| s.to_string()).collect());
-    let mut params = if args.quick {
+    let mut params = if args.common.quick {
         Params::quick()
     } else {
         Params::full()
@@ -374,16 +341,16 @@ fn bench_scheduler(args: BenchArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    emit(&report, "scheduler", args.json, args.out)
+    emit(&report, "scheduler", args.common.json, args.common.out)
 }
 
 fn bench_analytical(args: AnalyticalArgs) -> ExitCode {
     use maestro_bench::analytical::{self, AnalyticalParams};
-    let contexts = match tpch::contexts(args.contexts) {
+    let contexts = match tpch::contexts(args.common.contexts) {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let mut params = if args.quick {
+    let mut params = if args.common.quick {
         AnalyticalParams::quick()
     } else {
         AnalyticalParams::full()
@@ -407,7 +374,7 @@ fn bench_analytical(args: AnalyticalArgs) -> ExitCode {
         params.variants.join(",")
     );
     match analytical::run(contexts, &params, &|line| eprintln!("  {line}")) {
-        Ok(report) => emit(&report, "analytical", args.json, args.out),
+        Ok(report) => emit(&report, "analytical", args.common.json, args.common.out),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
@@ -417,11 +384,11 @@ fn bench_analytical(args: AnalyticalArgs) -> ExitCode {
 
 fn bench_granularity(args: GranularityArgs) -> ExitCode {
     use maestro_bench::granularity::{self, GranularityParams};
-    let contexts = match tpch::contexts(args.contexts) {
+    let contexts = match tpch::contexts(args.common.contexts) {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let mut params = if args.quick {
+    let mut params = if args.common.quick {
         GranularityParams::quick(contexts)
     } else {
         GranularityParams::full(contexts)
@@ -442,7 +409,7 @@ fn bench_granularity(args: GranularityArgs) -> ExitCode {
         params.background_threads
     );
     match granularity::run(contexts, &params, &|line| eprintln!("  {line}")) {
-        Ok(report) => emit(&report, "granularity", args.json, args.out),
+        Ok(report) => emit(&report, "granularity", args.common.json, args.common.out),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
@@ -452,11 +419,11 @@ fn bench_granularity(args: GranularityArgs) -> ExitCode {
 
 fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
     use maestro_bench::mixed_bench::{self, MixedParams};
-    let contexts = match tpch::contexts(args.contexts) {
+    let contexts = match tpch::contexts(args.common.contexts) {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let mut p = if args.quick {
+    let mut p = if args.common.quick {
         MixedParams::quick(contexts)
     } else {
         MixedParams::full(contexts)
@@ -502,7 +469,7 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
         mixed_bench::timeline(contexts, &p, &progress)
     };
     match report {
-        Ok(report) => emit(&report, experiment, args.json, args.out),
+        Ok(report) => emit(&report, experiment, args.common.json, args.common.out),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
@@ -593,11 +560,11 @@ fn bench_latches(args: LatchesArgs) -> ExitCode {
         eprintln!("error: {msg}");
         ExitCode::from(2)
     };
-    let contexts = match tpch::contexts(args.contexts) {
+    let contexts = match tpch::contexts(args.common.contexts) {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let mut p = if args.quick {
+    let mut p = if args.common.quick {
         LatchesParams::quick(contexts)
     } else {
         LatchesParams::full(contexts)
@@ -633,7 +600,7 @@ fn bench_latches(args: LatchesArgs) -> ExitCode {
         p.duration.as_secs_f64()
     );
     match latches::run(contexts, &p, &|line| eprintln!("  {line}")) {
-        Ok(report) => emit(&report, "latches", args.json, args.out),
+        Ok(report) => emit(&report, "latches", args.common.json, args.common.out),
         Err(e) => usage(e),
     }
 }
