@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use maestro_scheduler::{Scheduler, SchedulerStats, TimelineSample};
-use maestro_tpcc::driver::{self, Mode, Preset, RunConfig, RunProgress, RunReport};
+use maestro_tpcc::driver::{self, Mode, RunConfig, RunProgress, RunReport};
 use maestro_tpch::queries::{QueryParams, run_profiled, stream_order};
 use serde::Serialize;
 
@@ -108,14 +108,11 @@ pub struct MixedOutcome {
     pub tpcc_report: Option<RunReport>,
 }
 
-/// The TPC-C mode of `variant` and the scheduler transactions run on.
+/// The TPC-C mode of `variant`: transactions as tasks of a scheduler preset
+/// (the preset names parse as modes), else on the terminals' threads (the
+/// pool baselines).
 fn tpcc_mode(variant: &str) -> Mode {
-    match variant {
-        "single-pool" => Mode::Scheduler(Preset::SinglePool),
-        "single-pool-nosys" => Mode::Scheduler(Preset::SinglePoolNoSys),
-        "single-hints" => Mode::Scheduler(Preset::SingleHints),
-        _ => Mode::Receivers,
-    }
+    variant.parse().unwrap_or(Mode::Receivers)
 }
 
 /// Runs TPC-H clients and TPC-C terminals together on `config.variant`.

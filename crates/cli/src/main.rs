@@ -1,5 +1,7 @@
 //! The `maestro` command.
 
+mod exit;
+mod output;
 mod run;
 mod tpcc;
 mod tpch;
@@ -264,46 +266,17 @@ fn bench_olc(args: OlcArgs) -> ExitCode {
     eprintln!("bench olc: threads {:?}", args.threads);
     match maestro_bench::olc::run(&args.threads, &params, |line| eprintln!("  {line}")) {
         Ok(report) => emit(&report, "olc", args.json, args.out),
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
+        Err(e) => exit::usage(e),
     }
 }
 
-/// Prints a report (table or JSON) and optionally writes it to `out`.
+/// Prints a report (table or JSON) and, with `out`, writes it there with its
+/// Markdown report and attachments.
 fn emit(report: &maestro_bench::Report, name: &str, json: bool, out: Option<PathBuf>) -> ExitCode {
     let text = serde_json::to_string(report).expect("report serializes");
-    if json {
-        println!("{text}");
-    } else {
-        print!("{}", report.table());
-    }
-    if let Some(dir) = out {
-        if let Err(e) = std::fs::create_dir_all(&dir)
-            .and_then(|_| std::fs::write(dir.join(format!("{name}.json")), &text))
-            .and_then(|_| std::fs::write(dir.join(format!("{name}.txt")), report.table()))
-        {
-            eprintln!("error: cannot write to {}: {e}", dir.display());
-            return ExitCode::from(1);
-        }
-        for (file, body) in &report.attachments {
-            if let Err(e) = std::fs::write(dir.join(file), body) {
-                eprintln!("error: cannot write {}/{file}: {e}", dir.display());
-                return ExitCode::from(1);
-            }
-        }
-        if let Err(e) = std::fs::write(dir.join(format!("{name}.md")), report.markdown()) {
-            eprintln!("error: cannot write {}/{name}.md: {e}", dir.display());
-            return ExitCode::from(1);
-        }
-        eprintln!(
-            "wrote {}/{name}.json, {name}.txt, {name}.md and {} attachment(s)",
-            dir.display(),
-            report.attachments.len()
-        );
-    }
-    ExitCode::SUCCESS
+    let mut files = report.attachments.clone();
+    files.push((format!("{name}.md"), report.markdown()));
+    output::emit(&text, &report.table(), name, json, out, &files)
 }
 
 fn bench_scheduler(args: BenchArgs) -> ExitCode {
@@ -324,8 +297,7 @@ fn bench_scheduler(args: BenchArgs) -> ExitCode {
     }
     if let Some(r) = args.repetitions {
         if r == 0 {
-            eprintln!("error: --repetitions must be at least 1");
-            return ExitCode::from(2);
+            return exit::usage("--repetitions must be at least 1");
         }
         params.repetitions = r;
     }
@@ -337,8 +309,7 @@ fn bench_scheduler(args: BenchArgs) -> ExitCode {
     let report = match scheduler::run(contexts, &variants, &params, |line| eprintln!("  {line}")) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
+            return exit::usage(e);
         }
     };
     emit(&report, "scheduler", args.common.json, args.common.out)
@@ -375,10 +346,7 @@ fn bench_analytical(args: AnalyticalArgs) -> ExitCode {
     );
     match analytical::run(contexts, &params, &|line| eprintln!("  {line}")) {
         Ok(report) => emit(&report, "analytical", args.common.json, args.common.out),
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
+        Err(e) => exit::usage(e),
     }
 }
 
@@ -410,10 +378,7 @@ fn bench_granularity(args: GranularityArgs) -> ExitCode {
     );
     match granularity::run(contexts, &params, &|line| eprintln!("  {line}")) {
         Ok(report) => emit(&report, "granularity", args.common.json, args.common.out),
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
+        Err(e) => exit::usage(e),
     }
 }
 
@@ -442,8 +407,7 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
     }
     if let Some(d) = args.duration {
         if !(d > 0.0 && d.is_finite()) {
-            eprintln!("error: --duration must be a positive number of seconds");
-            return ExitCode::from(2);
+            return exit::usage("--duration must be a positive number of seconds");
         }
         p.duration = std::time::Duration::from_secs_f64(d);
     }
@@ -470,10 +434,7 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
     };
     match report {
         Ok(report) => emit(&report, experiment, args.common.json, args.common.out),
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
+        Err(e) => exit::usage(e),
     }
 }
 
@@ -483,15 +444,13 @@ fn bench_omp(args: OmpArgs) -> ExitCode {
         .threads
         .unwrap_or_else(maestro_scheduler::detected_contexts);
     if threads == 0 || args.reps == 0 || args.runs == 0 {
-        eprintln!("error: --threads, --reps and --runs must be at least 1");
-        return ExitCode::from(2);
+        return exit::usage("--threads, --reps and --runs must be at least 1");
     }
     let Some(lib_dir) = find_cdylib_dir() else {
-        eprintln!(
-            "error: libmaestro_gomp.so not found beside this binary; build it with \
-             `cargo build --release -p maestro-gomp` or set MAESTRO_GOMP_LIB_DIR"
+        return exit::usage(
+            "libmaestro_gomp.so not found beside this binary; build it with \
+             `cargo build --release -p maestro-gomp` or set MAESTRO_GOMP_LIB_DIR",
         );
-        return ExitCode::from(2);
     };
     let (reps, runs) = if args.quick {
         (50, 1)
@@ -513,8 +472,7 @@ fn bench_omp(args: OmpArgs) -> ExitCode {
     let rows = match overhead(&setup) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(1);
+            return exit::failure(e);
         }
     };
     let _ = std::fs::remove_dir_all(&setup.work_dir);
@@ -555,11 +513,8 @@ fn bench_omp(args: OmpArgs) -> ExitCode {
 }
 
 fn bench_latches(args: LatchesArgs) -> ExitCode {
+    use exit::usage;
     use maestro_bench::latches::{self, LatchesParams};
-    let usage = |msg: String| {
-        eprintln!("error: {msg}");
-        ExitCode::from(2)
-    };
     let contexts = match tpch::contexts(args.common.contexts) {
         Ok(c) => c,
         Err(code) => return code,
@@ -589,7 +544,7 @@ fn bench_latches(args: LatchesArgs) -> ExitCode {
     }
     if let Some(d) = args.duration {
         if !(d > 0.0 && d.is_finite()) {
-            return usage("--duration must be a positive number of seconds".into());
+            return usage("--duration must be a positive number of seconds");
         }
         p.duration = std::time::Duration::from_secs_f64(d);
     }

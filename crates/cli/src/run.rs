@@ -1,5 +1,6 @@
 //! `maestro run` (and `maestro` with no arguments): the mixed HTAP main job.
 
+use crate::exit::{failure, usage};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -55,11 +56,6 @@ impl Default for RunArgs {
     }
 }
 
-fn usage(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(2)
-}
-
 pub fn run(a: RunArgs) -> ExitCode {
     let contexts = a
         .contexts
@@ -111,10 +107,7 @@ pub fn run(a: RunArgs) -> ExitCode {
     };
     let outcome = match mixed::run_mixed(&dbs, &config, &print_live) {
         Ok(o) => o,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(1);
-        }
+        Err(e) => return failure(e),
     };
     let setup = RunSetup {
         sf: a.sf,
@@ -131,10 +124,7 @@ pub fn run(a: RunArgs) -> ExitCode {
     }
     match run_report::write(&a.out, &setup, &outcome) {
         Ok(files) => eprintln!("report: {}/{{{}}}", a.out.display(), files.join(",")),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(1);
-        }
+        Err(e) => return failure(e),
     }
     if outcome.consistency_violations.is_empty() {
         ExitCode::SUCCESS

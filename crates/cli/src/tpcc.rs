@@ -3,6 +3,7 @@
 //! with `--json`, one JSON object. Exit codes: 0 success, 1 a failure while
 //! running or a consistency violation, 2 bad arguments.
 
+use crate::exit::{failure, usage};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -76,18 +77,6 @@ pub struct CheckArgs {
     /// Hardware contexts of that run (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
-}
-
-/// Exit code 2 with a message: bad input.
-fn usage(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(2)
-}
-
-/// Exit code 1 with a message: a failure while running.
-fn failure(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(1)
 }
 
 pub fn run(command: TpccCommand) -> ExitCode {

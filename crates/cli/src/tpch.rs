@@ -1,5 +1,7 @@
 //! `maestro tpch …` and `maestro bench tpch-single`.
 
+use crate::exit::{failure, usage};
+use crate::output;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -128,18 +130,6 @@ pub struct SingleArgs {
     out: Option<PathBuf>,
 }
 
-/// Exit code 2 with a message: bad input.
-pub(crate) fn usage(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(2)
-}
-
-/// Exit code 1 with a message: a failure while running.
-fn failure(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(1)
-}
-
 pub(crate) fn contexts(given: Option<usize>) -> Result<usize, ExitCode> {
     let c = given.unwrap_or_else(maestro_scheduler::detected_contexts);
     if c == 0 || c > maestro_scheduler::WORKERS_MAX_LIMIT {
@@ -237,7 +227,14 @@ fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
     );
     let report = tpch::throughput(&params, &|line| eprintln!("  {line}")).map_err(failure)?;
     let json = serde_json::to_string(&report).expect("report serializes");
-    emit(&json, &report.table(), "tpch-throughput", a.json, a.out)
+    Ok(output::emit(
+        &json,
+        &report.table(),
+        "tpch-throughput",
+        a.json,
+        a.out,
+        &[],
+    ))
 }
 
 fn check_answers(a: CheckArgs) -> Result<ExitCode, ExitCode> {
@@ -377,27 +374,12 @@ fn bench_single_inner(a: SingleArgs) -> Result<ExitCode, ExitCode> {
     );
     let report = tpch::single(&params, peer, &|line| eprintln!("  {line}")).map_err(failure)?;
     let json = serde_json::to_string(&report).expect("report serializes");
-    emit(&json, &report.table(), "tpch-single", a.json, a.out)
-}
-
-fn emit(
-    json: &str,
-    table: &str,
-    name: &str,
-    as_json: bool,
-    out: Option<PathBuf>,
-) -> Result<ExitCode, ExitCode> {
-    if as_json {
-        println!("{json}");
-    } else {
-        print!("{table}");
-    }
-    if let Some(dir) = out {
-        std::fs::create_dir_all(&dir)
-            .and_then(|_| std::fs::write(dir.join(format!("{name}.json")), json))
-            .and_then(|_| std::fs::write(dir.join(format!("{name}.txt")), table))
-            .map_err(|e| failure(format!("cannot write to {}: {e}", dir.display())))?;
-        eprintln!("wrote {}/{name}.json and {name}.txt", dir.display());
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(output::emit(
+        &json,
+        &report.table(),
+        "tpch-single",
+        a.json,
+        a.out,
+        &[],
+    ))
 }
