@@ -95,6 +95,12 @@ impl Ctx {
     }
 }
 
+/// Whether the calling thread runs no task of any team (its current context is
+/// its initial one).
+pub(crate) fn in_initial_context() -> bool {
+    CURRENT.with(|c| c.get().is_null())
+}
+
 /// Runs `f` with the calling thread's current context.
 pub(crate) fn with_current<R>(f: impl FnOnce(&Ctx) -> R) -> R {
     let p = CURRENT.with(|c| c.get());

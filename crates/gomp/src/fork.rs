@@ -4,9 +4,10 @@
 use std::sync::Arc;
 
 use maestro_scheduler::TaskGraph;
+use maestro_scheduler::sync::current_worker_state;
 
-use crate::ctx::Ctx;
-use crate::runtime;
+use crate::ctx::{self, Ctx, with_current};
+use crate::runtime::{self, MasterPlacement};
 use crate::team::{RegionFn, TeamShared};
 use crate::workshare::WorkShare;
 
@@ -32,6 +33,51 @@ fn team_size(parent: &Ctx, requested: usize) -> usize {
 /// until [`join`] leaves it.
 pub(crate) struct Master(Box<Ctx>);
 
+/// A whole region: forks a team for `body` from the calling thread's context, runs
+/// the master's share, joins. Where the master's share runs follows
+/// [`runtime::master_placement`]: on the calling thread (as in libgomp), or — for
+/// a region entered by a thread outside the scheduler, outside any region — as
+/// one more scheduler task at the OpenMP priority while the caller sleeps, so
+/// that every cycle the region uses is the scheduler's to give (PROTOCOL.md,
+/// "Master placement"). `pre_ws(parent, n)` may give a construct every member
+/// starts in (combined `parallel for` / `parallel sections`).
+pub(crate) fn run_region(
+    body: RegionFn,
+    requested: usize,
+    pre_ws: impl FnOnce(&Ctx, usize) -> Option<WorkShare>,
+) {
+    let offload = runtime::master_placement() == MasterPlacement::Scheduler
+        && ctx::in_initial_context()
+        && current_worker_state().is_none();
+    if offload {
+        let team = with_current(|p| fork_team(p, body, requested, |n| pre_ws(p, n)));
+        runtime::scheduler().install_with_priority(runtime::priority(), move || {
+            // The whole `RegionFn` (which is `Send`), not its raw pointer field.
+            let body = body;
+            let master = Master::enter(&team);
+            // SAFETY: GCC's region body (or the native trampoline) with its own
+            // argument block, which the calling thread keeps alive: it waits in
+            // `install_with_priority` until this job, join included, is done.
+            unsafe { (body.f)(body.data) };
+            join(master);
+        });
+        return;
+    }
+    let master = with_current(|p| fork(p, body, requested, |n| pre_ws(p, n)));
+    // SAFETY: as above, on the calling thread, which owns the argument block.
+    unsafe { (body.f)(body.data) };
+    join(master);
+}
+
+impl Master {
+    /// Enters member 0's context of `team` on the calling thread.
+    fn enter(team: &Arc<TeamShared>) -> Master {
+        let master = Box::new(team.member_ctx(0));
+        master.enter();
+        Master(master)
+    }
+}
+
 /// Forks a team for `body` from the context `parent` (the encountering task):
 /// submits members 1..n as scheduler tasks and returns the master's context,
 /// already entered. Finish with [`join`]. `pre_ws(n)` may give a construct every
@@ -42,6 +88,18 @@ pub(crate) fn fork(
     requested: usize,
     pre_ws: impl FnOnce(usize) -> Option<WorkShare>,
 ) -> Master {
+    let team = fork_team(parent, body, requested, pre_ws);
+    Master::enter(&team)
+}
+
+/// Builds the team and submits members 1..n; member 0 (the master) is left to
+/// the caller.
+fn fork_team(
+    parent: &Ctx,
+    body: RegionFn,
+    requested: usize,
+    pre_ws: impl FnOnce(usize) -> Option<WorkShare>,
+) -> Arc<TeamShared> {
     let n = team_size(parent, requested);
     let level = parent.team.level + 1;
     let mut outer = parent.team.outer.clone();
@@ -83,9 +141,7 @@ pub(crate) fn fork(
             }
         }
     }
-    let master = Box::new(team.member_ctx(0));
-    master.enter();
-    Master(master)
+    team
 }
 
 /// Ends the region forked by [`fork`]; `master` must be the calling thread's

@@ -11,9 +11,10 @@
 //! - **A native Rust API**, [`parallel_region`] with [`Team::barrier`] and
 //!   [`Team::for_each`], for Rust UDFs; it is the same machinery.
 //!
-//! Control ([`set_priority`], [`set_hint_teams`], [`install_scheduler`]) lets the
-//! database favour its own work over OpenMP work and size teams from the
-//! scheduler's concurrency hint. [`bench`](mod@bench) compares our overhead with stock
+//! Control ([`set_priority`], [`set_hint_teams`], [`set_master_placement`],
+//! [`install_scheduler`]) lets the database favour its own work over OpenMP work,
+//! size teams from the scheduler's concurrency hint, and run even the masters of
+//! application threads' regions as scheduler tasks. [`bench`](mod@bench) compares our overhead with stock
 //! libgomp's (a piece of `maestro bench omp`).
 //!
 //! How a team forks, meets at barriers and joins, and why a team larger than the
@@ -40,5 +41,6 @@ mod workshare;
 
 pub use native::{Schedule, Team, parallel_region};
 pub use runtime::{
-    hint_teams, install_scheduler, priority, scheduler, set_hint_teams, set_priority,
+    MasterPlacement, hint_teams, install_scheduler, master_placement, priority, scheduler,
+    set_hint_teams, set_master_placement, set_priority,
 };

@@ -165,10 +165,8 @@ where
         f: trampoline::<F>,
         data: (&payload as *const Payload<'_, F>).cast_mut().cast(),
     };
-    let master = with_current(|p| fork::fork(p, body, num_threads, |_| None));
-    // SAFETY: the payload lives on this frame until after the join below.
-    unsafe { trampoline::<F>(body.data) };
-    fork::join(master);
+    // The payload lives on this frame until `run_region` returns, after the join.
+    fork::run_region(body, num_threads, |_, _| None);
     if let Some(p) = payload.panic.into_inner() {
         resume_unwind(p);
     }

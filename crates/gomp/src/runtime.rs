@@ -6,6 +6,8 @@
 //!   [`DEFAULT_PRIORITY`], 0 = lowest; clamped to the scheduler's levels).
 //! - `MAESTRO_OMP_TEAMS=hint`: regions without `num_threads` get
 //!   `min(nthreads-var, concurrency hint)` members.
+//! - `MAESTRO_OMP_MASTER=caller|scheduler`: where the master's share of a region
+//!   entered from outside the scheduler runs ([`MasterPlacement`]).
 //! - `MAESTRO_OMP_PRESET` / `MAESTRO_OMP_CONTEXTS`: the scheduler created when the
 //!   host did not [`install_scheduler`] one (default `single-pool`, detected contexts).
 //! - `MAESTRO_OMP_IGNORE_UNSUPPORTED=1`: warn instead of aborting on unsupported
@@ -148,4 +150,87 @@ pub fn hint_teams() -> bool {
 /// Turns hint-sized teams on or off.
 pub fn set_hint_teams(on: bool) {
     HINT_TEAMS.store(if on { HINT_ON } else { HINT_OFF }, Ordering::Relaxed);
+}
+
+/// Where the master's share of a parallel region runs when the region is entered
+/// by a thread outside the scheduler (an application thread) outside any region.
+/// Regions entered on scheduler workers, nested regions and the legacy
+/// `GOMP_parallel_start` pair (where the compiler calls the body itself) always
+/// run the master on the calling thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MasterPlacement {
+    /// On the calling thread, as libgomp does: the fastest fork/join, but the
+    /// master's share (half of a team of two) runs on a thread the scheduler
+    /// neither counts nor prioritizes. The default.
+    Caller,
+    /// As one more scheduler task at the OpenMP priority while the calling thread
+    /// sleeps: every cycle of the region is given out by the scheduler, so the
+    /// database's priorities govern all of it.
+    Scheduler,
+}
+
+impl MasterPlacement {
+    /// Parses `caller` or `scheduler`.
+    pub fn parse(s: &str) -> Result<MasterPlacement, String> {
+        match s.trim() {
+            "caller" => Ok(MasterPlacement::Caller),
+            "scheduler" => Ok(MasterPlacement::Scheduler),
+            other => Err(format!(
+                "master placement {other:?} is neither `caller` nor `scheduler`"
+            )),
+        }
+    }
+
+    /// The name [`MasterPlacement::parse`] accepts.
+    pub fn name(self) -> &'static str {
+        match self {
+            MasterPlacement::Caller => "caller",
+            MasterPlacement::Scheduler => "scheduler",
+        }
+    }
+}
+
+const PLACEMENT_UNSET: u8 = 0;
+const PLACEMENT_CALLER: u8 = 1;
+const PLACEMENT_SCHEDULER: u8 = 2;
+static PLACEMENT: AtomicU8 = AtomicU8::new(PLACEMENT_UNSET);
+
+fn placement_code(p: MasterPlacement) -> u8 {
+    match p {
+        MasterPlacement::Caller => PLACEMENT_CALLER,
+        MasterPlacement::Scheduler => PLACEMENT_SCHEDULER,
+    }
+}
+
+/// Where masters entered from outside the scheduler run (`MAESTRO_OMP_MASTER`,
+/// default [`MasterPlacement::Caller`]; an unparsable value is fatal).
+pub fn master_placement() -> MasterPlacement {
+    let mut v = PLACEMENT.load(Ordering::Relaxed);
+    if v == PLACEMENT_UNSET {
+        let from_env = match std::env::var("MAESTRO_OMP_MASTER") {
+            Ok(s) => match MasterPlacement::parse(&s) {
+                Ok(p) => p,
+                Err(e) => fatal(&format!("MAESTRO_OMP_MASTER: {e}")),
+            },
+            Err(_) => MasterPlacement::Caller,
+        };
+        let _ = PLACEMENT.compare_exchange(
+            PLACEMENT_UNSET,
+            placement_code(from_env),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+        v = PLACEMENT.load(Ordering::Relaxed);
+    }
+    match v {
+        PLACEMENT_CALLER => MasterPlacement::Caller,
+        PLACEMENT_SCHEDULER => MasterPlacement::Scheduler,
+        other => panic!("master placement code {other} is none of the three"),
+    }
+}
+
+/// Sets where masters entered from outside the scheduler run, for regions forked
+/// from now on.
+pub fn set_master_placement(p: MasterPlacement) {
+    PLACEMENT.store(placement_code(p), Ordering::Relaxed);
 }

@@ -8,12 +8,13 @@ use std::cell::RefCell;
 use std::ffi::{c_int, c_uint, c_void};
 
 use super::{Kind, loop_ws};
-use crate::ctx::with_current;
+use crate::ctx::{Ctx, with_current};
 use crate::fork::{self, Master};
 use crate::icv::Sched;
 use crate::loops::Space;
 use crate::runtime;
 use crate::team::RegionFn;
+use crate::workshare::WorkShare;
 
 thread_local! {
     /// Masters of regions opened by the legacy `*_start` entry points, innermost
@@ -38,11 +39,7 @@ pub unsafe extern "C" fn GOMP_parallel(
     num_threads: c_uint,
     _flags: c_uint,
 ) {
-    let body = RegionFn { f, data };
-    let master = with_current(|p| fork::fork(p, body, num_threads as usize, |_| None));
-    // SAFETY: calling GCC's region body with its own argument block, as the master.
-    unsafe { f(data) };
-    fork::join(master);
+    fork::run_region(RegionFn { f, data }, num_threads as usize, |_, _| None);
 }
 
 /// The pre-GCC-4.9 fork: the caller then runs `f(data)` itself and calls
@@ -71,13 +68,13 @@ pub extern "C" fn GOMP_parallel_end() {
     }
 }
 
+fn sections_ws(parent: &Ctx, n: usize, count: c_uint) -> Option<WorkShare> {
+    let space = Space::indices(u64::from(count));
+    Some(loop_ws(parent, n, space, Kind::Fixed(Sched::Dynamic), 1, false))
+}
+
 fn sections_team(body: RegionFn, num_threads: c_uint, count: c_uint) -> Master {
-    with_current(|p| {
-        fork::fork(p, body, num_threads as usize, |n| {
-            let space = Space::indices(u64::from(count));
-            Some(loop_ws(p, n, space, Kind::Fixed(Sched::Dynamic), 1, false))
-        })
-    })
+    with_current(|p| fork::fork(p, body, num_threads as usize, |n| sections_ws(p, n, count)))
 }
 
 /// `parallel sections`: every member starts inside a sections construct of
@@ -93,10 +90,9 @@ pub unsafe extern "C" fn GOMP_parallel_sections(
     count: c_uint,
     _flags: c_uint,
 ) {
-    let master = sections_team(RegionFn { f, data }, num_threads, count);
-    // SAFETY: calling GCC's region body with its own argument block.
-    unsafe { f(data) };
-    fork::join(master);
+    fork::run_region(RegionFn { f, data }, num_threads as usize, |p, n| {
+        sections_ws(p, n, count)
+    });
 }
 
 /// The legacy form of [`GOMP_parallel_sections`].

@@ -42,11 +42,10 @@ macro_rules! parallel_loop {
             f: unsafe extern "C" fn(*mut c_void), data: *mut c_void, nthreads: c_uint,
             start_: c_long, end: c_long, incr: c_long, chunk: c_long, _flags: c_uint,
         ) {
-            let body = RegionFn { f, data };
-            let master = parallel_loop(body, nthreads, Space::long(start_, end, incr), $kind, chunk);
-            // SAFETY: calling GCC's region body with its own argument block.
-            unsafe { f(data) };
-            fork::join(master);
+            let space = Space::long(start_, end, incr);
+            fork::run_region(RegionFn { f, data }, nthreads as usize, |p, n| {
+                Some(loop_ws(p, n, space, $kind, chunk as u64, false))
+            });
         }
     )*};
 }
@@ -62,11 +61,10 @@ macro_rules! parallel_loop_runtime {
             f: unsafe extern "C" fn(*mut c_void), data: *mut c_void, nthreads: c_uint,
             start_: c_long, end: c_long, incr: c_long, _flags: c_uint,
         ) {
-            let body = RegionFn { f, data };
-            let master = parallel_loop(body, nthreads, Space::long(start_, end, incr), Kind::Runtime, 0);
-            // SAFETY: calling GCC's region body with its own argument block.
-            unsafe { f(data) };
-            fork::join(master);
+            let space = Space::long(start_, end, incr);
+            fork::run_region(RegionFn { f, data }, nthreads as usize, |p, n| {
+                Some(loop_ws(p, n, space, Kind::Runtime, 0, false))
+            });
         }
     )*};
 }

@@ -7,4 +7,6 @@ void maestro_omp_set_hint_teams(int on);
 int maestro_omp_get_hint_teams(void);
 int maestro_omp_contexts(void);
 int maestro_omp_concurrency_hint(void);
+void maestro_omp_set_master_on_scheduler(int on);
+int maestro_omp_get_master_on_scheduler(void);
 #endif
