@@ -1,6 +1,7 @@
 //! The `maestro` command.
 
 mod exit;
+mod omp;
 mod output;
 mod run;
 mod tpcc;
@@ -66,9 +67,10 @@ enum Experiment {
     /// Workers, hint and queues over time under the mixed load, per scheduler variant
     /// (ADMS 2013 figure 6).
     Timeline(MixedArgs),
-    /// OpenMP overhead of libmaestro_gomp.so against stock libgomp: fork/join, barrier,
-    /// parallel for, tasks (one C microbenchmark built twice with gcc -fopenmp).
-    Omp(OmpArgs),
+    /// OpenMP: a database workload beside an OpenMP application at three database
+    /// priorities, on stock libgomp and on ours (SSDBM 2015 §6.3); and the overhead of
+    /// libmaestro_gomp.so against libgomp (fork/join, barrier, parallel for, tasks).
+    Omp(omp::OmpArgs),
     /// TPC-C throughput as terminals grow, with three lock-table latch flavours: blocking,
     /// spinning, load-controlled (the spinning-and-blocking paper).
     Latches(LatchesArgs),
@@ -93,28 +95,6 @@ struct LatchesArgs {
     /// TPC-C warehouses (default 2).
     #[arg(long)]
     warehouses: Option<u16>,
-}
-
-#[derive(Args)]
-struct OmpArgs {
-    /// Team size of every measured region (default: detected contexts).
-    #[arg(long)]
-    threads: Option<usize>,
-    /// Operations per measurement.
-    #[arg(long, default_value_t = 2000)]
-    reps: usize,
-    /// Runs per variant (alternating); the median counts.
-    #[arg(long, default_value_t = 5)]
-    runs: usize,
-    /// Tiny counts (CI).
-    #[arg(long)]
-    quick: bool,
-    /// Print one JSON object on stdout (progress stays on stderr).
-    #[arg(long)]
-    json: bool,
-    /// Also write the JSON, the table and a Markdown report into this directory.
-    #[arg(long)]
-    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -248,7 +228,7 @@ fn main() -> ExitCode {
         } => bench_mixed(args, "timeline"),
         Command::Bench {
             experiment: Experiment::Omp(args),
-        } => bench_omp(args),
+        } => omp::bench(args),
         Command::Bench {
             experiment: Experiment::Latches(args),
         } => bench_latches(args),
@@ -272,7 +252,12 @@ fn bench_olc(args: OlcArgs) -> ExitCode {
 
 /// Prints a report (table or JSON) and, with `out`, writes it there with its
 /// Markdown report and attachments.
-fn emit(report: &maestro_bench::Report, name: &str, json: bool, out: Option<PathBuf>) -> ExitCode {
+pub(crate) fn emit(
+    report: &maestro_bench::Report,
+    name: &str,
+    json: bool,
+    out: Option<PathBuf>,
+) -> ExitCode {
     let text = serde_json::to_string(report).expect("report serializes");
     let mut files = report.attachments.clone();
     files.push((format!("{name}.md"), report.markdown()));
@@ -436,80 +421,6 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
         Ok(report) => emit(&report, experiment, args.common.json, args.common.out),
         Err(e) => exit::usage(e),
     }
-}
-
-fn bench_omp(args: OmpArgs) -> ExitCode {
-    use maestro_gomp::bench::{OverheadSetup, find_cdylib_dir, overhead};
-    let threads = args
-        .threads
-        .unwrap_or_else(maestro_scheduler::detected_contexts);
-    if threads == 0 || args.reps == 0 || args.runs == 0 {
-        return exit::usage("--threads, --reps and --runs must be at least 1");
-    }
-    let Some(lib_dir) = find_cdylib_dir() else {
-        return exit::usage(
-            "libmaestro_gomp.so not found beside this binary; build it with \
-             `cargo build --release -p maestro-gomp` or set MAESTRO_GOMP_LIB_DIR",
-        );
-    };
-    let (reps, runs) = if args.quick {
-        (50, 1)
-    } else {
-        (args.reps, args.runs)
-    };
-    let setup = OverheadSetup {
-        cc: std::env::var("MAESTRO_OMP_CC").unwrap_or_else(|_| "gcc".into()),
-        lib_dir,
-        work_dir: std::env::temp_dir().join(format!("maestro-bench-omp-{}", std::process::id())),
-        threads,
-        reps,
-        runs,
-        env: Vec::new(),
-    };
-    eprintln!(
-        "bench omp: {threads} threads per team, {reps} operations, {runs} run(s) per variant"
-    );
-    let rows = match overhead(&setup) {
-        Ok(r) => r,
-        Err(e) => {
-            return exit::failure(e);
-        }
-    };
-    let _ = std::fs::remove_dir_all(&setup.work_dir);
-    let stock = |m: &str| {
-        rows.iter()
-            .find(|r| r.variant == "libgomp" && r.metric == m)
-            .map(|r| r.micros)
-    };
-    let results = rows
-        .iter()
-        .map(|r| {
-            let mut extra = serde_json::Map::new();
-            if r.variant != "libgomp"
-                && let Some(s) = stock(&r.metric)
-                && s > 0.0
-            {
-                extra.insert("ratio_vs_libgomp".into(), serde_json::json!(r.micros / s));
-            }
-            maestro_bench::ResultRow {
-                case: r.metric.clone(),
-                variant: r.variant.to_string(),
-                metric: "micros_per_op".into(),
-                value: r.micros,
-                unit: "us".into(),
-                extra,
-                ..Default::default()
-            }
-        })
-        .collect();
-    let report = maestro_bench::Report {
-        experiment: "omp".into(),
-        contexts: maestro_scheduler::detected_contexts(),
-        params: serde_json::json!({"threads": threads, "reps": reps, "runs": runs}),
-        results,
-        attachments: Vec::new(),
-    };
-    emit(&report, "omp", args.json, args.out)
 }
 
 fn bench_latches(args: LatchesArgs) -> ExitCode {

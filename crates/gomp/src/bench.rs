@@ -1,4 +1,5 @@
-//! Pieces of `maestro bench omp`: the OpenMP overhead of `libmaestro_gomp.so`
+//! Pieces of `maestro bench omp`: [`interference`] (the paper's §6.3, database
+//! and OpenMP application side by side at three database priorities), and the OpenMP overhead of `libmaestro_gomp.so`
 //! against stock libgomp (the paper's "same order of magnitude", §6.2), measured
 //! by one C microbenchmark (`bench/omp_overhead.c`) compiled twice — once with
 //! `gcc -fopenmp` (stock libgomp), once compiled with `-fopenmp -c` and linked
@@ -10,6 +11,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+pub mod interference;
 
 /// The microbenchmark's source.
 pub const OVERHEAD_C: &str = include_str!("../bench/omp_overhead.c");

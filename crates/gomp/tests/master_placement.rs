@@ -24,10 +24,7 @@ fn members_on_workers(n: usize) -> (usize, bool) {
         });
     });
     assert_eq!(sum.into_inner(), 999 * 1000 / 2);
-    (
-        on_workers.into_inner(),
-        master_on_worker.into_inner() == 1,
-    )
+    (on_workers.into_inner(), master_on_worker.into_inner() == 1)
 }
 
 #[test]

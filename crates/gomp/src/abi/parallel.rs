@@ -70,7 +70,14 @@ pub extern "C" fn GOMP_parallel_end() {
 
 fn sections_ws(parent: &Ctx, n: usize, count: c_uint) -> Option<WorkShare> {
     let space = Space::indices(u64::from(count));
-    Some(loop_ws(parent, n, space, Kind::Fixed(Sched::Dynamic), 1, false))
+    Some(loop_ws(
+        parent,
+        n,
+        space,
+        Kind::Fixed(Sched::Dynamic),
+        1,
+        false,
+    ))
 }
 
 fn sections_team(body: RegionFn, num_threads: c_uint, count: c_uint) -> Master {

@@ -1,0 +1,328 @@
+//! `maestro bench omp`: the SSDBM 2015 experiments — a database workload beside an
+//! OpenMP application at three database priorities on stock libgomp and on ours
+//! (§6.3), and the OpenMP overhead of ours against libgomp (§6.2).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use maestro_bench::{Report, ResultRow};
+use maestro_gomp::bench::interference::{
+    AppRuntime, DbPriority, InterferenceRow, InterferenceSetup, interference,
+};
+use maestro_gomp::bench::{OverheadSetup, find_cdylib_dir, overhead};
+use serde_json::json;
+
+use crate::exit;
+
+#[derive(Args)]
+pub(crate) struct OmpArgs {
+    /// Comma-separated parts (default: both): interference, overhead.
+    #[arg(long, value_delimiter = ',')]
+    parts: Option<Vec<String>>,
+    /// Hardware contexts of the database's scheduler (default: detected).
+    #[arg(long)]
+    contexts: Option<usize>,
+    /// Seconds per interference run (default 5; 0.5 with --quick).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Comma-separated application runtimes (default: all): libgomp, maestro-gomp,
+    /// maestro-gomp-master-task.
+    #[arg(long, value_delimiter = ',')]
+    runtimes: Option<Vec<String>>,
+    /// Comma-separated database priorities relative to OpenMP's (default: all): low,
+    /// equal, high.
+    #[arg(long, value_delimiter = ',')]
+    db_priorities: Option<Vec<String>>,
+    /// Incomplete aggregation jobs at most (the paper's 100).
+    #[arg(long, default_value_t = 100)]
+    jobs_in_flight: usize,
+    /// Tuples per aggregation job.
+    #[arg(long, default_value_t = 200_000)]
+    agg_tuples: usize,
+    /// Rows and columns of the application's square matrix.
+    #[arg(long, default_value_t = 600)]
+    matvec_size: usize,
+    /// Application threads calling the product in a loop (the paper's 2).
+    #[arg(long, default_value_t = 2)]
+    app_threads: usize,
+    /// Overhead: team size of every measured region (default: detected contexts).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Overhead: operations per measurement.
+    #[arg(long, default_value_t = 2000)]
+    reps: usize,
+    /// Overhead: runs per variant (alternating); the median counts.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Small counts and short runs (CI).
+    #[arg(long)]
+    quick: bool,
+    /// Print one JSON object on stdout (progress stays on stderr).
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON, the table and a Markdown report into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// Square roots per aggregated value and per matrix element (guessed: enough
+/// that both sides are CPU-bound rather than memory-bound, as in the paper).
+const AGG_SQRTS: u32 = 4;
+const MATVEC_SQRTS: u32 = 8;
+/// Blocks of the aggregation's input (the paper's vector of vectors).
+const AGG_BLOCKS: usize = 64;
+
+fn compiler() -> String {
+    std::env::var("MAESTRO_OMP_CC").unwrap_or_else(|_| "gcc".into())
+}
+
+fn work_dir(part: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("maestro-bench-omp-{part}-{}", std::process::id()))
+}
+
+pub(crate) fn bench(args: OmpArgs) -> ExitCode {
+    let parts = args
+        .parts
+        .clone()
+        .unwrap_or_else(|| vec!["interference".into(), "overhead".into()]);
+    if let Some(p) = parts
+        .iter()
+        .find(|p| !["interference", "overhead"].contains(&p.as_str()))
+    {
+        return exit::usage(format!("unknown part {p:?} (interference, overhead)"));
+    }
+    let contexts = match crate::tpch::contexts(args.contexts) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let mut results = Vec::new();
+    let mut params = serde_json::Map::new();
+    if parts.iter().any(|p| p == "interference") {
+        match interference_part(&args, contexts) {
+            Ok((rows, p)) => {
+                results.extend(rows);
+                params.insert("interference".into(), p);
+            }
+            Err(code) => return code,
+        }
+    }
+    if parts.iter().any(|p| p == "overhead") {
+        match overhead_part(&args) {
+            Ok((rows, p)) => {
+                results.extend(rows);
+                params.insert("overhead".into(), p);
+            }
+            Err(code) => return code,
+        }
+    }
+    let report = Report {
+        experiment: "omp".into(),
+        contexts,
+        params: serde_json::Value::Object(params),
+        results,
+        attachments: Vec::new(),
+    };
+    crate::emit(&report, "omp", args.json, args.out)
+}
+
+fn parse_list<T>(
+    given: &Option<Vec<String>>,
+    all: &[T],
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, ExitCode>
+where
+    T: Copy,
+{
+    match given {
+        None => Ok(all.to_vec()),
+        Some(v) => v
+            .iter()
+            .map(|s| parse(s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(exit::usage),
+    }
+}
+
+fn interference_part(
+    args: &OmpArgs,
+    contexts: usize,
+) -> Result<(Vec<ResultRow>, serde_json::Value), ExitCode> {
+    let runtimes = parse_list(&args.runtimes, &AppRuntime::ALL, AppRuntime::parse)?;
+    let db_priorities = parse_list(&args.db_priorities, &DbPriority::ALL, DbPriority::parse)?;
+    let secs = args.duration.unwrap_or(if args.quick { 0.5 } else { 5.0 });
+    if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
+        return Err(exit::usage("--duration must be in (0, 3600] seconds"));
+    }
+    if args.jobs_in_flight == 0 || args.agg_tuples == 0 || args.app_threads == 0 {
+        return Err(exit::usage(
+            "--jobs-in-flight, --agg-tuples and --app-threads must be at least 1",
+        ));
+    }
+    if args.matvec_size == 0 || args.matvec_size > 20_000 {
+        return Err(exit::usage("--matvec-size must be in 1..=20000"));
+    }
+    let (agg_tuples, matvec_size) = if args.quick {
+        (args.agg_tuples.min(20_000), args.matvec_size.min(200))
+    } else {
+        (args.agg_tuples, args.matvec_size)
+    };
+    let setup = InterferenceSetup {
+        cc: compiler(),
+        work_dir: work_dir("interference"),
+        duration: Duration::from_secs_f64(secs),
+        jobs_in_flight_max: args.jobs_in_flight,
+        agg_tuples,
+        agg_blocks: AGG_BLOCKS,
+        agg_sqrts: AGG_SQRTS,
+        matvec_rows: matvec_size,
+        matvec_cols: matvec_size,
+        matvec_sqrts: MATVEC_SQRTS,
+        app_threads: args.app_threads,
+        runtimes,
+        db_priorities,
+    };
+    let sched = match maestro_scheduler::Scheduler::with_preset("single-pool", contexts) {
+        Ok(s) => Arc::new(s),
+        Err(e) => return Err(exit::failure(format!("cannot start the scheduler: {e}"))),
+    };
+    let runs = 1 + setup.runtimes.len() * (1 + setup.db_priorities.len());
+    eprintln!(
+        "bench omp interference: {contexts} contexts, {runs} runs of {secs:.1} s; database: \
+         aggregations of {agg_tuples} tuples, at most {} in flight; application: {} threads, \
+         {matvec_size}×{matvec_size} products",
+        setup.jobs_in_flight_max, setup.app_threads
+    );
+    let rows = interference(&setup, &sched, &|line| eprintln!("  {line}"));
+    let _ = std::fs::remove_dir_all(&setup.work_dir);
+    let rows = rows.map_err(exit::failure)?;
+    let params = json!({
+        "duration_s": secs,
+        "jobs_in_flight_max": setup.jobs_in_flight_max,
+        "agg_tuples": agg_tuples,
+        "agg_blocks": AGG_BLOCKS,
+        "agg_sqrts": AGG_SQRTS,
+        "matvec_size": matvec_size,
+        "matvec_sqrts": MATVEC_SQRTS,
+        "app_threads": setup.app_threads,
+        "openmp_priority": maestro_scheduler::DEFAULT_PRIORITY,
+        "scheduler": "single-pool",
+    });
+    Ok((interference_rows(&rows), params))
+}
+
+/// One result row per side of every run, with the ratio to that side running alone.
+fn interference_rows(rows: &[InterferenceRow]) -> Vec<ResultRow> {
+    let db_alone = rows
+        .iter()
+        .find(|r| r.case == "db-alone")
+        .and_then(|r| r.db_per_s);
+    let app_alone = |rt: Option<AppRuntime>| {
+        rows.iter()
+            .find(|r| r.case == "app-alone" && r.runtime == rt)
+            .and_then(|r| r.app_per_s)
+    };
+    let mut out = Vec::new();
+    for r in rows {
+        let sides = [
+            ("db_exec_per_s", r.db_per_s, db_alone),
+            ("app_exec_per_s", r.app_per_s, app_alone(r.runtime)),
+        ];
+        for (metric, value, alone) in sides {
+            let Some(value) = value else { continue };
+            let mut extra = serde_json::Map::new();
+            extra.insert("part".into(), json!("interference"));
+            if let Some(p) = r.db_priority {
+                extra.insert("db_priority".into(), json!(p.name()));
+                extra.insert("db_level".into(), json!(p.level()));
+            }
+            if let Some(a) = alone.filter(|a| *a > 0.0)
+                && !r.case.ends_with("-alone")
+            {
+                extra.insert("vs_alone".into(), json!(value / a));
+            }
+            extra.insert("cpu_utilization".into(), json!(r.cpu_utilization));
+            out.push(ResultRow {
+                case: r.case.clone(),
+                variant: r.runtime.map_or("database-only", AppRuntime::name).into(),
+                metric: metric.into(),
+                value,
+                unit: "1/s".into(),
+                higher_is_better: true,
+                extra,
+                ..Default::default()
+            });
+        }
+    }
+    out
+}
+
+fn overhead_part(args: &OmpArgs) -> Result<(Vec<ResultRow>, serde_json::Value), ExitCode> {
+    let threads = args
+        .threads
+        .unwrap_or_else(maestro_scheduler::detected_contexts);
+    if threads == 0 || args.reps == 0 || args.runs == 0 {
+        return Err(exit::usage(
+            "--threads, --reps and --runs must be at least 1",
+        ));
+    }
+    let Some(lib_dir) = find_cdylib_dir() else {
+        return Err(exit::usage(
+            "libmaestro_gomp.so not found beside this binary; build it with \
+             `cargo build --release -p maestro-gomp` or set MAESTRO_GOMP_LIB_DIR",
+        ));
+    };
+    let (reps, runs) = if args.quick {
+        (50, 1)
+    } else {
+        (args.reps, args.runs)
+    };
+    let setup = OverheadSetup {
+        cc: compiler(),
+        lib_dir,
+        work_dir: work_dir("overhead"),
+        threads,
+        reps,
+        runs,
+        env: Vec::new(),
+    };
+    eprintln!(
+        "bench omp overhead: {threads} threads per team, {reps} operations, {runs} run(s) per variant"
+    );
+    let rows = overhead(&setup);
+    let _ = std::fs::remove_dir_all(&setup.work_dir);
+    let rows = rows.map_err(exit::failure)?;
+    let stock = |m: &str| {
+        rows.iter()
+            .find(|r| r.variant == "libgomp" && r.metric == m)
+            .map(|r| r.micros)
+    };
+    let results = rows
+        .iter()
+        .map(|r| {
+            let mut extra = serde_json::Map::new();
+            extra.insert("part".into(), json!("overhead"));
+            if r.variant != "libgomp"
+                && let Some(s) = stock(&r.metric)
+                && s > 0.0
+            {
+                extra.insert("ratio_vs_libgomp".into(), json!(r.micros / s));
+            }
+            ResultRow {
+                case: r.metric.clone(),
+                variant: r.variant.to_string(),
+                metric: "micros_per_op".into(),
+                value: r.micros,
+                unit: "us".into(),
+                extra,
+                ..Default::default()
+            }
+        })
+        .collect();
+    Ok((
+        results,
+        json!({"threads": threads, "reps": reps, "runs": runs}),
+    ))
+}
