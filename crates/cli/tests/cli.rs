@@ -617,3 +617,79 @@ fn bench_latches_quick_has_every_flavour_and_terminal_count() {
         }
     }
 }
+
+#[test]
+fn bench_omp_interference_quick_measures_both_sides_on_every_runtime() {
+    let out = maestro(&[
+        "bench",
+        "omp",
+        "--parts",
+        "interference",
+        "--quick",
+        "--json",
+        "--contexts",
+        "2",
+        "--duration",
+        "0.3",
+        "--db-priorities",
+        "low,high",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["experiment"], "omp");
+    assert_eq!(v["params"]["interference"]["jobs_in_flight_max"], 100);
+    let rows = v["results"].as_array().unwrap();
+    let value = |case: &str, variant: &str, metric: &str| -> f64 {
+        let r = rows
+            .iter()
+            .find(|r| r["case"] == case && r["variant"] == variant && r["metric"] == metric)
+            .unwrap_or_else(|| panic!("no {case}/{variant}/{metric} in {rows:?}"));
+        let x = r["value"].as_f64().unwrap();
+        assert!(x.is_finite() && x >= 0.0, "{r}");
+        x
+    };
+    // Alone, each side makes progress (every execution was checked in the run).
+    assert!(value("db-alone", "database-only", "db_exec_per_s") > 0.0);
+    for runtime in ["libgomp", "maestro-gomp", "maestro-gomp-master-task"] {
+        assert!(value("app-alone", runtime, "app_exec_per_s") > 0.0);
+        for case in ["db-low", "db-high"] {
+            value(case, runtime, "db_exec_per_s");
+            value(case, runtime, "app_exec_per_s");
+        }
+    }
+    assert!(!rows.iter().any(|r| r["case"] == "db-equal"));
+    assert_eq!(
+        rows.len(),
+        1 + 3 + 3 * 2 * 2,
+        "one row per side of every run"
+    );
+
+    for bad in [
+        &["bench", "omp", "--parts", "speed"][..],
+        &[
+            "bench",
+            "omp",
+            "--parts",
+            "interference",
+            "--runtimes",
+            "iomp5",
+        ],
+        &[
+            "bench",
+            "omp",
+            "--parts",
+            "interference",
+            "--db-priorities",
+            "urgent",
+        ],
+        &["bench", "omp", "--parts", "interference", "--duration", "0"],
+    ] {
+        let out = maestro(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("error:"));
+    }
+}

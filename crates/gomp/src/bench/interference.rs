@@ -641,7 +641,8 @@ pub fn interference(
             Ok(row)
         };
 
-    let mut rows = vec![one(None, None)?];
+    // The database alone (its priority matters to nobody then).
+    let mut rows = vec![one(None, Some(DbPriority::Equal))?];
     for &r in &setup.runtimes {
         rows.push(one(Some(r), None)?);
     }
