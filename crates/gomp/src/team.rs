@@ -12,7 +12,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use maestro_scheduler::sync::{Condvar, Mutex};
+use maestro_scheduler::sync::{Condvar, Mutex, load_allows_spinning};
 
 use crate::ctx::Ctx;
 use crate::icv::Icv;
@@ -178,10 +178,17 @@ impl TeamShared {
     }
 
     /// Spins up to [`BARRIER_SPIN`] for the barrier's generation to leave
-    /// `generation`; true if it did.
+    /// `generation`; true if it did. Gives up early (and does not start) while the
+    /// scheduler has more active workers than contexts: the spin would then take a
+    /// core from a member that has yet to arrive or from other work (the `Latch`
+    /// rule, `maestro_scheduler::sync::load_allows_spinning`).
     fn spin_until_generation_moves(&self, generation: u64) -> bool {
         let start = std::time::Instant::now();
         loop {
+            if !load_allows_spinning() {
+                // Pairs with the Release store of the releasing member.
+                return self.generation.load(Ordering::Acquire) != generation;
+            }
             for _ in 0..64 {
                 // Pairs with the Release store of the releasing member.
                 if self.generation.load(Ordering::Acquire) != generation {

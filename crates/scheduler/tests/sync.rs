@@ -1204,3 +1204,63 @@ fn blocking_region_keeps_its_context_under_nosys() {
         assert_eq!(s.stats().workers_peak, 1);
     });
 }
+
+/// `load_allows_spinning`: yes on a client thread and on a worker while the active
+/// level is within the contexts; no on a worker that returned from `blocking`
+/// while the worker activated in its place still runs (active 2 > 1 context).
+#[test]
+fn load_allows_spinning_follows_the_active_level() {
+    use maestro_scheduler::sync::{blocking, load_allows_spinning};
+    assert!(load_allows_spinning(), "client thread");
+    let s = sched("single-pool", 1);
+    assert!(s.install(load_allows_spinning), "alone on one context");
+
+    let go = Arc::new(AtomicUsize::new(0));
+    let b_running = Arc::new(AtomicUsize::new(0));
+    let a_inactive = Arc::new(AtomicUsize::new(0));
+    let a_verdict = Arc::new(AtomicUsize::new(0)); // 1 = spin, 2 = park
+    let (g, a, ai) = (go.clone(), a_verdict.clone(), a_inactive.clone());
+    let task_a = s.spawn(move || {
+        blocking(|| {
+            ai.store(1, Ordering::Release);
+            while g.load(Ordering::Acquire) == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+        a.store(
+            if load_allows_spinning() { 1 } else { 2 },
+            Ordering::Release,
+        );
+    });
+    // B only once A is inactive: on one context B must get the worker activated
+    // in A's place, never A's own.
+    let ai = a_inactive.clone();
+    wait_for(
+        "task A to become inactive by user",
+        move || ai.load(Ordering::Acquire) == 1,
+        || String::new(),
+    );
+    let (br, a) = (b_running.clone(), a_verdict.clone());
+    let task_b = s.spawn(move || {
+        br.store(1, Ordering::Release);
+        while a.load(Ordering::Acquire) == 0 {
+            std::hint::spin_loop();
+        }
+    });
+    let b = b_running.clone();
+    wait_for(
+        "task B to run while A is inactive by user",
+        move || b.load(Ordering::Acquire) == 1,
+        || String::new(),
+    );
+    go.store(1, Ordering::Release);
+    within("both tasks", move || {
+        task_a.join().unwrap();
+        task_b.join().unwrap();
+    });
+    assert_eq!(
+        a_verdict.load(Ordering::Acquire),
+        2,
+        "A saw 2 active on 1 context"
+    );
+}

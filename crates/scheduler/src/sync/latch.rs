@@ -71,17 +71,11 @@ enum LoadVerdict {
 }
 
 fn load_verdict(spins: u32) -> LoadVerdict {
-    match WorkerThread::current() {
-        Some(w) => {
-            let shared = &w.shared;
-            if shared.active_level(shared.counts.load()) <= shared.config.contexts {
-                LoadVerdict::Spin
-            } else {
-                LoadVerdict::Park
-            }
-        }
-        None if spins < CLIENT_SPIN_LIMIT => LoadVerdict::Spin,
-        None => LoadVerdict::Park,
+    let client = WorkerThread::current().is_none();
+    if (client && spins >= CLIENT_SPIN_LIMIT) || !super::load_allows_spinning() {
+        LoadVerdict::Park
+    } else {
+        LoadVerdict::Spin
     }
 }
 

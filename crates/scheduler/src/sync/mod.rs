@@ -34,6 +34,18 @@ pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
     crate::worker::wait_as_inactive(WorkerState::InactiveByUser, f)
 }
 
+/// Whether a waiter on the calling thread may spin without taking a core from
+/// other work (the load-control half of `Latch`, papers/README.md §4): on a
+/// worker, while the scheduler's active level is at most its contexts; on a
+/// client thread always — there is no load signal, so callers must bound their
+/// spin themselves.
+pub fn load_allows_spinning() -> bool {
+    match crate::worker::WorkerThread::current() {
+        Some(w) => w.shared.active_level(w.shared.counts.load()) <= w.shared.config.contexts,
+        None => true,
+    }
+}
+
 /// The state of the calling thread's worker, or None on a client thread.
 pub fn current_worker_state() -> Option<WorkerState> {
     crate::worker::WorkerThread::current().map(|w| w.state())
