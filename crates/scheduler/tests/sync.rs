@@ -1238,7 +1238,7 @@ fn load_allows_spinning_follows_the_active_level() {
     wait_for(
         "task A to become inactive by user",
         move || ai.load(Ordering::Acquire) == 1,
-        || String::new(),
+        String::new,
     );
     let (br, a) = (b_running.clone(), a_verdict.clone());
     let task_b = s.spawn(move || {
@@ -1251,7 +1251,7 @@ fn load_allows_spinning_follows_the_active_level() {
     wait_for(
         "task B to run while A is inactive by user",
         move || b.load(Ordering::Acquire) == 1,
-        || String::new(),
+        String::new,
     );
     go.store(1, Ordering::Release);
     within("both tasks", move || {
