@@ -53,7 +53,7 @@ pub struct OverheadSetup {
 /// One measured value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OverheadRow {
-    /// `"libgomp"` or `"maestro-gomp"`.
+    /// `"libgomp"`, `"maestro-gomp"` or `"maestro-gomp-master-task"`.
     pub variant: &'static str,
     /// One of [`OVERHEAD_METRICS`].
     pub metric: String,
@@ -148,19 +148,31 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Builds both variants and measures each `runs` times (alternating, so drifts in
-/// machine load hit both alike).
+/// Builds both binaries and measures each variant `runs` times (alternating, so
+/// drifts in machine load hit all alike): libgomp, ours with masters on the
+/// calling thread, ours with masters as scheduler tasks (`MAESTRO_OMP_MASTER`).
 pub fn overhead(setup: &OverheadSetup) -> Result<Vec<OverheadRow>, String> {
     let (stock, ours) = build(setup)?;
-    let variants: [(&'static str, &Path); 2] = [("libgomp", &stock), ("maestro-gomp", &ours)];
+    let variants: [(&'static str, &Path); 3] = [
+        ("libgomp", &stock),
+        ("maestro-gomp", &ours),
+        ("maestro-gomp-master-task", &ours),
+    ];
     let mut samples: Vec<(&'static str, String, Vec<f64>)> = Vec::new();
     for _ in 0..setup.runs.max(1) {
         for (variant, bin) in variants {
             let mut cmd = Command::new(bin);
             cmd.arg(setup.threads.to_string())
                 .arg(setup.reps.to_string());
-            if variant == "maestro-gomp" {
+            if variant != "libgomp" {
                 cmd.envs(setup.env.iter().map(|(k, v)| (k, v)));
+                // Ours with masters on the caller (the default) or as tasks.
+                let placement = if variant == "maestro-gomp" {
+                    "caller"
+                } else {
+                    "scheduler"
+                };
+                cmd.env("MAESTRO_OMP_MASTER", placement);
             }
             for (metric, v) in parse(&run(&mut cmd, variant)?)? {
                 match samples
