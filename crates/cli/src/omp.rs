@@ -188,7 +188,7 @@ fn interference_part(
         Ok(s) => Arc::new(s),
         Err(e) => return Err(exit::failure(format!("cannot start the scheduler: {e}"))),
     };
-    let runs = 1 + setup.runtimes.len() * (1 + setup.db_priorities.len());
+    let runs = setup.db_priorities.len() + setup.runtimes.len() * (1 + setup.db_priorities.len());
     eprintln!(
         "bench omp interference: {contexts} contexts, {runs} runs of {secs:.1} s; database: \
          aggregations of {agg_tuples} tuples, at most {} in flight; application: {} threads, \
@@ -215,10 +215,11 @@ fn interference_part(
 
 /// One result row per side of every run, with the ratio to that side running alone.
 fn interference_rows(rows: &[InterferenceRow]) -> Vec<ResultRow> {
-    let db_alone = rows
-        .iter()
-        .find(|r| r.case == "db-alone")
-        .and_then(|r| r.db_per_s);
+    let db_alone = |p: Option<DbPriority>| {
+        rows.iter()
+            .find(|r| r.case == "db-alone" && r.db_priority == p)
+            .and_then(|r| r.db_per_s)
+    };
     let app_alone = |rt: Option<AppRuntime>| {
         rows.iter()
             .find(|r| r.case == "app-alone" && r.runtime == rt)
@@ -227,7 +228,7 @@ fn interference_rows(rows: &[InterferenceRow]) -> Vec<ResultRow> {
     let mut out = Vec::new();
     for r in rows {
         let sides = [
-            ("db_exec_per_s", r.db_per_s, db_alone),
+            ("db_exec_per_s", r.db_per_s, db_alone(r.db_priority)),
             ("app_exec_per_s", r.app_per_s, app_alone(r.runtime)),
         ];
         for (metric, value, alone) in sides {

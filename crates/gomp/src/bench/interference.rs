@@ -157,13 +157,14 @@ pub struct InterferenceSetup {
     pub db_priorities: Vec<DbPriority>,
 }
 
-/// One measured run. `case` is `db-alone`, `app-alone` or `db-<priority>`.
+/// One measured run. `case` is `db-alone` (with its priority), `app-alone` or
+/// `db-<priority>`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InterferenceRow {
     pub case: String,
     /// The application's runtime (None for `db-alone`).
     pub runtime: Option<AppRuntime>,
-    /// The database priority (mixed runs only).
+    /// The database priority (None for `app-alone`).
     pub db_priority: Option<DbPriority>,
     /// Aggregations completed per second (None without a database side).
     pub db_per_s: Option<f64>,
@@ -641,8 +642,12 @@ pub fn interference(
             Ok(row)
         };
 
-    // The database alone (its priority matters to nobody then).
-    let mut rows = vec![one(None, Some(DbPriority::Equal))?];
+    // The database alone at each of its priorities: alone, the level still decides
+    // whether a worker waiting inside a job may start another (urgent) one.
+    let mut rows = Vec::new();
+    for &p in &setup.db_priorities {
+        rows.push(one(None, Some(p))?);
+    }
     for &r in &setup.runtimes {
         rows.push(one(Some(r), None)?);
     }
