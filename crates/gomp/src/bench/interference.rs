@@ -632,9 +632,10 @@ pub fn interference(
                 cpu_utilization: cpu.as_secs_f64() / (wall.as_secs_f64() * sched.contexts() as f64),
             };
             progress(&format!(
-                "{:<26} {:<10} db {:>8} /s   app {:>8} /s   cpu {:>4.0} %",
+                "{:<26} {:<10} {:<6} db {:>8} /s   app {:>8} /s   cpu {:>4.0} %",
                 runtime.map_or("-", AppRuntime::name),
                 row.case,
+                db.map_or("-", DbPriority::name),
                 row.db_per_s.map_or("-".into(), |v| format!("{v:.1}")),
                 row.app_per_s.map_or("-".into(), |v| format!("{v:.2}")),
                 row.cpu_utilization * 100.0
