@@ -168,19 +168,19 @@ struct OlcArgs {
 
 /// What every side-by-side experiment takes.
 #[derive(Args)]
-struct CommonArgs {
+pub(crate) struct CommonArgs {
     /// Hardware contexts to use (default: detected).
     #[arg(long)]
-    contexts: Option<usize>,
+    pub(crate) contexts: Option<usize>,
     /// Small sizes that finish in seconds (CI uses this).
     #[arg(long)]
-    quick: bool,
+    pub(crate) quick: bool,
     /// Print one JSON object on stdout (progress stays on stderr).
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// Also write the JSON, the table, a Markdown report and its charts into this directory.
     #[arg(long)]
-    out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
 }
 
 #[derive(Args)]

@@ -15,16 +15,15 @@ use maestro_gomp::bench::interference::{
 use maestro_gomp::bench::{OverheadSetup, find_cdylib_dir, overhead};
 use serde_json::json;
 
-use crate::exit;
+use crate::{CommonArgs, exit};
 
 #[derive(Args)]
 pub(crate) struct OmpArgs {
+    #[command(flatten)]
+    common: CommonArgs,
     /// Comma-separated parts (default: both): interference, overhead.
     #[arg(long, value_delimiter = ',')]
     parts: Option<Vec<String>>,
-    /// Hardware contexts of the database's scheduler (default: detected).
-    #[arg(long)]
-    contexts: Option<usize>,
     /// Seconds per interference run (default 5; 0.5 with --quick).
     #[arg(long)]
     duration: Option<f64>,
@@ -57,15 +56,6 @@ pub(crate) struct OmpArgs {
     /// Overhead: runs per variant (alternating); the median counts.
     #[arg(long, default_value_t = 5)]
     runs: usize,
-    /// Small counts and short runs (CI).
-    #[arg(long)]
-    quick: bool,
-    /// Print one JSON object on stdout (progress stays on stderr).
-    #[arg(long)]
-    json: bool,
-    /// Also write the JSON, the table and a Markdown report into this directory.
-    #[arg(long)]
-    out: Option<PathBuf>,
 }
 
 /// Square roots per aggregated value and per matrix element (guessed: enough
@@ -94,7 +84,7 @@ pub(crate) fn bench(args: OmpArgs) -> ExitCode {
     {
         return exit::usage(format!("unknown part {p:?} (interference, overhead)"));
     }
-    let contexts = match crate::tpch::contexts(args.contexts) {
+    let contexts = match crate::tpch::contexts(args.common.contexts) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -125,7 +115,7 @@ pub(crate) fn bench(args: OmpArgs) -> ExitCode {
         results,
         attachments: Vec::new(),
     };
-    crate::emit(&report, "omp", args.json, args.out)
+    crate::emit(&report, "omp", args.common.json, args.common.out)
 }
 
 fn parse_list<T>(
@@ -152,7 +142,9 @@ fn interference_part(
 ) -> Result<(Vec<ResultRow>, serde_json::Value), ExitCode> {
     let runtimes = parse_list(&args.runtimes, &AppRuntime::ALL, AppRuntime::parse)?;
     let db_priorities = parse_list(&args.db_priorities, &DbPriority::ALL, DbPriority::parse)?;
-    let secs = args.duration.unwrap_or(if args.quick { 0.5 } else { 5.0 });
+    let secs = args
+        .duration
+        .unwrap_or(if args.common.quick { 0.5 } else { 5.0 });
     if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
         return Err(exit::usage("--duration must be in (0, 3600] seconds"));
     }
@@ -164,7 +156,7 @@ fn interference_part(
     if args.matvec_size == 0 || args.matvec_size > 20_000 {
         return Err(exit::usage("--matvec-size must be in 1..=20000"));
     }
-    let (agg_tuples, matvec_size) = if args.quick {
+    let (agg_tuples, matvec_size) = if args.common.quick {
         (args.agg_tuples.min(20_000), args.matvec_size.min(200))
     } else {
         (args.agg_tuples, args.matvec_size)
@@ -275,7 +267,7 @@ fn overhead_part(args: &OmpArgs) -> Result<(Vec<ResultRow>, serde_json::Value), 
              `cargo build --release -p maestro-gomp` or set MAESTRO_GOMP_LIB_DIR",
         ));
     };
-    let (reps, runs) = if args.quick {
+    let (reps, runs) = if args.common.quick {
         (50, 1)
     } else {
         (args.reps, args.runs)
