@@ -6,7 +6,7 @@
 //! A thread outside any region (the program's main thread, a scheduler worker
 //! running database work) gets a lazily made *initial* context of its own.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::ptr;
 use std::sync::Arc;
 
@@ -22,8 +22,10 @@ pub(crate) struct Ctx {
     /// of the member that created it).
     pub num: usize,
     pub icv: Cell<Icv>,
-    /// Children of the task running in this context (what `taskwait` waits for).
-    pub children: Arc<WaitSet>,
+    /// Children of the task running in this context (what `taskwait` waits for);
+    /// made when the first child is deferred, so a task without children costs no
+    /// allocation for it.
+    pub children: OnceCell<Arc<WaitSet>>,
     /// Open taskgroups, innermost last; an explicit task starts with the group it
     /// was created in, so its descendants count in that group too.
     pub groups: RefCell<Vec<Arc<WaitSet>>>,
@@ -65,12 +67,17 @@ impl Ctx {
             team,
             num,
             icv: Cell::new(icv),
-            children: Arc::new(WaitSet::new()),
+            children: OnceCell::new(),
             groups: RefCell::new(group.into_iter().collect()),
             in_final,
             ws: WsCursor::default(),
             prev: Cell::new(ptr::null()),
         }
+    }
+
+    /// The set of this task's deferred children, made on first use.
+    pub fn children(&self) -> &Arc<WaitSet> {
+        self.children.get_or_init(|| Arc::new(WaitSet::new()))
     }
 
     /// The innermost open taskgroup, which tasks created here belong to.

@@ -67,9 +67,12 @@ pub(crate) fn execute(t: Arc<TaskRec>) {
     t.team.task_done();
 }
 
-/// Whether a task created in `parent` must run at once.
+/// Whether a task created in `parent` must run at once: in a `final` task,
+/// outside any region, or past the team's throttle (libgomp's rule, checked before
+/// any record is made, so a producer far ahead of its consumers pays no
+/// bookkeeping for the tasks it runs itself).
 pub(crate) fn must_run_now(parent: &Ctx) -> bool {
-    parent.in_final || parent.team.level == 0
+    parent.in_final || parent.team.level == 0 || parent.team.over_task_throttle()
 }
 
 /// Runs an included/undeferred task now, in a task context of its own (so that its
@@ -94,7 +97,7 @@ pub(crate) fn defer(parent: &Ctx, final_task: bool, body: TaskBody) {
         team: parent.team.clone(),
         icv: parent.icv.get(),
         in_final: final_task,
-        parent: parent.children.clone(),
+        parent: parent.children().clone(),
         group: parent.group(),
     });
     t.parent.add(&t);

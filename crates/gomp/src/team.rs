@@ -232,6 +232,12 @@ impl TeamShared {
         true
     }
 
+    /// Whether the team has more unfinished explicit tasks than its throttle
+    /// allows (new ones then run at once in their creator).
+    pub fn over_task_throttle(&self) -> bool {
+        self.sync.lock().outstanding >= TASKS_PER_MEMBER * self.n
+    }
+
     fn pop_task(&self) -> Option<Arc<TaskRec>> {
         self.sync.lock().queued.pop_back()
     }

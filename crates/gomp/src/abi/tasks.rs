@@ -143,7 +143,11 @@ pub(super) fn defer(ctx: &crate::ctx::Ctx, f: TaskFn, block: ArgBlock, final_tas
 /// meanwhile.
 #[unsafe(no_mangle)]
 pub extern "C" fn GOMP_taskwait() {
-    with_current(|ctx| ctx.children.wait());
+    with_current(|ctx| {
+        if let Some(children) = ctx.children.get() {
+            children.wait();
+        }
+    });
 }
 
 /// `taskwait depend(...)`: tasks with dependences run when created (see the
