@@ -209,7 +209,7 @@ fn interference_part(
 fn interference_rows(rows: &[InterferenceRow]) -> Vec<ResultRow> {
     let db_alone = |p: Option<DbPriority>| {
         rows.iter()
-            .find(|r| r.case == "db-alone" && r.db_priority == p)
+            .find(|r| r.runtime.is_none() && r.db_priority == p)
             .and_then(|r| r.db_per_s)
     };
     let app_alone = |rt: Option<AppRuntime>| {
@@ -232,7 +232,7 @@ fn interference_rows(rows: &[InterferenceRow]) -> Vec<ResultRow> {
                 extra.insert("db_level".into(), json!(p.level()));
             }
             if let Some(a) = alone.filter(|a| *a > 0.0)
-                && !r.case.ends_with("-alone")
+                && !r.case.contains("-alone")
             {
                 extra.insert("vs_alone".into(), json!(value / a));
             }

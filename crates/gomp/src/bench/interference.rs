@@ -157,12 +157,12 @@ pub struct InterferenceSetup {
     pub db_priorities: Vec<DbPriority>,
 }
 
-/// One measured run. `case` is `db-alone` (with its priority), `app-alone` or
-/// `db-<priority>`.
+/// One measured run. `case` is `db-alone-<priority>`, `app-alone` or
+/// `db-<priority>` (the database beside the application).
 #[derive(Clone, Debug, PartialEq)]
 pub struct InterferenceRow {
     pub case: String,
-    /// The application's runtime (None for `db-alone`).
+    /// The application's runtime (None for `db-alone-*`).
     pub runtime: Option<AppRuntime>,
     /// The database priority (None for `app-alone`).
     pub db_priority: Option<DbPriority>,
@@ -621,7 +621,7 @@ pub fn interference(
             let secs = setup.duration.as_secs_f64();
             let row = InterferenceRow {
                 case: match (runtime, db) {
-                    (None, _) => "db-alone".into(),
+                    (None, p) => format!("db-alone-{}", p.map_or("none", DbPriority::name)),
                     (Some(_), None) => "app-alone".into(),
                     (Some(_), Some(p)) => format!("db-{}", p.name()),
                 },
