@@ -13,7 +13,7 @@
 //! - `MAESTRO_OMP_IGNORE_UNSUPPORTED=1`: warn instead of aborting on unsupported
 //!   variables (`OMP_STACKSIZE`, `OMP_CANCELLATION=true`).
 
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use maestro_scheduler::{DEFAULT_PRIORITY, Scheduler, detected_contexts};
@@ -105,51 +105,67 @@ pub(crate) fn thread_limit() -> usize {
     env().thread_limit.map_or(cap, |l| l.min(cap)).max(1)
 }
 
-const UNSET: usize = usize::MAX;
-static PRIORITY: AtomicUsize = AtomicUsize::new(UNSET);
+/// A process-wide control: set by an API call, or read from the environment by the
+/// first reader that finds it unset (a racing `set` wins over the environment).
+/// Values are small codes; `UNSET` is reserved.
+struct Control(AtomicUsize);
+
+impl Control {
+    const UNSET: usize = usize::MAX;
+
+    const fn new() -> Control {
+        Control(AtomicUsize::new(Self::UNSET))
+    }
+
+    fn get(&self, from_env: impl FnOnce() -> usize) -> usize {
+        let v = self.0.load(Ordering::Relaxed);
+        if v != Self::UNSET {
+            return v;
+        }
+        let _ = self.0.compare_exchange(
+            Self::UNSET,
+            from_env().min(Self::UNSET - 1),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn set(&self, v: usize) {
+        self.0.store(v.min(Self::UNSET - 1), Ordering::Relaxed);
+    }
+}
+
+static PRIORITY: Control = Control::new();
+static HINT_TEAMS: Control = Control::new();
+static PLACEMENT: Control = Control::new();
 
 /// The scheduler priority team members and tasks are submitted with.
 pub fn priority() -> usize {
-    let p = PRIORITY.load(Ordering::Relaxed);
-    if p != UNSET {
-        return p;
-    }
-    let from_env = std::env::var("MAESTRO_OMP_PRIORITY")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .unwrap_or(DEFAULT_PRIORITY);
-    // Only the first reader installs the environment's value; a racing
-    // `set_priority` wins.
-    let _ = PRIORITY.compare_exchange(UNSET, from_env, Ordering::Relaxed, Ordering::Relaxed);
-    PRIORITY.load(Ordering::Relaxed)
+    PRIORITY.get(|| {
+        std::env::var("MAESTRO_OMP_PRIORITY")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(DEFAULT_PRIORITY)
+    })
 }
 
 /// Sets the priority of OpenMP work submitted from now on (0 = lowest; values above
 /// the scheduler's highest level are clamped by the scheduler).
 pub fn set_priority(priority: usize) {
-    PRIORITY.store(priority.min(UNSET - 1), Ordering::Relaxed);
+    PRIORITY.set(priority);
 }
-
-const HINT_UNSET: u8 = 0;
-const HINT_OFF: u8 = 1;
-const HINT_ON: u8 = 2;
-static HINT_TEAMS: AtomicU8 = AtomicU8::new(HINT_UNSET);
 
 /// Whether regions without `num_threads` are sized by the concurrency hint.
 pub fn hint_teams() -> bool {
-    let v = HINT_TEAMS.load(Ordering::Relaxed);
-    if v != HINT_UNSET {
-        return v == HINT_ON;
-    }
-    let on = std::env::var("MAESTRO_OMP_TEAMS").is_ok_and(|v| v.trim() == "hint");
-    let v = if on { HINT_ON } else { HINT_OFF };
-    let _ = HINT_TEAMS.compare_exchange(HINT_UNSET, v, Ordering::Relaxed, Ordering::Relaxed);
-    HINT_TEAMS.load(Ordering::Relaxed) == HINT_ON
+    HINT_TEAMS
+        .get(|| usize::from(std::env::var("MAESTRO_OMP_TEAMS").is_ok_and(|v| v.trim() == "hint")))
+        == 1
 }
 
 /// Turns hint-sized teams on or off.
 pub fn set_hint_teams(on: bool) {
-    HINT_TEAMS.store(if on { HINT_ON } else { HINT_OFF }, Ordering::Relaxed);
+    HINT_TEAMS.set(usize::from(on));
 }
 
 /// Where the master's share of a parallel region runs when the region is entered
@@ -190,47 +206,44 @@ impl MasterPlacement {
     }
 }
 
-const PLACEMENT_UNSET: u8 = 0;
-const PLACEMENT_CALLER: u8 = 1;
-const PLACEMENT_SCHEDULER: u8 = 2;
-static PLACEMENT: AtomicU8 = AtomicU8::new(PLACEMENT_UNSET);
-
-fn placement_code(p: MasterPlacement) -> u8 {
-    match p {
-        MasterPlacement::Caller => PLACEMENT_CALLER,
-        MasterPlacement::Scheduler => PLACEMENT_SCHEDULER,
-    }
-}
-
 /// Where masters entered from outside the scheduler run (`MAESTRO_OMP_MASTER`,
 /// default [`MasterPlacement::Caller`]; an unparsable value is fatal).
 pub fn master_placement() -> MasterPlacement {
-    let mut v = PLACEMENT.load(Ordering::Relaxed);
-    if v == PLACEMENT_UNSET {
-        let from_env = match std::env::var("MAESTRO_OMP_MASTER") {
-            Ok(s) => match MasterPlacement::parse(&s) {
-                Ok(p) => p,
-                Err(e) => fatal(&format!("MAESTRO_OMP_MASTER: {e}")),
-            },
-            Err(_) => MasterPlacement::Caller,
-        };
-        let _ = PLACEMENT.compare_exchange(
-            PLACEMENT_UNSET,
-            placement_code(from_env),
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        );
-        v = PLACEMENT.load(Ordering::Relaxed);
-    }
-    match v {
-        PLACEMENT_CALLER => MasterPlacement::Caller,
-        PLACEMENT_SCHEDULER => MasterPlacement::Scheduler,
-        other => panic!("master placement code {other} is none of the three"),
+    let code = PLACEMENT.get(|| match std::env::var("MAESTRO_OMP_MASTER") {
+        Ok(s) => match MasterPlacement::parse(&s) {
+            Ok(p) => p as usize,
+            Err(e) => fatal(&format!("MAESTRO_OMP_MASTER: {e}")),
+        },
+        Err(_) => MasterPlacement::Caller as usize,
+    });
+    match code {
+        c if c == MasterPlacement::Caller as usize => MasterPlacement::Caller,
+        c if c == MasterPlacement::Scheduler as usize => MasterPlacement::Scheduler,
+        other => panic!("master placement code {other} names no placement"),
     }
 }
 
 /// Sets where masters entered from outside the scheduler run, for regions forked
 /// from now on.
 pub fn set_master_placement(p: MasterPlacement) {
-    PLACEMENT.store(placement_code(p), Ordering::Relaxed);
+    PLACEMENT.set(p as usize);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_control_reads_the_environment_once_and_a_set_wins() {
+        let c = Control::new();
+        assert_eq!(c.get(|| 7), 7);
+        assert_eq!(c.get(|| unreachable!("read once")), 7);
+        c.set(2);
+        assert_eq!(c.get(|| unreachable!("set")), 2);
+        c.set(usize::MAX);
+        assert_ne!(c.get(|| 0), Control::UNSET, "UNSET stays reserved");
+        let fresh = Control::new();
+        fresh.set(3);
+        assert_eq!(fresh.get(|| unreachable!("set before the first read")), 3);
+    }
 }
