@@ -10,6 +10,17 @@ fn maestro(args: &[&str]) -> std::process::Output {
         .expect("maestro runs")
 }
 
+/// Asserts the command succeeded (showing its stderr if not) and parses stdout as
+/// one JSON object.
+fn json_of(out: &std::process::Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
+}
+
 #[test]
 fn bench_scheduler_json_has_the_shared_shape() {
     let out = maestro(&[
@@ -24,13 +35,7 @@ fn bench_scheduler_json_has_the_shared_shape() {
         "--cases",
         "fork_join,tiny_tasks",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).expect("stdout is one JSON object");
+    let v = json_of(&out);
     assert_eq!(v["experiment"], "scheduler");
     assert_eq!(v["contexts"], 2);
     let rows = v["results"].as_array().unwrap();
@@ -146,12 +151,7 @@ fn tpch_query_json_and_parameters() {
         "--param",
         "DATE=1995-01-01",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let v = json_of(&out);
     assert_eq!(v["columns"][0], "revenue");
     assert_eq!(v["rows"].as_array().unwrap().len(), 1);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -279,12 +279,7 @@ fn bench_granularity_quick_reports_a_slowdown_per_query_policy_and_background() 
         "--policies",
         "static,adaptive",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let v = json_of(&out);
     assert_eq!(v["experiment"], "granularity");
     let rows = v["results"].as_array().unwrap();
     for policy in ["static", "adaptive"] {
@@ -325,12 +320,7 @@ fn tpcc_run_json_export_and_check() {
         "--export",
         dir.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let v = json_of(&out);
     assert_eq!(v["experiment"], "tpcc");
     assert_eq!(
         (v["warehouses"].as_u64(), v["terminals"].as_u64()),
@@ -473,12 +463,7 @@ fn run_main_job_reports_both_workloads_and_writes_the_report() {
         "--out",
         dir.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let v = json_of(&out);
     let o = &v["outcome"];
     assert!(o["tpch_queries"].as_u64().unwrap() > 0, "{o}");
     assert!(o["tpmc"].as_f64().unwrap() > 0.0, "{o}");
@@ -520,12 +505,7 @@ fn bench_mixed_and_timeline_quick_have_every_variant() {
         "--tpch-clients",
         "0,2",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let v = json_of(&out);
     let rows = v["results"].as_array().unwrap();
     for variant in variants {
         for clients in [0, 2] {
@@ -562,12 +542,7 @@ fn bench_mixed_and_timeline_quick_have_every_variant() {
         "--tpch-clients",
         "2",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let v = json_of(&out);
     let rows = v["results"].as_array().unwrap();
     for variant in ["single-pool-nosys", "single-pool", "single-hints"] {
         assert!(
@@ -595,12 +570,7 @@ fn bench_latches_quick_has_every_flavour_and_terminal_count() {
         "--duration",
         "0.4",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let v = json_of(&out);
     let rows = v["results"].as_array().unwrap();
     for flavour in ["blocking", "spinning", "load-controlled"] {
         for terminals in [1, 4] {
@@ -634,12 +604,7 @@ fn bench_omp_interference_quick_measures_both_sides_on_every_runtime() {
         "--db-priorities",
         "low,high",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let v = json_of(&out);
     assert_eq!(v["experiment"], "omp");
     assert_eq!(v["params"]["interference"]["jobs_in_flight_max"], 100);
     let rows = v["results"].as_array().unwrap();
