@@ -10,9 +10,9 @@ use std::time::Duration;
 use clap::Args;
 use maestro_bench::{Report, ResultRow};
 use maestro_gomp::bench::interference::{
-    AppRuntime, DbPriority, InterferenceRow, InterferenceSetup, interference,
+    DbPriority, InterferenceRow, InterferenceSetup, interference,
 };
-use maestro_gomp::bench::{OverheadSetup, find_cdylib_dir, overhead};
+use maestro_gomp::bench::{AppRuntime, OverheadSetup, find_cdylib_dir, overhead};
 use serde_json::json;
 
 use crate::{CommonArgs, exit};
@@ -47,7 +47,7 @@ pub(crate) struct OmpArgs {
     /// Application threads calling the product in a loop (the paper's 2).
     #[arg(long, default_value_t = 2)]
     app_threads: usize,
-    /// Overhead: team size of every measured region (default: detected contexts).
+    /// Overhead: team size of every measured region (default: the contexts).
     #[arg(long)]
     threads: Option<usize>,
     /// Overhead: operations per measurement.
@@ -65,6 +65,9 @@ const MATVEC_SQRTS: u32 = 8;
 /// Blocks of the aggregation's input (the paper's vector of vectors).
 const AGG_BLOCKS: usize = 64;
 
+/// The two parts of the experiment, in the order they run.
+const PARTS: [&str; 2] = ["interference", "overhead"];
+
 fn compiler() -> String {
     std::env::var("MAESTRO_OMP_CC").unwrap_or_else(|_| "gcc".into())
 }
@@ -77,12 +80,9 @@ pub(crate) fn bench(args: OmpArgs) -> ExitCode {
     let parts = args
         .parts
         .clone()
-        .unwrap_or_else(|| vec!["interference".into(), "overhead".into()]);
-    if let Some(p) = parts
-        .iter()
-        .find(|p| !["interference", "overhead"].contains(&p.as_str()))
-    {
-        return exit::usage(format!("unknown part {p:?} (interference, overhead)"));
+        .unwrap_or_else(|| PARTS.iter().map(|p| p.to_string()).collect());
+    if let Some(p) = parts.iter().find(|p| !PARTS.contains(&p.as_str())) {
+        return exit::usage(format!("unknown part {p:?} ({})", PARTS.join(", ")));
     }
     let contexts = match crate::tpch::contexts(args.common.contexts) {
         Ok(c) => c,
@@ -90,20 +90,17 @@ pub(crate) fn bench(args: OmpArgs) -> ExitCode {
     };
     let mut results = Vec::new();
     let mut params = serde_json::Map::new();
-    if parts.iter().any(|p| p == "interference") {
-        match interference_part(&args, contexts) {
+    // In this order, each at most once, whatever order --parts gave.
+    for part in PARTS.into_iter().filter(|p| parts.iter().any(|q| q == p)) {
+        let run = match part {
+            "interference" => interference_part,
+            "overhead" => overhead_part,
+            other => panic!("part {other:?} is in PARTS without a runner"),
+        };
+        match run(&args, contexts) {
             Ok((rows, p)) => {
                 results.extend(rows);
-                params.insert("interference".into(), p);
-            }
-            Err(code) => return code,
-        }
-    }
-    if parts.iter().any(|p| p == "overhead") {
-        match overhead_part(&args) {
-            Ok((rows, p)) => {
-                results.extend(rows);
-                params.insert("overhead".into(), p);
+                params.insert(part.into(), p);
             }
             Err(code) => return code,
         }
@@ -175,6 +172,10 @@ fn interference_part(
         app_threads: args.app_threads,
         runtimes,
         db_priorities,
+        cpu_time: || {
+            let t = maestro_bench::cpu::process_cpu_times();
+            t.user + t.system
+        },
     };
     let sched = match maestro_scheduler::Scheduler::with_preset("single-pool", contexts) {
         Ok(s) => Arc::new(s),
@@ -214,7 +215,7 @@ fn interference_rows(rows: &[InterferenceRow]) -> Vec<ResultRow> {
     };
     let app_alone = |rt: Option<AppRuntime>| {
         rows.iter()
-            .find(|r| r.case == "app-alone" && r.runtime == rt)
+            .find(|r| r.db_priority.is_none() && r.runtime == rt)
             .and_then(|r| r.app_per_s)
     };
     let mut out = Vec::new();
@@ -232,13 +233,13 @@ fn interference_rows(rows: &[InterferenceRow]) -> Vec<ResultRow> {
                 extra.insert("db_level".into(), json!(p.level()));
             }
             if let Some(a) = alone.filter(|a| *a > 0.0)
-                && !r.case.contains("-alone")
+                && !r.alone()
             {
                 extra.insert("vs_alone".into(), json!(value / a));
             }
             extra.insert("cpu_utilization".into(), json!(r.cpu_utilization));
             out.push(ResultRow {
-                case: r.case.clone(),
+                case: r.case(),
                 variant: r.runtime.map_or("database-only", AppRuntime::name).into(),
                 metric: metric.into(),
                 value,
@@ -252,10 +253,11 @@ fn interference_rows(rows: &[InterferenceRow]) -> Vec<ResultRow> {
     out
 }
 
-fn overhead_part(args: &OmpArgs) -> Result<(Vec<ResultRow>, serde_json::Value), ExitCode> {
-    let threads = args
-        .threads
-        .unwrap_or_else(maestro_scheduler::detected_contexts);
+fn overhead_part(
+    args: &OmpArgs,
+    contexts: usize,
+) -> Result<(Vec<ResultRow>, serde_json::Value), ExitCode> {
+    let threads = args.threads.unwrap_or(contexts);
     if threads == 0 || args.reps == 0 || args.runs == 0 {
         return Err(exit::usage(
             "--threads, --reps and --runs must be at least 1",
@@ -279,7 +281,8 @@ fn overhead_part(args: &OmpArgs) -> Result<(Vec<ResultRow>, serde_json::Value), 
         threads,
         reps,
         runs,
-        env: Vec::new(),
+        // Our runtime's own scheduler gets the same contexts as `--contexts`.
+        env: vec![("MAESTRO_OMP_CONTEXTS".into(), contexts.to_string())],
     };
     eprintln!(
         "bench omp overhead: {threads} threads per team, {reps} operations, {runs} run(s) per variant"

@@ -12,7 +12,57 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::runtime::MasterPlacement;
+
 pub mod interference;
+
+/// The OpenMP runtime a benchmark's C code runs on (both parts of `maestro bench
+/// omp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppRuntime {
+    /// Stock libgomp: its own threads, invisible to the scheduler.
+    Libgomp,
+    /// Ours, masters on the application threads (libgomp's placement).
+    Maestro,
+    /// Ours, masters run as scheduler tasks too ([`MasterPlacement::Scheduler`]).
+    MaestroMasterTask,
+}
+
+impl AppRuntime {
+    pub const ALL: [AppRuntime; 3] = [
+        AppRuntime::Libgomp,
+        AppRuntime::Maestro,
+        AppRuntime::MaestroMasterTask,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AppRuntime::Libgomp => "libgomp",
+            AppRuntime::Maestro => "maestro-gomp",
+            AppRuntime::MaestroMasterTask => "maestro-gomp-master-task",
+        }
+    }
+
+    /// Where ours runs masters (`MAESTRO_OMP_MASTER`); None for stock libgomp.
+    pub fn placement(self) -> Option<MasterPlacement> {
+        match self {
+            AppRuntime::Libgomp => None,
+            AppRuntime::Maestro => Some(MasterPlacement::Caller),
+            AppRuntime::MaestroMasterTask => Some(MasterPlacement::Scheduler),
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<AppRuntime, String> {
+        AppRuntime::ALL
+            .into_iter()
+            .find(|r| r.name() == s.trim())
+            .ok_or_else(|| {
+                format!(
+                    "unknown OpenMP runtime {s:?} (libgomp, maestro-gomp, maestro-gomp-master-task)"
+                )
+            })
+    }
+}
 
 /// The microbenchmark's source.
 pub const OVERHEAD_C: &str = include_str!("../bench/omp_overhead.c");
@@ -53,7 +103,7 @@ pub struct OverheadSetup {
 /// One measured value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OverheadRow {
-    /// `"libgomp"`, `"maestro-gomp"` or `"maestro-gomp-master-task"`.
+    /// An [`AppRuntime::name`].
     pub variant: &'static str,
     /// One of [`OVERHEAD_METRICS`].
     pub metric: String,
@@ -153,26 +203,21 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// calling thread, ours with masters as scheduler tasks (`MAESTRO_OMP_MASTER`).
 pub fn overhead(setup: &OverheadSetup) -> Result<Vec<OverheadRow>, String> {
     let (stock, ours) = build(setup)?;
-    let variants: [(&'static str, &Path); 3] = [
-        ("libgomp", &stock),
-        ("maestro-gomp", &ours),
-        ("maestro-gomp-master-task", &ours),
-    ];
     let mut samples: Vec<(&'static str, String, Vec<f64>)> = Vec::new();
     for _ in 0..setup.runs.max(1) {
-        for (variant, bin) in variants {
+        for runtime in AppRuntime::ALL {
+            let variant = runtime.name();
+            let bin: &Path = if runtime.placement().is_some() {
+                &ours
+            } else {
+                &stock
+            };
             let mut cmd = Command::new(bin);
             cmd.arg(setup.threads.to_string())
                 .arg(setup.reps.to_string());
-            if variant != "libgomp" {
+            if let Some(placement) = runtime.placement() {
                 cmd.envs(setup.env.iter().map(|(k, v)| (k, v)));
-                // Ours with masters on the caller (the default) or as tasks.
-                let placement = if variant == "maestro-gomp" {
-                    "caller"
-                } else {
-                    "scheduler"
-                };
-                cmd.env("MAESTRO_OMP_MASTER", placement);
+                cmd.env("MAESTRO_OMP_MASTER", placement.name());
             }
             for (metric, v) in parse(&run(&mut cmd, variant)?)? {
                 match samples

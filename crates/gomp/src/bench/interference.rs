@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use maestro_scheduler::{DEFAULT_PRIORITY, Scheduler};
 
-use super::run;
+use super::{AppRuntime, run};
 use crate::runtime::{self, MasterPlacement};
 
 /// The application's source.
@@ -53,44 +53,6 @@ pub const AGG_KEYS: usize = 100;
 /// in seconds (guessed: 100 jobs of tens of milliseconds each on 2 contexts take
 /// a few seconds).
 const DRAIN_TIMEOUT_S: u64 = 300;
-
-/// The OpenMP runtime the application runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AppRuntime {
-    /// Stock libgomp: its own threads, invisible to the scheduler.
-    Libgomp,
-    /// Ours, masters on the application threads (libgomp's placement).
-    Maestro,
-    /// Ours, masters run as scheduler tasks too ([`MasterPlacement::Scheduler`]).
-    MaestroMasterTask,
-}
-
-impl AppRuntime {
-    pub const ALL: [AppRuntime; 3] = [
-        AppRuntime::Libgomp,
-        AppRuntime::Maestro,
-        AppRuntime::MaestroMasterTask,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            AppRuntime::Libgomp => "libgomp",
-            AppRuntime::Maestro => "maestro-gomp",
-            AppRuntime::MaestroMasterTask => "maestro-gomp-master-task",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<AppRuntime, String> {
-        AppRuntime::ALL
-            .into_iter()
-            .find(|r| r.name() == s.trim())
-            .ok_or_else(|| {
-                format!(
-                    "unknown OpenMP runtime {s:?} (libgomp, maestro-gomp, maestro-gomp-master-task)"
-                )
-            })
-    }
-}
 
 /// The database's scheduler priority relative to the OpenMP work's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,16 +117,18 @@ pub struct InterferenceSetup {
     pub app_threads: usize,
     pub runtimes: Vec<AppRuntime>,
     pub db_priorities: Vec<DbPriority>,
+    /// This process's CPU time (user + system) so far, for the utilization of
+    /// each run (the caller's clock, e.g. `maestro_bench::cpu`).
+    pub cpu_time: fn() -> Duration,
 }
 
-/// One measured run. `case` is `db-alone-<priority>`, `app-alone` or
-/// `db-<priority>` (the database beside the application).
+/// One measured run: the database alone (no `runtime`), the application alone (no
+/// `db_priority`), or both.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InterferenceRow {
-    pub case: String,
-    /// The application's runtime (None for `db-alone-*`).
+    /// The application's runtime (None when the database ran alone).
     pub runtime: Option<AppRuntime>,
-    /// The database priority (None for `app-alone`).
+    /// The database priority (None when the application ran alone).
     pub db_priority: Option<DbPriority>,
     /// Aggregations completed per second (None without a database side).
     pub db_per_s: Option<f64>,
@@ -172,6 +136,23 @@ pub struct InterferenceRow {
     pub app_per_s: Option<f64>,
     /// Process CPU time ÷ (wall time × contexts) over the run.
     pub cpu_utilization: f64,
+}
+
+impl InterferenceRow {
+    /// Whether one side ran alone.
+    pub fn alone(&self) -> bool {
+        self.runtime.is_none() || self.db_priority.is_none()
+    }
+
+    /// `db-alone-<priority>`, `app-alone`, or `db-<priority>` (the database beside
+    /// the application).
+    pub fn case(&self) -> String {
+        match (self.runtime, self.db_priority) {
+            (None, p) => format!("db-alone-{}", p.map_or("none", DbPriority::name)),
+            (Some(_), None) => "app-alone".into(),
+            (Some(_), Some(p)) => format!("db-{}", p.name()),
+        }
+    }
 }
 
 type NewFn = unsafe extern "C" fn(c_int, c_int, c_int, c_uint) -> *mut c_void;
@@ -320,13 +301,7 @@ fn weight(value: u32, sqrts: u32) -> u64 {
 
 impl AggData {
     fn new(tuples: usize, blocks: usize, sqrts: u32) -> AggData {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = fastrand::Rng::with_seed(0x9E37_79B9_7F4A_7C15);
         let per = tuples.div_ceil(blocks.max(1));
         let mut out: Vec<Vec<(u32, u32)>> = Vec::new();
         let mut left = tuples;
@@ -334,7 +309,7 @@ impl AggData {
             let n = per.min(left);
             out.push(
                 (0..n)
-                    .map(|_| ((next() % AGG_KEYS as u64) as u32, (next() % 20) as u32))
+                    .map(|_| (rng.u32(0..AGG_KEYS as u32), rng.u32(0..20)))
                     .collect(),
             );
             left -= n;
@@ -379,18 +354,6 @@ fn aggregate(sched: &Scheduler, data: &AggData) -> Vec<u64> {
         }
     }
     sums
-}
-
-/// Process CPU time (user + system) so far.
-fn process_cpu() -> Duration {
-    // SAFETY: getrusage fills the zeroed struct we pass.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
-        ru
-    };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 /// Counters of the database side of one run.
@@ -543,10 +506,7 @@ pub fn interference(
         AppRuntime::Maestro | AppRuntime::MaestroMasterTask => &apps.ours,
     };
     let place = |r: AppRuntime| {
-        runtime::set_master_placement(match r {
-            AppRuntime::MaestroMasterTask => MasterPlacement::Scheduler,
-            AppRuntime::Libgomp | AppRuntime::Maestro => MasterPlacement::Caller,
-        })
+        runtime::set_master_placement(r.placement().unwrap_or(MasterPlacement::Caller))
     };
     // Guard against measuring the wrong runtime.
     for &r in &setup.runtimes {
@@ -577,7 +537,7 @@ pub fn interference(
                     .collect::<Result<Vec<_>, _>>()?,
                 None => Vec::new(),
             };
-            let cpu0 = process_cpu();
+            let cpu0 = (setup.cpu_time)();
             let start = Instant::now();
             let deadline = start + setup.duration;
             let (db_done, app_done) = std::thread::scope(|sc| {
@@ -617,14 +577,9 @@ pub fn interference(
                 (db_done, app_done)
             });
             let wall = start.elapsed();
-            let cpu = process_cpu().saturating_sub(cpu0);
+            let cpu = (setup.cpu_time)().saturating_sub(cpu0);
             let secs = setup.duration.as_secs_f64();
             let row = InterferenceRow {
-                case: match (runtime, db) {
-                    (None, p) => format!("db-alone-{}", p.map_or("none", DbPriority::name)),
-                    (Some(_), None) => "app-alone".into(),
-                    (Some(_), Some(p)) => format!("db-{}", p.name()),
-                },
                 runtime,
                 db_priority: db,
                 db_per_s: db_done?.map(|n| n as f64 / secs),
@@ -634,7 +589,7 @@ pub fn interference(
             progress(&format!(
                 "{:<26} {:<10} {:<6} db {:>8} /s   app {:>8} /s   cpu {:>4.0} %",
                 runtime.map_or("-", AppRuntime::name),
-                row.case,
+                row.case(),
                 db.map_or("-", DbPriority::name),
                 row.db_per_s.map_or("-".into(), |v| format!("{v:.1}")),
                 row.app_per_s.map_or("-".into(), |v| format!("{v:.2}")),
