@@ -43,6 +43,18 @@ pub enum BlockActivation {
     WakeParked,
 }
 
+/// How a thread outside the pool runs work it submits and then waits for
+/// (`install`, `join`, `scope`, `parallel_for` called from a client thread).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallerRuns {
+    /// Always hand the job to a worker and sleep until it is done (the paper's
+    /// dispatch: about two context switches per job).
+    Never,
+    /// Run it on the calling thread when admission allows, counted as an active
+    /// worker for as long as it runs (PROTOCOL.md, "Callers run, counted").
+    Counted,
+}
+
 /// Every knob of the scheduler. Build one with a preset and adjust fields.
 #[derive(Clone, Debug)]
 pub struct SchedulerConfig {
@@ -91,6 +103,14 @@ pub struct SchedulerConfig {
     pub idle_worker_exit: Duration,
     /// Timeline samples kept (a ring buffer; at 20 ms, 100 000 samples ≈ 33 minutes).
     pub timeline_capacity_samples: usize,
+    /// Whether callers outside the pool run their own jobs ([`CallerRuns`]).
+    pub caller_runs: CallerRuns,
+    /// The fraction of the contexts that urgent work (roots and callers above the
+    /// default priority) is sure of while other work waits; beyond it urgent work
+    /// waits its turn behind started partitioned work instead of taking every free
+    /// context. At least one context. Guessed: half, the split Multiple-Pools gets
+    /// from the OS with as many terminals as pool threads.
+    pub urgent_share: f64,
     /// Seed for the workers' random choices (dispatch, priorities); None = from entropy.
     pub seed: Option<u64>,
 }
@@ -165,6 +185,8 @@ impl SchedulerConfig {
             idle_spin_rounds: 64,
             idle_worker_exit: Duration::from_secs(10),
             timeline_capacity_samples: 100_000,
+            caller_runs: CallerRuns::Counted,
+            urgent_share: 0.5,
             seed: None,
         }
     }
@@ -176,6 +198,11 @@ impl SchedulerConfig {
         self.workers_max = (16 * contexts).clamp(64, WORKERS_MAX_LIMIT);
         self.pools = contexts.div_ceil(16).max(1);
         self
+    }
+
+    /// Contexts urgent work is sure of while other work waits (at least 1).
+    pub fn urgent_contexts(&self) -> usize {
+        ((self.contexts as f64 * self.urgent_share).ceil() as usize).clamp(1, self.contexts)
     }
 
     /// Checks every field; the scheduler refuses to start on an invalid config.
@@ -243,6 +270,12 @@ impl SchedulerConfig {
                     format!("{reset_fraction} not in [0, 1]"),
                 );
             }
+        }
+        if !(self.urgent_share > 0.0 && self.urgent_share <= 1.0) {
+            return bad(
+                "urgent_share",
+                format!("{} must be in (0, 1]", self.urgent_share),
+            );
         }
         if self.timeline_capacity_samples == 0 {
             return bad("timeline_capacity_samples", "must be at least 1".into());

@@ -191,6 +191,35 @@ impl AtomicWorkerCounts {
         }
     }
 
+    /// Adds one active worker (a caller admitted to run its own job) only while
+    /// the active level is below `level_limit` and `total < cap`; returns the
+    /// new counts. One CAS decides both, so two callers can never take the same
+    /// last free context.
+    pub fn try_add_active_below(
+        &self,
+        level_limit: usize,
+        count_sys_inactive: bool,
+        cap: usize,
+    ) -> Option<WorkerCounts> {
+        let mut cur = self.0.load(Ordering::SeqCst);
+        loop {
+            let c = WorkerCounts(cur);
+            if c.active_level(count_sys_inactive) >= level_limit
+                || c.total() >= cap.min(WORKERS_MAX_LIMIT)
+            {
+                return None;
+            }
+            let next = cur + Field::Total.one();
+            match self
+                .0
+                .compare_exchange_weak(cur, next, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return Some(WorkerCounts(next).checked()),
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
     /// A worker thread exits from `state` (it must be counted there).
     pub fn remove_worker(&self, state: WorkerState) -> WorkerCounts {
         let mut delta = Field::Total.one();
@@ -327,6 +356,24 @@ mod tests {
         assert!(c.try_add_worker(2).is_some());
         assert!(c.try_add_worker(2).is_some());
         assert!(c.try_add_worker(2).is_none());
+    }
+
+    #[test]
+    fn admission_below_the_level_takes_only_free_contexts() {
+        let c = AtomicWorkerCounts::new();
+        c.add_worker();
+        c.transition(WorkerState::Active, WorkerState::Parked);
+        // One parked worker: two contexts free.
+        assert!(c.try_add_active_below(2, true, 64).is_some());
+        assert!(c.try_add_active_below(2, true, 64).is_some());
+        assert!(c.try_add_active_below(2, true, 64).is_none());
+        // A blocked caller frees its context (not under nosys accounting).
+        c.transition(WorkerState::Active, WorkerState::Blocked);
+        assert!(c.try_add_active_below(2, false, 64).is_none());
+        assert!(c.try_add_active_below(2, true, 64).is_some());
+        // The cap on threads holds too.
+        assert!(c.try_add_active_below(100, true, 4).is_none());
+        assert_eq!(c.load().total(), 4);
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! The protocol (states, transitions, why no wake-up is lost and no graph deadlocks)
 //! is in `PROTOCOL.md` beside this crate's manifest.
 
+mod caller;
 mod config;
 mod context;
 mod counts;
@@ -36,7 +37,9 @@ use std::sync::atomic::Ordering;
 
 use parking_lot::Mutex;
 
-pub use config::{BlockActivation, ConfigError, HintPolicy, SchedulerConfig, detected_contexts};
+pub use config::{
+    BlockActivation, CallerRuns, ConfigError, HintPolicy, SchedulerConfig, detected_contexts,
+};
 pub use context::{TaskContext, current, current_context, with_context};
 pub use counts::{WORKERS_MAX_LIMIT, WorkerCounts, WorkerState};
 pub use graph::{GraphError, GraphHandle, NodeId, Step, TaskGraph, TaskPanic};
@@ -189,10 +192,22 @@ impl Scheduler {
         F: FnOnce() -> R + Send,
         R: Send,
     {
-        if let Some(w) = WorkerThread::current()
+        let current = WorkerThread::current();
+        if let Some(w) = current
             && w.belongs_to(&self.shared)
         {
             return f();
+        }
+        let priority = priority.min(self.shared.roots.levels() - 1);
+        if current.is_none() && self.shared.config.caller_runs == CallerRuns::Counted {
+            match self.shared.admit_caller(priority) {
+                caller::Admission::Counted { slot } => {
+                    let urgent = caller::is_urgent(priority);
+                    return caller::run_counted(&self.shared, slot, urgent, f);
+                }
+                caller::Admission::Extra => return caller::run_extra(&self.shared, f),
+                caller::Admission::HandOff => {}
+            }
         }
         let ctx = current_context();
         let job = StackJob::new(move || with_context(ctx, f));
@@ -200,7 +215,6 @@ impl Scheduler {
         // below before returning or unwinding (waiting cannot panic).
         let job_ref = unsafe { job.as_job_ref() };
         Counters::bump(&self.shared.stats.jobs_created);
-        let priority = priority.min(self.shared.roots.levels() - 1);
         self.shared.push_root(priority, Task::Job(job_ref));
         worker::wait_as_inactive(WorkerState::WaitingForGraph, || {
             job.latch.wait(None);

@@ -39,6 +39,9 @@ pub(crate) enum Popped {
     Own,
     /// From another worker's pool or deque.
     Stolen,
+    /// An urgent root (above the default priority): counted in the urgent
+    /// share while it runs.
+    Urgent,
 }
 
 pub(crate) struct Pool {
@@ -124,7 +127,8 @@ impl RootQueues {
     /// Takes a root, favouring higher priorities: at each non-empty level, from the
     /// highest down, take from it with probability `bias`, else consider the next
     /// lower one. If every coin said "skip", take from the highest non-empty level.
-    pub(crate) fn pop(&self, bias: f64, rng: &mut fastrand::Rng) -> Option<Task> {
+    /// Returns the root and its priority.
+    pub(crate) fn pop(&self, bias: f64, rng: &mut fastrand::Rng) -> Option<(Task, usize)> {
         let mut first_nonempty = None;
         for level in (0..self.by_priority.len()).rev() {
             let q = &self.by_priority[level];
@@ -135,14 +139,14 @@ impl RootQueues {
             if (bias >= 1.0 || rng.f64() < bias)
                 && let Some(t) = steal_retrying(q)
             {
-                return Some(t);
+                return Some((t, level));
             }
         }
         // Fall back to a full scan so a coin flip never makes a non-empty queue look empty.
         let start = first_nonempty?;
         (0..=start)
             .rev()
-            .find_map(|l| steal_retrying(&self.by_priority[l]))
+            .find_map(|l| steal_retrying(&self.by_priority[l]).map(|t| (t, l)))
     }
 
     /// Takes a root of a priority above `level`, highest first, if any.
@@ -151,6 +155,22 @@ impl RootQueues {
             .rev()
             .filter(|&l| !self.by_priority[l].is_empty())
             .find_map(|l| steal_retrying(&self.by_priority[l]))
+    }
+
+    /// Whether a root of a priority above `level` waits.
+    pub(crate) fn any_above(&self, level: usize) -> bool {
+        self.by_priority
+            .iter()
+            .skip(level + 1)
+            .any(|q| !q.is_empty())
+    }
+
+    /// Whether a root of priority `level` or lower waits.
+    pub(crate) fn any_at_or_below(&self, level: usize) -> bool {
+        self.by_priority
+            .iter()
+            .take(level + 1)
+            .any(|q| !q.is_empty())
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -211,10 +231,10 @@ mod tests {
         r.push(0, job(&TAG, 0));
         r.push(2, job(&TAG, 2));
         let mut rng = fastrand::Rng::with_seed(1);
-        run(r.pop(1.0, &mut rng).unwrap());
+        run(r.pop(1.0, &mut rng).unwrap().0);
         assert_eq!(TAG.load(Ordering::SeqCst), 2);
         // bias 0: every coin says skip, the fallback still finds the low-priority root.
-        run(r.pop(0.0, &mut rng).unwrap());
+        run(r.pop(0.0, &mut rng).unwrap().0);
         assert_eq!(TAG.load(Ordering::SeqCst), 0);
         assert!(r.pop(0.0, &mut rng).is_none());
     }

@@ -120,6 +120,12 @@ pub(crate) struct Shared {
     pub(crate) timeline: Mutex<Timeline>,
     pub(crate) shutdown: AtomicBool,
     pub(crate) started: Instant,
+    /// Urgent work running now: guests, extra callers and workers running urgent
+    /// roots (`caller::UrgentGuard`). Relaxed: a share, not a synchronization.
+    pub(crate) urgent_running: CachePadded<AtomicUsize>,
+    /// Callers running as counted guests now (included in the counts' total):
+    /// parked base workers judge "extra worker" without them.
+    pub(crate) callers_counted: AtomicUsize,
     seed_counter: AtomicUsize,
     me: Weak<Shared>,
 }
@@ -152,6 +158,8 @@ impl Shared {
             timeline: Mutex::new(Timeline::new(config.timeline_capacity_samples)),
             shutdown: AtomicBool::new(false),
             started: Instant::now(),
+            urgent_running: CachePadded::new(AtomicUsize::new(0)),
+            callers_counted: AtomicUsize::new(0),
             seed_counter: AtomicUsize::new(0),
             config,
         })
@@ -356,7 +364,7 @@ impl Shared {
         };
         // A worker that just left is uncounted before it returns its slot, so at
         // the cap a slot may be missing for a moment: treat that as the cap.
-        let Some(slot) = self.free_slots.lock().pop_first() else {
+        let Some(slot) = self.take_slot() else {
             self.counts.remove_worker(WorkerState::Active);
             Counters::bump(&self.stats.worker_cap_reached);
             return Activated::CapReached;
@@ -364,10 +372,8 @@ impl Shared {
         self.peak_workers
             .fetch_max(after.total(), Ordering::Relaxed);
         let deque = Worker::new_lifo();
-        *self.slots[slot].stealer.write() = Some(deque.stealer());
         let parker = Parker::new();
-        *self.slots[slot].unparker.lock() = Some(parker.unparker().clone());
-        self.slots_high_water.fetch_max(slot + 1, Ordering::AcqRel);
+        self.register_slot(slot, &deque, &parker);
         let shared = self.arc();
         let spawned = std::thread::Builder::new()
             .name(format!("maestro-{}-{slot}", self.config.name))
@@ -384,6 +390,18 @@ impl Shared {
                 Activated::CapReached
             }
         }
+    }
+
+    /// A free worker slot (lowest first), if any.
+    pub(crate) fn take_slot(&self) -> Option<usize> {
+        self.free_slots.lock().pop_first()
+    }
+
+    /// Publishes a worker's (or guest's) deque and parker in its slot.
+    pub(crate) fn register_slot(&self, slot: usize, deque: &Worker<JobRef>, parker: &Parker) {
+        *self.slots[slot].stealer.write() = Some(deque.stealer());
+        *self.slots[slot].unparker.lock() = Some(parker.unparker().clone());
+        self.slots_high_water.fetch_max(slot + 1, Ordering::AcqRel);
     }
 
     pub(crate) fn release_slot(&self, slot: usize) {
@@ -443,7 +461,8 @@ impl Shared {
             };
             let c = self.counts.load();
             let shutting_down = self.shutdown.load(Ordering::SeqCst);
-            if shutting_down || c.total() > self.config.initial_workers {
+            let callers = self.callers_counted.load(Ordering::Relaxed);
+            if shutting_down || c.total().saturating_sub(callers) > self.config.initial_workers {
                 // Leave: extra workers give their thread back after an idle period.
                 idle.swap_remove(pos);
                 self.counts.remove_worker(WorkerState::Parked);
@@ -517,6 +536,9 @@ impl Shared {
             parallel_for_tasks: r(&s.parallel_for_tasks),
             parallel_for_splits: r(&s.parallel_for_splits),
             task_panics: r(&s.task_panics),
+            callers_counted: r(&s.callers_counted),
+            callers_extra: r(&s.callers_extra),
+            callers_handed_off: r(&s.callers_handed_off),
             workers_total: c.total(),
             workers_active: self.active_level(c),
             workers_blocked: c.blocked(),

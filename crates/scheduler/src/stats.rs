@@ -27,6 +27,9 @@ pub(crate) struct Counters {
     pub parallel_for_tasks: AtomicU64,
     pub parallel_for_splits: AtomicU64,
     pub task_panics: AtomicU64,
+    pub callers_counted: AtomicU64,
+    pub callers_extra: AtomicU64,
+    pub callers_handed_off: AtomicU64,
 }
 
 impl Counters {
@@ -74,7 +77,13 @@ pub struct SchedulerStats {
     pub parallel_for_tasks: u64,
     pub parallel_for_splits: u64,
     pub task_panics: u64,
-    /// Current worker counts.
+    /// Jobs callers outside the pool ran themselves as counted guest workers.
+    pub callers_counted: u64,
+    /// Urgent jobs callers ran themselves, uncounted, within the urgent share.
+    pub callers_extra: u64,
+    /// Jobs callers handed to a worker (queued as roots) and waited for.
+    pub callers_handed_off: u64,
+    /// Current worker counts (guest callers included in total and active).
     pub workers_total: usize,
     pub workers_active: usize,
     pub workers_blocked: usize,

@@ -44,6 +44,42 @@ impl WorkerThread {
         unsafe { p.as_ref() }
     }
 
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        slot: usize,
+        deque: Worker<JobRef>,
+        parker: Parker,
+    ) -> WorkerThread {
+        let seed = shared.next_seed();
+        WorkerThread {
+            shared,
+            slot,
+            deque,
+            parker,
+            rng: RefCell::new(fastrand::Rng::with_seed(seed)),
+            state: Cell::new(WorkerState::Active),
+            ready: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Runs `f` with this worker as the thread's current worker. `f` must not
+    /// unwind (callers catch panics inside it), so the reset always runs.
+    pub(crate) fn run_as_current<R>(&self, f: impl FnOnce() -> R) -> R {
+        let previous = CURRENT.with(|c| c.replace(self));
+        assert!(
+            previous.is_null(),
+            "a thread can be the worker of one scheduler at a time"
+        );
+        let r = f();
+        CURRENT.with(|c| c.set(std::ptr::null()));
+        r
+    }
+
+    /// The deque and parker back (a guest keeps them for its next job).
+    pub(crate) fn into_parts(self) -> (Worker<JobRef>, Parker) {
+        (self.deque, self.parker)
+    }
+
     pub(crate) fn state(&self) -> WorkerState {
         self.state.get()
     }
@@ -66,9 +102,14 @@ impl WorkerThread {
         // operators of long queries — also while this worker waits in a join
         // or scope (`roots == false`), where ordinary roots are not started
         // (PROTOCOL.md, "Priorities").
-        if let Some(t) = self.shared.roots.pop_above(crate::DEFAULT_PRIORITY) {
+        // Within the urgent share only: beyond it, urgent roots wait their turn
+        // in the ordinary order below, so partitioned work keeps the rest of the
+        // contexts (config `urgent_share`).
+        if self.shared.urgent_below_share()
+            && let Some(t) = self.shared.roots.pop_above(crate::DEFAULT_PRIORITY)
+        {
             self.shared.queued.fetch_sub(1, Ordering::SeqCst);
-            return Some((t, Popped::Own));
+            return Some((t, Popped::Urgent));
         }
         if let Some(j) = self.deque.pop() {
             return Some((Task::Job(j), Popped::Own));
@@ -105,12 +146,17 @@ impl WorkerThread {
     }
 
     fn pop_root(&self) -> Option<(Task, Popped)> {
-        let t = self
+        let (t, priority) = self
             .shared
             .roots
             .pop(self.shared.config.priority_bias, &mut self.rng.borrow_mut())?;
         self.shared.queued.fetch_sub(1, Ordering::SeqCst);
-        Some((t, Popped::Own))
+        let popped = if crate::caller::is_urgent(priority) {
+            Popped::Urgent
+        } else {
+            Popped::Own
+        };
+        Some((t, popped))
     }
 
     fn steal_deques(&self) -> Option<(Task, Popped)> {
@@ -146,6 +192,8 @@ impl WorkerThread {
         if popped == Popped::Stolen {
             slot.stolen.fetch_add(1, Ordering::Relaxed);
         }
+        let _urgent =
+            (popped == Popped::Urgent).then(|| crate::caller::UrgentGuard::enter(&self.shared));
         match task {
             Task::Job(job) => {
                 slot.executed.fetch_add(1, Ordering::Relaxed);
@@ -288,19 +336,8 @@ pub(crate) fn enter_blocked<'a>() -> Option<StateGuard<'a>> {
 
 /// Body of every worker thread.
 pub(crate) fn worker_main(shared: Arc<Shared>, slot: usize, deque: Worker<JobRef>, parker: Parker) {
-    let seed = shared.next_seed();
-    let worker = WorkerThread {
-        shared,
-        slot,
-        deque,
-        parker,
-        rng: RefCell::new(fastrand::Rng::with_seed(seed)),
-        state: Cell::new(WorkerState::Active),
-        ready: RefCell::new(Vec::new()),
-    };
-    CURRENT.with(|c| c.set(&worker));
-    worker.run();
-    CURRENT.with(|c| c.set(std::ptr::null()));
+    let worker = WorkerThread::new(shared, slot, deque, parker);
+    worker.run_as_current(|| worker.run());
     assert!(
         worker.deque.is_empty(),
         "worker exits with jobs in its deque"

@@ -1,0 +1,181 @@
+//! Callers run, counted: a thread outside the pool that submits a job and waits
+//! for it (`install`, and through it `join`, `scope`, `parallel_for` called from
+//! a client thread) runs the job itself when the scheduler admits it, instead of
+//! handing it to a parked worker and sleeping until that worker is done.
+//!
+//! Admission (`Shared::admit_caller`, protocol in PROTOCOL.md, "Callers run,
+//! counted") gives one of three outcomes, [`Admission`]:
+//! - `Counted`: a context is free. The caller becomes a *guest worker*: it is
+//!   added to the worker counts as active (one CAS that only succeeds below the
+//!   contexts), takes a worker slot whose deque others can steal from (so a
+//!   `join` or `scope` inside the job runs in parallel), and runs the job with
+//!   the full worker machinery — a lock wait makes it *blocked* and another
+//!   worker is activated, as for any worker. When the job returns it leaves the
+//!   counts and, if work is queued, activates a worker for the context it frees.
+//! - `Extra`: no context is free, but the caller is urgent and urgent work holds
+//!   fewer than its share of the contexts (or nothing else waits). It runs the
+//!   job on its own thread without a slot, like a thread-per-terminal receiver:
+//!   the OS shares the cores between it and the workers for the job's few
+//!   microseconds. It is tracked in `urgent_running` so urgent work stays within
+//!   its share while other work waits.
+//! - `HandOff`: the caller's priority is below queued work, or urgent work is
+//!   at its share while other work waits, or every slot is taken: the job is
+//!   queued as a root and the caller sleeps until a worker ran it (as before).
+
+use std::cell::RefCell;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use crossbeam_deque::Worker;
+use crossbeam_utils::sync::Parker;
+
+use crate::counts::WorkerState;
+use crate::job::JobRef;
+use crate::shared::Shared;
+use crate::stats::Counters;
+use crate::worker::WorkerThread;
+
+/// Outcome of asking to run a job on the calling thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Admission {
+    /// A context was free: run as a guest worker in this slot, counted active.
+    Counted { slot: usize },
+    /// Urgent and within the urgent share, but no context is free: run on this
+    /// thread, uncounted (tracked in `urgent_running`).
+    Extra,
+    /// Queue the job for a worker and wait.
+    HandOff,
+}
+
+/// Whether a job of `priority` is urgent (above the default priority).
+pub(crate) fn is_urgent(priority: usize) -> bool {
+    priority > crate::DEFAULT_PRIORITY
+}
+
+impl Shared {
+    /// Decides how a caller outside the pool runs a job of `priority`.
+    pub(crate) fn admit_caller(&self, priority: usize) -> Admission {
+        let urgent = is_urgent(priority);
+        // Never overtake queued work of a higher priority, nor (urgent callers)
+        // queued urgent work of the same class: it was there first.
+        let floor = if urgent {
+            crate::DEFAULT_PRIORITY
+        } else {
+            priority
+        };
+        if self.roots.any_above(floor) {
+            Counters::bump(&self.stats.callers_handed_off);
+            return Admission::HandOff;
+        }
+        let cfg = &self.config;
+        if self
+            .counts
+            .try_add_active_below(cfg.contexts, cfg.count_sys_inactive, cfg.workers_max)
+            .is_some()
+        {
+            // A slot for the guest's deque; none free means the worker cap is
+            // reached by threads that are leaving: undo and hand off.
+            match self.take_slot() {
+                Some(slot) => {
+                    self.callers_counted.fetch_add(1, Ordering::Relaxed);
+                    Counters::bump(&self.stats.callers_counted);
+                    return Admission::Counted { slot };
+                }
+                None => {
+                    self.leave_counts();
+                    Counters::bump(&self.stats.callers_handed_off);
+                    return Admission::HandOff;
+                }
+            }
+        }
+        if urgent && (self.urgent_below_share() || !self.other_work_waits()) {
+            Counters::bump(&self.stats.callers_extra);
+            return Admission::Extra;
+        }
+        Counters::bump(&self.stats.callers_handed_off);
+        Admission::HandOff
+    }
+
+    /// Whether urgent work holds fewer contexts than its share.
+    pub(crate) fn urgent_below_share(&self) -> bool {
+        self.urgent_running.load(Ordering::Relaxed) < self.config.urgent_contexts()
+    }
+
+    /// Whether non-urgent work is queued (pools or roots at or below the default
+    /// priority). Deques are not looked at: their owners are running.
+    fn other_work_waits(&self) -> bool {
+        self.pools.iter().any(|p| p.len() > 0)
+            || self.roots.any_at_or_below(crate::DEFAULT_PRIORITY)
+    }
+
+    /// A guest (or a worker) leaves the counts as active; then, like a worker
+    /// about to park, it re-checks for work: a pusher that saw the level full
+    /// woke nobody, and this context is now free (PROTOCOL.md, the same Dekker
+    /// pair as "No lost wake-up": the SeqCst RMW here, the fence and loads in
+    /// `has_work`, against the pusher's `queued` increment and counts load).
+    fn leave_counts(&self) {
+        self.counts.remove_worker(WorkerState::Active);
+        if self.has_work() {
+            self.notify_work(1);
+        }
+    }
+}
+
+thread_local! {
+    /// A client thread's deque and parker, kept between its jobs (making them
+    /// costs allocations a 10 µs transaction should not pay every time). Only
+    /// used while this thread is a guest; the deque is empty between uses.
+    static GUEST_PARTS: RefCell<Option<(Worker<JobRef>, Parker)>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` on the calling thread as a guest worker in `slot` (admitted
+/// [`Admission::Counted`]); gives the slot and the context back on return and
+/// on unwinding.
+pub(crate) fn run_counted<R>(
+    shared: &Arc<Shared>,
+    slot: usize,
+    urgent: bool,
+    f: impl FnOnce() -> R,
+) -> R {
+    let (deque, parker) = GUEST_PARTS
+        .with(|p| p.borrow_mut().take())
+        .unwrap_or_else(|| (Worker::new_lifo(), Parker::new()));
+    shared.register_slot(slot, &deque, &parker);
+    let guest = WorkerThread::new(shared.clone(), slot, deque, parker);
+    let _urgent = urgent.then(|| UrgentGuard::enter(shared));
+    let r = guest.run_as_current(|| catch_unwind(AssertUnwindSafe(f)));
+    let (deque, parker) = guest.into_parts();
+    assert!(deque.is_empty(), "a guest leaves with jobs in its deque");
+    shared.release_slot(slot);
+    shared.callers_counted.fetch_sub(1, Ordering::Relaxed);
+    shared.leave_counts();
+    GUEST_PARTS.with(|p| *p.borrow_mut() = Some((deque, parker)));
+    match r {
+        Ok(r) => r,
+        Err(p) => resume_unwind(p),
+    }
+}
+
+/// Runs `f` on the calling thread, uncounted ([`Admission::Extra`]).
+pub(crate) fn run_extra<R>(shared: &Shared, f: impl FnOnce() -> R) -> R {
+    let _urgent = UrgentGuard::enter(shared);
+    f()
+}
+
+/// Counts one piece of urgent work running (a guest, an extra caller, or a
+/// worker running an urgent root) for the urgent share, until dropped.
+pub(crate) struct UrgentGuard<'a>(&'a Shared);
+
+impl<'a> UrgentGuard<'a> {
+    pub(crate) fn enter(shared: &'a Shared) -> Self {
+        shared.urgent_running.fetch_add(1, Ordering::Relaxed);
+        UrgentGuard(shared)
+    }
+}
+
+impl Drop for UrgentGuard<'_> {
+    fn drop(&mut self) {
+        self.0.urgent_running.fetch_sub(1, Ordering::Relaxed);
+    }
+}
