@@ -99,6 +99,9 @@ pub struct MixedOutcome {
     pub scheduler_tasks: Option<u64>,
     pub workers_peak: Option<usize>,
     pub blocked_events: Option<u64>,
+    /// How callers outside the pool ran their jobs, and how often workers slept
+    /// and were woken, over the run (scheduler presets).
+    pub dispatch: Option<Dispatch>,
     /// The watchdog's samples during the run (scheduler presets).
     pub timeline: Vec<TimelineSample>,
     pub live: Vec<LiveSample>,
@@ -281,6 +284,7 @@ fn outcome(
         scheduler_tasks: stats.map(|(b, a)| a.tasks_created - b.tasks_created),
         workers_peak: stats.map(|(_, a)| a.workers_peak),
         blocked_events: stats.map(|(b, a)| a.blocked_events - b.blocked_events),
+        dispatch: stats.map(|(b, a)| Dispatch::between(b, a)),
         timeline,
         live,
         consistency_violations: maestro_tpcc::check_consistency(&dbs.tpcc)
@@ -288,5 +292,31 @@ fn outcome(
             .map(ToString::to_string)
             .collect(),
         tpcc_report: tpcc,
+    }
+}
+
+/// Scheduler counters that show where jobs ran: on their callers (counted
+/// guests or uncounted urgent extras) or handed to workers, and how often
+/// workers parked and were woken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Dispatch {
+    pub callers_counted: u64,
+    pub callers_extra: u64,
+    pub callers_handed_off: u64,
+    pub workers_parked: u64,
+    pub workers_woken: u64,
+    pub surplus_parks: u64,
+}
+
+impl Dispatch {
+    fn between(before: &SchedulerStats, after: &SchedulerStats) -> Dispatch {
+        Dispatch {
+            callers_counted: after.callers_counted - before.callers_counted,
+            callers_extra: after.callers_extra - before.callers_extra,
+            callers_handed_off: after.callers_handed_off - before.callers_handed_off,
+            workers_parked: after.workers_parked - before.workers_parked,
+            workers_woken: after.workers_woken - before.workers_woken,
+            surplus_parks: after.surplus_parks - before.surplus_parks,
+        }
     }
 }

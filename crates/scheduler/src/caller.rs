@@ -69,9 +69,16 @@ impl Shared {
             return Admission::HandOff;
         }
         let cfg = &self.config;
+        // Searching workers hold a context only until they see the level above
+        // the contexts; then they park as surplus, so the caller may take it.
+        let yielding = self.searching.load(Ordering::Relaxed);
         if self
             .counts
-            .try_add_active_below(cfg.contexts, cfg.count_sys_inactive, cfg.workers_max)
+            .try_add_active_below(
+                cfg.contexts + yielding,
+                cfg.count_sys_inactive,
+                cfg.workers_max,
+            )
             .is_some()
         {
             // A slot for the guest's deque; none free means the worker cap is

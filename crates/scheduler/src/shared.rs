@@ -126,6 +126,10 @@ pub(crate) struct Shared {
     /// Callers running as counted guests now (included in the counts' total):
     /// parked base workers judge "extra worker" without them.
     pub(crate) callers_counted: AtomicUsize,
+    /// Workers that found no task and are still looking before they park
+    /// (active, but a caller may take their context: they then park as
+    /// surplus). Relaxed: an estimate for admission only.
+    pub(crate) searching: CachePadded<AtomicUsize>,
     seed_counter: AtomicUsize,
     me: Weak<Shared>,
 }
@@ -160,6 +164,7 @@ impl Shared {
             started: Instant::now(),
             urgent_running: CachePadded::new(AtomicUsize::new(0)),
             callers_counted: AtomicUsize::new(0),
+            searching: CachePadded::new(AtomicUsize::new(0)),
             seed_counter: AtomicUsize::new(0),
             config,
         })

@@ -359,19 +359,36 @@ impl WorkerThread {
                 }
                 continue;
             }
-            // Nothing found: look a little longer before giving the core back.
+            // Nothing found: look a little longer before giving the core back,
+            // as a *searching* worker that an admitted caller may displace
+            // (PROTOCOL.md, "Callers run, counted"): once the level exceeds
+            // the contexts, stop searching and park as surplus.
             let backoff = Backoff::new();
             let mut found = None;
+            let mut surplus = false;
+            shared.searching.fetch_add(1, Ordering::Relaxed);
             for _ in 0..spin_rounds {
+                if self.is_surplus() {
+                    surplus = true;
+                    break;
+                }
                 backoff.snooze();
                 found = self.find_task(true);
                 if found.is_some() {
                     break;
                 }
             }
+            shared.searching.fetch_sub(1, Ordering::Relaxed);
             if let Some((task, popped)) = found {
                 self.execute(task, popped);
                 continue;
+            }
+            if surplus {
+                match shared.park_if_surplus(self.slot, &self.parker) {
+                    Some(ParkOutcome::Exit) => return,
+                    // Parked and woken, or no longer surplus: search again.
+                    Some(_) | None => continue,
+                }
             }
             if shared.shutdown.load(Ordering::SeqCst) && !shared.has_work() {
                 shared.counts.remove_worker(WorkerState::Active);

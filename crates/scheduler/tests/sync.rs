@@ -1213,6 +1213,14 @@ fn load_allows_spinning_follows_the_active_level() {
     use maestro_scheduler::sync::{blocking, load_allows_spinning};
     assert!(load_allows_spinning(), "client thread");
     let s = sched("single-pool", 1);
+    // Alone: once the worker parked, the caller runs the job on the free
+    // context (a worker still searching would count for a moment beside it).
+    let s2 = s.clone();
+    wait_for(
+        "the worker to park",
+        move || s2.worker_counts().parked() == 1,
+        String::new,
+    );
     assert!(s.install(load_allows_spinning), "alone on one context");
 
     let go = Arc::new(AtomicUsize::new(0));

@@ -1,0 +1,258 @@
+//! Callers run, counted (PROTOCOL.md): a client thread that installs a job runs
+//! it itself when a context is free, counted as an active worker; urgent callers
+//! within the urgent share run beside busy workers; everything else is handed
+//! off. No test here depends on timing: waits are on flags, bounded by generous
+//! deadlines that only turn a hang into a failure.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
+
+use maestro_scheduler::{CallerRuns, DEFAULT_PRIORITY, Scheduler, SchedulerConfig, sync};
+
+/// Turns a hang into a failure; never reached on a healthy run.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// A scheduler whose workers have all gone idle (parked), so that every
+/// context is free when the test begins.
+fn scheduler(contexts: usize) -> Arc<Scheduler> {
+    idle(Scheduler::new(SchedulerConfig::single_pool().with_contexts(contexts)).unwrap())
+}
+
+fn idle(s: Scheduler) -> Arc<Scheduler> {
+    let s = Arc::new(s);
+    wait_for("the workers to park", || {
+        let c = s.worker_counts();
+        c.parked() == c.total()
+    });
+    s
+}
+
+fn wait_for(what: &str, cond: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
+        std::thread::yield_now();
+    }
+}
+
+/// Occupies one context with a job that spins until `release` is set.
+fn occupy(s: &Arc<Scheduler>, release: &Arc<AtomicBool>) -> std::thread::JoinHandle<ThreadId> {
+    let (s, release) = (s.clone(), release.clone());
+    let running = Arc::new(AtomicBool::new(false));
+    let r2 = running.clone();
+    let h = std::thread::spawn(move || {
+        s.install(move || {
+            r2.store(true, Ordering::SeqCst);
+            while !release.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+            }
+            std::thread::current().id()
+        })
+    });
+    wait_for("the occupying job to start", || {
+        running.load(Ordering::SeqCst)
+    });
+    h
+}
+
+#[test]
+fn a_caller_runs_its_job_when_a_context_is_free_counted_as_active() {
+    let s = scheduler(2);
+    let me = std::thread::current().id();
+    let before = s.stats();
+    let (ran_on, counts_inside) = s.install(|| (std::thread::current().id(), s.worker_counts()));
+    assert_eq!(ran_on, me, "the job ran on the caller");
+    // Two base workers (active or parked) plus the caller.
+    assert_eq!(counts_inside.total(), 3, "{counts_inside:?}");
+    let after = s.stats();
+    assert_eq!(after.callers_counted - before.callers_counted, 1);
+    assert_eq!(s.worker_counts().total(), 2, "the caller left the counts");
+}
+
+#[test]
+fn with_caller_runs_off_every_job_is_handed_to_a_worker() {
+    let mut cfg = SchedulerConfig::single_pool().with_contexts(2);
+    cfg.caller_runs = CallerRuns::Never;
+    let s = Scheduler::new(cfg).unwrap();
+    let me = std::thread::current().id();
+    assert_ne!(s.install(|| std::thread::current().id()), me);
+    assert_eq!(s.stats().callers_counted, 0);
+}
+
+#[test]
+fn a_default_priority_caller_hands_off_when_every_context_is_busy() {
+    let s = scheduler(1);
+    let release = Arc::new(AtomicBool::new(false));
+    let occupier = occupy(&s, &release);
+    let me = std::thread::current().id();
+    let handed_before = s.stats().callers_handed_off;
+    let s2 = s.clone();
+    let rel2 = release.clone();
+    // Release the occupier once our job is queued, so the queued job can run.
+    let releaser = std::thread::spawn(move || {
+        wait_for("the hand-off", || {
+            s2.stats().callers_handed_off > handed_before
+        });
+        rel2.store(true, Ordering::SeqCst);
+    });
+    let ran_on = s.install(|| std::thread::current().id());
+    assert_ne!(ran_on, me, "no context was free: a worker ran it");
+    releaser.join().unwrap();
+    occupier.join().unwrap();
+}
+
+#[test]
+fn an_urgent_caller_runs_beside_busy_workers_within_its_share() {
+    let s = scheduler(1);
+    let release = Arc::new(AtomicBool::new(false));
+    let occupier = occupy(&s, &release);
+    let me = std::thread::current().id();
+    let before = s.stats().callers_extra;
+    // The only context is busy, yet the urgent job runs here at once (the
+    // occupier spins until released, so a hand-off would hang).
+    let ran_on = s.install_with_priority(DEFAULT_PRIORITY + 1, || std::thread::current().id());
+    assert_eq!(ran_on, me);
+    assert_eq!(s.stats().callers_extra - before, 1);
+    release.store(true, Ordering::SeqCst);
+    occupier.join().unwrap();
+}
+
+#[test]
+fn a_caller_never_overtakes_queued_work_of_a_higher_priority() {
+    let s = scheduler(1);
+    let release = Arc::new(AtomicBool::new(false));
+    let occupier = occupy(&s, &release);
+    // Queue a root above the default priority behind the busy context...
+    let ran = Arc::new(AtomicBool::new(false));
+    let r2 = ran.clone();
+    let queued = s.spawn_with_priority(DEFAULT_PRIORITY + 2, move || {
+        r2.store(true, Ordering::SeqCst);
+    });
+    // ...now a default-priority caller must not jump it, even once the
+    // context frees: it hands off and its job runs after the urgent root.
+    let s2 = s.clone();
+    let rel2 = release.clone();
+    let handed_before = s.stats().callers_handed_off;
+    let releaser = std::thread::spawn(move || {
+        wait_for("the hand-off", || {
+            s2.stats().callers_handed_off > handed_before
+        });
+        rel2.store(true, Ordering::SeqCst);
+    });
+    let urgent_ran_first = s.install(|| ran.load(Ordering::SeqCst));
+    assert!(urgent_ran_first, "the queued urgent root ran first");
+    queued.join().unwrap();
+    releaser.join().unwrap();
+    occupier.join().unwrap();
+}
+
+#[test]
+fn a_join_inside_a_callers_job_is_stolen_by_a_worker() {
+    let s = scheduler(2);
+    let me = std::thread::current().id();
+    let b_done = AtomicBool::new(false);
+    let (a_thread, b_thread) = s.install(|| {
+        maestro_scheduler::join(
+            || {
+                // `a` waits for `b`: only a thief can run `b` meanwhile.
+                wait_for("the stolen half", || b_done.load(Ordering::SeqCst));
+                std::thread::current().id()
+            },
+            || {
+                b_done.store(true, Ordering::SeqCst);
+                std::thread::current().id()
+            },
+        )
+    });
+    assert_eq!(a_thread, me);
+    assert_ne!(b_thread, me, "a worker stole the other half");
+}
+
+#[test]
+fn a_panicking_job_gives_its_context_and_slot_back() {
+    let s = scheduler(2);
+    for _ in 0..200 {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            s.install(|| panic!("boom"));
+        }));
+        assert!(r.is_err(), "the panic reaches the caller");
+    }
+    assert_eq!(s.worker_counts().total(), 2, "{:?}", s.worker_counts());
+    // Slots were returned: 200 admissions needed more than workers_max (64).
+    assert_eq!(s.stats().callers_counted, 200);
+    assert_eq!(s.install(|| 7), 7);
+}
+
+#[test]
+fn a_caller_that_blocks_leaves_the_level_and_a_worker_takes_queued_work() {
+    // One context, taken by the caller. It queues a task and then waits on an
+    // event only that task sets: only a worker activated because the caller
+    // blocked can run the task (the watchdog is pushed out of the picture).
+    let mut cfg = SchedulerConfig::single_pool().with_contexts(1);
+    cfg.watchdog_period = Duration::from_secs(3600);
+    let s = idle(Scheduler::new(cfg).unwrap());
+    let event = Arc::new(sync::Event::new());
+    let before = s.stats();
+    let ran_on_other_thread = s.install(|| {
+        let e2 = event.clone();
+        let me = std::thread::current().id();
+        let handle = s.spawn(move || {
+            e2.set();
+            std::thread::current().id() != me
+        });
+        event.wait();
+        handle.join().unwrap()
+    });
+    assert!(ran_on_other_thread);
+    let after = s.stats();
+    assert_eq!(after.callers_counted - before.callers_counted, 1);
+    assert!(after.blocked_events > before.blocked_events);
+}
+
+#[test]
+fn many_callers_at_once_keep_the_counts_consistent() {
+    let seed = std::env::var("MAESTRO_TEST_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| fastrand::u64(..));
+    eprintln!("many_callers_at_once_keep_the_counts_consistent: MAESTRO_TEST_SEED={seed}");
+    let s = scheduler(2);
+    let total = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let (s, total) = (s.clone(), total.clone());
+            std::thread::spawn(move || {
+                let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(t));
+                for _ in 0..500 {
+                    let priority = rng.usize(0..4);
+                    let n = rng.usize(1..64);
+                    let sum = s.install_with_priority(priority, || {
+                        let c = s.worker_counts();
+                        assert!(c.total() >= c.parked(), "{c:?}");
+                        (0..n)
+                            .map(|i| maestro_scheduler::join(|| i, || 0).0)
+                            .sum::<usize>()
+                    });
+                    assert_eq!(sum, n * (n - 1) / 2, "seed {seed}");
+                    total.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(total.load(Ordering::Relaxed), 4000);
+    let st = s.stats();
+    assert_eq!(
+        st.callers_counted + st.callers_extra + st.callers_handed_off,
+        4000,
+        "every install was admitted one way (seed {seed})"
+    );
+    wait_for("the counts to settle", || {
+        let c = s.worker_counts();
+        c.total() - c.parked() <= 2 && c.blocked() == 0 && c.waiting_for_graph() == 0
+    });
+}
