@@ -179,3 +179,47 @@ pub(crate) fn chart_of(
         .collect();
     plot::line_chart(title, x_desc, y_desc, &series)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(with_spread: bool) -> Vec<ResultRow> {
+        (1..=3)
+            .map(|clients| {
+                let samples = [1.0, 2.0 * clients as f64, 3.0 * clients as f64];
+                let (value, spread) = Spread::of(&samples).unwrap();
+                let mut extra = serde_json::Map::new();
+                extra.insert("clients".into(), serde_json::json!(clients));
+                ResultRow {
+                    case: format!("clients={clients}"),
+                    variant: "v".into(),
+                    metric: "seconds".into(),
+                    value,
+                    extra,
+                    spread: with_spread.then_some(spread),
+                    ..Default::default()
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn charts_draw_whiskers_and_tables_print_the_range_of_repeated_rows() {
+        let chart = |r: &[ResultRow]| chart_of(r, "seconds", "clients", "t", "x", "y").unwrap();
+        let paths = |svg: &str| svg.matches("<polyline").count() + svg.matches("<path").count();
+        assert!(paths(&chart(&rows(true))) >= paths(&chart(&rows(false))) + 9);
+        let report = Report {
+            experiment: "e".into(),
+            contexts: 2,
+            params: serde_json::json!({}),
+            results: rows(true),
+            attachments: Vec::new(),
+        };
+        assert!(
+            report.table().contains("[1.0000–9.0000] (3)"),
+            "{}",
+            report.table()
+        );
+    }
+}

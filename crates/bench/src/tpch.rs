@@ -611,6 +611,21 @@ mod tests {
     }
 
     #[test]
+    fn reads_a_peers_json_without_spread_and_with_the_old_repetitions_key() {
+        let peer: SingleReport = serde_json::from_str(
+            r#"{"experiment":"tpch-single","sf":1.0,"contexts":2,"granularity":"duckdb",
+                "repetitions":3,"load_seconds":1.0,"geomean_seconds":{"duckdb":0.1},
+                "results":[{"variant":"duckdb","query":1,"metric":"seconds","value":0.1}]}"#,
+        )
+        .unwrap();
+        assert_eq!(peer.reps, 3);
+        assert_eq!(peer.results[0].spread, None);
+        let ours = serde_json::to_value(&peer).unwrap();
+        assert_eq!(ours["reps"], 3);
+        assert!(ours["results"][0].get("min").is_none());
+    }
+
+    #[test]
     fn geomean_uses_only_queries_every_variant_has() {
         let t = |variant: &str, query, value| QueryTime {
             variant: variant.into(),
