@@ -24,15 +24,9 @@ pub(crate) fn renamed<T>(
     }
 }
 
-/// The repetitions of every variant: `--reps` (or a deprecated spelling),
-/// else 3, or 1 with `--quick`; 0 or absurd counts exit 2.
-pub(crate) fn reps(
-    given: Option<usize>,
-    old: Option<usize>,
-    old_flag: &str,
-    quick: bool,
-) -> Result<usize, ExitCode> {
-    let n = renamed(given, old, old_flag, "--reps")
-        .unwrap_or_else(|| maestro_bench::reps::default_reps(quick));
+/// The repetitions of every variant: `--reps` if given, else 3, or 1 with
+/// `--quick`; 0 or absurd counts exit 2.
+pub(crate) fn reps(given: Option<usize>, quick: bool) -> Result<usize, ExitCode> {
+    let n = given.unwrap_or_else(|| maestro_bench::reps::default_reps(quick));
     maestro_bench::reps::check_reps(n).map_err(usage)
 }

@@ -211,7 +211,7 @@ pub(crate) struct CommonArgs {
 impl CommonArgs {
     /// `--reps`, or its default for `--quick` or not.
     pub(crate) fn reps(&self) -> Result<usize, ExitCode> {
-        flags::reps(self.reps, None, "", self.quick)
+        flags::reps(self.reps, self.quick)
     }
 }
 
@@ -280,7 +280,7 @@ fn bench_olc(args: OlcArgs) -> ExitCode {
     } else {
         maestro_bench::olc::OlcParams::full()
     };
-    params.reps = match flags::reps(args.reps, None, "", args.quick) {
+    params.reps = match flags::reps(args.reps, args.quick) {
         Ok(n) => n,
         Err(code) => return code,
     };
@@ -323,9 +323,12 @@ fn bench_scheduler(args: BenchArgs) -> ExitCode {
         params.cases = c;
     }
     params.reps = match flags::reps(
-        args.common.reps,
-        args.old_repetitions,
-        "--repetitions",
+        flags::renamed(
+            args.common.reps,
+            args.old_repetitions,
+            "--repetitions",
+            "--reps",
+        ),
         args.common.quick,
     ) {
         Ok(n) => n,

@@ -99,14 +99,16 @@ pub(crate) fn bench(args: OmpArgs) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let reps =
-        match crate::flags::reps(args.common.reps, args.old_runs, "--runs", args.common.quick) {
-            Ok(n) => n,
-            Err(code) => {
-                eprintln!("(bench omp: the operations per measurement are now --ops)");
-                return code;
-            }
-        };
+    let reps = match crate::flags::reps(
+        crate::flags::renamed(args.common.reps, args.old_runs, "--runs", "--reps"),
+        args.common.quick,
+    ) {
+        Ok(n) => n,
+        Err(code) => {
+            eprintln!("(bench omp: the operations per measurement are now --ops)");
+            return code;
+        }
+    };
     let mut results = Vec::new();
     let mut params = serde_json::Map::new();
     // In this order, each at most once, whatever order --parts gave.

@@ -247,7 +247,7 @@ fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
         granularities: a.granularity,
         duration,
         seed: a.seed,
-        reps: flags::reps(a.reps, None, "", false)?,
+        reps: flags::reps(a.reps, false)?,
     };
     eprintln!(
         "tpch throughput: SF {}, streams {:?}, granularity {:?}, {} repetition(s)",
@@ -366,7 +366,10 @@ pub fn bench_single(a: SingleArgs) -> ExitCode {
 }
 
 fn bench_single_inner(a: SingleArgs) -> Result<ExitCode, ExitCode> {
-    let reps = flags::reps(a.reps, a.old_repetitions, "--repetitions", false)?;
+    let reps = flags::reps(
+        flags::renamed(a.reps, a.old_repetitions, "--repetitions", "--reps"),
+        false,
+    )?;
     let variant = flags::renamed(Some(a.variant), a.old_preset, "--preset", "--variant")
         .expect("--variant has a default");
     let queries = match a.queries {
