@@ -10,6 +10,9 @@
 //! `multiple-pools` and `rayon` (see [`crate::tpch::engine`]). Tasks and peak
 //! workers are the Maestro scheduler's, so they are 0 for the pool baselines
 //! (whose pools are fixed at `contexts` threads each).
+//!
+//! Per N, the variants run `reps` times in a rotated order ([`crate::reps`]);
+//! rows are medians with their min–max.
 
 use std::sync::Barrier;
 use std::time::Instant;
@@ -32,6 +35,8 @@ pub struct AnalyticalParams {
     /// Concurrent queries per run.
     pub clients: Vec<usize>,
     pub variants: Vec<String>,
+    /// Repetitions of every (variant, N) run; the median counts.
+    pub reps: usize,
 }
 
 impl AnalyticalParams {
@@ -41,6 +46,7 @@ impl AnalyticalParams {
             sf: 1.0,
             clients: vec![1, 4, 16, 64, 256],
             variants: VARIANTS.map(String::from).to_vec(),
+            reps: crate::reps::default_reps(false),
         }
     }
 
@@ -50,6 +56,7 @@ impl AnalyticalParams {
             sf: 0.1,
             clients: vec![1, 16, 64],
             variants: VARIANTS.map(String::from).to_vec(),
+            reps: crate::reps::default_reps(true),
         }
     }
 }
@@ -81,15 +88,26 @@ pub fn run(
         params.sf,
         load_time.as_secs_f64()
     ));
-    let mut results = Vec::new();
-    for variant in &params.variants {
-        for &n in &params.clients {
+    let mut per_n = Vec::new();
+    for &n in &params.clients {
+        let per_rep = crate::reps::repeat(&params.variants, params.reps, |variant, rep| {
             let rows = run_one(contexts, &db, variant, n)?;
             progress(&format!(
-                "{variant}, {n} concurrent queries: {:.3} s, {} tasks",
-                rows[0].value, rows[1].value
+                "{variant}, {n} concurrent queries, rep {}/{}: {:.3} s, {} tasks",
+                rep + 1,
+                params.reps,
+                rows[0].value,
+                rows[1].value
             ));
-            results.extend(rows);
+            Ok(rows)
+        })?;
+        per_n.push(crate::reps::aggregate(per_rep));
+    }
+    // Grouped by variant (each variant's curve together), as before the repetitions.
+    let mut results: Vec<ResultRow> = Vec::new();
+    for v in &params.variants {
+        for rows in &per_n {
+            results.extend(rows.iter().filter(|r| r.variant == *v).cloned());
         }
     }
     let chart = crate::chart_of(
@@ -108,6 +126,7 @@ pub fn run(
             "clients": params.clients,
             "queries": "the 22 templates round-robin, validation parameters",
             "granularity": "hint on single-hints, static otherwise",
+            "reps": params.reps,
         }),
         results,
         attachments: vec![("analytical.svg".into(), chart)],

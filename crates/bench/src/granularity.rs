@@ -8,6 +8,11 @@
 //! Each policy gets its own executor (so `adaptive` learns per template from
 //! scratch) and `warmup` runs of every query under the background before the
 //! measured runs, so `adaptive` has searched under the load it is measured in.
+//!
+//! The policies run `reps` times in a rotated order ([`crate::reps`]), each
+//! repetition on a fresh executor; every row (a slowdown is a per-repetition
+//! ratio) is the median over the repetitions with its min–max. Within a
+//! repetition, a query's time is the median of `runs` runs.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -35,8 +40,10 @@ pub struct GranularityParams {
     pub background_threads: usize,
     /// Runs of each query before measuring (adaptive's search).
     pub warmup: usize,
-    /// Measured runs; the median counts.
+    /// Measured runs of each query per repetition; the median counts.
     pub runs: usize,
+    /// Repetitions of every policy; the median counts.
+    pub reps: usize,
 }
 
 impl GranularityParams {
@@ -47,6 +54,7 @@ impl GranularityParams {
             background_threads: 2 * contexts,
             warmup: 6,
             runs: 5,
+            reps: crate::reps::default_reps(false),
         }
     }
 
@@ -55,6 +63,7 @@ impl GranularityParams {
             sf: 0.05,
             warmup: 3,
             runs: 3,
+            reps: crate::reps::default_reps(true),
             ..GranularityParams::full(contexts)
         }
     }
@@ -84,8 +93,8 @@ pub fn run(
     let qparams: Vec<QueryParams> = (1..=QUERY_COUNT)
         .map(|q| QueryParams::validation(q, params.sf).map_err(|e| e.to_string()))
         .collect::<Result<_, _>>()?;
-    let mut results = Vec::new();
-    for &g in &policies {
+    let per_rep = crate::reps::repeat(&policies, params.reps, |&g, rep| {
+        let mut rows = Vec::new();
         let exec = Executor::new(scheduler.clone(), g);
         // Alone: after the warm-up, so adaptive has a plan.
         let alone = measure_all(&exec, &db, &qparams, params)?;
@@ -98,7 +107,7 @@ pub fn run(
             for q in 0..usize::from(QUERY_COUNT) {
                 let slowdown = loaded[q] / alone[q];
                 logs.push(slowdown.ln());
-                results.push(row(
+                rows.push(row(
                     g,
                     background,
                     Some(q + 1),
@@ -106,7 +115,7 @@ pub fn run(
                     slowdown,
                     "ratio",
                 ));
-                results.push(row(
+                rows.push(row(
                     g,
                     background,
                     Some(q + 1),
@@ -116,15 +125,19 @@ pub fn run(
                 ));
             }
             let geo = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
-            results.push(row(g, background, None, "slowdown_geomean", geo, "ratio"));
+            rows.push(row(g, background, None, "slowdown_geomean", geo, "ratio"));
             progress(&format!(
-                "{g} under {background}: geometric mean slowdown {geo:.2}"
+                "{g} under {background}, rep {}/{}: geometric mean slowdown {geo:.2}",
+                rep + 1,
+                params.reps
             ));
         }
         for (q, &t) in alone.iter().enumerate() {
-            results.push(row(g, "none", Some(q + 1), "seconds_alone", t, "s"));
+            rows.push(row(g, "none", Some(q + 1), "seconds_alone", t, "s"));
         }
-    }
+        Ok(rows)
+    })?;
+    let results = crate::reps::aggregate(per_rep);
     let tpch: Vec<ResultRow> = results
         .iter()
         .filter(|r| r.metric == "slowdown" && r.extra.get("background") == Some(&json!("tpch")))
@@ -147,6 +160,7 @@ pub fn run(
             "background_threads": params.background_threads,
             "warmup": params.warmup,
             "runs": params.runs,
+            "reps": params.reps,
             "backgrounds": BACKGROUNDS,
         }),
         results,

@@ -17,6 +17,11 @@
 //! order rotated per terminal count. After each run the TPC-C consistency
 //! conditions are checked; a violation fails the experiment.
 //!
+//! Per terminal count the flavours run `reps` times ([`crate::reps`]): the
+//! order starts one flavour later per terminal count and per repetition. Rows
+//! are medians over the repetitions with their min–max; the load-controlled
+//! ratio is computed per repetition, then its median taken.
+//!
 //! Per (flavour, terminals), the case is `terminals_T` and the row's extra
 //! keys are `"terminals": T` and `"flavour"`.
 
@@ -42,6 +47,8 @@ pub struct LatchesParams {
     pub mode: Mode,
     /// Seeds the load and every run's inputs.
     pub seed: u64,
+    /// Repetitions of every (flavour, terminals) run; the median counts.
+    pub reps: usize,
 }
 
 /// 1, 2, 4, … doubling up to `max`, and `max` itself.
@@ -64,6 +71,7 @@ impl LatchesParams {
             flavours: LatchFlavour::ALL.to_vec(),
             mode: Mode::Scheduler(Preset::SinglePool),
             seed: 42,
+            reps: crate::reps::default_reps(false),
         }
     }
 
@@ -76,6 +84,7 @@ impl LatchesParams {
         LatchesParams {
             terminals,
             duration: Duration::from_secs(1),
+            reps: crate::reps::default_reps(true),
             ..LatchesParams::full(contexts)
         }
     }
@@ -107,6 +116,7 @@ impl LatchesParams {
             "flavours": self.flavours.iter().map(|f| f.name()).collect::<Vec<_>>(),
             "mode": self.mode.name(),
             "seed": self.seed,
+            "reps": self.reps,
             "load_seconds": load_seconds,
         })
     }
@@ -193,6 +203,7 @@ fn row(
         ratio_vs_rayon: None,
         higher_is_better,
         extra,
+        ..Default::default()
     }
 }
 
@@ -200,22 +211,39 @@ fn row(
 /// count where all three flavours ran, load-controlled's throughput ÷ the
 /// better of spinning's and blocking's.
 pub fn rows(runs: &[Measured]) -> Vec<ResultRow> {
-    let mut out: Vec<ResultRow> = runs
-        .iter()
-        .flat_map(|m| {
-            metrics(m).into_iter().map(|(metric, unit, hib, value)| {
-                row(m.flavour.name(), m.terminals, metric, unit, hib, value)
-            })
+    let mut out: Vec<ResultRow> = runs.iter().flat_map(metric_rows).collect();
+    out.extend(ratio_rows(&out));
+    out
+}
+
+fn metric_rows(m: &Measured) -> Vec<ResultRow> {
+    metrics(m)
+        .into_iter()
+        .map(|(metric, unit, hib, value)| {
+            row(m.flavour.name(), m.terminals, metric, unit, hib, value)
         })
+        .collect()
+}
+
+/// Per terminal count in `rows` where all three flavours have a throughput,
+/// load-controlled's ÷ the better of spinning's and blocking's.
+fn ratio_rows(rows: &[ResultRow]) -> Vec<ResultRow> {
+    let mut terminals: Vec<u64> = rows
+        .iter()
+        .filter_map(|r| r.extra.get("terminals")?.as_u64())
         .collect();
-    let mut terminals: Vec<usize> = runs.iter().map(|m| m.terminals).collect();
     terminals.sort_unstable();
     terminals.dedup();
+    let mut out = Vec::new();
     for t in terminals {
         let tps = |f: LatchFlavour| {
-            runs.iter()
-                .find(|m| m.terminals == t && m.flavour == f)
-                .map(|m| m.report.transactions_per_second())
+            rows.iter()
+                .find(|r| {
+                    r.extra.get("terminals").and_then(|v| v.as_u64()) == Some(t)
+                        && r.variant == f.name()
+                        && r.metric == "transactions_per_second"
+                })
+                .map(|r| r.value)
         };
         if let (Some(lc), Some(spin), Some(block)) = (
             tps(LatchFlavour::LoadControlled),
@@ -226,7 +254,7 @@ pub fn rows(runs: &[Measured]) -> Vec<ResultRow> {
             if better > 0.0 {
                 out.push(row(
                     LatchFlavour::LoadControlled.name(),
-                    t,
+                    t as usize,
                     "ratio_vs_better_of_spinning_blocking",
                     "x",
                     true,
@@ -295,17 +323,22 @@ pub fn run(
         "TPC-C W={} loaded in {load_seconds:.2} s",
         params.warehouses
     ));
-    let mut runs = Vec::new();
+    let mut results = Vec::new();
     let mut log = String::new();
     for (i, &t) in params.terminals.iter().enumerate() {
-        for j in 0..params.flavours.len() {
-            let flavour = params.flavours[(i + j) % params.flavours.len()];
+        // Start one flavour later per terminal count too, to spread the
+        // database's growth over the flavours even with one repetition.
+        let n = params.flavours.len();
+        let flavours: Vec<LatchFlavour> = (0..n).map(|j| params.flavours[(i + j) % n]).collect();
+        let mut per_rep = crate::reps::repeat(&flavours, params.reps, |&flavour, rep| {
             let m = run_once(&db, &load, contexts, params, (flavour, t))
                 .map_err(|e| format!("bench latches, {flavour} at {t} terminals: {e}"))?;
             let r = &m.report;
             progress(&format!(
-                "T={t:<3} {:<16} {:>9.0} tx/s  tpmC {:>9.0}  aborts {:.4}  waits {:>7}  \
+                "T={t:<3} rep {}/{} {:<16} {:>9.0} tx/s  tpmC {:>9.0}  aborts {:.4}  waits {:>7}  \
                  latch contended {:>7}  blocked {:>7}  cpu {:.2}",
+                rep + 1,
+                params.reps,
                 flavour.name(),
                 r.transactions_per_second(),
                 r.tpmc(),
@@ -316,10 +349,14 @@ pub fn run(
                 m.cpu_utilisation
             ));
             log.push_str(&format!("{r}\n"));
-            runs.push(m);
+            Ok(metric_rows(&m))
+        })?;
+        for rows in &mut per_rep {
+            let ratios = ratio_rows(rows);
+            rows.extend(ratios);
         }
+        results.extend(crate::reps::aggregate(per_rep));
     }
-    let results = rows(&runs);
     let chart = crate::chart_of(
         &results,
         "transactions_per_second",

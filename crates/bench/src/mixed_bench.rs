@@ -1,13 +1,15 @@
 //! The `mixed` and `timeline` experiments (ADMS 2013 figures 6–8) on top of
 //! [`crate::mixed::run_mixed`]: TPC-H clients from a list beside a fixed number
-//! of TPC-C terminals, per engine variant.
+//! of TPC-C terminals, per engine variant. Per TPC-H client count, the
+//! variants run `reps` times in a rotated order ([`crate::reps`]); rows are
+//! medians with their min–max.
 
 use std::time::Duration;
 
 use serde_json::json;
 
 use crate::mixed::{Databases, MixedConfig, MixedOutcome, load_both, run_mixed};
-use crate::plot::{Series, line_chart, timeline_series};
+use crate::plot::{line_chart, timeline_series};
 use crate::tpch::ENGINE_VARIANTS;
 use crate::{Report, ResultRow};
 
@@ -21,6 +23,8 @@ pub struct MixedParams {
     pub duration: Duration,
     pub variants: Vec<String>,
     pub seed: u64,
+    /// Repetitions of every (variant, clients) run; the median counts.
+    pub reps: usize,
 }
 
 impl MixedParams {
@@ -34,6 +38,7 @@ impl MixedParams {
             duration: Duration::from_secs(10),
             variants: ENGINE_VARIANTS.map(String::from).to_vec(),
             seed: 1,
+            reps: crate::reps::default_reps(false),
         }
     }
 
@@ -43,6 +48,7 @@ impl MixedParams {
             sf: 0.05,
             tpch_clients: vec![0, 2 * contexts],
             duration: Duration::from_millis(1500),
+            reps: crate::reps::default_reps(true),
             ..MixedParams::full(contexts)
         }
     }
@@ -93,14 +99,6 @@ fn one_run(
     Ok(o)
 }
 
-/// One variant's curves over the TPC-H client counts: queries/min and
-/// tpmC / 1000.
-struct Curves {
-    variant: String,
-    queries_per_minute: Vec<(f64, f64)>,
-    tpmc_thousands: Vec<(f64, f64)>,
-}
-
 fn row(variant: &str, clients: usize, metric: &str, value: f64, unit: &str) -> ResultRow {
     let mut extra = serde_json::Map::new();
     extra.insert("tpch_clients".into(), json!(clients));
@@ -124,18 +122,19 @@ pub fn mixed(
 ) -> Result<Report, String> {
     p.check()?;
     let dbs = load_both(p.sf, p.warehouses, contexts, progress)?;
-    let mut results = Vec::new();
-    let mut curves: Vec<Curves> = Vec::new();
-    for variant in &p.variants {
-        let (mut qpm, mut tpmc) = (Vec::new(), Vec::new());
-        for &clients in &p.tpch_clients {
+    let mut per_point = Vec::new();
+    for &clients in &p.tpch_clients {
+        let per_rep = crate::reps::repeat(&p.variants, p.reps, |variant, rep| {
             let o = one_run(&dbs, p, contexts, variant, clients)?;
             progress(&format!(
-                "{variant}, {clients} TPC-H clients: {:.0} queries/min, {:.0} tpmC",
-                o.tpch_queries_per_minute, o.tpmc
+                "{variant}, {clients} TPC-H clients, rep {}/{}: {:.0} queries/min, {:.0} tpmC",
+                rep + 1,
+                p.reps,
+                o.tpch_queries_per_minute,
+                o.tpmc
             ));
             let r = |m: &str, v: f64, u: &str| row(variant, clients, m, v, u);
-            results.extend([
+            let mut rows = vec![
                 r("tpmC", o.tpmc, "new-orders/min"),
                 r(
                     "tpch_queries_per_minute",
@@ -156,56 +155,52 @@ pub fn mixed(
                     o.involuntary_context_switches as f64,
                     "switches",
                 ),
-            ]);
+            ];
             if let Some(t) = o.scheduler_tasks {
-                results.push(r("scheduler_tasks", t as f64, "tasks"));
+                rows.push(r("scheduler_tasks", t as f64, "tasks"));
             }
-            qpm.push((clients as f64, o.tpch_queries_per_minute));
-            tpmc.push((clients as f64, o.tpmc / 1000.0));
+            Ok(rows)
+        })?;
+        per_point.push(crate::reps::aggregate(per_rep));
+    }
+    // Grouped by variant, as before the repetitions (each variant's curve together).
+    let mut results: Vec<ResultRow> = Vec::new();
+    for v in &p.variants {
+        for rows in &per_point {
+            results.extend(rows.iter().filter(|r| r.variant == *v).cloned());
         }
-        curves.push(Curves {
-            variant: variant.clone(),
-            queries_per_minute: qpm,
-            tpmc_thousands: tpmc,
-        });
     }
-    let mut attachments = Vec::new();
-    for (file, title, y, pick) in [
+    let attachments = vec![
         (
-            "mixed-tpch.svg",
-            "TPC-H queries/min beside TPC-C",
-            "queries/min",
-            1,
+            "mixed-tpch.svg".to_string(),
+            crate::chart_of(
+                &results,
+                "tpch_queries_per_minute",
+                "tpch_clients",
+                "TPC-H queries/min beside TPC-C (median, min–max)",
+                "TPC-H clients",
+                "queries/min",
+            )?,
         ),
         (
-            "mixed-tpcc.svg",
-            "TPC-C tpmC (thousands) beside TPC-H",
-            "tpmC / 1000",
-            2,
+            "mixed-tpcc.svg".to_string(),
+            crate::chart_of(
+                &results,
+                "tpmC",
+                "tpch_clients",
+                "TPC-C tpmC beside TPC-H (median, min–max)",
+                "TPC-H clients",
+                "tpmC",
+            )?,
         ),
-    ] {
-        let series: Vec<Series> = curves
-            .iter()
-            .map(|c| Series {
-                name: &c.variant,
-                points: if pick == 1 {
-                    c.queries_per_minute.clone()
-                } else {
-                    c.tpmc_thousands.clone()
-                },
-            })
-            .collect();
-        attachments.push((
-            file.to_string(),
-            line_chart(title, "TPC-H clients", y, &series)?,
-        ));
-    }
+    ];
     Ok(Report {
         experiment: "mixed".into(),
         contexts,
         params: json!({
             "sf": p.sf, "warehouses": p.warehouses, "tpch_clients": p.tpch_clients,
             "tpcc_terminals": p.tpcc_terminals, "seconds": p.duration.as_secs_f64(),
+            "reps": p.reps,
         }),
         results,
         attachments,
@@ -222,15 +217,20 @@ pub fn timeline(
     p.check()?;
     let clients = *p.tpch_clients.iter().max().expect("checked non-empty");
     let dbs = load_both(p.sf, p.warehouses, contexts, progress)?;
-    let (mut results, mut attachments) = (Vec::new(), Vec::new());
-    for variant in p.variants.iter().filter(|v| v.starts_with("single")) {
+    let variants: Vec<&String> = p
+        .variants
+        .iter()
+        .filter(|v| v.starts_with("single"))
+        .collect();
+    let mut attachments = Vec::new();
+    let per_rep = crate::reps::repeat(&variants, p.reps, |variant, rep| {
         let o = one_run(&dbs, p, contexts, variant, clients)?;
         let n = o.timeline.len().max(1) as f64;
         let mean = |f: fn(&maestro_scheduler::TimelineSample) -> usize| {
             o.timeline.iter().map(|t| f(t) as f64).sum::<f64>() / n
         };
         let r = |m: &str, v: f64, u: &str| row(variant, clients, m, v, u);
-        results.extend([
+        let rows = vec![
             r("active_mean", mean(|t| t.active), "workers"),
             r("blocked_mean", mean(|t| t.blocked), "workers"),
             r("parked_mean", mean(|t| t.parked), "workers"),
@@ -246,23 +246,34 @@ pub fn timeline(
                 "tasks",
             ),
             r("samples", o.timeline.len() as f64, "samples"),
-        ]);
-        progress(&format!("{variant}: {} samples", o.timeline.len()));
-        let series = timeline_series(&o.timeline);
-        let title = format!("{variant}: workers under the mixed load");
-        attachments.push((
-            format!("timeline-{variant}.svg"),
-            line_chart(&title, "seconds", "workers", &series)?,
+        ];
+        progress(&format!(
+            "{variant}, rep {}/{}: {} samples",
+            rep + 1,
+            p.reps,
+            o.timeline.len()
         ));
-        let samples = serde_json::to_string(&o.timeline).map_err(|e| e.to_string())?;
-        attachments.push((format!("timeline-{variant}.json"), samples));
-    }
+        // The charts and raw samples show the first repetition's run.
+        if rep == 0 {
+            let series = timeline_series(&o.timeline);
+            let title = format!("{variant}: workers under the mixed load");
+            attachments.push((
+                format!("timeline-{variant}.svg"),
+                line_chart(&title, "seconds", "workers", &series)?,
+            ));
+            let samples = serde_json::to_string(&o.timeline).map_err(|e| e.to_string())?;
+            attachments.push((format!("timeline-{variant}.json"), samples));
+        }
+        Ok(rows)
+    })?;
+    let results = crate::reps::aggregate(per_rep);
     Ok(Report {
         experiment: "timeline".into(),
         contexts,
         params: json!({
             "sf": p.sf, "warehouses": p.warehouses, "tpch_clients": clients,
             "tpcc_terminals": p.tpcc_terminals, "seconds": p.duration.as_secs_f64(),
+            "reps": p.reps,
         }),
         results,
         attachments,

@@ -3,8 +3,9 @@
 //! at several thread counts.
 //!
 //! For every thread count and repetition, each variant in turn (interleaved, so
-//! machine noise hits all alike, in an order rotated per repetition; the best
-//! repetition counts):
+//! machine noise hits all alike, in an order rotated per repetition by
+//! [`crate::reps`]; rows are medians over the repetitions with their min–max —
+//! before the shared harness, the best repetition counted):
 //! 1. *insert*: an empty index receives `keys` distinct random 64-bit keys (values
 //!    are row ids), split evenly over the threads;
 //! 2. *lookup*: the threads then look up `lookups` keys drawn uniformly from the
@@ -15,7 +16,8 @@
 //! ([`LockedBTreeMap`], one lock around `std`'s `BTreeMap`). Both trees use
 //! 4 KB nodes, as in the paper. Cases are named `insert_t{threads}` and
 //! `lookup_t{threads}` (the shared row shape has no thread column); rows with
-//! metric `ratio_vs_<baseline>` give olc ÷ that baseline.
+//! metric `ratio_vs_<baseline>` give olc ÷ that baseline (per repetition, then
+//! the median).
 
 use std::sync::Barrier;
 use std::time::Instant;
@@ -32,8 +34,8 @@ pub struct OlcParams {
     pub keys: usize,
     /// Lookups per measurement, spread over the threads.
     pub lookups: usize,
-    /// Repetitions; the best counts.
-    pub repetitions: usize,
+    /// Repetitions; the median counts.
+    pub reps: usize,
     /// Seed of the key set and the lookup sequences.
     pub seed: u64,
 }
@@ -44,7 +46,7 @@ impl OlcParams {
         OlcParams {
             keys: 10_000_000,
             lookups: 10_000_000,
-            repetitions: 2,
+            reps: crate::reps::default_reps(false),
             seed: 42,
         }
     }
@@ -52,8 +54,8 @@ impl OlcParams {
         OlcParams {
             keys: 200_000,
             lookups: 1_000_000,
-            // An insert phase lasts ~40 ms here: more repetitions against noise.
-            repetitions: 3,
+            // An insert phase lasts ~40 ms here: give --reps for numbers to quote.
+            reps: crate::reps::default_reps(true),
             seed: 42,
         }
     }
@@ -163,6 +165,28 @@ fn measure_variant(
     }
 }
 
+/// One repetition's `ratio_vs_<baseline>` rows: olc ÷ each baseline per case.
+fn ratio_rows(rows: &[ResultRow]) -> Vec<ResultRow> {
+    let mut out = Vec::new();
+    for olc in rows.iter().filter(|r| r.variant == VARIANTS[0]) {
+        for base in rows
+            .iter()
+            .filter(|r| r.case == olc.case && r.variant != VARIANTS[0] && r.value > 0.0)
+        {
+            out.push(ResultRow {
+                case: olc.case.clone(),
+                variant: olc.variant.clone(),
+                metric: format!("ratio_vs_{}", base.variant),
+                value: olc.value / base.value,
+                unit: "x".into(),
+                higher_is_better: true,
+                ..Default::default()
+            });
+        }
+    }
+    out
+}
+
 /// Runs the experiment at each thread count. `progress` receives one line per
 /// measurement.
 pub fn run(
@@ -175,64 +199,46 @@ pub fn run(
             "bench olc: thread counts must be ≥ 1, got {threads:?}"
         ));
     }
-    if params.keys == 0 || params.lookups == 0 || params.repetitions == 0 {
-        return Err("bench olc: keys, lookups and repetitions must be ≥ 1".into());
+    if params.keys == 0 || params.lookups == 0 {
+        return Err("bench olc: keys and lookups must be ≥ 1".into());
     }
     let keys: Vec<u64> = (0..params.keys as u64)
         .map(|i| mix(i ^ params.seed))
         .collect();
     let mut results = Vec::new();
+    let ops_row = |case: String, variant: &str, value: f64| ResultRow {
+        case,
+        variant: variant.to_string(),
+        metric: "ops_per_second".into(),
+        value,
+        unit: "ops/s".into(),
+        higher_is_better: true,
+        ..Default::default()
+    };
     for &t in threads {
-        // best[variant] = (inserts/s, lookups/s)
-        let mut best = [(0.0f64, 0.0f64); VARIANTS.len()];
-        for rep in 0..params.repetitions {
-            // Rotate the order per repetition: the first run of a process pays for
-            // fresh pages that later runs get back from the allocator.
-            for j in 0..VARIANTS.len() {
-                let k = (j + rep) % VARIANTS.len();
-                let variant = VARIANTS[k];
-                let (ins, look) = measure_variant(variant, &keys, t, params)
-                    .map_err(|e| format!("bench olc, {variant} at {t} threads: {e}"))?;
-                progress(&format!(
-                    "threads {t} rep {}/{} {:<16} insert {:>12.0}/s  lookup {:>12.0}/s",
-                    rep + 1,
-                    params.repetitions,
-                    variant,
-                    ins,
-                    look
-                ));
-                best[k].0 = best[k].0.max(ins);
-                best[k].1 = best[k].1.max(look);
-            }
+        // The rotation matters here: the first run of a process pays for fresh
+        // pages that later runs get back from the allocator.
+        let mut per_rep = crate::reps::repeat(&VARIANTS, params.reps, |&variant, rep| {
+            let (ins, look) = measure_variant(variant, &keys, t, params)
+                .map_err(|e| format!("bench olc, {variant} at {t} threads: {e}"))?;
+            progress(&format!(
+                "threads {t} rep {}/{} {:<16} insert {:>12.0}/s  lookup {:>12.0}/s",
+                rep + 1,
+                params.reps,
+                variant,
+                ins,
+                look
+            ));
+            Ok(vec![
+                ops_row(format!("lookup_t{t}"), variant, look),
+                ops_row(format!("insert_t{t}"), variant, ins),
+            ])
+        })?;
+        for rows in &mut per_rep {
+            let ratios = ratio_rows(rows);
+            rows.extend(ratios);
         }
-        for (case, pick) in [("lookup", 1), ("insert", 0)] {
-            let value = |k: usize| if pick == 0 { best[k].0 } else { best[k].1 };
-            let case = format!("{case}_t{t}");
-            for (k, variant) in VARIANTS.iter().enumerate() {
-                results.push(ResultRow {
-                    case: case.clone(),
-                    variant: variant.to_string(),
-                    metric: "ops_per_second".into(),
-                    value: value(k),
-                    unit: "ops/s".into(),
-                    ratio_vs_rayon: None,
-                    higher_is_better: true,
-                    ..Default::default()
-                });
-            }
-            for (k, baseline) in VARIANTS.iter().enumerate().skip(1) {
-                results.push(ResultRow {
-                    case: case.clone(),
-                    variant: "olc".into(),
-                    metric: format!("ratio_vs_{baseline}"),
-                    value: value(0) / value(k),
-                    unit: "x".into(),
-                    ratio_vs_rayon: None,
-                    higher_is_better: true,
-                    ..Default::default()
-                });
-            }
-        }
+        results.extend(crate::reps::aggregate(per_rep));
     }
     let mut params_json = serde_json::to_value(params).map_err(|e| e.to_string())?;
     params_json["threads"] = serde_json::json!(threads);
@@ -255,7 +261,7 @@ mod tests {
         let p = OlcParams {
             keys: 3000,
             lookups: 3000,
-            repetitions: 1,
+            reps: 1,
             ..OlcParams::quick()
         };
         let mut lines = 0;

@@ -97,10 +97,12 @@ pub fn write(dir: &Path, setup: &RunSetup, o: &MixedOutcome) -> Result<Vec<Strin
             Series {
                 name: "TPC-H queries/min",
                 points: per_s(|l| l.tpch_queries_per_minute),
+                spread: Vec::new(),
             },
             Series {
                 name: "TPC-C tpmC / 1000",
                 points: per_s(|l| l.tpmc / 1000.0),
+                spread: Vec::new(),
             },
         ],
     )?;

@@ -1,8 +1,10 @@
 //! `maestro bench scheduler`: Maestro's presets against rayon (the anchor) on
 //! (a) fork-join, (b) one million tiny independent tasks, (c) a blocking mix.
 //!
-//! Variants run interleaved (for each repetition, every variant once) so that
-//! machine noise hits all of them alike; the best repetition counts.
+//! Variants run interleaved (for each repetition, every variant once, in an
+//! order rotated per repetition: [`crate::reps`]) so that machine noise hits all
+//! of them alike; each row is the median over the repetitions with its min–max
+//! (before the shared harness, the best repetition counted).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -33,8 +35,8 @@ pub struct Params {
     pub blocking_rounds: u32,
     pub blocking_cpu_us: u64,
     pub blocking_wait_us: u64,
-    /// Repetitions; the best counts.
-    pub repetitions: usize,
+    /// Repetitions; the median counts.
+    pub reps: usize,
     /// Which cases to run (names from [`CASES`]).
     pub cases: Vec<String>,
 }
@@ -49,7 +51,7 @@ impl Params {
             blocking_rounds: 4,
             blocking_cpu_us: 50,
             blocking_wait_us: 500,
-            repetitions: 3,
+            reps: crate::reps::default_reps(false),
             cases: CASES.iter().map(|c| c.to_string()).collect(),
         }
     }
@@ -62,7 +64,7 @@ impl Params {
             blocking_rounds: 2,
             blocking_cpu_us: 50,
             blocking_wait_us: 500,
-            repetitions: 1,
+            reps: crate::reps::default_reps(true),
             cases: CASES.iter().map(|c| c.to_string()).collect(),
         }
     }
@@ -427,58 +429,74 @@ pub fn run(
     let cases = [Case::ForkJoin, Case::TinyTasks, Case::BlockingMix]
         .into_iter()
         .filter(|c| params.cases.iter().any(|n| n == c.name()));
+    let row =
+        |case: Case, variant: &str, metric: &str, value: f64, unit: &str, higher: bool| ResultRow {
+            case: case.name().into(),
+            variant: variant.into(),
+            metric: metric.into(),
+            value,
+            unit: unit.into(),
+            higher_is_better: higher,
+            ..Default::default()
+        };
     for case in cases {
-        // best[variant] = (seconds, cpu utilisation)
-        let mut best: Vec<Option<(f64, f64)>> = vec![None; runners.len()];
-        for rep in 0..params.repetitions {
-            for (k, (name, runner)) in runners.iter().enumerate() {
-                let m = measure(contexts, || match case {
-                    Case::ForkJoin => fork_join(runner, params),
-                    Case::TinyTasks => tiny_tasks(runner, params),
-                    Case::BlockingMix => blocking_mix(runner, params, &timer, iters),
-                });
-                let expect = case.tasks(params).unwrap_or(expected_sum);
-                if m.value != expect {
-                    timer.stop();
-                    return Err(format!(
-                        "{} on {name} computed {} instead of {expect}",
-                        case.name(),
-                        m.value
-                    ));
-                }
-                let secs = m.wall.as_secs_f64();
-                progress(&format!(
-                    "{:<13} rep {}/{} {:<18} {:>9.4} s  cpu {:>5.1} %",
+        let per_rep = crate::reps::repeat(&runners, params.reps, |(name, runner), rep| {
+            let m = measure(contexts, || match case {
+                Case::ForkJoin => fork_join(runner, params),
+                Case::TinyTasks => tiny_tasks(runner, params),
+                Case::BlockingMix => blocking_mix(runner, params, &timer, iters),
+            });
+            let expect = case.tasks(params).unwrap_or(expected_sum);
+            if m.value != expect {
+                return Err(format!(
+                    "{} on {name} computed {} instead of {expect}",
                     case.name(),
-                    rep + 1,
-                    params.repetitions,
-                    name,
-                    secs,
-                    m.cpu_utilisation * 100.0
+                    m.value
                 ));
-                if best[k].is_none_or(|(b, _)| secs < b) {
-                    best[k] = Some((secs, m.cpu_utilisation));
-                }
             }
-        }
-        for (k, (name, _)) in runners.iter().enumerate() {
-            let (secs, cpu) = best[k].expect("at least one repetition");
-            let row = |metric: &str, value: f64, unit: &str, higher: bool| ResultRow {
-                case: case.name().into(),
-                variant: name.clone(),
-                metric: metric.into(),
-                value,
-                unit: unit.into(),
-                ratio_vs_rayon: None,
-                higher_is_better: higher,
-                ..Default::default()
+            let secs = m.wall.as_secs_f64();
+            progress(&format!(
+                "{:<13} rep {}/{} {:<18} {:>9.4} s  cpu {:>5.1} %",
+                case.name(),
+                rep + 1,
+                params.reps,
+                name,
+                secs,
+                m.cpu_utilisation * 100.0
+            ));
+            let speed = match case.tasks(params) {
+                None => row(case, name, "seconds", secs, "s", false),
+                Some(n) => row(
+                    case,
+                    name,
+                    "tasks_per_second",
+                    n as f64 / secs,
+                    "tasks/s",
+                    true,
+                ),
             };
-            match case.tasks(params) {
-                None => results.push(row("seconds", secs, "s", false)),
-                Some(n) => results.push(row("tasks_per_second", n as f64 / secs, "tasks/s", true)),
+            let cpu = row(
+                case,
+                name,
+                "cpu_utilisation",
+                m.cpu_utilisation,
+                "fraction",
+                true,
+            );
+            Ok(vec![speed, cpu])
+        });
+        let mut per_rep = match per_rep {
+            Ok(rows) => rows,
+            Err(e) => {
+                timer.stop();
+                let _ = timer_thread.join();
+                return Err(e);
             }
-            results.push(row("cpu_utilisation", cpu, "fraction", true));
+        };
+        for rows in &mut per_rep {
+            crate::fill_ratios(rows);
         }
+        results.extend(crate::reps::aggregate(per_rep));
     }
     timer.stop();
     let _ = timer_thread.join();
@@ -501,14 +519,13 @@ pub fn run(
         }
     }
     results.extend(extra);
-    let mut report = Report {
+    let report = Report {
         experiment: "scheduler".into(),
         contexts,
         params: serde_json::to_value(params).expect("params serialize"),
         results,
         attachments,
     };
-    report.fill_ratios();
     Ok(report)
 }
 

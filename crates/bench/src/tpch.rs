@@ -1,7 +1,10 @@
-//! TPC-H experiments: `tpch-single` (the 22 queries one after another, best
-//! of N, optionally beside DuckDB's times from `scripts/duckdb_tpch.py`) and
+//! TPC-H experiments: `tpch-single` (the 22 queries one after another, the
+//! median of N runs each with its min–max — before the shared harness, the best
+//! of N — optionally beside DuckDB's times from `scripts/duckdb_tpch.py`) and
 //! `tpch-throughput` (N concurrent query streams, each running the 22 queries
-//! in the spec's per-stream order with its own random parameters).
+//! in the spec's per-stream order with its own random parameters; per stream
+//! count, the granularities run `reps` times in a rotated order and each run
+//! reports the median repetition's numbers with the queries/h min–max).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -13,6 +16,8 @@ use maestro_scheduler::{Scheduler, SchedulerConfig};
 use maestro_tpch::Database;
 use maestro_tpch::queries::{QUERY_COUNT, QueryParams, run_profiled, stream_order};
 use serde::{Deserialize, Serialize};
+
+use crate::reps::{self, Spread};
 
 /// Loads the database at `sf` on `scheduler`, reporting progress.
 pub fn load(
@@ -103,7 +108,11 @@ pub struct QueryTime {
     pub variant: String,
     pub query: u8,
     pub metric: String,
+    /// The median over the repetitions.
     pub value: f64,
+    /// `min`, `max`, `reps`, `samples` (absent in a peer's JSON that has none).
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
 }
 
 /// What `maestro bench tpch-single --json` prints.
@@ -113,9 +122,11 @@ pub struct SingleReport {
     pub sf: f64,
     pub contexts: usize,
     pub granularity: String,
-    pub repetitions: usize,
+    /// Runs per query (`repetitions` in older JSON and DuckDB's script).
+    #[serde(alias = "repetitions")]
+    pub reps: usize,
     pub load_seconds: f64,
-    /// Best-of-`repetitions` seconds per query and variant.
+    /// Median seconds per query and variant over `reps` runs.
     pub results: Vec<QueryTime>,
     /// Geometric mean of each variant's query times, over the queries every
     /// variant has.
@@ -129,7 +140,7 @@ pub struct SingleParams {
     pub contexts: usize,
     pub preset: String,
     pub granularity: Granularity,
-    pub repetitions: usize,
+    pub reps: usize,
     pub queries: Vec<u8>,
 }
 
@@ -150,19 +161,33 @@ pub fn single(
     let mut results = Vec::new();
     for &q in &params.queries {
         let qp = QueryParams::validation(q, params.sf).map_err(|e| e.to_string())?;
-        let mut best = f64::INFINITY;
-        for _ in 0..params.repetitions {
+        // One variant: the harness gives the repetitions and the summary.
+        let per_rep = reps::repeat(&[&params.preset], params.reps, |preset, _| {
             let start = Instant::now();
             let (r, _) = run_profiled(&exec, &db, &qp).map_err(|e| format!("Q{q}: {e}"))?;
-            best = best.min(start.elapsed().as_secs_f64());
+            let seconds = start.elapsed().as_secs_f64();
             std::hint::black_box(r);
-        }
-        progress(&format!("Q{q}: {:.4} s", best));
+            Ok(vec![crate::ResultRow {
+                case: format!("Q{q}"),
+                variant: preset.to_string(),
+                metric: "seconds".into(),
+                value: seconds,
+                ..Default::default()
+            }])
+        })?;
+        let row = reps::aggregate(per_rep).remove(0);
+        let spread = row.spread.expect("aggregated rows have a spread");
+        progress(&format!(
+            "Q{q}: {:.4} s median {}",
+            row.value,
+            spread.range(4)
+        ));
         results.push(QueryTime {
             variant: params.preset.clone(),
             query: q,
             metric: "seconds".into(),
-            value: best,
+            value: row.value,
+            spread: Some(spread),
         });
     }
     results.extend(peer);
@@ -172,7 +197,7 @@ pub fn single(
         sf: params.sf,
         contexts: params.contexts,
         granularity: params.granularity.to_string(),
-        repetitions: params.repetitions,
+        reps: params.reps,
         load_seconds: load_time.as_secs_f64(),
         results,
         geomean_seconds,
@@ -224,33 +249,32 @@ impl SingleReport {
         let ours = variants.first().copied().unwrap_or("");
         let peers = &variants[1.min(variants.len())..];
         let mut out = format!(
-            "tpch-single: SF {}, {} contexts, granularity {}, best of {} (load {:.2} s)\n",
-            self.sf, self.contexts, self.granularity, self.repetitions, self.load_seconds
+            "tpch-single: SF {}, {} contexts, granularity {}, median of {} [min–max] (load {:.2} s)\n",
+            self.sf, self.contexts, self.granularity, self.reps, self.load_seconds
         );
         let mut header = format!("{:>5}", "query");
         for v in &variants {
-            let _ = write!(header, " {:>14}", format!("{v} s"));
+            let _ = write!(header, " {:>14} {:>17}", format!("{v} s"), "[min–max]");
         }
         for p in peers {
             let _ = write!(header, " {:>12}", format!("÷ {p}"));
         }
         out.push_str(&header);
         out.push('\n');
-        let time = |v: &str, q: u8| {
-            self.results
-                .iter()
-                .find(|r| r.variant == v && r.query == q)
-                .map(|r| r.value)
-        };
+        let find = |v: &str, q: u8| self.results.iter().find(|r| r.variant == v && r.query == q);
+        let time = |v: &str, q: u8| find(v, q).map(|r| r.value);
         for q in 1..=QUERY_COUNT {
             if variants.iter().all(|v| time(v, q).is_none()) {
                 continue;
             }
             let mut line = format!("{:>5}", format!("Q{q}"));
             for v in &variants {
+                let range = find(v, q)
+                    .and_then(|r| r.spread.as_ref())
+                    .map_or_else(String::new, |s| s.range(4));
                 let _ = match time(v, q) {
-                    Some(t) => write!(line, " {t:>14.4}"),
-                    None => write!(line, " {:>14}", "-"),
+                    Some(t) => write!(line, " {t:>14.4} {range:>17}"),
+                    None => write!(line, " {:>14} {:>17}", "-", ""),
                 };
             }
             for p in peers {
@@ -264,7 +288,7 @@ impl SingleReport {
         }
         let mut line = format!("{:>5}", "geo");
         for v in &variants {
-            let _ = write!(line, " {:>14.4}", self.geomean_seconds[*v]);
+            let _ = write!(line, " {:>14.4} {:>17}", self.geomean_seconds[*v], "");
         }
         for p in peers {
             let _ = write!(
@@ -294,6 +318,8 @@ pub struct ThroughputParams {
     pub duration: Option<Duration>,
     /// Seed of the parameter draws (stream `s`, round `r` draw from it).
     pub seed: u64,
+    /// Repetitions of every (streams, granularity) run; the median counts.
+    pub reps: usize,
 }
 
 /// Latency percentiles of a set of query executions.
@@ -337,6 +363,11 @@ pub struct ThroughputRun {
     pub operator_tasks: u64,
     /// Tasks the scheduler created meanwhile (operators' plus their splits).
     pub scheduler_tasks: u64,
+    /// `queries_per_hour` is the median over the repetitions; this is its
+    /// `min`, `max`, `reps` and `samples`. The other numbers are the
+    /// repetition closest to that median.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
 }
 
 /// What `maestro tpch throughput --json` prints.
@@ -368,14 +399,26 @@ pub fn throughput(
     ));
     let mut runs = Vec::new();
     for &streams in &params.streams {
-        for &g in &params.granularities {
+        // Per granularity, its runs in repetition order.
+        let mut by_granularity: Vec<Vec<ThroughputRun>> =
+            vec![Vec::new(); params.granularities.len()];
+        let indices: Vec<usize> = (0..params.granularities.len()).collect();
+        reps::repeat(&indices, params.reps, |&k, rep| {
+            let g = params.granularities[k];
             let run = throughput_run(&scheduler, &db, params, streams, g, progress)?;
             progress(&format!(
-                "{streams} stream(s), {g}: {:.0} queries/h, p50 {:.3} s, p99 {:.3} s, {} operator tasks",
-                run.queries_per_hour, run.latency.p50_s, run.latency.p99_s, run.operator_tasks
+                "{streams} stream(s), {g}, rep {}/{}: {:.0} queries/h, p50 {:.3} s, p99 {:.3} s, {} operator tasks",
+                rep + 1,
+                params.reps,
+                run.queries_per_hour,
+                run.latency.p50_s,
+                run.latency.p99_s,
+                run.operator_tasks
             ));
-            runs.push(run);
-        }
+            by_granularity[k].push(run);
+            Ok(Vec::new())
+        })?;
+        runs.extend(by_granularity.into_iter().map(median_run));
     }
     Ok(ThroughputReport {
         experiment: "tpch-throughput".into(),
@@ -386,6 +429,24 @@ pub fn throughput(
         load_seconds: load_time.as_secs_f64(),
         runs,
     })
+}
+
+/// The repetition whose queries/h is closest to the median, carrying the
+/// median and the spread.
+fn median_run(reps: Vec<ThroughputRun>) -> ThroughputRun {
+    let qph: Vec<f64> = reps.iter().map(|r| r.queries_per_hour).collect();
+    let (median, spread) = Spread::of(&qph).expect("at least one repetition");
+    let mut closest = reps
+        .into_iter()
+        .min_by(|a, b| {
+            (a.queries_per_hour - median)
+                .abs()
+                .total_cmp(&(b.queries_per_hour - median).abs())
+        })
+        .expect("at least one repetition");
+    closest.queries_per_hour = median;
+    closest.spread = Some(spread);
+    closest
 }
 
 /// One execution in a stream.
@@ -444,6 +505,7 @@ fn throughput_run(
             .collect(),
         operator_tasks: executions.iter().map(|e| e.tasks).sum(),
         scheduler_tasks: scheduler.stats().tasks_created - tasks_before,
+        spread: None,
     })
 }
 
@@ -489,17 +551,19 @@ impl ThroughputReport {
     /// One line per run.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "tpch-throughput: SF {}, {} contexts, preset {}, seed {} (load {:.2} s)\n",
+            "tpch-throughput: SF {}, {} contexts, variant {}, seed {} (load {:.2} s); \
+             queries/h: median over the repetitions, the rest from the repetition closest to it\n",
             self.sf, self.contexts, self.preset, self.seed, self.load_seconds
         );
         let _ = writeln!(
             out,
-            "{:>7} {:>11} {:>8} {:>9} {:>10} {:>9} {:>9} {:>9} {:>15} {:>15}",
+            "{:>7} {:>11} {:>8} {:>9} {:>10} {:>19} {:>9} {:>9} {:>9} {:>15} {:>15}",
             "streams",
             "granularity",
             "queries",
             "elapsed s",
             "queries/h",
+            "[min–max] (reps)",
             "p50 s",
             "p99 s",
             "max s",
@@ -509,12 +573,17 @@ impl ThroughputReport {
         for r in &self.runs {
             let _ = writeln!(
                 out,
-                "{:>7} {:>11} {:>8} {:>9.2} {:>10.0} {:>9.4} {:>9.4} {:>9.4} {:>15} {:>15}",
+                "{:>7} {:>11} {:>8} {:>9.2} {:>10.0} {:>19} {:>9.4} {:>9.4} {:>9.4} {:>15} {:>15}",
                 r.streams,
                 r.granularity,
                 r.queries,
                 r.elapsed_s,
                 r.queries_per_hour,
+                r.spread.as_ref().map_or_else(String::new, |s| format!(
+                    "{} ({})",
+                    s.range(0),
+                    s.reps
+                )),
                 r.latency.p50_s,
                 r.latency.p99_s,
                 r.latency.max_s,
@@ -542,12 +611,28 @@ mod tests {
     }
 
     #[test]
+    fn reads_a_peers_json_without_spread_and_with_the_old_repetitions_key() {
+        let peer: SingleReport = serde_json::from_str(
+            r#"{"experiment":"tpch-single","sf":1.0,"contexts":2,"granularity":"duckdb",
+                "repetitions":3,"load_seconds":1.0,"geomean_seconds":{"duckdb":0.1},
+                "results":[{"variant":"duckdb","query":1,"metric":"seconds","value":0.1}]}"#,
+        )
+        .unwrap();
+        assert_eq!(peer.reps, 3);
+        assert_eq!(peer.results[0].spread, None);
+        let ours = serde_json::to_value(&peer).unwrap();
+        assert_eq!(ours["reps"], 3);
+        assert!(ours["results"][0].get("min").is_none());
+    }
+
+    #[test]
     fn geomean_uses_only_queries_every_variant_has() {
         let t = |variant: &str, query, value| QueryTime {
             variant: variant.into(),
             query,
             metric: "seconds".into(),
             value,
+            spread: None,
         };
         let g = geomeans(&[t("a", 1, 1.0), t("a", 2, 4.0), t("b", 2, 2.0)]);
         assert_eq!(g["a"], 4.0);

@@ -1,17 +1,22 @@
 //! The `maestro` command.
 
 mod exit;
+mod flags;
 mod omp;
 mod output;
 mod run;
 mod tpcc;
 mod tpch;
+mod variants;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use maestro_bench::scheduler::{self, Params, VARIANTS};
+use maestro_bench::scheduler::{self, Params};
+use maestro_execution::Granularity;
+
+use variants::{EngineVariant, GranularityParser, SchedulerVariant, TpccVariant, names_or_all};
 
 #[derive(Parser)]
 #[command(
@@ -53,7 +58,7 @@ enum Experiment {
     Scheduler(BenchArgs),
     /// B+-tree indexes: optimistic lock coupling against lock coupling and a locked BTreeMap.
     Olc(OlcArgs),
-    /// The 22 TPC-H queries one after another (best of N), optionally beside DuckDB's times.
+    /// The 22 TPC-H queries one after another (median of N), optionally beside DuckDB's times.
     TpchSingle(tpch::SingleArgs),
     /// N concurrent TPC-H queries per scheduler variant: time until the last returns, tasks,
     /// CPU, context switches, peak workers (ADMS 2013 figures 4–5).
@@ -86,9 +91,19 @@ struct LatchesArgs {
     /// Comma-separated flavours (default all): blocking, spinning, load-controlled.
     #[arg(long, value_delimiter = ',')]
     flavours: Option<Vec<String>>,
-    /// Execution mode: single-pool, single-pool-nosys, single-hints or receivers.
-    #[arg(long)]
-    mode: Option<String>,
+    /// TPC-C execution: a scheduler preset (one task per transaction) or receivers
+    /// (default single-pool).
+    #[arg(long, value_enum)]
+    variant: Option<TpccVariant>,
+    /// Deprecated spelling of --variant.
+    #[arg(
+        long = "mode",
+        value_enum,
+        value_name = "VARIANT",
+        hide = true,
+        conflicts_with = "variant"
+    )]
+    old_mode: Option<TpccVariant>,
     /// Seconds per run (default 10; quick 1).
     #[arg(long)]
     duration: Option<f64>,
@@ -101,10 +116,9 @@ struct LatchesArgs {
 struct MixedArgs {
     #[command(flatten)]
     common: CommonArgs,
-    /// Comma-separated variants (default: all): multiple-pools, single-pool-nosys,
-    /// single-pool, single-hints, rayon.
-    #[arg(long, value_delimiter = ',')]
-    variants: Option<Vec<String>>,
+    /// Comma-separated engine variants (default: all).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    variants: Option<Vec<EngineVariant>>,
     /// Comma-separated TPC-H client counts (timeline uses the largest).
     #[arg(long, value_delimiter = ',')]
     tpch_clients: Option<Vec<usize>>,
@@ -127,8 +141,12 @@ struct GranularityArgs {
     #[command(flatten)]
     common: CommonArgs,
     /// Comma-separated granularity policies (default static,hint,adaptive).
-    #[arg(long, value_delimiter = ',')]
-    policies: Option<Vec<String>>,
+    #[arg(long, value_delimiter = ',', value_parser = GranularityParser)]
+    granularity: Option<Vec<Granularity>>,
+    /// Deprecated spelling of --granularity.
+    #[arg(long = "policies", value_name = "GRANULARITY", value_delimiter = ',', value_parser = GranularityParser,
+          hide = true, conflicts_with = "granularity")]
+    old_policies: Option<Vec<Granularity>>,
     /// TPC-H scale factor (default 1; quick 0.05).
     #[arg(long)]
     sf: Option<f64>,
@@ -138,10 +156,9 @@ struct GranularityArgs {
 struct AnalyticalArgs {
     #[command(flatten)]
     common: CommonArgs,
-    /// Comma-separated variants (default: all): multiple-pools, single-pool-nosys, single-pool,
-    /// single-hints, rayon.
-    #[arg(long, value_delimiter = ',')]
-    variants: Option<Vec<String>>,
+    /// Comma-separated engine variants (default: all).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    variants: Option<Vec<EngineVariant>>,
     /// Comma-separated numbers of concurrent queries (default 1,4,16,64,256; quick 1,16,64).
     #[arg(long, value_delimiter = ',')]
     clients: Option<Vec<usize>>,
@@ -158,6 +175,10 @@ struct OlcArgs {
     /// Small sizes that finish in seconds.
     #[arg(long)]
     quick: bool,
+    /// Repetitions of every variant, in an order rotated per repetition; rows
+    /// report the median and min–max (default 3; 1 with --quick).
+    #[arg(long)]
+    reps: Option<usize>,
     /// Print one JSON object on stdout (progress stays on stderr).
     #[arg(long)]
     json: bool,
@@ -175,6 +196,10 @@ pub(crate) struct CommonArgs {
     /// Small sizes that finish in seconds (CI uses this).
     #[arg(long)]
     pub(crate) quick: bool,
+    /// Repetitions of every variant, in an order rotated per repetition; rows
+    /// report the median and min–max (default 3; 1 with --quick).
+    #[arg(long)]
+    pub(crate) reps: Option<usize>,
     /// Print one JSON object on stdout (progress stays on stderr).
     #[arg(long)]
     pub(crate) json: bool,
@@ -183,19 +208,31 @@ pub(crate) struct CommonArgs {
     pub(crate) out: Option<PathBuf>,
 }
 
+impl CommonArgs {
+    /// `--reps`, or its default for `--quick` or not.
+    pub(crate) fn reps(&self) -> Result<usize, ExitCode> {
+        flags::reps(self.reps, self.quick)
+    }
+}
+
 #[derive(Args)]
 struct BenchArgs {
     #[command(flatten)]
     common: CommonArgs,
     /// Comma-separated variants (default: all).
-    #[arg(long, value_delimiter = ',')]
-    variants: Option<Vec<String>>,
+    #[arg(long, value_enum, value_delimiter = ',')]
+    variants: Option<Vec<SchedulerVariant>>,
     /// Comma-separated cases (default: all): fork_join, tiny_tasks, blocking_mix.
     #[arg(long, value_delimiter = ',')]
     cases: Option<Vec<String>>,
-    /// Repetitions per variant (the best counts).
-    #[arg(long)]
-    repetitions: Option<usize>,
+    /// Deprecated spelling of --reps.
+    #[arg(
+        long = "repetitions",
+        value_name = "REPS",
+        hide = true,
+        conflicts_with = "reps"
+    )]
+    old_repetitions: Option<usize>,
 }
 
 fn main() -> ExitCode {
@@ -238,12 +275,19 @@ fn main() -> ExitCode {
 }
 
 fn bench_olc(args: OlcArgs) -> ExitCode {
-    let params = if args.quick {
+    let mut params = if args.quick {
         maestro_bench::olc::OlcParams::quick()
     } else {
         maestro_bench::olc::OlcParams::full()
     };
-    eprintln!("bench olc: threads {:?}", args.threads);
+    params.reps = match flags::reps(args.reps, args.quick) {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
+    eprintln!(
+        "bench olc: threads {:?}, {} repetition(s)",
+        args.threads, params.reps
+    );
     match maestro_bench::olc::run(&args.threads, &params, |line| eprintln!("  {line}")) {
         Ok(report) => emit(&report, "olc", args.json, args.out),
         Err(e) => exit::usage(e),
@@ -269,9 +313,7 @@ fn bench_scheduler(args: BenchArgs) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let variants = args
-        .variants
-        .unwrap_or_else(|| VARIANTS.iter().map(|s| s.to_string()).collect());
+    let variants = names_or_all(args.variants);
     let mut params = if args.common.quick {
         Params::quick()
     } else {
@@ -280,16 +322,22 @@ fn bench_scheduler(args: BenchArgs) -> ExitCode {
     if let Some(c) = args.cases {
         params.cases = c;
     }
-    if let Some(r) = args.repetitions {
-        if r == 0 {
-            return exit::usage("--repetitions must be at least 1");
-        }
-        params.repetitions = r;
-    }
+    params.reps = match flags::reps(
+        flags::renamed(
+            args.common.reps,
+            args.old_repetitions,
+            "--repetitions",
+            "--reps",
+        ),
+        args.common.quick,
+    ) {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
     eprintln!(
         "bench scheduler: {contexts} contexts, variants {}, {} repetition(s)",
         variants.join(","),
-        params.repetitions
+        params.reps
     );
     let report = match scheduler::run(contexts, &variants, &params, |line| eprintln!("  {line}")) {
         Ok(r) => r,
@@ -311,9 +359,13 @@ fn bench_analytical(args: AnalyticalArgs) -> ExitCode {
     } else {
         AnalyticalParams::full()
     };
-    if let Some(v) = args.variants {
-        params.variants = v;
+    if args.variants.is_some() {
+        params.variants = names_or_all(args.variants);
     }
+    params.reps = match args.common.reps() {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
     if let Some(c) = args.clients {
         params.clients = c;
     }
@@ -324,10 +376,11 @@ fn bench_analytical(args: AnalyticalArgs) -> ExitCode {
         }
     }
     eprintln!(
-        "bench analytical: {contexts} contexts, SF {}, clients {:?}, variants {}",
+        "bench analytical: {contexts} contexts, SF {}, clients {:?}, variants {}, {} repetition(s)",
         params.sf,
         params.clients,
-        params.variants.join(",")
+        params.variants.join(","),
+        params.reps
     );
     match analytical::run(contexts, &params, &|line| eprintln!("  {line}")) {
         Ok(report) => emit(&report, "analytical", args.common.json, args.common.out),
@@ -346,9 +399,18 @@ fn bench_granularity(args: GranularityArgs) -> ExitCode {
     } else {
         GranularityParams::full(contexts)
     };
-    if let Some(p) = args.policies {
-        params.policies = p;
+    if let Some(p) = flags::renamed(
+        args.granularity,
+        args.old_policies,
+        "--policies",
+        "--granularity",
+    ) {
+        params.policies = p.iter().map(ToString::to_string).collect();
     }
+    params.reps = match args.common.reps() {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
     if let Some(sf) = args.sf {
         match tpch::scale_factor(sf) {
             Ok(sf) => params.sf = sf,
@@ -356,10 +418,12 @@ fn bench_granularity(args: GranularityArgs) -> ExitCode {
         }
     }
     eprintln!(
-        "bench granularity: {contexts} contexts, SF {}, policies {}, {} background threads",
+        "bench granularity: {contexts} contexts, SF {}, granularity {}, {} background threads, \
+         {} repetition(s)",
         params.sf,
         params.policies.join(","),
-        params.background_threads
+        params.background_threads,
+        params.reps
     );
     match granularity::run(contexts, &params, &|line| eprintln!("  {line}")) {
         Ok(report) => emit(&report, "granularity", args.common.json, args.common.out),
@@ -378,9 +442,13 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
     } else {
         MixedParams::full(contexts)
     };
-    if let Some(v) = args.variants {
-        p.variants = v;
+    if args.variants.is_some() {
+        p.variants = names_or_all(args.variants);
     }
+    p.reps = match args.common.reps() {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
     if let Some(c) = args.tpch_clients {
         p.tpch_clients = c;
     }
@@ -403,13 +471,14 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
         }
     }
     eprintln!(
-        "bench {experiment}: {contexts} contexts, SF {}, W={}, TPC-H clients {:?}, {} terminals, {:.1} s per run, variants {}",
+        "bench {experiment}: {contexts} contexts, SF {}, W={}, TPC-H clients {:?}, {} terminals, {:.1} s per run, variants {}, {} repetition(s)",
         p.sf,
         p.warehouses,
         p.tpch_clients,
         p.tpcc_terminals,
         p.duration.as_secs_f64(),
-        p.variants.join(",")
+        p.variants.join(","),
+        p.reps
     );
     let progress = |line: &str| eprintln!("  {line}");
     let report = if experiment == "mixed" {
@@ -444,12 +513,16 @@ fn bench_latches(args: LatchesArgs) -> ExitCode {
             Err(e) => return usage(format!("--flavours: {e}")),
         }
     }
-    if let Some(m) = args.mode {
-        match m.parse() {
+    if let Some(v) = flags::renamed(args.variant, args.old_mode, "--mode", "--variant") {
+        match variants::name_of(&v).parse() {
             Ok(mode) => p.mode = mode,
-            Err(e) => return usage(format!("--mode: {e}")),
+            Err(e) => return usage(format!("--variant: {e}")),
         }
     }
+    p.reps = match args.common.reps() {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
     if let Some(w) = args.warehouses {
         p.warehouses = w;
     }
@@ -460,10 +533,11 @@ fn bench_latches(args: LatchesArgs) -> ExitCode {
         p.duration = std::time::Duration::from_secs_f64(d);
     }
     eprintln!(
-        "bench latches: {contexts} contexts, W={}, terminals {:?}, {:.1} s per run",
+        "bench latches: {contexts} contexts, W={}, terminals {:?}, {:.1} s per run, {} repetition(s)",
         p.warehouses,
         p.terminals,
-        p.duration.as_secs_f64()
+        p.duration.as_secs_f64(),
+        p.reps
     );
     match latches::run(contexts, &p, &|line| eprintln!("  {line}")) {
         Ok(report) => emit(&report, "latches", args.common.json, args.common.out),

@@ -1,6 +1,11 @@
 //! `maestro bench omp`: the SSDBM 2015 experiments — a database workload beside an
 //! OpenMP application at three database priorities on stock libgomp and on ours
 //! (§6.3), and the OpenMP overhead of ours against libgomp (§6.2).
+//!
+//! Repetitions ([`maestro_bench::reps`]): each repetition runs the whole
+//! interference part with its runtimes and priorities in an order rotated by
+//! the repetition, and the overhead part once more (its variant order is fixed
+//! inside `maestro_gomp::bench::overhead`); rows are medians with min–max.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use maestro_bench::{Report, ResultRow};
+use maestro_bench::{Report, ResultRow, reps};
 use maestro_gomp::bench::interference::{
     DbPriority, InterferenceRow, InterferenceSetup, interference,
 };
@@ -50,12 +55,18 @@ pub(crate) struct OmpArgs {
     /// Overhead: team size of every measured region (default: the contexts).
     #[arg(long)]
     threads: Option<usize>,
-    /// Overhead: operations per measurement.
+    /// Overhead: operations per measurement (was --reps before --reps meant
+    /// repetitions).
     #[arg(long, default_value_t = 2000)]
-    reps: usize,
-    /// Overhead: runs per variant (alternating); the median counts.
-    #[arg(long, default_value_t = 5)]
-    runs: usize,
+    ops: usize,
+    /// Deprecated spelling of --reps (runs per variant).
+    #[arg(
+        long = "runs",
+        value_name = "REPS",
+        hide = true,
+        conflicts_with = "reps"
+    )]
+    old_runs: Option<usize>,
 }
 
 /// Square roots per aggregated value and per matrix element (guessed: enough
@@ -88,6 +99,16 @@ pub(crate) fn bench(args: OmpArgs) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let reps = match crate::flags::reps(
+        crate::flags::renamed(args.common.reps, args.old_runs, "--runs", "--reps"),
+        args.common.quick,
+    ) {
+        Ok(n) => n,
+        Err(code) => {
+            eprintln!("(bench omp: the operations per measurement are now --ops)");
+            return code;
+        }
+    };
     let mut results = Vec::new();
     let mut params = serde_json::Map::new();
     // In this order, each at most once, whatever order --parts gave.
@@ -97,7 +118,7 @@ pub(crate) fn bench(args: OmpArgs) -> ExitCode {
             "overhead" => overhead_part,
             other => panic!("part {other:?} is in PARTS without a runner"),
         };
-        match run(&args, contexts) {
+        match run(&args, contexts, reps) {
             Ok((rows, p)) => {
                 results.extend(rows);
                 params.insert(part.into(), p);
@@ -133,9 +154,15 @@ where
     }
 }
 
+/// `items` starting at `rep` (mod their count): this repetition's order.
+fn rotated<T: Copy>(items: &[T], rep: usize) -> Vec<T> {
+    reps::rotation(items.len(), rep).map(|k| items[k]).collect()
+}
+
 fn interference_part(
     args: &OmpArgs,
     contexts: usize,
+    reps: usize,
 ) -> Result<(Vec<ResultRow>, serde_json::Value), ExitCode> {
     let runtimes = parse_list(&args.runtimes, &AppRuntime::ALL, AppRuntime::parse)?;
     let db_priorities = parse_list(&args.db_priorities, &DbPriority::ALL, DbPriority::parse)?;
@@ -158,7 +185,7 @@ fn interference_part(
     } else {
         (args.agg_tuples, args.matvec_size)
     };
-    let setup = InterferenceSetup {
+    let mut setup = InterferenceSetup {
         cc: compiler(),
         work_dir: work_dir("interference"),
         duration: Duration::from_secs_f64(secs),
@@ -183,14 +210,26 @@ fn interference_part(
     };
     let runs = setup.db_priorities.len() + setup.runtimes.len() * (1 + setup.db_priorities.len());
     eprintln!(
-        "bench omp interference: {contexts} contexts, {runs} runs of {secs:.1} s; database: \
+        "bench omp interference: {contexts} contexts, {reps} × {runs} runs of {secs:.1} s; database: \
          aggregations of {agg_tuples} tuples, at most {} in flight; application: {} threads, \
          {matvec_size}×{matvec_size} products",
         setup.jobs_in_flight_max, setup.app_threads
     );
-    let rows = interference(&setup, &sched, &|line| eprintln!("  {line}"));
+    let (runtimes, priorities) = (setup.runtimes.clone(), setup.db_priorities.clone());
+    let mut per_rep = Vec::new();
+    for rep in 0..reps {
+        setup.runtimes = rotated(&runtimes, rep);
+        setup.db_priorities = rotated(&priorities, rep);
+        eprintln!("  rep {}/{reps}", rep + 1);
+        match interference(&setup, &sched, &|line| eprintln!("  {line}")) {
+            Ok(rows) => per_rep.push(interference_rows(&rows)),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&setup.work_dir);
+                return Err(exit::failure(e));
+            }
+        }
+    }
     let _ = std::fs::remove_dir_all(&setup.work_dir);
-    let rows = rows.map_err(exit::failure)?;
     let params = json!({
         "duration_s": secs,
         "jobs_in_flight_max": setup.jobs_in_flight_max,
@@ -202,8 +241,9 @@ fn interference_part(
         "app_threads": setup.app_threads,
         "openmp_priority": maestro_scheduler::DEFAULT_PRIORITY,
         "scheduler": "single-pool",
+        "reps": reps,
     });
-    Ok((interference_rows(&rows), params))
+    Ok((reps::aggregate(per_rep), params))
 }
 
 /// One result row per side of every run, with the ratio to that side running alone.
@@ -256,12 +296,11 @@ fn interference_rows(rows: &[InterferenceRow]) -> Vec<ResultRow> {
 fn overhead_part(
     args: &OmpArgs,
     contexts: usize,
+    reps: usize,
 ) -> Result<(Vec<ResultRow>, serde_json::Value), ExitCode> {
     let threads = args.threads.unwrap_or(contexts);
-    if threads == 0 || args.reps == 0 || args.runs == 0 {
-        return Err(exit::usage(
-            "--threads, --reps and --runs must be at least 1",
-        ));
+    if threads == 0 || args.ops == 0 {
+        return Err(exit::usage("--threads and --ops must be at least 1"));
     }
     let Some(lib_dir) = find_cdylib_dir() else {
         return Err(exit::usage(
@@ -269,34 +308,44 @@ fn overhead_part(
              `cargo build --release -p maestro-gomp` or set MAESTRO_GOMP_LIB_DIR",
         ));
     };
-    let (reps, runs) = if args.common.quick {
-        (50, 1)
-    } else {
-        (args.reps, args.runs)
-    };
+    let ops = if args.common.quick { 50 } else { args.ops };
     let setup = OverheadSetup {
         cc: compiler(),
         lib_dir,
         work_dir: work_dir("overhead"),
         threads,
-        reps,
-        runs,
+        reps: ops,
+        // One run per call: the repetitions are ours, so each gets its own row.
+        runs: 1,
         // Our runtime's own scheduler gets the same contexts as `--contexts`.
         env: vec![("MAESTRO_OMP_CONTEXTS".into(), contexts.to_string())],
     };
     eprintln!(
-        "bench omp overhead: {threads} threads per team, {reps} operations, {runs} run(s) per variant"
+        "bench omp overhead: {threads} threads per team, {ops} operations, {reps} repetition(s)"
     );
-    let rows = overhead(&setup);
+    let mut per_rep = Vec::new();
+    for _ in 0..reps {
+        let rows = overhead(&setup);
+        if rows.is_err() {
+            let _ = std::fs::remove_dir_all(&setup.work_dir);
+        }
+        per_rep.push(overhead_rows(&rows.map_err(exit::failure)?));
+    }
     let _ = std::fs::remove_dir_all(&setup.work_dir);
-    let rows = rows.map_err(exit::failure)?;
+    Ok((
+        reps::aggregate(per_rep),
+        json!({"threads": threads, "ops": ops, "reps": reps}),
+    ))
+}
+
+/// One row per (operation, runtime), with the ratio to stock libgomp.
+fn overhead_rows(rows: &[maestro_gomp::bench::OverheadRow]) -> Vec<ResultRow> {
     let stock = |m: &str| {
         rows.iter()
             .find(|r| r.variant == "libgomp" && r.metric == m)
             .map(|r| r.micros)
     };
-    let results = rows
-        .iter()
+    rows.iter()
         .map(|r| {
             let mut extra = serde_json::Map::new();
             extra.insert("part".into(), json!("overhead"));
@@ -316,9 +365,5 @@ fn overhead_part(
                 ..Default::default()
             }
         })
-        .collect();
-    Ok((
-        results,
-        json!({"threads": threads, "reps": reps, "runs": runs}),
-    ))
+        .collect()
 }

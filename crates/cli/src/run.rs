@@ -8,7 +8,8 @@ use std::time::Duration;
 use clap::Args;
 use maestro_bench::mixed::{self, LiveSample, MixedConfig};
 use maestro_bench::run_report::{self, RunSetup};
-use maestro_bench::tpch::ENGINE_VARIANTS;
+
+use crate::variants::{EngineVariant, name_of};
 
 #[derive(Args, Clone)]
 pub struct RunArgs {
@@ -27,9 +28,9 @@ pub struct RunArgs {
     /// Seconds to run both workloads together.
     #[arg(long, default_value_t = 30.0)]
     duration: f64,
-    /// Engine variant: multiple-pools, single-pool-nosys, single-pool, single-hints, rayon.
-    #[arg(long, default_value = "single-hints")]
-    variant: String,
+    /// Engine variant.
+    #[arg(long, value_enum, default_value = "single-hints")]
+    variant: EngineVariant,
     /// Hardware contexts to use (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
@@ -78,13 +79,7 @@ pub fn run(a: RunArgs) -> ExitCode {
     if a.tpch_clients == 0 && a.tpcc_terminals == 0 {
         return usage("give at least one TPC-H client or one TPC-C terminal");
     }
-    if !ENGINE_VARIANTS.contains(&a.variant.as_str()) {
-        return usage(format!(
-            "unknown --variant {:?}: expected one of {}",
-            a.variant,
-            ENGINE_VARIANTS.join(", ")
-        ));
-    }
+    let variant = name_of(&a.variant);
     eprintln!(
         "maestro run: loading TPC-H SF {} and TPC-C W={} on {contexts} contexts …",
         a.sf, a.warehouses
@@ -95,10 +90,10 @@ pub fn run(a: RunArgs) -> ExitCode {
     };
     eprintln!(
         "running {} TPC-H client(s) and {} TPC-C terminal(s) on {} for {} s",
-        a.tpch_clients, a.tpcc_terminals, a.variant, a.duration
+        a.tpch_clients, a.tpcc_terminals, variant, a.duration
     );
     let config = MixedConfig {
-        variant: a.variant.clone(),
+        variant,
         contexts,
         tpch_clients: a.tpch_clients,
         tpcc_terminals: a.tpcc_terminals,

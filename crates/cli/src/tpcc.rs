@@ -4,6 +4,8 @@
 //! running or a consistency violation, 2 bad arguments.
 
 use crate::exit::{failure, usage};
+use crate::flags::renamed;
+use crate::variants::{TpccVariant, name_of};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -35,10 +37,19 @@ pub struct RunArgs {
     /// Seconds to run (positive, fractions allowed).
     #[arg(long, allow_negative_numbers = true)]
     duration: f64,
-    /// single-pool, single-pool-nosys, single-hints (one scheduler task per
-    /// transaction) or receivers (each terminal on its own thread).
-    #[arg(long, default_value = "single-pool")]
-    scheduler: String,
+    /// A scheduler preset (one scheduler task per transaction) or receivers
+    /// (each terminal on its own thread).
+    #[arg(long, value_enum, default_value = "single-pool")]
+    variant: TpccVariant,
+    /// Deprecated spelling of --variant.
+    #[arg(
+        long = "scheduler",
+        value_enum,
+        value_name = "VARIANT",
+        hide = true,
+        conflicts_with = "variant"
+    )]
+    old_scheduler: Option<TpccVariant>,
     /// Hardware contexts the scheduler keeps active (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
@@ -71,9 +82,18 @@ pub struct CheckArgs {
     /// Terminals of that run.
     #[arg(long, default_value_t = 8)]
     terminals: usize,
-    /// Execution mode of that run (as for `tpcc run`).
-    #[arg(long, default_value = "single-pool")]
-    scheduler: String,
+    /// Variant of that run (as for `tpcc run`).
+    #[arg(long, value_enum, default_value = "single-pool")]
+    variant: TpccVariant,
+    /// Deprecated spelling of --variant.
+    #[arg(
+        long = "scheduler",
+        value_enum,
+        value_name = "VARIANT",
+        hide = true,
+        conflicts_with = "variant"
+    )]
+    old_scheduler: Option<TpccVariant>,
     /// Hardware contexts of that run (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
@@ -106,7 +126,7 @@ struct RunOptions {
 fn run_options(
     terminals: usize,
     seconds: f64,
-    scheduler: &str,
+    variant: TpccVariant,
     contexts: Option<usize>,
     seed: u64,
 ) -> Result<RunOptions, ExitCode> {
@@ -116,13 +136,7 @@ fn run_options(
     if !(seconds > 0.0 && seconds.is_finite()) {
         return Err(usage("--duration must be a positive number of seconds"));
     }
-    let mode: Mode = scheduler.parse().map_err(|_| {
-        let modes: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
-        usage(format!(
-            "unknown --scheduler {scheduler:?}; expected one of {}",
-            modes.join(", ")
-        ))
-    })?;
+    let mode: Mode = name_of(&variant).parse().map_err(usage)?;
     let contexts = contexts.unwrap_or_else(maestro_scheduler::detected_contexts);
     if contexts == 0 || contexts > maestro_scheduler::WORKERS_MAX_LIMIT {
         return Err(usage(format!(
@@ -193,7 +207,9 @@ fn consistency(db: &Database) -> Result<(), ExitCode> {
 
 fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
     let w = warehouses(a.warehouses)?;
-    let options = run_options(a.terminals, a.duration, &a.scheduler, a.contexts, a.seed)?;
+    let variant = renamed(Some(a.variant), a.old_scheduler, "--scheduler", "--variant")
+        .expect("--variant has a default");
+    let options = run_options(a.terminals, a.duration, variant, a.contexts, a.seed)?;
     if a.max_tps.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
         return Err(usage("--max-tps must be a positive number"));
     }
@@ -239,9 +255,11 @@ fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
 
 fn check(a: CheckArgs) -> Result<ExitCode, ExitCode> {
     let w = warehouses(a.warehouses)?;
+    let variant = renamed(Some(a.variant), a.old_scheduler, "--scheduler", "--variant")
+        .expect("--variant has a default");
     let options = a
         .duration
-        .map(|seconds| run_options(a.terminals, seconds, &a.scheduler, a.contexts, a.seed))
+        .map(|seconds| run_options(a.terminals, seconds, variant, a.contexts, a.seed))
         .transpose()?;
     let (db, loaded) = load_db(w, a.seed)?;
     if let Some(options) = options {

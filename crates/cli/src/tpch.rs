@@ -1,7 +1,8 @@
 //! `maestro tpch …` and `maestro bench tpch-single`.
 
 use crate::exit::{failure, usage};
-use crate::output;
+use crate::variants::{GranularityParser, Preset, name_of};
+use crate::{flags, output};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -41,8 +42,8 @@ pub struct QueryArgs {
     /// Draw the parameters at random by the spec's rules from this seed.
     #[arg(long)]
     seed: Option<u64>,
-    /// fixed:N, static, hint or adaptive.
-    #[arg(long, default_value = "hint")]
+    /// Granularity policy.
+    #[arg(long, default_value = "hint", value_parser = GranularityParser)]
     granularity: Granularity,
     /// table, csv or json.
     #[arg(long, default_value = "table")]
@@ -69,14 +70,27 @@ pub struct ThroughputArgs {
     #[arg(long)]
     duration: Option<f64>,
     /// Comma-separated granularity policies.
-    #[arg(long, value_delimiter = ',', default_value = "hint")]
+    #[arg(long, value_delimiter = ',', default_value = "hint", value_parser = GranularityParser)]
     granularity: Vec<Granularity>,
     /// Seed of the streams' random parameters.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Scheduler preset.
-    #[arg(long, default_value = "single-hints")]
-    preset: String,
+    /// Scheduler variant (preset).
+    #[arg(long, value_enum, default_value = "single-hints")]
+    variant: Preset,
+    /// Deprecated spelling of --variant.
+    #[arg(
+        long = "preset",
+        value_enum,
+        value_name = "VARIANT",
+        hide = true,
+        conflicts_with = "variant"
+    )]
+    old_preset: Option<Preset>,
+    /// Repetitions of every (streams, granularity) run, granularities in an order
+    /// rotated per repetition; queries/h is the median, with min–max (default 3).
+    #[arg(long)]
+    reps: Option<usize>,
     /// Hardware contexts to use (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
@@ -95,7 +109,7 @@ pub struct CheckArgs {
     #[arg(long)]
     official_sf1: bool,
     /// Comma-separated granularity policies to run every set under.
-    #[arg(long, value_delimiter = ',', default_value = "static,hint")]
+    #[arg(long, value_delimiter = ',', default_value = "static,hint", value_parser = GranularityParser)]
     granularity: Vec<Granularity>,
 }
 
@@ -104,18 +118,35 @@ pub struct SingleArgs {
     /// Scale factor (0.01 to 10).
     #[arg(long, default_value_t = 1.0)]
     sf: f64,
-    /// fixed:N, static, hint or adaptive.
-    #[arg(long, default_value = "hint")]
+    /// Granularity policy.
+    #[arg(long, default_value = "hint", value_parser = GranularityParser)]
     granularity: Granularity,
-    /// Runs per query; the best counts.
-    #[arg(long, default_value_t = 3)]
-    repetitions: usize,
+    /// Runs per query; the median counts, with min–max (default 3).
+    #[arg(long)]
+    reps: Option<usize>,
+    /// Deprecated spelling of --reps.
+    #[arg(
+        long = "repetitions",
+        value_name = "REPS",
+        hide = true,
+        conflicts_with = "reps"
+    )]
+    old_repetitions: Option<usize>,
     /// Comma-separated query numbers (default: all 22).
     #[arg(long, value_delimiter = ',')]
     queries: Option<Vec<String>>,
-    /// Scheduler preset.
-    #[arg(long, default_value = "single-hints")]
-    preset: String,
+    /// Scheduler variant (preset).
+    #[arg(long, value_enum, default_value = "single-hints")]
+    variant: Preset,
+    /// Deprecated spelling of --variant.
+    #[arg(
+        long = "preset",
+        value_enum,
+        value_name = "VARIANT",
+        hide = true,
+        conflicts_with = "variant"
+    )]
+    old_preset: Option<Preset>,
     /// Hardware contexts to use (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
@@ -206,24 +237,28 @@ fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
         }
         d => d.map(Duration::from_secs_f64),
     };
+    let variant = flags::renamed(Some(a.variant), a.old_preset, "--preset", "--variant")
+        .expect("--variant has a default");
     let params = ThroughputParams {
         sf: scale_factor(a.sf)?,
         contexts: contexts(a.contexts)?,
-        preset: a.preset,
+        preset: name_of(&variant),
         streams: a.streams,
         granularities: a.granularity,
         duration,
         seed: a.seed,
+        reps: flags::reps(a.reps, false)?,
     };
     eprintln!(
-        "tpch throughput: SF {}, streams {:?}, granularity {:?}",
+        "tpch throughput: SF {}, streams {:?}, granularity {:?}, {} repetition(s)",
         params.sf,
         params.streams,
         params
             .granularities
             .iter()
             .map(|g| g.to_string())
-            .collect::<Vec<_>>()
+            .collect::<Vec<_>>(),
+        params.reps
     );
     let report = tpch::throughput(&params, &|line| eprintln!("  {line}")).map_err(failure)?;
     let json = serde_json::to_string(&report).expect("report serializes");
@@ -331,9 +366,12 @@ pub fn bench_single(a: SingleArgs) -> ExitCode {
 }
 
 fn bench_single_inner(a: SingleArgs) -> Result<ExitCode, ExitCode> {
-    if a.repetitions == 0 {
-        return Err(usage("--repetitions must be at least 1"));
-    }
+    let reps = flags::reps(
+        flags::renamed(a.reps, a.old_repetitions, "--repetitions", "--reps"),
+        false,
+    )?;
+    let variant = flags::renamed(Some(a.variant), a.old_preset, "--preset", "--variant")
+        .expect("--variant has a default");
     let queries = match a.queries {
         None => (1..=QUERY_COUNT).collect(),
         Some(list) => list
@@ -363,14 +401,14 @@ fn bench_single_inner(a: SingleArgs) -> Result<ExitCode, ExitCode> {
     let params = SingleParams {
         sf: scale_factor(a.sf)?,
         contexts: contexts(a.contexts)?,
-        preset: a.preset,
+        preset: name_of(&variant),
         granularity: a.granularity,
-        repetitions: a.repetitions,
+        reps,
         queries,
     };
     eprintln!(
-        "bench tpch-single: SF {}, {} contexts, granularity {}, best of {}",
-        params.sf, params.contexts, params.granularity, params.repetitions
+        "bench tpch-single: SF {}, {} contexts, granularity {}, median of {}",
+        params.sf, params.contexts, params.granularity, params.reps
     );
     let report = tpch::single(&params, peer, &|line| eprintln!("  {line}")).map_err(failure)?;
     let json = serde_json::to_string(&report).expect("report serializes");

@@ -276,7 +276,7 @@ fn bench_granularity_quick_reports_a_slowdown_per_query_policy_and_background() 
         "2",
         "--sf",
         "0.01",
-        "--policies",
+        "--granularity",
         "static,adaptive",
     ]);
     let v = json_of(&out);
@@ -300,7 +300,13 @@ fn bench_granularity_quick_reports_a_slowdown_per_query_policy_and_background() 
             );
         }
     }
-    let bad = maestro(&["bench", "granularity", "--quick", "--policies", "sometimes"]);
+    let bad = maestro(&[
+        "bench",
+        "granularity",
+        "--quick",
+        "--granularity",
+        "sometimes",
+    ]);
     assert_eq!(bad.status.code(), Some(2));
 }
 
@@ -415,7 +421,7 @@ fn tpcc_bad_arguments_exit_2() {
             "2",
             "--duration",
             "1",
-            "--scheduler",
+            "--variant",
             "fifo",
         ],
         &[
