@@ -512,10 +512,13 @@ impl Shared {
                 .map(|s| counter(s).load(Ordering::Relaxed))
                 .sum()
         };
-        let executed = sum_slots(|s| &s.executed);
+        // A job a caller ran itself is a task all the same: the scheduler
+        // decided where it runs (admission), only no queue carried it.
+        let by_callers = r(&s.callers_counted) + r(&s.callers_extra);
+        let executed = sum_slots(|s| &s.executed) as u64 + by_callers;
         let stolen = sum_slots(|s| &s.stolen);
         let joins = sum_slots(|s| &s.created);
-        let jobs_created = r(&s.jobs_created) + joins as u64;
+        let jobs_created = r(&s.jobs_created) + joins as u64 + by_callers;
         let c = self.counts.load();
         SchedulerStats {
             name: self.config.name.clone(),
@@ -524,7 +527,7 @@ impl Shared {
             nodes_created: r(&s.nodes_created),
             jobs_created,
             tasks_created: r(&s.nodes_created) + jobs_created,
-            tasks_executed: executed as u64,
+            tasks_executed: executed,
             tasks_stolen: stolen as u64,
             workers_created: r(&s.workers_created),
             workers_exited: r(&s.workers_exited),

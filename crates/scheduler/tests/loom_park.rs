@@ -16,7 +16,7 @@
 //! | `Model::deque`             | a worker's local deque, seen by others through its `Stealer` |
 //! | `Model::idle`              | `Shared::idle` (the idle list under its mutex)            |
 //! | `Parker` (token + condvar) | crossbeam's `Parker`/`Unparker` in `Slot::unparker`       |
-//! | `Model::push_root`         | `Shared::push_root`: push, `queued += 1` (SeqCst), `notify_work(1)` |
+//! | `Model::push_root`         | `Shared::push_root`: `queued += 1` (SeqCst), push, `notify_work(1)` |
 //! | `Model::push_deque`        | `join`/`Scope::spawn` on a worker: `deque.push`, `notify_work(1)` |
 //! | `Model::notify_work`       | `Shared::notify_work`: `fence(SeqCst)`, load counts, return if `active >= contexts`, else `activate` |
 //! | `Model::activate`          | `Shared::activate(Submit)`: reload counts, `parked > 0` → `wake_one`; creating a thread is left out (as at `workers_max`), so the model shows wake-ups alone suffice |
@@ -69,6 +69,9 @@ enum Variant {
     NoRecheck,
     /// Broken: neither `has_work` nor `notify_work` has its `fence(SeqCst)`.
     NoFences,
+    /// Broken: a guest (a caller admitted to run its own job, `caller.rs`)
+    /// leaves the counts without re-checking `has_work`.
+    GuestNoRecheck,
 }
 
 /// Where the submitter puts its task.
@@ -124,6 +127,9 @@ struct Model {
     /// `config.contexts` (= `total`: the pool is at its base size).
     contexts: usize,
     parked: AtomicUsize,
+    /// Callers counted as active guests (`caller::run_counted`); part of the
+    /// counts word's total in the crate, a separate counter here.
+    guests: AtomicUsize,
     queued: AtomicUsize,
     roots: AtomicUsize,
     deque: AtomicUsize,
@@ -144,6 +150,7 @@ impl Model {
             total,
             contexts: total,
             parked: AtomicUsize::new(0),
+            guests: AtomicUsize::new(0),
             queued: AtomicUsize::new(0),
             roots: AtomicUsize::new(0),
             deque: AtomicUsize::new(0),
@@ -164,9 +171,10 @@ impl Model {
     // ---- submitter side ----------------------------------------------------------
 
     fn push_root(&self) {
-        // Injector::push, then `queued += 1` (SeqCst), then notify_work(1).
-        self.roots.fetch_add(1, Ordering::Release);
+        // `queued += 1` (SeqCst) first, so that a pop never drives it below
+        // zero; then Injector::push; then notify_work(1).
         self.queued.fetch_add(1, Ordering::SeqCst);
+        self.roots.fetch_add(1, Ordering::Release);
         self.notify_work();
     }
 
@@ -177,10 +185,15 @@ impl Model {
         self.notify_work();
     }
 
+    /// The active level: workers not parked, plus guests. (In the crate both
+    /// live in one word read by one SeqCst load; two SeqCst loads here.)
+    fn active(&self) -> usize {
+        self.total - self.parked.load(Ordering::SeqCst) + self.guests.load(Ordering::SeqCst)
+    }
+
     fn notify_work(&self) {
         self.fence();
-        let parked = self.parked.load(Ordering::SeqCst);
-        if self.total - parked >= self.contexts {
+        if self.active() >= self.contexts {
             return;
         }
         self.activate();
@@ -188,7 +201,7 @@ impl Model {
 
     fn activate(&self) {
         let parked = self.parked.load(Ordering::SeqCst);
-        if self.total - parked >= self.contexts {
+        if self.active() >= self.contexts {
             return; // NotNeeded
         }
         // Woken, or else `CapReached`: creating a thread is not modelled (as if
@@ -217,6 +230,17 @@ impl Model {
     fn shutdown(&self) {
         self.shutdown.store(true, Ordering::SeqCst);
         while self.wake_one() {}
+    }
+
+    // ---- guest side --------------------------------------------------------------
+
+    /// `caller::run_counted`'s exit (`Shared::leave_counts`): leave the counts
+    /// (SeqCst RMW), then re-check for work and notify.
+    fn guest_leaves(&self) {
+        self.guests.fetch_sub(1, Ordering::SeqCst);
+        if self.variant != Variant::GuestNoRecheck && self.has_work() {
+            self.notify_work();
+        }
     }
 
     // ---- worker side -------------------------------------------------------------
@@ -295,9 +319,8 @@ impl Model {
             if !self.park_idle(me) {
                 // `Retry` makes the worker loop without sleeping, i.e. spin, until
                 // it finds the task. Loom needs spins to yield. (The spin can last:
-                // `push_root` increments `queued` *after* the push, so a worker may
-                // pop first and wrap `queued` to usize::MAX; `has_work` then says
-                // "work" with nothing to find until the pusher's increment lands.)
+                // `push_root` counts `queued` *before* the push, so `has_work`
+                // may say "work" with nothing to find until the push lands.)
                 thread::yield_now();
             }
         }
@@ -328,8 +351,23 @@ impl Model {
 /// One execution: `workers` idle workers; the submitter pushes `tasks` tasks one
 /// after the other (with `racing`, a second submitter thread pushes one of them
 /// concurrently), waits until all were consumed, then shuts down.
-fn execution(variant: Variant, push: Push, workers: usize, tasks: usize, racing: bool) {
+fn execution(
+    variant: Variant,
+    push: Push,
+    workers: usize,
+    tasks: usize,
+    racing: bool,
+    guest: bool,
+) {
     let m = Rc::new(Model::new(variant, push, workers));
+    // A guest admitted before anything else happens holds a context (the
+    // pool's workers are then one more than the free contexts) and leaves
+    // concurrently with the pushes.
+    let guest = guest.then(|| {
+        m.guests.store(1, Ordering::SeqCst);
+        let m = m.clone();
+        thread::spawn(move || m.guest_leaves())
+    });
     let handles: Vec<_> = (0..workers)
         .map(|me| {
             let m = m.clone();
@@ -349,7 +387,7 @@ fn execution(variant: Variant, push: Push, workers: usize, tasks: usize, racing:
     }
     m.wait_consumed(tasks);
     m.shutdown();
-    for h in handles.into_iter().chain(racer) {
+    for h in handles.into_iter().chain(racer).chain(guest) {
         h.join().unwrap();
     }
     m.check_end(tasks);
@@ -363,6 +401,8 @@ struct Case {
     workers: usize,
     tasks: usize,
     racing: bool,
+    /// A caller counted as a guest leaves while the tasks are pushed.
+    guest: bool,
     /// None: exhaustive (unless `LOOM_MAX_PREEMPTIONS` is set).
     preemption_bound: Option<usize>,
 }
@@ -373,6 +413,7 @@ const CORRECT_ROOT_1: Case = Case {
     workers: 1,
     tasks: 1,
     racing: false,
+    guest: false,
     preemption_bound: None,
 };
 
@@ -386,7 +427,7 @@ fn check(c: Case) {
     // pop and `queued -= 1` makes long (finite) executions; loom's default of 1000
     // branches cuts them off.
     b.max_branches = b.max_branches.max(20_000);
-    b.check(move || execution(c.variant, c.push, c.workers, c.tasks, c.racing));
+    b.check(move || execution(c.variant, c.push, c.workers, c.tasks, c.racing, c.guest));
 }
 
 // ---- the protocol as written: no execution loses a wake-up ------------------------
@@ -425,12 +466,12 @@ fn one_worker_two_racing_submitters() {
 }
 
 /// Bounded to one preemption: with two, loom also explores an unfair schedule in
-/// which the submitter is preempted between its push and its `queued += 1`, a
-/// worker has already popped the task (so `queued` reads usize::MAX), and the two
-/// idle workers then take turns spinning through `Retry` forever without the
-/// submitter ever running again. That is the spin `push_root`'s increment-after-
-/// push allows (see `Model::worker`), a liveness artefact of an unfair scheduler,
-/// not a lost wake-up; loom reports it as "exceeded maximum number of branches".
+/// which the submitter is preempted between its `queued += 1` and its push, and
+/// the two idle workers then take turns spinning through `Retry` (`has_work` says
+/// yes, nothing is there yet) without the submitter ever running again. That is
+/// the spin `push_root`'s count-before-push allows (see `Model::worker`), a
+/// liveness artefact of an unfair scheduler, not a lost wake-up; loom reports it
+/// as "exceeded maximum number of branches".
 #[test]
 fn two_workers_root_push() {
     check(Case {
@@ -450,7 +491,42 @@ fn two_workers_deque_push() {
     });
 }
 
+/// A guest holds the only context while a root is pushed, and leaves: either the
+/// pusher sees it gone and wakes the worker, or its re-check sees the root.
+#[test]
+fn guest_leaves_while_a_root_is_pushed() {
+    check(Case {
+        guest: true,
+        ..CORRECT_ROOT_1
+    });
+}
+
+/// The same with a deque push by a busy worker (the pool then has the pushing
+/// worker active beside the idle one).
+#[test]
+fn guest_leaves_while_a_deque_push_happens() {
+    check(Case {
+        guest: true,
+        push: Push::Deque,
+        preemption_bound: Some(3),
+        ..CORRECT_ROOT_1
+    });
+}
+
 // ---- broken variants: loom must find the lost wake-up --------------------------
+
+/// A guest that leaves without re-checking: the pusher saw the guest's context
+/// taken and woke nobody, the worker parked before the push, and nobody else
+/// will look.
+#[test]
+#[should_panic(expected = "deadlock")]
+fn broken_guest_without_recheck_loses_a_wakeup() {
+    check(Case {
+        variant: Variant::GuestNoRecheck,
+        guest: true,
+        ..CORRECT_ROOT_1
+    });
+}
 
 /// Without the re-check, a worker that searched before the push and marks itself
 /// parked after the submitter read the counts sleeps with the task queued.
