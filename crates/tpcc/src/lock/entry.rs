@@ -1,7 +1,9 @@
-//! One lock's state inside its shard: the holders and how many wait, plus the
-//! decision a request gets (the wait-die rule itself is applied by the caller,
-//! which knows whether it may wait).
+//! One lock's state inside its shard: the holders and the FIFO queue of
+//! waiting requests, the grant rules (a request is granted when it is
+//! compatible with the holders and with every request queued before it) and
+//! who a waiting request waits for (its edges in the wait-for graph).
 
+use std::collections::VecDeque;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::name::{LockMode, TxnTs};
@@ -71,8 +73,31 @@ pub(super) enum Check {
     Grant,
     /// The requester is the only shared holder and wants exclusive.
     Upgrade,
-    /// Other holders conflict; `oldest` is the oldest of them.
-    Conflict { oldest: TxnTs },
+    /// It must wait (queued; [`Entry::check_queued`] names for whom).
+    Wait,
+}
+
+/// Where a waiting request stands in the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Queued {
+    /// A shared holder asking for exclusive: queued before every plain
+    /// request (they wait for its shared lock anyway; behind them it would
+    /// wait for them and deadlock for sure).
+    Upgrade,
+    /// Any other request: queued at the tail.
+    Plain,
+}
+
+/// A request waiting for the lock.
+#[derive(Debug, Clone, Copy)]
+struct Waiter {
+    ts: u64,
+    mode: LockMode,
+    queued: Queued,
+}
+
+fn compatible(a: LockMode, b: LockMode) -> bool {
+    a == LockMode::Shared && b == LockMode::Shared
 }
 
 /// A lock with holders or waiters. Entries without either are removed, so the
@@ -81,43 +106,132 @@ pub(super) enum Check {
 pub(super) struct Entry {
     exclusive: Option<u64>,
     shared: SharedHolders,
-    /// Requests sleeping on the shard's condition variable for this lock
-    /// (including backoff waits after a death).
-    pub(super) waiting: u32,
+    /// Waiting requests, upgrades first, then in arrival order. A
+    /// transaction waits for one lock at a time, so a timestamp appears at
+    /// most once. Empty (and unallocated) while nobody waits.
+    queue: VecDeque<Waiter>,
 }
 
 impl Entry {
+    /// A request not queued yet: granted at once only if compatible with the
+    /// holders *and* with every queued request (a shared request does not
+    /// pass a queued exclusive one: writers do not starve).
     pub(super) fn check(&self, ts: TxnTs, mode: LockMode) -> Check {
         let ts = ts.0;
         match (self.exclusive, mode) {
             (Some(x), _) if x == ts => Check::Held,
-            (Some(x), _) => Check::Conflict { oldest: TxnTs(x) },
+            (Some(_), _) => Check::Wait,
             (None, LockMode::Shared) if self.shared.contains(ts) => Check::Held,
-            (None, LockMode::Shared) => Check::Grant,
-            (None, LockMode::Exclusive) => match self.shared.iter().filter(|&t| t != ts).min() {
-                Some(oldest) => Check::Conflict {
-                    oldest: TxnTs(oldest),
-                },
-                None if self.shared.is_empty() => Check::Grant,
-                None => Check::Upgrade,
-            },
+            (None, LockMode::Shared) => {
+                if self.queue.iter().all(|w| w.mode == LockMode::Shared) {
+                    Check::Grant
+                } else {
+                    Check::Wait
+                }
+            }
+            (None, LockMode::Exclusive) if self.shared.contains(ts) => {
+                // Queued requests all wait for this holder: an upgrade needs
+                // only to be the sole holder.
+                if self.shared.len == 1 {
+                    Check::Upgrade
+                } else {
+                    Check::Wait
+                }
+            }
+            (None, LockMode::Exclusive) if self.shared.is_empty() && self.queue.is_empty() => {
+                Check::Grant
+            }
+            (None, LockMode::Exclusive) => Check::Wait,
         }
     }
 
-    /// Whether a transaction holding nothing here could be granted `mode`.
-    pub(super) fn free_for(&self, mode: LockMode) -> bool {
-        match mode {
-            LockMode::Shared => self.exclusive.is_none(),
-            LockMode::Exclusive => self.exclusive.is_none() && self.shared.is_empty(),
+    /// Queues a request [`Entry::check`] told to wait. True if it went
+    /// before other waiters (an upgrade), whose wait-for edges then changed.
+    pub(super) fn enqueue(&mut self, ts: TxnTs, mode: LockMode) -> bool {
+        debug_assert!(self.position(ts).is_none(), "{ts:?} queued twice");
+        let queued = if mode == LockMode::Exclusive && self.shared.contains(ts.0) {
+            Queued::Upgrade
+        } else {
+            Queued::Plain
+        };
+        let waiter = Waiter {
+            ts: ts.0,
+            mode,
+            queued,
+        };
+        match queued {
+            Queued::Plain => {
+                self.queue.push_back(waiter);
+                false
+            }
+            Queued::Upgrade => {
+                let at = self
+                    .queue
+                    .iter()
+                    .position(|w| w.queued == Queued::Plain)
+                    .unwrap_or(self.queue.len());
+                self.queue.insert(at, waiter);
+                at + 1 < self.queue.len()
+            }
         }
     }
 
-    /// Records the grant `check` allowed (`Grant` or `Upgrade`).
+    fn position(&self, ts: TxnTs) -> Option<usize> {
+        self.queue.iter().position(|w| w.ts == ts.0)
+    }
+
+    /// A queued request: `Grant`/`Upgrade` if it may take the lock now (it
+    /// is compatible with the holders and with every request queued before
+    /// it), else `Wait` with `blockers` set to whom it waits for — the
+    /// conflicting holders and the conflicting requests queued before it —
+    /// sorted, without duplicates.
+    pub(super) fn check_queued(&self, ts: TxnTs, blockers: &mut Vec<u64>) -> Check {
+        let i = self.position(ts).expect("a waiting request is queued");
+        let me = self.queue[i];
+        blockers.clear();
+        blockers.extend(self.exclusive);
+        if me.mode == LockMode::Exclusive {
+            blockers.extend(self.shared.iter().filter(|&s| s != ts.0));
+        }
+        blockers.extend(
+            self.queue
+                .iter()
+                .take(i)
+                .filter(|w| !compatible(w.mode, me.mode))
+                .map(|w| w.ts),
+        );
+        debug_assert!(!blockers.contains(&ts.0), "{ts:?} waits for itself");
+        if !blockers.is_empty() {
+            blockers.sort_unstable();
+            blockers.dedup();
+            return Check::Wait;
+        }
+        match me.queued {
+            Queued::Upgrade => Check::Upgrade,
+            Queued::Plain => Check::Grant,
+        }
+    }
+
+    /// Takes a queued request out of the queue: it was granted (the caller
+    /// then calls [`Entry::grant`]) or chosen as a deadlock victim.
+    pub(super) fn dequeue(&mut self, ts: TxnTs) {
+        let i = self.position(ts).expect("a waiting request is queued");
+        self.queue.remove(i);
+    }
+
+    /// Requests waiting for this lock.
+    pub(super) fn waiting(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Records a grant `check` or `check_queued` allowed.
     pub(super) fn grant(&mut self, ts: TxnTs, mode: LockMode) {
+        debug_assert!(self.exclusive.is_none(), "grant beside an exclusive holder");
         match mode {
             LockMode::Shared => self.shared.insert(ts.0),
             LockMode::Exclusive => {
                 self.shared.remove(ts.0);
+                debug_assert!(self.shared.is_empty(), "exclusive beside shared holders");
                 self.exclusive = Some(ts.0);
             }
         }
@@ -135,7 +249,7 @@ impl Entry {
 
     /// No holders and no waiters: the entry can leave the table.
     pub(super) fn unused(&self) -> bool {
-        self.exclusive.is_none() && self.shared.is_empty() && self.waiting == 0
+        self.exclusive.is_none() && self.shared.is_empty() && self.queue.is_empty()
     }
 }
 
@@ -201,18 +315,67 @@ mod tests {
         assert_eq!(e.check(old, LockMode::Shared), Check::Grant);
         assert_eq!(e.check(young, LockMode::Exclusive), Check::Upgrade);
         e.grant(old, LockMode::Shared);
-        assert_eq!(
-            e.check(young, LockMode::Exclusive),
-            Check::Conflict { oldest: old }
-        );
+        assert_eq!(e.check(young, LockMode::Exclusive), Check::Wait);
         assert!(e.release(old) && !e.release(old));
         e.grant(young, LockMode::Exclusive);
         assert_eq!(e.check(young, LockMode::Shared), Check::Held);
-        assert_eq!(
-            e.check(old, LockMode::Shared),
-            Check::Conflict { oldest: young }
-        );
-        assert!(!e.free_for(LockMode::Shared));
+        assert_eq!(e.check(old, LockMode::Shared), Check::Wait);
         assert!(e.release(young) && e.unused());
+    }
+
+    #[test]
+    fn the_queue_keeps_writers_ahead_of_later_readers() {
+        let (reader, writer, late) = (TxnTs(1), TxnTs(2), TxnTs(3));
+        let mut blockers = Vec::new();
+        let mut e = Entry::default();
+        e.grant(reader, LockMode::Shared);
+        assert_eq!(e.check(writer, LockMode::Exclusive), Check::Wait);
+        assert!(!e.enqueue(writer, LockMode::Exclusive));
+        assert_eq!(e.check_queued(writer, &mut blockers), Check::Wait);
+        assert_eq!(blockers, [reader.0]);
+        // Compatible with the holder, but not with the queued writer.
+        assert_eq!(e.check(late, LockMode::Shared), Check::Wait);
+        assert!(!e.enqueue(late, LockMode::Shared));
+        assert_eq!(e.check_queued(late, &mut blockers), Check::Wait);
+        assert_eq!(blockers, [writer.0]);
+        // A holder's shared re-request is held, not queued.
+        assert_eq!(e.check(reader, LockMode::Shared), Check::Held);
+        assert!(e.release(reader));
+        assert_eq!(e.check_queued(writer, &mut blockers), Check::Grant);
+        e.dequeue(writer);
+        e.grant(writer, LockMode::Exclusive);
+        assert_eq!(e.check_queued(late, &mut blockers), Check::Wait);
+        assert_eq!(blockers, [writer.0]);
+        assert!(e.release(writer));
+        assert_eq!(e.check_queued(late, &mut blockers), Check::Grant);
+        e.dequeue(late);
+        assert!(e.unused());
+    }
+
+    #[test]
+    fn upgrades_queue_before_plain_requests() {
+        let (a, b, c) = (TxnTs(1), TxnTs(2), TxnTs(3));
+        let mut blockers = Vec::new();
+        let mut e = Entry::default();
+        e.grant(a, LockMode::Shared);
+        e.grant(b, LockMode::Shared);
+        assert!(!e.enqueue(c, LockMode::Exclusive));
+        // a's upgrade goes before c, which must re-check its edges.
+        assert!(e.enqueue(a, LockMode::Exclusive));
+        assert_eq!(e.check_queued(a, &mut blockers), Check::Wait);
+        assert_eq!(blockers, [b.0]);
+        assert_eq!(e.check_queued(c, &mut blockers), Check::Wait);
+        assert_eq!(blockers, [a.0, b.0]);
+        // b upgrading too: it waits for a (holder and queued upgrade), and a
+        // for b — the cycle the wait-for graph must catch.
+        assert!(e.enqueue(b, LockMode::Exclusive));
+        assert_eq!(e.check_queued(b, &mut blockers), Check::Wait);
+        assert_eq!(blockers, [a.0]);
+        e.dequeue(b);
+        assert!(e.release(b));
+        assert_eq!(e.check_queued(a, &mut blockers), Check::Upgrade);
+        e.dequeue(a);
+        e.grant(a, LockMode::Exclusive);
+        assert_eq!(e.waiting(), 1);
     }
 }
