@@ -1,7 +1,8 @@
-//! One lock's state inside its shard: the holders and the FIFO queue of
-//! waiting requests, the grant rules (a request is granted when it is
-//! compatible with the holders and with every request queued before it) and
-//! who a waiting request waits for (its edges in the wait-for graph).
+//! One lock's state inside its shard: the holders and the queue of waiting
+//! requests, the grant rule (see `mod.rs`: a shared request never passes a
+//! queued exclusive one; an exclusive one may take a free lock past waiters
+//! at most [`MAX_PASSES`] times in a row) and whom a waiting request waits
+//! for (its edges in the wait-for graph).
 
 use std::collections::VecDeque;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -64,6 +65,14 @@ impl SharedHolders {
     }
 }
 
+/// Grants that may pass a lock's waiting requests before it turns strictly
+/// FIFO until the request at the head of its queue gets it (guessed: enough
+/// that a running transaction takes a just-freed hot lock instead of waiting
+/// for a sleeping waiter to be scheduled — the convoy a strict hand-off makes
+/// with more terminals than cores —, small enough that a waiter is passed a
+/// bounded number of times).
+pub(super) const MAX_PASSES: u32 = 16;
+
 /// What a request would get now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Check {
@@ -96,10 +105,6 @@ struct Waiter {
     queued: Queued,
 }
 
-fn compatible(a: LockMode, b: LockMode) -> bool {
-    a == LockMode::Shared && b == LockMode::Shared
-}
-
 /// A lock with holders or waiters. Entries without either are removed, so the
 /// table holds only locks in use.
 #[derive(Default)]
@@ -110,12 +115,19 @@ pub(super) struct Entry {
     /// transaction waits for one lock at a time, so a timestamp appears at
     /// most once. Empty (and unallocated) while nobody waits.
     queue: VecDeque<Waiter>,
+    /// Exclusive grants that passed a waiting request since the head of the
+    /// queue last got the lock (or the queue was empty); at [`MAX_PASSES`]
+    /// the lock is granted in queue order only.
+    passes: u32,
 }
 
 impl Entry {
-    /// A request not queued yet: granted at once only if compatible with the
-    /// holders *and* with every queued request (a shared request does not
-    /// pass a queued exclusive one: writers do not starve).
+    /// Whether exclusive requests may still pass waiting ones.
+    fn barging(&self) -> bool {
+        self.passes < MAX_PASSES
+    }
+
+    /// A request not queued yet (the grant rule of `mod.rs`).
     pub(super) fn check(&self, ts: TxnTs, mode: LockMode) -> Check {
         let ts = ts.0;
         match (self.exclusive, mode) {
@@ -123,10 +135,11 @@ impl Entry {
             (Some(_), _) => Check::Wait,
             (None, LockMode::Shared) if self.shared.contains(ts) => Check::Held,
             (None, LockMode::Shared) => {
-                if self.queue.iter().all(|w| w.mode == LockMode::Shared) {
-                    Check::Grant
-                } else {
+                // A queued writer (or upgrade) goes first: writers do not starve.
+                if self.queue.iter().any(|w| w.mode == LockMode::Exclusive) {
                     Check::Wait
+                } else {
+                    Check::Grant
                 }
             }
             (None, LockMode::Exclusive) if self.shared.contains(ts) => {
@@ -138,10 +151,13 @@ impl Entry {
                     Check::Wait
                 }
             }
-            (None, LockMode::Exclusive) if self.shared.is_empty() && self.queue.is_empty() => {
-                Check::Grant
+            (None, LockMode::Exclusive) => {
+                if self.shared.is_empty() && (self.queue.is_empty() || self.barging()) {
+                    Check::Grant
+                } else {
+                    Check::Wait
+                }
             }
-            (None, LockMode::Exclusive) => Check::Wait,
         }
     }
 
@@ -180,26 +196,32 @@ impl Entry {
         self.queue.iter().position(|w| w.ts == ts.0)
     }
 
-    /// A queued request: `Grant`/`Upgrade` if it may take the lock now (it
-    /// is compatible with the holders and with every request queued before
-    /// it), else `Wait` with `blockers` set to whom it waits for — the
-    /// conflicting holders and the conflicting requests queued before it —
-    /// sorted, without duplicates.
+    /// A queued request: `Grant`/`Upgrade` if it may take the lock now, else
+    /// `Wait` with `blockers` set to whom it waits for — the conflicting
+    /// holders; for a shared request the exclusive ones queued before it;
+    /// for an exclusive one, once the lock stopped admitting passes, every
+    /// request queued before it — sorted, without duplicates.
     pub(super) fn check_queued(&self, ts: TxnTs, blockers: &mut Vec<u64>) -> Check {
         let i = self.position(ts).expect("a waiting request is queued");
         let me = self.queue[i];
         blockers.clear();
         blockers.extend(self.exclusive);
-        if me.mode == LockMode::Exclusive {
-            blockers.extend(self.shared.iter().filter(|&s| s != ts.0));
+        let ahead = self.queue.iter().take(i);
+        match me.mode {
+            LockMode::Shared => {
+                blockers.extend(
+                    ahead
+                        .filter(|w| w.mode == LockMode::Exclusive)
+                        .map(|w| w.ts),
+                );
+            }
+            LockMode::Exclusive => {
+                blockers.extend(self.shared.iter().filter(|&s| s != ts.0));
+                if me.queued == Queued::Plain && !self.barging() {
+                    blockers.extend(ahead.map(|w| w.ts));
+                }
+            }
         }
-        blockers.extend(
-            self.queue
-                .iter()
-                .take(i)
-                .filter(|w| !compatible(w.mode, me.mode))
-                .map(|w| w.ts),
-        );
         debug_assert!(!blockers.contains(&ts.0), "{ts:?} waits for itself");
         if !blockers.is_empty() {
             blockers.sort_unstable();
@@ -212,11 +234,18 @@ impl Entry {
         }
     }
 
-    /// Takes a queued request out of the queue: it was granted (the caller
-    /// then calls [`Entry::grant`]) or chosen as a deadlock victim.
-    pub(super) fn dequeue(&mut self, ts: TxnTs) {
+    /// Takes a queued request out of the queue: it is a deadlock victim, or
+    /// it was granted (then `granted` is true and the caller records the
+    /// grant with [`Entry::grant`]).
+    pub(super) fn dequeue(&mut self, ts: TxnTs, granted: bool) {
         let i = self.position(ts).expect("a waiting request is queued");
-        self.queue.remove(i);
+        let me = self.queue.remove(i).expect("position is in the queue");
+        if i == 0 || self.queue.is_empty() {
+            // The head moved on: passes count afresh.
+            self.passes = 0;
+        } else if granted && me.mode == LockMode::Exclusive && me.queued == Queued::Plain {
+            self.passes += 1;
+        }
     }
 
     /// Requests waiting for this lock.
@@ -224,7 +253,8 @@ impl Entry {
         self.queue.len()
     }
 
-    /// Records a grant `check` or `check_queued` allowed.
+    /// Records a grant `check` or `check_queued` allowed (after `dequeue`
+    /// for a queued request).
     pub(super) fn grant(&mut self, ts: TxnTs, mode: LockMode) {
         debug_assert!(self.exclusive.is_none(), "grant beside an exclusive holder");
         match mode {
@@ -235,6 +265,15 @@ impl Entry {
                 self.exclusive = Some(ts.0);
             }
         }
+    }
+
+    /// Records a grant to a request that never queued: a plain exclusive
+    /// one granted while others wait passed them.
+    pub(super) fn grant_new(&mut self, ts: TxnTs, mode: LockMode, check: Check) {
+        if check == Check::Grant && mode == LockMode::Exclusive && !self.queue.is_empty() {
+            self.passes += 1;
+        }
+        self.grant(ts, mode);
     }
 
     /// Removes `ts` from the holders; false if it held nothing.
@@ -342,13 +381,13 @@ mod tests {
         assert_eq!(e.check(reader, LockMode::Shared), Check::Held);
         assert!(e.release(reader));
         assert_eq!(e.check_queued(writer, &mut blockers), Check::Grant);
-        e.dequeue(writer);
+        e.dequeue(writer, true);
         e.grant(writer, LockMode::Exclusive);
         assert_eq!(e.check_queued(late, &mut blockers), Check::Wait);
         assert_eq!(blockers, [writer.0]);
         assert!(e.release(writer));
         assert_eq!(e.check_queued(late, &mut blockers), Check::Grant);
-        e.dequeue(late);
+        e.dequeue(late, true);
         assert!(e.unused());
     }
 
@@ -371,11 +410,45 @@ mod tests {
         assert!(e.enqueue(b, LockMode::Exclusive));
         assert_eq!(e.check_queued(b, &mut blockers), Check::Wait);
         assert_eq!(blockers, [a.0]);
-        e.dequeue(b);
+        e.dequeue(b, false);
         assert!(e.release(b));
         assert_eq!(e.check_queued(a, &mut blockers), Check::Upgrade);
-        e.dequeue(a);
+        e.dequeue(a, true);
         e.grant(a, LockMode::Exclusive);
         assert_eq!(e.waiting(), 1);
+    }
+
+    #[test]
+    fn exclusive_requests_pass_a_waiter_a_bounded_number_of_times() {
+        let waiter = TxnTs(1);
+        let mut blockers = Vec::new();
+        let mut e = Entry::default();
+        e.grant(TxnTs(2), LockMode::Exclusive);
+        assert!(!e.enqueue(waiter, LockMode::Exclusive));
+        assert!(e.release(TxnTs(2)));
+        // Free, the waiter not yet running: newcomers take it past it.
+        for t in 0..u64::from(MAX_PASSES) {
+            let barger = TxnTs(100 + t);
+            assert_eq!(e.check(barger, LockMode::Exclusive), Check::Grant);
+            e.grant_new(barger, LockMode::Exclusive, Check::Grant);
+            assert_eq!(e.check_queued(waiter, &mut blockers), Check::Wait);
+            assert_eq!(blockers, [barger.0]);
+            assert!(e.release(barger));
+        }
+        // Passes used up: a newcomer queues behind the waiter, and waits
+        // for it even once it is the only one left waiting.
+        let late = TxnTs(99);
+        assert_eq!(e.check(late, LockMode::Exclusive), Check::Wait);
+        assert!(!e.enqueue(late, LockMode::Exclusive));
+        assert_eq!(e.check_queued(late, &mut blockers), Check::Wait);
+        assert_eq!(blockers, [waiter.0]);
+        assert_eq!(e.check_queued(waiter, &mut blockers), Check::Grant);
+        e.dequeue(waiter, true);
+        e.grant(waiter, LockMode::Exclusive);
+        // The head got it: passes count afresh.
+        assert_eq!(e.check_queued(late, &mut blockers), Check::Wait);
+        assert_eq!(blockers, [waiter.0]);
+        assert!(e.release(waiter));
+        assert_eq!(e.check(TxnTs(200), LockMode::Exclusive), Check::Grant);
     }
 }

@@ -1,6 +1,6 @@
 //! The lock manager: strict two-phase locking on named resources with shared
-//! and exclusive modes and upgrades. A conflicting request *waits* in a FIFO
-//! queue on the lock; deadlocks are detected on a wait-for graph when a
+//! and exclusive modes and upgrades. A conflicting request *waits* in a
+//! queue on the lock (readers never pass a queued writer); deadlocks are detected on a wait-for graph when a
 //! request is about to wait, and broken by failing the youngest transaction
 //! of the cycle. Waiting goes through `maestro_scheduler::sync`, so a
 //! transaction that waits for a lock inside a scheduler task shows up as a
@@ -36,21 +36,32 @@
 //! queued until it leaves the queue; a node is *waiting* or *doomed* (chosen
 //! as a victim by someone else; its edges are gone).
 //!
-//! **Grant rule.** A request is granted iff it is compatible with the holders
-//! and with every request queued before it (shared–shared is the only
-//! compatible pair). A new request is compared with the whole queue, so it
-//! queues at the tail whenever anyone before it would conflict; an upgrade (a
-//! shared holder asking for exclusive) queues before every plain request
-//! (they wait for its shared lock anyway) and needs only to be the sole
-//! holder. Requests for a lock held in that mode or a stronger one are
-//! `AlreadyHeld` and never queue.
+//! **Grant rule.** Shared–shared is the only compatible pair. A *shared*
+//! request is granted iff no exclusive holder and no exclusive request (plain
+//! or upgrade) queued before it — for a new request, anywhere in the queue:
+//! a reader never passes a queued writer. A *plain exclusive* request is
+//! granted iff the lock has no holders and either nobody queues, or the lock
+//! still admits *passes*: a grant of an exclusive request past a waiting one
+//! counts one pass, and after `entry::MAX_PASSES` the lock is granted in
+//! queue order only (an exclusive request then waits for everyone queued
+//! before it) until the request at the head of the queue gets it. Passing
+//! keeps a just-freed hot lock busy with a running transaction instead of
+//! idle until a sleeping waiter is scheduled (with more terminals than cores
+//! a strict hand-off convoys); the bound keeps waiters from starving. An
+//! *upgrade* (a shared holder asking for exclusive) queues before every plain
+//! request (they wait for its shared lock anyway) and is granted iff it is
+//! the sole holder. A request for a lock held in that mode or a stronger one
+//! is `AlreadyHeld` and never queues. A queued request's *blockers* (its
+//! edges) are exactly what the rule makes it wait for: the conflicting
+//! holders, plus the exclusive requests before it (shared), or everyone
+//! before it once passes are used up (exclusive).
 //!
 //! **Acquire** (`ts`, name, mode):
-//! 1. under the latch: held → `AlreadyHeld`; grantable → record, `Acquired`
-//!    or `Upgraded` (notify if others queue: a shared grant may let the
-//!    next shared waiters in); else push on the queue;
-//! 2. loop, under the latch: compute the *blockers* (conflicting holders and
-//!    conflicting requests queued before it); read the shard's epoch `e`;
+//! 1. under the latch: held → `AlreadyHeld`; grantable → record (a pass if
+//!    others queue), `Acquired` or `Upgraded` (notify if others queue: their
+//!    edges grew, or a shared grant may let the next shared waiters in);
+//!    else push on the queue;
+//! 2. loop, under the latch: compute the blockers; read the shard's epoch `e`;
 //!    take the graph mutex for one *step*: doomed → leave the graph, be a
 //!    victim; no blockers → leave the graph, dequeue and take the lock; else
 //!    set its edges to the blockers and, if that added an edge, search for a
@@ -84,9 +95,11 @@
 //!
 //! **No lost wake-up.** A sleeper reads its shard's epoch `e` under the latch
 //! before its graph step and sleeps only while the epoch is `e`. (a) Entry
-//! changes: every later change of its entry happens under the same latch,
-//! sees the queue non-empty, and is followed (after unlocking) by a bump of
-//! the epoch, which therefore comes after the read. (b) Being doomed: the
+//! changes: every later change of its entry that can matter to it (a grant,
+//! a release, a request leaving the queue, an upgrade queued before it; not
+//! a request queued behind it, which changes nobody's blockers) happens
+//! under the same latch, sees the queue non-empty, and is followed (after
+//! unlocking) by a bump of the epoch, which therefore comes after the read. (b) Being doomed: the
 //! doom is a graph step after the sleeper's own step (which made it a node),
 //! so after its epoch read; the doomer bumps the epoch after its step. In both
 //! cases the notifier then locks and unlocks the room's mutex and notifies
@@ -116,9 +129,13 @@
 //! closes no cycle; a victim's retry is a new [`TxnTs`] attempt.
 //!
 //! **Writers do not starve.** A shared request never passes a queued
-//! exclusive one (grant rule), so once a writer queues, the readers ahead of
-//! it drain and it is next. A transaction never starves as a victim either:
-//! victims are the youngest of their cycle, and a retry keeps its age, so it
+//! exclusive one (grant rule), so once a writer queues, no new reader gets
+//! in before it. Nor does any waiter starve behind other writers: at most
+//! `MAX_PASSES` grants pass the head of the queue before the lock goes in
+//! queue order, holders are finite (strict 2PL: each ends by commit or
+//! rollback), and a request waiting in a cycle is either the victim or
+//! waits for one. A transaction does not starve as a victim either: victims
+//! are the youngest of their cycle, and a retry keeps its age, so it
 //! eventually is older than every transaction it can meet.
 
 mod entry;
@@ -311,7 +328,8 @@ impl LockManager {
         let mut state = shard.lock();
         let st = &mut *state;
         let entry = st.entries.entry(name.word()).or_default();
-        let grant = match entry.check(ts, mode) {
+        let check = entry.check(ts, mode);
+        let grant = match check {
             Check::Held => return Ok(Grant::AlreadyHeld),
             Check::Grant => Grant::Acquired,
             Check::Upgrade => Grant::Upgraded,
@@ -321,7 +339,7 @@ impl LockManager {
                 return self.wait_in_queue(index, state, reordered, ts, name, mode);
             }
         };
-        entry.grant(ts, mode);
+        entry.grant_new(ts, mode, check);
         let notify = entry.waiting() > 0;
         st.stats.acquired += 1;
         drop(state);
@@ -369,7 +387,7 @@ impl LockManager {
                     state = shard.lock();
                 }
                 Verdict::Proceed => {
-                    entry.dequeue(ts);
+                    entry.dequeue(ts, true);
                     entry.grant(ts, mode);
                     st.stats.acquired += 1;
                     let notify = entry.waiting() > 0;
@@ -383,7 +401,7 @@ impl LockManager {
                     });
                 }
                 Verdict::Victim(cause) => {
-                    entry.dequeue(ts);
+                    entry.dequeue(ts, false);
                     st.stats.deadlock_victims += 1;
                     let notify = entry.waiting() > 0;
                     if entry.unused() {
