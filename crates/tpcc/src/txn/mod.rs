@@ -21,7 +21,7 @@
 //!
 //! | transaction | locks |
 //! |---|---|
-//! | New-Order | X `DistrictNextOId` (takes `o_id`), X `Order` (the new one), X `Stock` per line |
+//! | New-Order | X `DistrictNextOId` (takes `o_id`), X `Order` (the new one), X `Stock` per line (all before the first line, in (warehouse, item) order, as Stock-Level takes its S `Stock`: no deadlock on stock rows) |
 //! | Payment | X `Customer`, X `DistrictYtd`, X `WarehouseYtd` (hottest last: held shortest) |
 //! | Order-Status | S `Customer`, S `Order` (the customer's latest) |
 //! | Delivery | per district: X `DeliveryQueue`, X `Order` (the oldest), X `Customer` |
@@ -137,6 +137,8 @@ pub struct TxnState {
 pub(crate) struct Scratch {
     /// Stock-Level's item ids.
     items: Vec<u32>,
+    /// New-Order's stock locks, sorted.
+    stocks: Vec<LockName>,
     /// Customers of one last name: (`c_first` key, `c_id`, row).
     customers: Vec<([u8; 16], u16, RowId)>,
 }
@@ -271,5 +273,55 @@ pub fn execute(
                 return Err(e);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::NewOrder;
+
+    /// A transaction body that panics while holding locks and having
+    /// inserted a row: the unwinding drop undoes the insert and releases the
+    /// locks, so another transaction gets the same locks at once.
+    #[test]
+    fn a_panicking_transaction_rolls_back_and_releases_its_locks() {
+        let db = Database::new(1).unwrap();
+        let locks = LockManager::new();
+        let mut state = TxnState::default();
+        let order = LockName::order(1, 1, 3001).unwrap();
+        let district = LockName::district_next_o_id(1, 1).unwrap();
+        let body = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut txn = Txn {
+                db: &db,
+                locks: locks.lock_set(locks.begin(), &mut state.held),
+                now: 0,
+                undo: &mut state.undo,
+                scratch: &mut state.scratch,
+            };
+            txn.lock(district, LockMode::Exclusive).unwrap();
+            txn.lock(order, LockMode::Exclusive).unwrap();
+            let row = NewOrder {
+                no_o_id: 3001,
+                no_d_id: 1,
+                no_w_id: 1,
+            };
+            txn.insert(Inserted::NewOrder, row).unwrap();
+            assert_eq!(txn.db.counts().new_order, 1);
+            panic!("the body fails mid-transaction");
+        }));
+        assert!(body.is_err());
+        assert_eq!(db.counts().new_order, 0, "the insert was undone");
+        assert!(state.held.is_empty() && state.undo.is_empty());
+        assert_eq!(locks.locks_in_use(), 0);
+        let other = locks.begin();
+        for name in [district, order] {
+            assert_eq!(
+                locks.acquire(other, name, LockMode::Exclusive),
+                Ok(crate::lock::Grant::Acquired)
+            );
+            assert!(locks.release(other, name));
+        }
+        assert_eq!(locks.stats().waits, 0, "granted at once");
     }
 }
