@@ -26,7 +26,8 @@ const ROLLBACK_PERCENT: u64 = 25;
 const HOT_CUSTOMERS: u16 = 10;
 
 /// Half the time one of the first [`HOT_CUSTOMERS`], so Payments of one
-/// customer overlap (and die after updating it) often.
+/// customer overlap often (they wait for each other, and a deadlock victim
+/// rolls back what it updated).
 fn hot_customer(given: CustomerSelector, rng: &mut fastrand::Rng) -> CustomerSelector {
     if rng.bool() {
         CustomerSelector::Id(rng.u16(1..=HOT_CUSTOMERS))

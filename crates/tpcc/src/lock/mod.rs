@@ -85,10 +85,11 @@
 //! [`LockSet`] releases whatever it still holds when dropped, so a
 //! transaction that panics frees its locks.
 //!
-//! **Lock order.** shard latch → graph mutex; shard latch → a room's mutex
-//! (only to notify); nothing is taken while holding the graph mutex or a
-//! room's mutex (a sleeper holds its room's mutex only to check the epoch and
-//! enter the condvar, and re-takes the latch after releasing it). No thread
+//! **Lock order.** shard latch → graph mutex, and nothing else nests:
+//! nothing is taken while holding the graph mutex; a room's mutex is taken
+//! only with nothing held (notifications happen after the latch is
+//! released; a sleeper holds its room's mutex only to check the epoch and
+//! enter the condvar, and re-takes the latch after leaving it). No thread
 //! holds two shard latches: a request touches one entry, a release one at a
 //! time. So the manager's own mutexes cannot deadlock, and detection never
 //! waits for a lock: nothing sleeps holding the graph mutex or a latch.
