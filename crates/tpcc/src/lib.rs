@@ -34,14 +34,15 @@
 //! The transaction layer:
 //! - [`lock`]: the lock manager — strict 2PL on named resources (a lock
 //!   space per mutable column group plus a packed key), shared/exclusive with
-//!   upgrade, wait-die deadlock prevention, a sharded table, waits through
-//!   `maestro_scheduler::sync` so a waiting transaction is a *blocked*
-//!   worker. Its protocol is written down in its module docs.
+//!   upgrade, conflicting requests waiting in FIFO queues (writers do not
+//!   starve) with deadlock detection on a wait-for graph, a sharded table,
+//!   waits through `maestro_scheduler::sync` so a waiting transaction is a
+//!   *blocked* worker. Its protocol is written down in its module docs.
 //! - [`txn`]: New-Order, Payment, Order-Status, Delivery and Stock-Level
 //!   (clause 2), their inputs and generator (clause 2.x.1, NURand with the
 //!   run's constants), an undo log of column-group before-images and inverse
-//!   inserts/deletes, and [`txn::execute`], which retries a wait-die victim
-//!   with its original timestamp. The locking rules per transaction (which
+//!   inserts/deletes, and [`txn::execute`], which retries a deadlock victim
+//!   with its original age. The locking rules per transaction (which
 //!   lock guards which read, and how phantoms are excluded) are in its
 //!   module docs.
 //! - [`driver`]: terminals running the 45/43/4/4/4 mix with zero keying and

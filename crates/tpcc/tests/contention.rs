@@ -1,7 +1,7 @@
 //! Hot-spot runs: every transaction of the mix is funnelled into district 1
 //! of one warehouse, half the Payments and Order-Status into 10 customers,
 //! and a quarter of the New-Orders roll back, so transactions on one district
-//! or customer overlap with rollbacks and deaths all the time — the
+//! or customer overlap with rollbacks and deadlock victims all the time — the
 //! interleavings where a missing lock or a wrong undo image loses an update
 //! (the standard mix makes them rare). Afterwards: consistency conditions and
 //! the audit invariants of `common::audit`. Seeded (`TPCC_SEED=…`).
@@ -26,7 +26,8 @@ const ROLLBACK_PERCENT: u64 = 25;
 const HOT_CUSTOMERS: u16 = 10;
 
 /// Half the time one of the first [`HOT_CUSTOMERS`], so Payments of one
-/// customer overlap (and die after updating it) often.
+/// customer overlap often (they wait for each other, and a deadlock victim
+/// rolls back what it updated).
 fn hot_customer(given: CustomerSelector, rng: &mut fastrand::Rng) -> CustomerSelector {
     if rng.bool() {
         CustomerSelector::Id(rng.u16(1..=HOT_CUSTOMERS))
@@ -93,7 +94,7 @@ fn hot_run(run: &(dyn Fn(&mut (dyn FnMut() -> Executed + Send)) -> Executed + Sy
         NuRandConstants::for_run(&loaded.constants, &mut fastrand::Rng::with_seed(seed));
     let locks = LockManager::new();
     let before = totals(&db);
-    let (audit, deaths) = std::thread::scope(|s| {
+    let (audit, victims) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..THREADS)
             .map(|t| {
                 let (db, locks) = (&db, &locks);
@@ -101,32 +102,32 @@ fn hot_run(run: &(dyn Fn(&mut (dyn FnMut() -> Executed + Send)) -> Executed + Sy
                     let stream = seed ^ ((t + 1) * 0x9E37_79B9);
                     let mut inputs = InputGenerator::new(TpccRng::new(stream, constants), 1, 1, 1);
                     let mut rng = fastrand::Rng::with_seed(stream);
-                    let (mut audit, mut deaths) = (Audit::default(), 0);
+                    let (mut audit, mut victims) = (Audit::default(), 0);
                     let mut state = TxnState::default();
                     for _ in 0..PER_THREAD {
                         let input = hot_input(&mut inputs, &mut rng);
                         let done = run(&mut || execute(db, locks, &mut state, &input).unwrap());
-                        deaths += u64::from(done.deadlock_aborts);
+                        victims += u64::from(done.deadlock_aborts);
                         account(&mut audit, &input, &done);
                     }
-                    (audit, deaths)
+                    (audit, victims)
                 })
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).fold(
             (Audit::default(), 0),
-            |(mut sum, d), (a, deaths)| {
+            |(mut sum, d), (a, victims)| {
                 sum.payments += a.payments;
                 sum.payment_amount += a.payment_amount;
                 sum.new_orders += a.new_orders;
                 sum.order_lines += a.order_lines;
                 sum.ordered_quantity += a.ordered_quantity;
                 sum.delivered_orders += a.delivered_orders;
-                (sum, d + deaths)
+                (sum, d + victims)
             },
         )
     });
-    eprintln!("{audit:?}, {deaths} deaths, {:?}", locks.stats());
+    eprintln!("{audit:?}, {victims} victims, {:?}", locks.stats());
     assert_eq!(locks.locks_in_use(), 0, "seed {seed}: locks left behind");
     let violations = check_consistency(&db);
     assert!(violations.is_empty(), "seed {seed}: {violations:?}");

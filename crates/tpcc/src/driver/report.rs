@@ -98,7 +98,7 @@ pub struct KindReport {
     pub committed: u64,
     /// New-Order's 1 % rollbacks (0 for the other types).
     pub rolled_back: u64,
-    /// Wait-die deaths, each retried.
+    /// Times a transaction was a deadlock victim, each retried.
     pub deadlock_aborts: u64,
     /// Submission to completion, retries included, of committed and
     /// rolled-back transactions.
@@ -194,7 +194,7 @@ impl RunReport {
         self.per_second(self.completed())
     }
 
-    /// Deadlock-prevention aborts per attempt: aborts / (completed + aborts).
+    /// Deadlock aborts per attempt: aborts / (completed + aborts).
     pub fn abort_rate(&self) -> f64 {
         let aborts = self.deadlock_aborts();
         match self.completed() + aborts {
@@ -221,7 +221,7 @@ impl fmt::Display for RunReport {
         )?;
         writeln!(
             f,
-            "tpmC {:.0}   transactions/s {:.0}   abort rate {:.4} ({} deadlock-prevention aborts, {} user rollbacks)",
+            "tpmC {:.0}   transactions/s {:.0}   abort rate {:.4} ({} deadlock aborts, {} user rollbacks)",
             self.tpmc(),
             self.transactions_per_second(),
             self.abort_rate(),
@@ -250,10 +250,10 @@ impl fmt::Display for RunReport {
         }
         write!(
             f,
-            "locks: {} acquired, {} waits, {} deaths; {} latches, {} contended",
+            "locks: {} acquired, {} waits, {} deadlock victims; {} latches, {} contended",
             self.locks.acquired,
             self.locks.waits,
-            self.locks.deaths,
+            self.locks.deadlock_victims,
             self.latch,
             self.locks.latch_contended
         )?;

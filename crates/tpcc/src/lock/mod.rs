@@ -1,17 +1,21 @@
 //! The lock manager: strict two-phase locking on named resources with shared
-//! and exclusive modes, upgrades, and wait-die deadlock prevention. Waiting
-//! goes through `maestro_scheduler::sync`, so a transaction that waits for a
-//! lock inside a scheduler task shows up as a *blocked* worker (paper §5) and
-//! the scheduler can run other work meanwhile.
+//! and exclusive modes and upgrades. A conflicting request *waits* in a
+//! queue on the lock (readers never pass a queued writer); deadlocks are detected on a wait-for graph when a
+//! request is about to wait, and broken by failing the youngest transaction
+//! of the cycle. Waiting goes through `maestro_scheduler::sync`, so a
+//! transaction that waits for a lock inside a scheduler task shows up as a
+//! *blocked* worker (paper §5) and the scheduler can run other work meanwhile.
 //!
 //! # Protocol
 //!
 //! **Table.** [`LOCK_SHARDS`] shards, chosen by the top bits of a hash of the
 //! name; each is a *latch* over a map name → `Entry` (exclusive holder, shared
-//! holders, number of waiters), plus a *waiting room* for 2PL waits (below).
-//! Every state change of an entry happens under its shard's latch. Entries
-//! with neither holders nor waiters are removed, so memory follows the locks
-//! in use, not the names ever locked.
+//! holders, and the queue of waiting requests), plus a *waiting room* for
+//! lock waits (below). Every state change of an entry happens under its
+//! shard's latch. Entries with neither holders nor queued requests are
+//! removed, so memory follows the locks in use, not the names ever locked.
+//! Beside the shards, one *wait-for graph* (`graph.rs`, behind its own
+//! mutex) has a node per queued request with edges to whom it waits for.
 //!
 //! **Latches and lock waits are separate.** The latch guards only the short
 //! critical sections on the table (a hash lookup and a few stores); how a
@@ -22,65 +26,124 @@
 //! scheduler-aware primitives, whatever the flavour. The scheduler's `Condvar`
 //! only works with its own `Mutex`, so the lock wait does not use the latch:
 //! each shard has a waiting room (a scheduler-aware `Mutex<()>` and `Condvar`)
-//! and an *epoch* counter. A waiter reads the epoch under the latch, releases
-//! the latch, and sleeps in the room until the epoch moved; a change that may
-//! matter to waiters bumps the epoch after the latch is released, passes
-//! through the room's mutex, and notifies the room's condvar. All flavours
-//! use this same path, so they differ in the latch alone. The room's mutex is
-//! held only to check the epoch and to enter the condvar, and is taken only
-//! when some entry of the shard has waiters.
+//! and an *epoch* counter. All flavours use this same path, so they differ in
+//! the latch alone.
 //!
-//! **Acquire** (`ts`, name, mode), under the shard mutex, in a loop:
-//! 1. already held in this mode or stronger → `AlreadyHeld`;
-//! 2. compatible (no other holder conflicts) → record, `Acquired`/`Upgraded`;
-//! 3. conflicting holders, all younger than `ts` → wait in the shard's room
-//!    (entry `waiting += 1` first), then re-check from 1;
-//! 4. some conflicting holder older than `ts` → *die*: return a
-//!    [`Conflict`] naming it; nothing was recorded.
+//! **States of a request** (for transaction attempt `ts`, a [`TxnTs`]):
+//! *checked* → *granted* | *queued*; *queued* → *granted* | *victim*. A
+//! queued request is either *asleep* in its shard's room or *checking*
+//! (holding the latch). In the graph it is a node from its first check as
+//! queued until it leaves the queue; a node is *waiting* or *doomed* (chosen
+//! as a victim by someone else; its edges are gone).
 //!
-//! **Release** removes the holder; if anyone waits on the entry it notifies
-//! the shard's room (all waiters re-check; different names in one shard
-//! share it, which costs spurious wake-ups, never missed ones). A grant on an
-//! entry with waiters notifies too: the new holder may be older than a waiter,
-//! which must then die rather than wait (see below).
+//! **Grant rule.** Shared–shared is the only compatible pair. A *shared*
+//! request is granted iff no exclusive holder and no exclusive request (plain
+//! or upgrade) queued before it — for a new request, anywhere in the queue:
+//! a reader never passes a queued writer. A *plain exclusive* request is
+//! granted iff the lock has no holders and either nobody queues, or the lock
+//! still admits *passes*: a grant of an exclusive request past a waiting one
+//! counts one pass, and after `entry::MAX_PASSES` the lock is granted in
+//! queue order only (an exclusive request then waits for everyone queued
+//! before it) until the request at the head of the queue gets it. Passing
+//! keeps a just-freed hot lock busy with a running transaction instead of
+//! idle until a sleeping waiter is scheduled (with more terminals than cores
+//! a strict hand-off convoys); the bound keeps waiters from starving. An
+//! *upgrade* (a shared holder asking for exclusive) queues before every plain
+//! request (they wait for its shared lock anyway) and is granted iff it is
+//! the sole holder. A request for a lock held in that mode or a stronger one
+//! is `AlreadyHeld` and never queues. A queued request's *blockers* (its
+//! edges) are exactly what the rule makes it wait for: the conflicting
+//! holders, plus the exclusive requests before it (shared), or everyone
+//! before it once passes are used up (exclusive).
+//!
+//! **Acquire** (`ts`, name, mode):
+//! 1. under the latch: held → `AlreadyHeld`; grantable → record (a pass if
+//!    others queue), `Acquired` or `Upgraded` (notify if others queue: their
+//!    edges grew, or a shared grant may let the next shared waiters in);
+//!    else push on the queue;
+//! 2. loop, under the latch: compute the blockers; read the shard's epoch `e`;
+//!    take the graph mutex for one *step*: doomed → leave the graph, be a
+//!    victim; no blockers → leave the graph, dequeue and take the lock; else
+//!    set its edges to the blockers and, if that added an edge, search for a
+//!    cycle through itself and break each one found by choosing its youngest
+//!    member (largest `ts`): itself → leave the graph, be a victim; another →
+//!    mark it doomed, clear its edges, remember its shard;
+//! 3. release the graph mutex and the latch, notify the shards of the doomed
+//!    (and its own, if an upgrade was queued before others), then sleep in
+//!    the room until the epoch moved past `e`, and go to 2.
+//!
+//! A victim leaves the queue (notifying the shard if others queue) and
+//! returns [`Deadlock`]; the caller rolls back, releasing its locks, and may
+//! retry as [`TxnTs::retry`] (same age, new identity in the graph).
+//!
+//! **Release** removes the holder; if anyone queues on the entry it notifies
+//! the shard's room (all its sleepers re-check; different names in one shard
+//! share it, which costs spurious wake-ups, never missed ones).
 //!
 //! **Strictness** is the caller's part: a transaction releases only after it
-//! committed or rolled back (`Txn::commit`/`Txn::rollback` in `txn`).
+//! committed or rolled back (`Txn::commit`/`Txn::rollback` in `txn`); a
+//! [`LockSet`] releases whatever it still holds when dropped, so a
+//! transaction that panics frees its locks.
 //!
-//! **No deadlock.** A request sleeps only in step 3, i.e. while every
-//! conflicting holder is younger. Holders change only under the shard latch,
-//! and every change on an entry with waiters is followed by a notification,
-//! after which each waiter re-applies the rule before sleeping again. So a
-//! *sleeping* transaction always waits for younger ones, and a cycle of
-//! sleepers would need a transaction younger than itself. A death releases
-//! everything (the caller rolls back), so victims never hold up others.
+//! **Lock order.** shard latch → graph mutex, and nothing else nests:
+//! nothing is taken while holding the graph mutex; a room's mutex is taken
+//! only with nothing held (notifications happen after the latch is
+//! released; a sleeper holds its room's mutex only to check the epoch and
+//! enter the condvar, and re-takes the latch after leaving it). No thread
+//! holds two shard latches: a request touches one entry, a release one at a
+//! time. So the manager's own mutexes cannot deadlock, and detection never
+//! waits for a lock: nothing sleeps holding the graph mutex or a latch.
 //!
-//! **No starvation.** A restarted transaction keeps its timestamp; new ones
-//! get larger ones, so it eventually is the oldest and is never chosen to die.
+//! **No lost wake-up.** A sleeper reads its shard's epoch `e` under the latch
+//! before its graph step and sleeps only while the epoch is `e`. (a) Entry
+//! changes: every later change of its entry that can matter to it (a grant,
+//! a release, a request leaving the queue, an upgrade queued before it; not
+//! a request queued behind it, which changes nobody's blockers) happens
+//! under the same latch, sees the queue non-empty, and is followed (after
+//! unlocking) by a bump of the epoch, which therefore comes after the read. (b) Being doomed: the
+//! doom is a graph step after the sleeper's own step (which made it a node),
+//! so after its epoch read; the doomer bumps the epoch after its step. In both
+//! cases the notifier then locks and unlocks the room's mutex and notifies
+//! the condvar. The sleeper checks `epoch == e` under the room's mutex and,
+//! while it holds, enters the condvar wait, which reads the condvar's
+//! sequence number before it releases that mutex. The room's mutex orders
+//! the two: if the notifier passed through it first, the sleeper's check sees
+//! the bump and it does not sleep; otherwise the notify comes after the
+//! sleeper read the sequence number, so its park sees a new number or it is
+//! unparked. (Relaxed epoch accesses suffice: the latch, the graph mutex and
+//! the room's mutex order each read against the bump it must see.)
 //!
-//! **No lost wake-up.** A waiter raises the entry's `waiting` count and reads
-//! the shard's epoch `e`, both under the latch. Every later change of the
-//! entry happens under the same latch, so it sees `waiting > 0` and is
-//! followed (after unlocking) by a bump of the epoch, which therefore comes
-//! after the waiter's read and makes it `≠ e`. The notifier then locks and
-//! unlocks the room's mutex and notifies the room's condvar. The waiter checks
-//! `epoch == e` under the room's mutex and, while it holds, enters the condvar
-//! wait, which reads the condvar's sequence number before it releases that
-//! mutex. The room's mutex orders the two: if the notifier passed through it
-//! first, the waiter's check sees the bump and it does not sleep; otherwise
-//! the notify comes after the waiter read the sequence number, so its park
-//! sees a new number or it is unparked. A waiter that wakes re-checks the
-//! epoch, and re-takes the latch only once the epoch moved.
+//! **Every deadlock is detected.** A deadlock is a cycle of queued requests
+//! each waiting for the next. The graph has the edges each request computed
+//! at its last check, and every change of an entry with a queue wakes its
+//! requests to check again, so a cycle of requests that all sleep for good
+//! is in the graph once each has checked after the last change. A cycle
+//! appears in the graph only when some step adds an edge, and that step
+//! searches from the request that added it, through which every new cycle
+//! runs, and breaks them all (the graph is acyclic between steps; debug
+//! builds assert it). Victims leave the graph, so a cycle has exactly one
+//! victim, and the others keep waiting until it has rolled back.
 //!
-//! **Backoff after a death** ([`LockManager::wait_for_change`]): the victim,
-//! holding nothing, sleeps once on the conflicting lock until it is free or
-//! something changes, then restarts. It holds no locks, so no one waits for
-//! it, and it cannot deadlock; it avoids a busy restart loop against the same
-//! older holder.
+//! **No phantom deadlocks.** An edge can be stale only towards an attempt
+//! that released its locks, which is not queued anywhere (a node leaves the
+//! graph before its request returns), so the edge leads to no node and
+//! closes no cycle; a victim's retry is a new [`TxnTs`] attempt.
+//!
+//! **Writers do not starve.** A shared request never passes a queued
+//! exclusive one (grant rule), so once a writer queues, no new reader gets
+//! in before it. Nor does any waiter starve behind other writers: at most
+//! `MAX_PASSES` grants pass the head of the queue before the lock goes in
+//! queue order, holders are finite (strict 2PL: each ends by commit or
+//! rollback), and a request waiting in a cycle is either the victim or
+//! waits for one. A transaction does not starve as a victim either: victims
+//! are the youngest of their cycle, and a retry keeps its age, so it
+//! eventually is older than every transaction it can meet.
 
 mod entry;
+mod graph;
 mod latch;
 mod name;
+mod set;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -88,9 +151,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use maestro_scheduler::sync::{Condvar, Mutex};
 
 use entry::{BuildNameHasher, Check, Entry, mix};
+pub use graph::VictimCause;
+use graph::{Verdict, WaitForGraph};
 pub use latch::{LatchFlavour, RawSpinLock, SpinLock, SpinLockGuard};
 use latch::{ShardGuard, ShardLatch};
 pub use name::{LOCK_KEY_BITS, LockMode, LockName, LockSpace, TxnTs};
+pub use set::LockSet;
 
 /// Shards of the lock table (a power of two). With ~one lock in flight per
 /// row a transaction touches and a handful of concurrent transactions, 256
@@ -109,13 +175,15 @@ pub enum Grant {
     Upgraded,
 }
 
-/// Why a request was refused: wait-die chose the requester to die because
-/// `holder`, older than it, holds `name` in a conflicting mode.
+/// Why a request was refused: waiting for `name` in `mode` would have closed
+/// a cycle in the wait-for graph, and this transaction was the cycle's
+/// youngest. Nothing was recorded; the caller must roll back, releasing
+/// everything it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Conflict {
+pub struct Deadlock {
     pub name: LockName,
     pub mode: LockMode,
-    pub holder: TxnTs,
+    pub cause: VictimCause,
 }
 
 /// Counters summed over the shards.
@@ -123,11 +191,12 @@ pub struct Conflict {
 pub struct LockStats {
     /// Locks granted (new and upgrades).
     pub acquired: u64,
-    /// Requests that slept at least once before their grant or death.
+    /// Requests that queued (waited at least once) before their grant or
+    /// their end as a deadlock victim.
     pub waits: u64,
-    /// Requests refused by wait-die.
-    pub deaths: u64,
-    /// Shard-latch acquisitions (by requests, releases and backoffs) that
+    /// Requests refused as deadlock victims.
+    pub deadlock_victims: u64,
+    /// Shard-latch acquisitions (by requests, releases and stats) that
     /// found the latch held and had to wait for it in the flavour's way.
     pub latch_contended: u64,
 }
@@ -144,7 +213,7 @@ struct Shard {
     state: ShardLatch<ShardState>,
     /// Bumped after every change an entry's waiters may care about.
     epoch: AtomicU64,
-    /// The waiting room for 2PL waits (see the module docs).
+    /// The waiting room for lock waits (see the module docs).
     room: Mutex<()>,
     changed: Condvar,
 }
@@ -168,24 +237,27 @@ impl Shard {
         guard
     }
 
-    /// A 2PL wait: releases the latch, sleeps (as *blocked* on a worker) until
-    /// the epoch moved past the one read under the latch, relocks the latch.
-    fn wait<'a>(&'a self, guard: ShardGuard<'a, ShardState>) -> ShardGuard<'a, ShardState> {
-        // Relaxed: the latch and the room's mutex order this read against the
-        // bump (see "No lost wake-up" in the module docs).
-        let seen = self.epoch.load(Ordering::Relaxed);
-        drop(guard);
+    /// The epoch a sleeper compares against (read under the latch, before
+    /// the graph step).
+    fn epoch(&self) -> u64 {
+        // Relaxed: the latch and the graph mutex order this read before every
+        // bump it must not miss (see "No lost wake-up" in the module docs).
+        self.epoch.load(Ordering::Relaxed)
+    }
+
+    /// A lock wait, with the latch released: sleeps (as *blocked* on a
+    /// worker) until the epoch moved past `seen`.
+    fn sleep(&self, seen: u64) {
         let mut room = self.room.lock();
+        // Relaxed: the room's mutex orders this read against the bump.
         while self.epoch.load(Ordering::Relaxed) == seen {
             self.changed.wait(&mut room);
         }
-        drop(room);
-        self.lock()
     }
 
-    /// After a change under the latch, with the latch released: wakes the
-    /// shard's waiters.
+    /// After a change (with no room mutex held): wakes the shard's sleepers.
     fn notify(&self) {
+        // Relaxed: paired through the room's mutex (see `sleep`).
         self.epoch.fetch_add(1, Ordering::Relaxed);
         drop(self.room.lock());
         self.changed.notify_all();
@@ -195,7 +267,8 @@ impl Shard {
 /// The lock table. `Sync`: share it by reference between terminals.
 pub struct LockManager {
     shards: Box<[Shard]>,
-    next_ts: AtomicU64,
+    graph: Mutex<WaitForGraph>,
+    next_age: AtomicU64,
 }
 
 impl Default for LockManager {
@@ -214,7 +287,8 @@ impl LockManager {
     pub fn with_flavour(flavour: LatchFlavour) -> Self {
         LockManager {
             shards: (0..LOCK_SHARDS).map(|_| Shard::new(flavour)).collect(),
-            next_ts: AtomicU64::new(1),
+            graph: Mutex::new(WaitForGraph::default()),
+            next_age: AtomicU64::new(1),
         }
     }
 
@@ -223,62 +297,122 @@ impl LockManager {
         self.shards[0].state.flavour()
     }
 
-    /// A timestamp for a new transaction, younger than every earlier one.
-    /// A restarted transaction keeps its first timestamp.
+    /// The first attempt of a new transaction, younger than every earlier
+    /// one. A victim's retry is [`TxnTs::retry`] of it.
     pub fn begin(&self) -> TxnTs {
         // Relaxed: uniqueness and order come from the RMW itself.
-        TxnTs(self.next_ts.fetch_add(1, Ordering::Relaxed))
+        TxnTs::first(self.next_age.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// A lock set for transaction attempt `ts`, remembering its locks in
+    /// `held` (empty; a buffer the caller reuses).
+    pub fn lock_set<'a>(&'a self, ts: TxnTs, held: &'a mut Vec<LockName>) -> LockSet<'a> {
+        LockSet::new(self, ts, held)
+    }
+
+    fn shard_index(&self, name: LockName) -> usize {
+        let bits = LOCK_SHARDS.trailing_zeros();
+        // `checked_shr`: a shift by 64 (one shard) would overflow.
+        mix(name.word()).checked_shr(64 - bits).unwrap_or(0) as usize
     }
 
     fn shard(&self, name: LockName) -> &Shard {
-        let bits = LOCK_SHARDS.trailing_zeros();
-        // `checked_shr`: a shift by 64 (one shard) would overflow.
-        let top = mix(name.word()).checked_shr(64 - bits).unwrap_or(0);
-        &self.shards[top as usize]
+        &self.shards[self.shard_index(name)]
     }
 
-    /// Requests `name` in `mode` for transaction `ts`, waiting while every
-    /// conflicting holder is younger, dying (`Err`) as soon as one is older.
-    pub fn acquire(&self, ts: TxnTs, name: LockName, mode: LockMode) -> Result<Grant, Conflict> {
-        let shard = self.shard(name);
+    /// Requests `name` in `mode` for transaction attempt `ts`, waiting while
+    /// it conflicts; fails only if it is chosen as a deadlock victim (see
+    /// the module docs).
+    pub fn acquire(&self, ts: TxnTs, name: LockName, mode: LockMode) -> Result<Grant, Deadlock> {
+        let index = self.shard_index(name);
+        let shard = &self.shards[index];
         let mut state = shard.lock();
-        let mut waited = false;
+        let st = &mut *state;
+        let entry = st.entries.entry(name.word()).or_default();
+        let check = entry.check(ts, mode);
+        let grant = match check {
+            Check::Held => return Ok(Grant::AlreadyHeld),
+            Check::Grant => Grant::Acquired,
+            Check::Upgrade => Grant::Upgraded,
+            Check::Wait => {
+                let reordered = entry.enqueue(ts, mode);
+                st.stats.waits += 1;
+                return self.wait_in_queue(index, state, reordered, ts, name, mode);
+            }
+        };
+        entry.grant_new(ts, mode, check);
+        let notify = entry.waiting() > 0;
+        st.stats.acquired += 1;
+        drop(state);
+        if notify {
+            shard.notify();
+        }
+        Ok(grant)
+    }
+
+    /// Steps 2–3 of Acquire for a request just queued (`reordered`: queued
+    /// before others, whose edges changed).
+    fn wait_in_queue<'a>(
+        &'a self,
+        index: usize,
+        mut state: ShardGuard<'a, ShardState>,
+        reordered: bool,
+        ts: TxnTs,
+        name: LockName,
+        mode: LockMode,
+    ) -> Result<Grant, Deadlock> {
+        let shard = &self.shards[index];
+        let mut blockers = Vec::new();
+        // Shards to notify once the latch is released.
+        let mut wake = Vec::new();
+        if reordered {
+            wake.push(index);
+        }
         loop {
             let st = &mut *state;
-            let entry = st.entries.entry(name.word()).or_default();
-            let check = entry.check(ts, mode);
-            match check {
-                Check::Held => return Ok(Grant::AlreadyHeld),
-                Check::Grant | Check::Upgrade => {
+            let entry = st
+                .entries
+                .get_mut(&name.word())
+                .expect("an entry with a queue is never removed");
+            let check = entry.check_queued(ts, &mut blockers);
+            let seen = shard.epoch();
+            let blocked = (check == Check::Wait).then_some(blockers.as_slice());
+            let verdict = self.graph.lock().step(ts, index, blocked, &mut wake);
+            match verdict {
+                Verdict::Wait => {
+                    drop(state);
+                    for i in wake.drain(..) {
+                        self.shards[i].notify();
+                    }
+                    shard.sleep(seen);
+                    state = shard.lock();
+                }
+                Verdict::Proceed => {
+                    entry.dequeue(ts, true);
                     entry.grant(ts, mode);
-                    let notify = entry.waiting > 0;
                     st.stats.acquired += 1;
+                    let notify = entry.waiting() > 0;
                     drop(state);
                     if notify {
                         shard.notify();
                     }
-                    return Ok(if check == Check::Grant {
-                        Grant::Acquired
-                    } else {
-                        Grant::Upgraded
+                    return Ok(match check {
+                        Check::Upgrade => Grant::Upgraded,
+                        _ => Grant::Acquired,
                     });
                 }
-                Check::Conflict { oldest } if ts < oldest => {
-                    entry.waiting += 1;
-                    if !waited {
-                        st.stats.waits += 1;
-                        waited = true;
+                Verdict::Victim(cause) => {
+                    entry.dequeue(ts, false);
+                    st.stats.deadlock_victims += 1;
+                    let notify = entry.waiting() > 0;
+                    if entry.unused() {
+                        st.entries.remove(&name.word());
                     }
-                    state = shard.wait(state);
-                    Self::stop_waiting(&mut state, name);
-                }
-                Check::Conflict { oldest } => {
-                    state.stats.deaths += 1;
-                    return Err(Conflict {
-                        name,
-                        mode,
-                        holder: oldest,
-                    });
+                    drop(state);
+                    if notify {
+                        shard.notify();
+                    }
+                    return Err(Deadlock { name, mode, cause });
                 }
             }
         }
@@ -292,7 +426,7 @@ impl LockManager {
             return false;
         };
         let released = entry.release(ts);
-        let notify = entry.waiting > 0;
+        let notify = entry.waiting() > 0;
         if entry.unused() {
             state.entries.remove(&name.word());
         }
@@ -303,37 +437,6 @@ impl LockManager {
         released
     }
 
-    /// Backoff after a death: sleeps (as *blocked* on a worker) until `name`
-    /// could be granted in `mode` to a transaction holding nothing, or until
-    /// the shard changes once, whichever comes first. The caller must hold no
-    /// locks (see the module docs).
-    pub fn wait_for_change(&self, name: LockName, mode: LockMode) {
-        let shard = self.shard(name);
-        let mut state = shard.lock();
-        let Some(entry) = state.entries.get_mut(&name.word()) else {
-            return;
-        };
-        if entry.free_for(mode) {
-            return;
-        }
-        entry.waiting += 1;
-        let mut state = shard.wait(state);
-        Self::stop_waiting(&mut state, name);
-    }
-
-    /// After a 2PL wait: this request no longer waits on `name`'s entry;
-    /// drop the entry if that made it unused.
-    fn stop_waiting(state: &mut ShardState, name: LockName) {
-        let entry = state
-            .entries
-            .get_mut(&name.word())
-            .expect("an entry with waiters is never removed");
-        entry.waiting -= 1;
-        if entry.unused() {
-            state.entries.remove(&name.word());
-        }
-    }
-
     /// Counters summed over the shards (each read under its latch).
     pub fn stats(&self) -> LockStats {
         self.shards
@@ -342,7 +445,7 @@ impl LockManager {
                 let s = shard.state.lock().stats;
                 sum.acquired += s.acquired;
                 sum.waits += s.waits;
-                sum.deaths += s.deaths;
+                sum.deadlock_victims += s.deadlock_victims;
                 sum.latch_contended += s.latch_contended;
                 sum
             })
@@ -354,6 +457,11 @@ impl LockManager {
             .iter()
             .map(|shard| shard.state.lock().entries.len())
             .sum()
+    }
+
+    /// Requests in the wait-for graph right now (0 when nobody waits).
+    pub fn waiting_requests(&self) -> usize {
+        self.graph.lock().len()
     }
 }
 

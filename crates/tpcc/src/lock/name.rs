@@ -1,5 +1,5 @@
 //! Lock names: what a lock protects, packed into one word, and transaction
-//! timestamps (the ages wait-die compares).
+//! timestamps (ages, which pick a deadlock's victim, plus an attempt number).
 
 use std::fmt;
 
@@ -138,11 +138,45 @@ pub enum LockMode {
     Exclusive,
 }
 
-/// A transaction's age for wait-die: smaller is older. A transaction keeps
-/// its timestamp across restarts, so it ages until it is the oldest and can
-/// no longer be chosen to die.
+/// One attempt of a transaction: its age (`begin` order) in the high bits,
+/// the attempt number in the low [`TxnTs::ATTEMPT_BITS`]. Smaller is older.
+/// A deadlock's victim is its youngest member; a victim restarts with
+/// [`TxnTs::retry`], which keeps its age, so it only gets older relative to
+/// new transactions and eventually cannot be chosen. The attempt number makes
+/// each attempt a new identity in the wait-for graph: an edge some waiter
+/// still has to a victim's *previous* attempt (recorded before the victim
+/// released its locks) leads nowhere and cannot close a phantom cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TxnTs(pub u64);
+
+impl TxnTs {
+    /// Bits of the attempt number: 2^20 − 1 restarts of one transaction
+    /// (guessed far beyond any run: restarts need deadlocks in which it is
+    /// the youngest, and it ages).
+    pub const ATTEMPT_BITS: u32 = 20;
+
+    /// The first attempt of the `age`-th transaction.
+    pub fn first(age: u64) -> TxnTs {
+        TxnTs(age << Self::ATTEMPT_BITS)
+    }
+
+    /// The transaction's age (equal for all its attempts).
+    pub fn age(self) -> u64 {
+        self.0 >> Self::ATTEMPT_BITS
+    }
+
+    /// The next attempt after a deadlock: same age, a new identity. Past
+    /// the last attempt number it stays put (still correct; an old edge to it
+    /// could then only cause a spurious deadlock).
+    pub fn retry(self) -> TxnTs {
+        let mask = (1u64 << Self::ATTEMPT_BITS) - 1;
+        if self.0 & mask == mask {
+            self
+        } else {
+            TxnTs(self.0 + 1)
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -161,5 +195,15 @@ mod tests {
         for space in LockSpace::ALL {
             assert_eq!(LockName::new(space, 7).unwrap().space(), space);
         }
+    }
+
+    #[test]
+    fn a_retry_keeps_the_age_and_stays_older_than_later_transactions() {
+        let (a, b) = (TxnTs::first(5), TxnTs::first(6));
+        let r = a.retry().retry();
+        assert!(a < r && r < b && r != a);
+        assert_eq!((r.age(), b.age()), (5, 6));
+        let last = TxnTs(a.0 | ((1 << TxnTs::ATTEMPT_BITS) - 1));
+        assert_eq!(last.retry(), last);
     }
 }

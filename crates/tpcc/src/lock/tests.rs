@@ -1,5 +1,7 @@
-//! Unit tests of the lock manager: modes, upgrades, wait-die decisions, and
-//! waits that end in a grant or a death, for every latch flavour; and the
+//! Unit tests of the lock manager: modes, upgrades, waits that end in a
+//! grant, deadlocks (two- and three-cycles, two upgraders) with exactly one
+//! victim, a writer ahead of later readers, a panicking lock set releasing
+//! its locks, for every latch flavour; and the
 //! flavours' mutual exclusion under contention from threads and from scheduler
 //! tasks (seeded: `TPCC_SEED=…` replays one). Cross-thread steps are ordered
 //! by polling the lock table (never by sleeping a fixed time).
@@ -31,14 +33,35 @@ fn for_each_flavour(test: impl Fn(&LockManager)) {
     }
 }
 
-/// How many requests currently wait on `n`.
-fn waiting(lm: &LockManager, n: LockName) -> u32 {
+/// How many requests currently queue on `n`.
+fn waiting(lm: &LockManager, n: LockName) -> usize {
     lm.shard(n)
         .state
         .lock()
         .entries
         .get(&n.word())
-        .map_or(0, |e| e.waiting)
+        .map_or(0, Entry::waiting)
+}
+
+/// Polls until `n` has `k` queued requests, all of them in the wait-for
+/// graph (`asleep` requests in all, over every name): they have checked at
+/// least once and will sleep unless something changes.
+fn until_queued(lm: &LockManager, n: LockName, k: usize, asleep: usize) {
+    until(|| waiting(lm, n) == k && lm.waiting_requests() == asleep);
+}
+
+/// Releases each of `names` for `ts`, asserting it was held.
+fn release_all(lm: &LockManager, ts: TxnTs, names: &[LockName]) {
+    for &n in names {
+        assert!(lm.release(ts, n), "{ts:?} held {n:?}");
+    }
+}
+
+/// The state after a test: nothing held, queued or in the graph.
+fn assert_clean(lm: &LockManager) {
+    assert_eq!(lm.locks_in_use(), 0);
+    assert_eq!(lm.waiting_requests(), 0);
+    assert!(lm.graph.lock().is_acyclic());
 }
 
 #[test]
@@ -50,96 +73,225 @@ fn modes_upgrades_and_releases() {
         assert_eq!(lm.acquire(a, x, LockMode::Shared), Ok(Grant::Acquired));
         assert_eq!(lm.acquire(a, x, LockMode::Shared), Ok(Grant::AlreadyHeld));
         assert_eq!(lm.acquire(b, x, LockMode::Shared), Ok(Grant::Acquired));
-        // b is younger than the other shared holder a: its upgrade dies.
-        let died = lm.acquire(b, x, LockMode::Exclusive).unwrap_err();
-        assert_eq!((died.name, died.holder), (x, a));
         assert!(lm.release(b, x) && !lm.release(b, x));
         assert_eq!(lm.acquire(a, x, LockMode::Exclusive), Ok(Grant::Upgraded));
         assert_eq!(lm.acquire(a, x, LockMode::Shared), Ok(Grant::AlreadyHeld));
-        assert!(lm.acquire(b, x, LockMode::Shared).is_err());
+        assert_eq!(
+            lm.acquire(a, x, LockMode::Exclusive),
+            Ok(Grant::AlreadyHeld)
+        );
         assert!(lm.release(a, x));
-        assert_eq!(lm.locks_in_use(), 0);
+        assert_clean(lm);
         let s = lm.stats();
-        assert_eq!((s.acquired, s.deaths, s.waits), (3, 2, 0));
+        assert_eq!((s.acquired, s.deadlock_victims, s.waits), (3, 0, 0));
     });
 }
 
 #[test]
-fn older_waits_for_younger_and_gets_the_lock() {
+fn a_waiter_gets_the_lock_when_it_is_released_whatever_the_ages() {
     for_each_flavour(|lm| {
         let (old, young) = (lm.begin(), lm.begin());
         let x = name(2);
-        lm.acquire(young, x, LockMode::Exclusive).unwrap();
-        std::thread::scope(|s| {
-            let waiter = s.spawn(|| lm.acquire(old, x, LockMode::Shared));
-            until(|| waiting(lm, x) == 1);
-            assert!(lm.release(young, x));
-            assert_eq!(waiter.join().unwrap(), Ok(Grant::Acquired));
-        });
-        assert_eq!(lm.stats().waits, 1);
-        assert!(lm.release(old, x));
-        assert_eq!(lm.locks_in_use(), 0);
+        // Both directions wait (wait-die would have killed the second).
+        for (holder, waiter) in [(young, old), (old, young)] {
+            lm.acquire(holder, x, LockMode::Exclusive).unwrap();
+            std::thread::scope(|s| {
+                let w = s.spawn(|| lm.acquire(waiter, x, LockMode::Shared));
+                until_queued(lm, x, 1, 1);
+                assert!(lm.release(holder, x));
+                assert_eq!(w.join().unwrap(), Ok(Grant::Acquired));
+            });
+            assert!(lm.release(waiter, x));
+        }
+        assert_eq!(lm.stats().waits, 2);
+        assert_eq!(lm.stats().deadlock_victims, 0);
+        assert_clean(lm);
     });
 }
 
 #[test]
-fn a_waiter_dies_when_an_older_transaction_joins_the_holders() {
+fn a_two_cycle_has_exactly_one_victim_the_youngest() {
     for_each_flavour(|lm| {
-        let (oldest, middle, young) = (lm.begin(), lm.begin(), lm.begin());
-        let x = name(3);
-        lm.acquire(young, x, LockMode::Shared).unwrap();
-        std::thread::scope(|s| {
-            let waiter = s.spawn(|| lm.acquire(middle, x, LockMode::Exclusive));
-            until(|| waiting(lm, x) == 1);
-            // Compatible with the shared holder, so granted past the waiter, which
-            // now waits for an older holder and must die instead.
-            assert_eq!(lm.acquire(oldest, x, LockMode::Shared), Ok(Grant::Acquired));
-            let died = waiter.join().unwrap().unwrap_err();
-            assert_eq!(died.holder, oldest);
-        });
-        assert!(lm.release(oldest, x) && lm.release(young, x));
-        assert_eq!(lm.locks_in_use(), 0);
+        let (x, y) = (name(10), name(11));
+        // Either the younger closes the cycle (and dies at once) or the older
+        // does (and the younger, asleep, is woken to die).
+        for (cause, younger_first) in [
+            (VictimCause::ClosedTheCycle, false),
+            (VictimCause::Chosen, true),
+        ] {
+            let (a, b) = (lm.begin(), lm.begin()); // a older
+            lm.acquire(a, x, LockMode::Exclusive).unwrap();
+            lm.acquire(b, y, LockMode::Exclusive).unwrap();
+            let victims = lm.stats().deadlock_victims;
+            std::thread::scope(|s| {
+                let (first, second) = if younger_first {
+                    ((b, y, x), (a, x, y))
+                } else {
+                    ((a, x, y), (b, y, x))
+                };
+                // Each thread holds its lock (taken above) and wants the other's.
+                let run = |(ts, holds, wants): (TxnTs, LockName, LockName)| {
+                    let got = lm.acquire(ts, wants, LockMode::Exclusive);
+                    if got.is_ok() {
+                        assert!(lm.release(ts, wants));
+                    }
+                    assert!(lm.release(ts, holds));
+                    got
+                };
+                let t1 = s.spawn(move || run(first));
+                until_queued(lm, first.2, 1, 1);
+                let t2 = s.spawn(move || run(second));
+                let (r1, r2) = (t1.join().unwrap(), t2.join().unwrap());
+                let (a_got, b_got) = if younger_first { (r2, r1) } else { (r1, r2) };
+                assert_eq!(a_got, Ok(Grant::Acquired), "the older commits");
+                let died = b_got.unwrap_err();
+                assert_eq!((died.name, died.cause), (x, cause));
+            });
+            assert_eq!(lm.stats().deadlock_victims, victims + 1);
+            assert_clean(lm);
+        }
     });
 }
 
 #[test]
-fn two_upgraders_resolve_by_age() {
+fn a_three_cycle_has_exactly_one_victim() {
     for_each_flavour(|lm| {
-        let (old, young) = (lm.begin(), lm.begin());
+        let n = [name(20), name(21), name(22)];
+        // t[i] holds n[i] and wants n[i + 1]; the oldest closes the cycle,
+        // so the youngest (t[2], asleep) is chosen and the others commit.
+        let t = [lm.begin(), lm.begin(), lm.begin()];
+        for i in 0..3 {
+            lm.acquire(t[i], n[i], LockMode::Exclusive).unwrap();
+        }
+        std::thread::scope(|s| {
+            let run = |i: usize| {
+                let wants = n[(i + 1) % 3];
+                let got = lm.acquire(t[i], wants, LockMode::Exclusive);
+                if got.is_ok() {
+                    assert!(lm.release(t[i], wants));
+                }
+                assert!(lm.release(t[i], n[i]));
+                got
+            };
+            let t2 = s.spawn(move || run(2));
+            until_queued(lm, n[0], 1, 1);
+            let t1 = s.spawn(move || run(1));
+            until_queued(lm, n[2], 1, 2);
+            let t0 = s.spawn(move || run(0));
+            assert_eq!(t0.join().unwrap(), Ok(Grant::Acquired));
+            assert_eq!(t1.join().unwrap(), Ok(Grant::Acquired));
+            let died = t2.join().unwrap().unwrap_err();
+            assert_eq!((died.name, died.cause), (n[0], VictimCause::Chosen));
+        });
+        assert_eq!(lm.stats().deadlock_victims, 1);
+        assert_clean(lm);
+    });
+}
+
+#[test]
+fn two_upgraders_are_a_deadlock_with_one_victim() {
+    for_each_flavour(|lm| {
         let x = name(4);
-        lm.acquire(old, x, LockMode::Shared).unwrap();
-        lm.acquire(young, x, LockMode::Shared).unwrap();
-        std::thread::scope(|s| {
-            let upgrader = s.spawn(|| lm.acquire(old, x, LockMode::Exclusive));
-            until(|| waiting(lm, x) == 1);
-            assert!(lm.acquire(young, x, LockMode::Exclusive).is_err());
-            assert!(lm.release(young, x));
-            assert_eq!(upgrader.join().unwrap(), Ok(Grant::Upgraded));
-        });
-        assert!(lm.release(old, x));
+        for younger_first in [false, true] {
+            let (old, young) = (lm.begin(), lm.begin());
+            lm.acquire(old, x, LockMode::Shared).unwrap();
+            lm.acquire(young, x, LockMode::Shared).unwrap();
+            let (first, second) = if younger_first {
+                (young, old)
+            } else {
+                (old, young)
+            };
+            std::thread::scope(|s| {
+                let up = |ts: TxnTs| {
+                    let got = lm.acquire(ts, x, LockMode::Exclusive);
+                    assert!(lm.release(ts, x));
+                    got
+                };
+                let t1 = s.spawn(move || up(first));
+                until_queued(lm, x, 1, 1);
+                let t2 = s.spawn(move || up(second));
+                let (r1, r2) = (t1.join().unwrap(), t2.join().unwrap());
+                let (old_got, young_got) = if younger_first { (r2, r1) } else { (r1, r2) };
+                assert_eq!(old_got, Ok(Grant::Upgraded));
+                assert_eq!(young_got.unwrap_err().name, x);
+            });
+            assert_clean(lm);
+        }
+        assert_eq!(lm.stats().deadlock_victims, 2);
     });
 }
 
 #[test]
-fn backoff_returns_once_the_lock_is_free() {
+fn a_writer_is_not_starved_by_a_stream_of_readers() {
+    const READERS: usize = 8;
     for_each_flavour(|lm| {
-        let (old, young) = (lm.begin(), lm.begin());
-        let x = name(5);
-        lm.wait_for_change(x, LockMode::Exclusive); // never locked: returns at once
-        lm.acquire(old, x, LockMode::Exclusive).unwrap();
-        let died = lm.acquire(young, x, LockMode::Exclusive).unwrap_err();
+        let x = name(30);
+        let first_reader = lm.begin();
+        lm.acquire(first_reader, x, LockMode::Shared).unwrap();
+        let order = std::sync::Mutex::new(Vec::new());
         std::thread::scope(|s| {
-            let backoff = s.spawn(|| lm.wait_for_change(died.name, died.mode));
-            until(|| waiting(lm, x) == 1);
-            assert!(lm.release(old, x));
-            backoff.join().unwrap();
+            let writer = lm.begin();
+            let (lm_, order_) = (lm, &order);
+            let w = s.spawn(move || {
+                assert_eq!(
+                    lm_.acquire(writer, x, LockMode::Exclusive),
+                    Ok(Grant::Acquired)
+                );
+                order_.lock().unwrap().push("writer");
+                assert!(lm_.release(writer, x));
+            });
+            until_queued(lm, x, 1, 1);
+            let acquired = lm.stats().acquired;
+            // Readers keep coming; each would be compatible with the shared
+            // holder, but queues behind the writer.
+            let readers: Vec<_> = (0..READERS)
+                .map(|i| {
+                    let ts = lm.begin();
+                    let r = s.spawn(move || {
+                        assert_eq!(lm_.acquire(ts, x, LockMode::Shared), Ok(Grant::Acquired));
+                        order_.lock().unwrap().push("reader");
+                        assert!(lm_.release(ts, x));
+                    });
+                    until_queued(lm, x, i + 2, i + 2);
+                    r
+                })
+                .collect();
+            assert_eq!(lm.stats().acquired, acquired, "a reader passed the writer");
+            assert!(lm.release(first_reader, x));
+            w.join().unwrap();
+            readers.into_iter().for_each(|r| r.join().unwrap());
         });
-        assert_eq!(
-            lm.acquire(young, x, LockMode::Exclusive),
-            Ok(Grant::Acquired)
-        );
-        assert!(lm.release(young, x));
-        assert_eq!(lm.locks_in_use(), 0);
+        let order = order.into_inner().unwrap();
+        assert_eq!(order.len(), 1 + READERS);
+        assert_eq!(order[0], "writer", "{order:?}");
+        assert_clean(lm);
+    });
+}
+
+#[test]
+fn a_lock_set_that_panics_releases_its_locks() {
+    for_each_flavour(|lm| {
+        let (x, y) = (name(40), name(41));
+        let mut held = Vec::new();
+        let body = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut set = lm.lock_set(lm.begin(), &mut held);
+            set.acquire(x, LockMode::Exclusive).unwrap();
+            set.acquire(y, LockMode::Shared).unwrap();
+            set.acquire(y, LockMode::Exclusive).unwrap();
+            assert_eq!(set.held(), [x, y]);
+            panic!("the transaction body fails while holding its locks");
+        }));
+        assert!(body.is_err());
+        assert!(held.is_empty());
+        assert_clean(lm);
+        // Another transaction gets both at once, without waiting.
+        let mut held = Vec::new();
+        let mut other = lm.lock_set(lm.begin(), &mut held);
+        assert_eq!(other.acquire(x, LockMode::Exclusive), Ok(Grant::Acquired));
+        assert_eq!(other.acquire(y, LockMode::Exclusive), Ok(Grant::Acquired));
+        drop(other);
+        assert_eq!(lm.stats().waits, 0);
+        assert_clean(lm);
     });
 }
 
@@ -239,9 +391,9 @@ fn every_flavour_excludes_between_scheduler_tasks() {
 }
 
 /// Transactions on a few hot names, as scheduler tasks, per flavour: each
-/// takes 1–3 exclusive locks (waiting or dying by wait-die, backing off and
-/// retrying), then increments the names' counters non-atomically. A lost
-/// update or an entry left behind fails; a deadlock hangs the test.
+/// takes 1–3 exclusive locks (waiting; a deadlock victim rolls back and
+/// retries), then increments the names' counters non-atomically. A lost
+/// update or an entry left behind fails; an undetected deadlock hangs.
 #[test]
 fn lock_waits_keep_exclusion_under_every_flavour() {
     const HOT: usize = 4;
@@ -272,6 +424,7 @@ fn lock_waits_keep_exclusion_under_every_flavour() {
         let total: u64 = counters.iter().map(|c| c.load(Ordering::SeqCst)).sum();
         assert_eq!(total, expected, "seed {seed}: lost update with {flavour}");
         assert_eq!(lm.locks_in_use(), 0, "seed {seed}: {flavour}");
+        assert_eq!(lm.waiting_requests(), 0, "seed {seed}: {flavour}");
         eprintln!("{flavour}: {:?}", lm.stats());
     }
 }
@@ -279,7 +432,7 @@ fn lock_waits_keep_exclusion_under_every_flavour() {
 /// Locks `plan`'s names exclusively until it gets them all, increments each
 /// distinct name's counter once, releases; returns the increments made.
 fn run_txn(lm: &LockManager, counters: &[AtomicU64], plan: &[usize]) -> u64 {
-    let ts = lm.begin();
+    let mut ts = lm.begin();
     'attempt: loop {
         let mut held = Vec::new();
         for &i in plan {
@@ -287,11 +440,9 @@ fn run_txn(lm: &LockManager, counters: &[AtomicU64], plan: &[usize]) -> u64 {
             match lm.acquire(ts, n, LockMode::Exclusive) {
                 Ok(Grant::Acquired) => held.push(n),
                 Ok(_) => {}
-                Err(died) => {
-                    for &h in &held {
-                        assert!(lm.release(ts, h));
-                    }
-                    lm.wait_for_change(died.name, died.mode);
+                Err(_) => {
+                    release_all(lm, ts, &held);
+                    ts = ts.retry();
                     continue 'attempt;
                 }
             }

@@ -1,9 +1,12 @@
 //! The five TPC-C transactions (clause 2) under strict two-phase locking.
 //!
 //! [`execute`] runs one input to the end: it takes a timestamp, runs the
-//! transaction's body, and on a wait-die death rolls back, backs off
-//! ([`LockManager::wait_for_change`]) and retries with the *same* timestamp
-//! and input until it commits; New-Order's unused item rolls back for good.
+//! transaction's body, and when the lock manager picks it as a deadlock
+//! victim rolls back and retries the same input as the next attempt of the
+//! same timestamp ([`crate::lock::TxnTs::retry`]: same age) until it commits; New-Order's
+//! unused item rolls back for good. A transaction dropped without commit or
+//! rollback (its body panicked) applies its undo log and releases its locks
+//! in `Drop`.
 //!
 //! # Locking rules
 //!
@@ -18,7 +21,7 @@
 //!
 //! | transaction | locks |
 //! |---|---|
-//! | New-Order | X `DistrictNextOId` (takes `o_id`), X `Order` (the new one), X `Stock` per line |
+//! | New-Order | X `DistrictNextOId` (takes `o_id`), X `Order` (the new one), X `Stock` per line (all before the first line, in (warehouse, item) order, as Stock-Level takes its S `Stock`: no deadlock on stock rows) |
 //! | Payment | X `Customer`, X `DistrictYtd`, X `WarehouseYtd` (hottest last: held shortest) |
 //! | Order-Status | S `Customer`, S `Order` (the customer's latest) |
 //! | Delivery | per district: X `DeliveryQueue`, X `Order` (the oldest), X `Customer` |
@@ -45,7 +48,7 @@ mod undo;
 
 use crate::db::Database;
 use crate::error::TpccError;
-use crate::lock::{Conflict, Grant, LockManager, LockMode, LockName, TxnTs};
+use crate::lock::{Deadlock, LockManager, LockMode, LockName, LockSet};
 use crate::schema::{Money, Timestamp};
 use crate::table::RowId;
 
@@ -55,8 +58,8 @@ use undo::{Inserted, Undo};
 /// Why a transaction body stopped before commit.
 #[derive(Debug)]
 pub(crate) enum Abort {
-    /// Wait-die chose it to die: roll back and retry with the same timestamp.
-    Die(Conflict),
+    /// Chosen as a deadlock victim: roll back and retry (same age).
+    Deadlock,
     /// New-Order met an unused item (clause 2.4.2.3): roll back for good.
     UserRollback,
     /// A data-layer error (a limit or a broken invariant): roll back, report.
@@ -116,7 +119,8 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Executed {
     pub outcome: Outcome,
-    /// Wait-die deaths (each followed by a rollback and a retry).
+    /// Times it was a deadlock victim (each followed by a rollback and a
+    /// retry).
     pub deadlock_aborts: u32,
 }
 
@@ -133,6 +137,8 @@ pub struct TxnState {
 pub(crate) struct Scratch {
     /// Stock-Level's item ids.
     items: Vec<u32>,
+    /// New-Order's stock locks, sorted.
+    stocks: Vec<LockName>,
     /// Customers of one last name: (`c_first` key, `c_id`, row).
     customers: Vec<([u8; 16], u16, RowId)>,
 }
@@ -140,11 +146,11 @@ pub(crate) struct Scratch {
 /// One attempt of a transaction: its locks, undo log and scratch space.
 pub(crate) struct Txn<'a> {
     pub(crate) db: &'a Database,
-    locks: &'a LockManager,
-    ts: TxnTs,
+    /// Released at commit/rollback, or by its own drop, which runs after
+    /// `Drop for Txn` applied the undo log.
+    locks: LockSet<'a>,
     /// "The current date and time" of the transaction.
     pub(crate) now: Timestamp,
-    held: &'a mut Vec<LockName>,
     undo: &'a mut Vec<Undo>,
     pub(crate) scratch: &'a mut Scratch,
 }
@@ -152,14 +158,10 @@ pub(crate) struct Txn<'a> {
 impl Txn<'_> {
     /// Locks `name` in `mode` until the end of the transaction.
     pub(crate) fn lock(&mut self, name: LockName, mode: LockMode) -> Result<(), Abort> {
-        match self.locks.acquire(self.ts, name, mode) {
-            Ok(Grant::Acquired) => {
-                self.held.push(name);
-                Ok(())
-            }
-            Ok(Grant::AlreadyHeld | Grant::Upgraded) => Ok(()),
-            Err(conflict) => Err(Abort::Die(conflict)),
-        }
+        self.locks
+            .acquire(name, mode)
+            .map(drop)
+            .map_err(|_: Deadlock| Abort::Deadlock)
     }
 
     pub(crate) fn log(&mut self, undo: Undo) {
@@ -178,29 +180,39 @@ impl Txn<'_> {
     }
 
     /// Ends with commit: forgets the undo log, then releases every lock.
-    fn commit(self) {
+    fn commit(mut self) {
         self.undo.clear();
-        self.release_all();
+        self.locks.release_all();
     }
 
     /// Ends with rollback: applies the undo log newest first, then releases
     /// every lock (also after a failed undo step, reporting the first error).
-    fn rollback(self) -> Result<(), TpccError> {
+    fn rollback(mut self) -> Result<(), TpccError> {
+        let first_error = self.undo_all();
+        self.locks.release_all();
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Applies the undo log newest first; the first error, if any.
+    fn undo_all(&mut self) -> Option<TpccError> {
         let mut first_error = None;
         while let Some(entry) = self.undo.pop() {
             if let Err(e) = entry.apply(self.db) {
                 first_error.get_or_insert(e);
             }
         }
-        self.release_all();
-        first_error.map_or(Ok(()), Err)
+        first_error
     }
+}
 
-    fn release_all(self) {
-        for name in self.held.drain(..) {
-            let released = self.locks.release(self.ts, name);
-            debug_assert!(released, "{name:?} was recorded as held");
-        }
+/// A transaction that ends without `commit` or `rollback` — its body
+/// panicked — rolls back here: its writes are undone (an undo error cannot be
+/// reported from a drop and is ignored), then the lock set's own drop
+/// releases its locks, so other transactions neither wait forever nor see
+/// its uncommitted writes. After `commit`/`rollback` both are empty: no-op.
+impl Drop for Txn<'_> {
+    fn drop(&mut self) {
+        let _ = self.undo_all();
     }
 }
 
@@ -218,16 +230,14 @@ pub fn execute(
     state: &mut TxnState,
     input: &TxnInput,
 ) -> Result<Executed, TpccError> {
-    let ts = locks.begin();
+    let mut ts = locks.begin();
     let now = unix_now();
     let mut deadlock_aborts = 0;
     loop {
         let mut txn = Txn {
             db,
-            locks,
-            ts,
+            locks: locks.lock_set(ts, &mut state.held),
             now,
-            held: &mut state.held,
             undo: &mut state.undo,
             scratch: &mut state.scratch,
         };
@@ -253,15 +263,65 @@ pub fn execute(
                     deadlock_aborts,
                 });
             }
-            Err(Abort::Die(conflict)) => {
+            Err(Abort::Deadlock) => {
                 txn.rollback()?;
                 deadlock_aborts += 1;
-                locks.wait_for_change(conflict.name, conflict.mode);
+                ts = ts.retry();
             }
             Err(Abort::Error(e)) => {
                 txn.rollback()?;
                 return Err(e);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::NewOrder;
+
+    /// A transaction body that panics while holding locks and having
+    /// inserted a row: the unwinding drop undoes the insert and releases the
+    /// locks, so another transaction gets the same locks at once.
+    #[test]
+    fn a_panicking_transaction_rolls_back_and_releases_its_locks() {
+        let db = Database::new(1).unwrap();
+        let locks = LockManager::new();
+        let mut state = TxnState::default();
+        let order = LockName::order(1, 1, 3001).unwrap();
+        let district = LockName::district_next_o_id(1, 1).unwrap();
+        let body = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut txn = Txn {
+                db: &db,
+                locks: locks.lock_set(locks.begin(), &mut state.held),
+                now: 0,
+                undo: &mut state.undo,
+                scratch: &mut state.scratch,
+            };
+            txn.lock(district, LockMode::Exclusive).unwrap();
+            txn.lock(order, LockMode::Exclusive).unwrap();
+            let row = NewOrder {
+                no_o_id: 3001,
+                no_d_id: 1,
+                no_w_id: 1,
+            };
+            txn.insert(Inserted::NewOrder, row).unwrap();
+            assert_eq!(txn.db.counts().new_order, 1);
+            panic!("the body fails mid-transaction");
+        }));
+        assert!(body.is_err());
+        assert_eq!(db.counts().new_order, 0, "the insert was undone");
+        assert!(state.held.is_empty() && state.undo.is_empty());
+        assert_eq!(locks.locks_in_use(), 0);
+        let other = locks.begin();
+        for name in [district, order] {
+            assert_eq!(
+                locks.acquire(other, name, LockMode::Exclusive),
+                Ok(crate::lock::Grant::Acquired)
+            );
+            assert!(locks.release(other, name));
+        }
+        assert_eq!(locks.stats().waits, 0, "granted at once");
     }
 }

@@ -97,6 +97,23 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &NewOrderInput) -> Result<TxnOutput,
         },
     )?;
 
+    // Every line's stock lock, in (warehouse, item) order, before the first
+    // line: New-Orders sharing items (NURand makes some hot) and Stock-Level
+    // (which locks in item order too) then never deadlock on stock rows. An
+    // unused item's name is locked too, harmlessly: it rolls back below.
+    let mut stocks = std::mem::take(&mut txn.scratch.stocks);
+    stocks.clear();
+    for line in lines {
+        stocks.push(LockName::stock(line.supply_w_id, line.i_id)?);
+    }
+    stocks.sort_unstable();
+    stocks.dedup();
+    let locked = stocks
+        .iter()
+        .try_for_each(|&name| txn.lock(name, LockMode::Exclusive));
+    txn.scratch.stocks = stocks;
+    locked?;
+
     let (mut amount, mut brand_lines) = (0, 0);
     for (n, line) in lines.iter().enumerate() {
         let Some(i_row) = db.item_row(line.i_id)? else {
@@ -107,8 +124,7 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &NewOrderInput) -> Result<TxnOutput,
             (item.i_price, item.i_data.contains(ORIGINAL))
         };
 
-        let w = line.supply_w_id;
-        txn.lock(LockName::stock(w, line.i_id)?, LockMode::Exclusive)?;
+        let w = line.supply_w_id; // its stock lock is held (above)
         let s_row = db
             .stock_row(w, line.i_id)?
             .ok_or_else(|| not_found("stock", format!("w={w} i={}", line.i_id)))?;
