@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use clap::Args;
 use maestro_bench::{Report, ResultRow};
-use maestro_gomp::bench::interference::{
+use maestro_gomp_bench::interference::{
     DbPriority, InterferenceRow, InterferenceSetup, interference,
 };
-use maestro_gomp::bench::{AppRuntime, OverheadSetup, find_cdylib_dir, overhead};
+use maestro_gomp_bench::{AppRuntime, OverheadSetup, find_cdylib_dir, overhead};
 use serde_json::json;
 
 use crate::{CommonArgs, exit};
