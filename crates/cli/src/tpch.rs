@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use maestro_bench::tpch::{self, QueryTime, SingleParams, SingleReport, ThroughputParams};
 use maestro_execution::{Executor, Granularity};
 use maestro_tpch::queries::answers::{
-    ANSWERS_SCALE_FACTOR, answer_sets, answers_dir, official_sf1,
+    ANSWER_SCALE_FACTORS, answer_sets, answers_dir_at, official_sf1,
 };
 use maestro_tpch::queries::{
     OutputFormat, QUERY_COUNT, QueryParams, check, parse_query_number, run_profiled,
@@ -22,8 +22,8 @@ pub enum TpchCommand {
     Query(QueryArgs),
     /// N concurrent query streams: queries per hour, latency percentiles, tasks created.
     Throughput(ThroughputArgs),
-    /// Run every query on every committed parameter set at SF 0.01 and compare
-    /// with the independent engine's answers.
+    /// Run every query on every committed parameter set (SF 0.01, or --sf 0.1)
+    /// and compare with the independent engine's answers.
     Check(CheckArgs),
 }
 
@@ -94,6 +94,9 @@ pub struct CheckArgs {
     /// official SF 1 answers (rounded to cents, as published).
     #[arg(long)]
     official_sf1: bool,
+    /// Scale factor of the committed answers to check against: 0.01 or 0.1.
+    #[arg(long, default_value_t = 0.01, conflicts_with = "official_sf1")]
+    sf: f64,
     /// Comma-separated granularity policies to run every set under.
     #[arg(long, value_delimiter = ',', default_value = "static,hint")]
     granularity: Vec<Granularity>,
@@ -241,17 +244,23 @@ fn check_answers(a: CheckArgs) -> Result<ExitCode, ExitCode> {
     if a.official_sf1 {
         return check_official_sf1(a);
     }
-    let dir = answers_dir();
+    let sf = a.sf;
+    let dir = answers_dir_at(sf).ok_or_else(|| {
+        usage(format!(
+            "--sf {sf}: committed answers exist at SF {}",
+            ANSWER_SCALE_FACTORS.map(|s| s.to_string()).join(" and ")
+        ))
+    })?;
     let sets = answer_sets(&dir).map_err(failure)?;
     let scheduler = tpch::start_scheduler("single-hints", maestro_scheduler::detected_contexts())
         .map_err(failure)?;
-    let (db, _) = tpch::load(&scheduler, ANSWERS_SCALE_FACTOR, &|_| {}).map_err(failure)?;
+    let (db, _) = tpch::load(&scheduler, sf, &|_| {}).map_err(failure)?;
     let (mut passed, mut failed) = (0, 0);
     for g in &a.granularity {
         let exec = Executor::new(scheduler.clone(), *g).with_min_rows_per_task(1024);
         for set in &sets {
             let outcome = set
-                .query_params(ANSWERS_SCALE_FACTOR)
+                .query_params(sf)
                 .map_err(|e| e.to_string())
                 .and_then(|p| run_profiled(&exec, &db, &p).map_err(|e| e.to_string()))
                 .and_then(|(r, _)| {
