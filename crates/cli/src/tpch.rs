@@ -4,10 +4,13 @@ use crate::exit::{failure, usage};
 use crate::output;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
-use maestro_bench::tpch::{self, QueryTime, SingleParams, SingleReport, ThroughputParams};
+use maestro_bench::tpch::{
+    self, ParamPlan, QueryTime, SingleParams, SingleReport, ThroughputParams,
+};
 use maestro_execution::{Executor, Granularity};
 use maestro_tpch::queries::answers::{
     ANSWER_SCALE_FACTORS, answer_sets, answers_dir_at, official_sf1,
@@ -22,6 +25,9 @@ pub enum TpchCommand {
     Query(QueryArgs),
     /// N concurrent query streams: queries per hour, latency percentiles, tasks created.
     Throughput(ThroughputArgs),
+    /// Write the parameter sets of N query streams to a file, for `throughput
+    /// --params` and DuckDB's script to run the same work.
+    Params(ParamsArgs),
     /// Run every query on every committed parameter set (SF 0.01, or --sf 0.1)
     /// and compare with the independent engine's answers.
     Check(CheckArgs),
@@ -74,6 +80,11 @@ pub struct ThroughputArgs {
     /// Seed of the streams' random parameters.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Run the parameter sets of this file (`maestro tpch params`) instead of
+    /// drawing them, under the fixed-window rule: streams issue queries until
+    /// --duration (required) is up and only queries completed by then count.
+    #[arg(long, value_name = "FILE", conflicts_with = "seed")]
+    params: Option<PathBuf>,
     /// Scheduler preset.
     #[arg(long, default_value = "single-hints")]
     preset: String,
@@ -86,6 +97,25 @@ pub struct ThroughputArgs {
     /// Also write the JSON and the table into this directory.
     #[arg(long)]
     out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct ParamsArgs {
+    /// Scale factor the parameters are for (Q11's FRACTION depends on it).
+    #[arg(long, default_value_t = 1.0)]
+    sf: f64,
+    /// Seed of the draws (the same draws `throughput --seed` makes).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Number of streams (each in the spec's order for its stream).
+    #[arg(long, default_value_t = 16)]
+    streams: usize,
+    /// Rounds of 22 queries per stream (a run that exhausts them starts over).
+    #[arg(long, default_value_t = 20)]
+    rounds: usize,
+    /// The file to write.
+    #[arg(long)]
+    out: PathBuf,
 }
 
 #[derive(Args)]
@@ -153,6 +183,7 @@ pub fn run(command: TpchCommand) -> ExitCode {
     let result = match command {
         TpchCommand::Query(a) => query(a),
         TpchCommand::Throughput(a) => throughput(a),
+        TpchCommand::Params(a) => write_params(a),
         TpchCommand::Check(a) => check_answers(a),
     };
     result.unwrap_or_else(|code| code)
@@ -209,7 +240,26 @@ fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
         }
         d => d.map(Duration::from_secs_f64),
     };
+    let plan = match &a.params {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| usage(format!("--params {}: {e}", path.display())))?;
+            let plan = ParamPlan::from_json(&text)
+                .map_err(|e| usage(format!("--params {}: {e}", path.display())))?;
+            if duration.is_none() {
+                return Err(usage(
+                    "--params runs a fixed window: give --duration SECONDS",
+                ));
+            }
+            let most = a.streams.iter().copied().max().unwrap_or(1);
+            plan.fits(a.sf, most)
+                .map_err(|e| usage(format!("--params {}: {e}", path.display())))?;
+            Some(Arc::new(plan))
+        }
+    };
     let params = ThroughputParams {
+        plan,
         sf: scale_factor(a.sf)?,
         contexts: contexts(a.contexts)?,
         preset: a.preset,
@@ -238,6 +288,25 @@ fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
         a.out,
         &[],
     ))
+}
+
+fn write_params(a: ParamsArgs) -> Result<ExitCode, ExitCode> {
+    let sf = scale_factor(a.sf)?;
+    if a.streams == 0 || a.rounds == 0 {
+        return Err(usage("--streams and --rounds must be at least 1"));
+    }
+    let plan = ParamPlan::generate(sf, a.seed, a.streams, a.rounds);
+    let text = serde_json::to_string(&plan.to_json()).expect("plan serializes");
+    std::fs::write(&a.out, text + "\n")
+        .map_err(|e| failure(format!("{}: {e}", a.out.display())))?;
+    eprintln!(
+        "wrote {}: SF {sf}, seed {}, {} stream(s) × {} round(s) of 22 queries",
+        a.out.display(),
+        a.seed,
+        a.streams,
+        a.rounds
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn check_answers(a: CheckArgs) -> Result<ExitCode, ExitCode> {
