@@ -456,6 +456,13 @@ fn throughput_run(
         let all = executions.len();
         executions.retain(|e| e.end <= deadline);
         late = Some(all - executions.len());
+        if executions.is_empty() {
+            return Err(format!(
+                "{streams} stream(s), {granularity}: no query completed within the \
+                 {:.3} s window ({all} finished after it); give a longer --duration",
+                window.map_or(0.0, |w| w.as_secs_f64())
+            ));
+        }
     }
     let span = window.map_or(elapsed, |w| w.as_secs_f64());
     let mut per_query: BTreeMap<u8, Vec<f64>> = BTreeMap::new();

@@ -715,6 +715,21 @@ fn tpch_params_plan_runs_a_fixed_window_and_refuses_bad_plans() {
     let qph = run["queries_per_hour"].as_f64().unwrap();
     assert!((qph - queries * 3600.0).abs() < 1e-6, "{run}");
 
+    // A window too short for any query to complete: a clear error, no panic.
+    let out = maestro(&[
+        "tpch",
+        "throughput",
+        "--sf",
+        "0.01",
+        "--params",
+        plan_s,
+        "--duration",
+        "0.000001",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no query completed"), "{stderr}");
+
     let cases: [(&[&str], &str); 4] = [
         (
             &["tpch", "throughput", "--sf", "0.01", "--params", plan_s],
