@@ -14,9 +14,26 @@ parameters for `single`, random draws by the spec's rules for `throughput`.
 
 `single` prints the JSON `maestro bench tpch-single --duckdb` reads (best of
 --repetitions per query, geometric mean). `throughput` runs N streams as N threads,
-each on its own cursor, each running the 22 queries in the spec's order for stream
-s+1 with its own random parameters (Q15's view is named per stream), and prints
-queries per hour and p50/p99 latency per stream count (JSON with --json).
+each on its own cursor (Q15's view is named per stream), and prints queries per
+hour and p50/p99 latency per stream count (JSON with --json).
+
+Like-for-like with `maestro tpch throughput` (what `tpch_vs_duckdb.sh` runs):
+
+    maestro tpch params --sf 1 --seed 7 --streams 16 --out params.json
+    maestro tpch throughput --sf 1 --params params.json --duration 20 --streams 1,4,16 ...
+    python3 duckdb_tpch.py throughput --sf 1 --params params.json --duration 20 --streams 1,4,16
+
+With --params both engines run the same work under the same rule: stream s runs
+the file's list for stream s (the spec's order for stream s+1, each query with the
+parameters drawn once by Maestro), issuing the next query until --duration
+seconds are up (no minimum round; the list starts over if it runs out), and only
+queries completed within the window count: queries/h = completed · 3600 / window,
+latencies over the completed ones; a query still running at the deadline is
+waited for and reported as `late`, not counted. --threads is DuckDB's thread
+count; give Maestro the same number with --contexts.
+
+Without --params (the old rule, kept for the README's older tables): each stream
+draws its own parameters and runs whole rounds of 22 until the time is up.
 """
 
 import argparse
@@ -111,11 +128,93 @@ def percentile(sorted_values, p):
     return sorted_values[i - 1]
 
 
+def read_plan(path, sf, streams):
+    """The parameter plan `maestro tpch params` writes: one list of
+    {"query": n, "params": {...}} per stream."""
+    try:
+        plan = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        sys.exit("duckdb_tpch.py: --params %s: %s" % (path, e))
+    if plan.get("format") != "maestro-tpch-params/1":
+        sys.exit("duckdb_tpch.py: --params %s: not a maestro-tpch-params/1 file" % path)
+    if plan["sf"] != sf:
+        sys.exit("duckdb_tpch.py: --params %s is for SF %s, this run is at SF %s"
+                 % (path, plan["sf"], sf))
+    if max(streams) > len(plan["streams"]):
+        sys.exit("duckdb_tpch.py: --params %s has %d stream(s), this run needs %d"
+                 % (path, len(plan["streams"]), max(streams)))
+    return plan
+
+
+def throughput_window(args, con, load_s, plan, stream_counts):
+    """The fixed-window rule (see the module doc)."""
+    runs = []
+    for n in stream_counts:
+        done = []      # (latency, end time) of every completed query
+        errors = []
+        lock = threading.Lock()
+        start = time.perf_counter()
+        deadline = start + args.duration
+
+        def stream(s):
+            cur = con.cursor()
+            entries = plan["streams"][s]
+            i = 0
+            while time.perf_counter() < deadline:
+                e = entries[i % len(entries)]
+                i += 1
+                try:
+                    t = run_timed(cur, e["query"], e["params"], view="revenue_s%d" % s)
+                except Exception as ex:  # reported, never swallowed
+                    with lock:
+                        errors.append("stream %d Q%d: %s" % (s, e["query"], ex))
+                    return
+                with lock:
+                    done.append((t, time.perf_counter()))
+
+        threads = [threading.Thread(target=stream, args=(s,)) for s in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.perf_counter() - start
+        if errors:
+            sys.exit("duckdb_tpch.py: " + "; ".join(errors))
+        latencies = sorted(t for t, end in done if end <= deadline)
+        late = len(done) - len(latencies)
+        if not latencies:
+            sys.exit("duckdb_tpch.py: %d stream(s): no query completed within %s s"
+                     % (n, args.duration))
+        run = {"streams": n, "elapsed_s": elapsed, "window_s": args.duration,
+               "queries": len(latencies), "late": late,
+               "queries_per_hour": len(latencies) * 3600 / args.duration,
+               "p50_s": percentile(latencies, 0.5), "p99_s": percentile(latencies, 0.99),
+               "max_s": latencies[-1]}
+        log("%d stream(s): %d queries in the %.1f s window (%d late), %.0f queries/h, "
+            "p50 %.3f s, p99 %.3f s" % (n, run["queries"], args.duration, late,
+                                        run["queries_per_hour"], run["p50_s"], run["p99_s"]))
+        runs.append(run)
+    return {"experiment": "tpch-throughput", "engine": "duckdb-%s" % G.duckdb.__version__,
+            "sf": args.sf, "threads": args.threads, "seed": plan["seed"],
+            "rule": "fixed-window", "params": str(args.params),
+            "load_seconds": load_s, "runs": runs}
+
+
 def throughput(args):
+    stream_counts = [int(s) for s in args.streams.split(",")]
+    plan = None
+    if args.params:
+        if not args.duration:
+            sys.exit("duckdb_tpch.py: --params runs a fixed window: give --duration")
+        plan = read_plan(args.params, args.sf, stream_counts)
     con, load_s = connect(args.sf, args.threads, args.data_dir)
+    if plan is not None:
+        report = throughput_window(args, con, load_s, plan, stream_counts)
+        print_throughput(args, report)
+        return
     orders = stream_orders()
     runs = []
-    for n in [int(s) for s in args.streams.split(",")]:
+    for n in stream_counts:
         latencies = []
         errors = []
         lock = threading.Lock()
@@ -161,7 +260,12 @@ def throughput(args):
         runs.append(run)
     report = {"experiment": "tpch-throughput", "engine": "duckdb-%s" % G.duckdb.__version__,
               "sf": args.sf, "threads": args.threads, "seed": args.seed,
-              "load_seconds": load_s, "runs": runs}
+              "rule": "whole-rounds", "load_seconds": load_s, "runs": runs}
+    print_throughput(args, report)
+
+
+def print_throughput(args, report):
+    runs = report["runs"]
     if args.json:
         print(json.dumps(report))
     else:
@@ -187,6 +291,8 @@ def main():
             p.add_argument("--streams", default="1,4,16")
             p.add_argument("--duration", type=float)
             p.add_argument("--seed", type=int, default=1)
+            p.add_argument("--params", help="parameter plan from `maestro tpch params` "
+                                            "(fixed-window rule; needs --duration)")
             p.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.sf <= 0 or args.threads < 1:

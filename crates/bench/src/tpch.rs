@@ -320,6 +320,11 @@ pub struct ThroughputParams {
     pub seed: u64,
     /// Repetitions of every (streams, granularity) run; the median counts.
     pub reps: usize,
+    /// Instead of drawing: the parameter sets of a [`ParamPlan`] (the same file
+    /// DuckDB's script reads). With a plan the stop rule is the fixed window:
+    /// streams issue queries until `duration` is up (no minimum round) and only
+    /// queries completed within the window count; `duration` is required.
+    pub plan: Option<Arc<ParamPlan>>,
 }
 
 /// Latency percentiles of a set of query executions.
@@ -368,6 +373,15 @@ pub struct ThroughputRun {
     /// repetition closest to that median.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<Spread>,
+    /// With a [`ParamPlan`]: the window in seconds. `queries`, the latencies and
+    /// `queries_per_hour` (= queries · 3600 / window) count only the queries
+    /// completed within it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<f64>,
+    /// With a [`ParamPlan`]: queries that were running at the deadline and
+    /// completed after it (not counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late: Option<usize>,
 }
 
 /// What `maestro tpch throughput --json` prints.
@@ -389,6 +403,12 @@ pub fn throughput(
 ) -> Result<ThroughputReport, String> {
     if params.streams.contains(&0) {
         return Err("--streams must be at least 1".into());
+    }
+    if let Some(plan) = &params.plan {
+        plan.fits(params.sf, params.streams.iter().copied().max().unwrap_or(1))?;
+        if params.duration.is_none() {
+            return Err("a parameter plan runs a fixed window: give --duration".into());
+        }
     }
     let scheduler = start_scheduler(&params.preset, params.contexts)?;
     let (db, load_time) = load(&scheduler, params.sf, progress)?;
@@ -454,6 +474,8 @@ struct Execution {
     query: u8,
     seconds: f64,
     tasks: u64,
+    /// When it completed.
+    end: Instant,
 }
 
 fn throughput_run(
@@ -482,12 +504,28 @@ fn throughput_run(
             .collect()
     });
     let elapsed = start.elapsed().as_secs_f64();
-    let executions: Vec<Execution> = outcomes
+    let mut executions: Vec<Execution> = outcomes
         .into_iter()
         .collect::<Result<Vec<_>, String>>()?
         .into_iter()
         .flatten()
         .collect();
+    // The fixed-window rule: only queries completed by the deadline count.
+    let window = params.plan.as_ref().and(params.duration);
+    let mut late = None;
+    if let (Some(_), Some(deadline)) = (window, deadline) {
+        let all = executions.len();
+        executions.retain(|e| e.end <= deadline);
+        late = Some(all - executions.len());
+        if executions.is_empty() {
+            return Err(format!(
+                "{streams} stream(s), {granularity}: no query completed within the \
+                 {:.3} s window ({all} finished after it); give a longer --duration",
+                window.map_or(0.0, |w| w.as_secs_f64())
+            ));
+        }
+    }
+    let span = window.map_or(elapsed, |w| w.as_secs_f64());
     let mut per_query: BTreeMap<u8, Vec<f64>> = BTreeMap::new();
     for e in &executions {
         per_query.entry(e.query).or_default().push(e.seconds);
@@ -497,7 +535,7 @@ fn throughput_run(
         granularity: granularity.to_string(),
         elapsed_s: elapsed,
         queries: executions.len(),
-        queries_per_hour: executions.len() as f64 * 3600.0 / elapsed,
+        queries_per_hour: executions.len() as f64 * 3600.0 / span,
         latency: Latency::of(executions.iter().map(|e| e.seconds).collect()),
         per_query: per_query
             .into_iter()
@@ -506,6 +544,8 @@ fn throughput_run(
         operator_tasks: executions.iter().map(|e| e.tasks).sum(),
         scheduler_tasks: scheduler.stats().tasks_created - tasks_before,
         spread: None,
+        window_s: window.map(|w| w.as_secs_f64()),
+        late,
     })
 }
 
@@ -519,8 +559,34 @@ fn run_stream(
     deadline: Option<Instant>,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Vec<Execution>, String> {
-    let order = stream_order(stream + 1);
     let mut out = Vec::new();
+    if let (Some(plan), Some(deadline)) = (&params.plan, deadline) {
+        // The fixed window: issue the plan's queries in order (from its start
+        // again if it runs out) until the deadline; the caller counts only those
+        // completed by then.
+        let list = &plan.streams[stream];
+        for (i, qp) in list.iter().cycle().enumerate() {
+            if Instant::now() >= deadline {
+                break;
+            }
+            if i > 0 && i % list.len() == 0 {
+                progress(&format!("stream {stream}: the plan's list starts over"));
+            }
+            let q = qp.query();
+            let start = Instant::now();
+            let (_, profile) =
+                run_profiled(exec, db, qp).map_err(|e| format!("stream {stream} Q{q}: {e}"))?;
+            let end = Instant::now();
+            out.push(Execution {
+                query: q,
+                seconds: (end - start).as_secs_f64(),
+                tasks: profile.tasks,
+                end,
+            });
+        }
+        return Ok(out);
+    }
+    let order = stream_order(stream + 1);
     for round in 0u64.. {
         for &q in &order {
             if round > 0 && deadline.is_some_and(|d| Instant::now() >= d) {
@@ -531,10 +597,12 @@ fn run_stream(
             let start = Instant::now();
             let (_, profile) =
                 run_profiled(exec, db, &qp).map_err(|e| format!("stream {stream} Q{q}: {e}"))?;
+            let end = Instant::now();
             out.push(Execution {
                 query: q,
-                seconds: start.elapsed().as_secs_f64(),
+                seconds: (end - start).as_secs_f64(),
                 tasks: profile.tasks,
+                end,
             });
         }
         match deadline {
@@ -545,6 +613,154 @@ fn run_stream(
         }
     }
     Ok(out)
+}
+
+/// Parameter sets generated once and fed to both engines of a comparison
+/// (`maestro tpch params` writes it, `maestro tpch throughput --params` and
+/// `scripts/duckdb_tpch.py throughput --params` read it): for each stream, the
+/// queries in the spec's order for that stream (row `stream + 1` of Appendix A),
+/// round after round, each with its parameters drawn by the spec's rules.
+///
+/// JSON: `{"format": "maestro-tpch-params/1", "sf": 1.0, "seed": 7, "rounds": 20,
+/// "streams": [[{"query": 21, "params": {"NATION": "…"}}, …], …]}`; values are
+/// written as in the spec's SQL (as `crates/tpch/answers/params.json`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamPlan {
+    pub sf: f64,
+    pub seed: u64,
+    pub rounds: usize,
+    /// One list per stream.
+    pub streams: Vec<Vec<QueryParams>>,
+}
+
+/// The `format` of a [`ParamPlan`] file.
+pub const PARAM_PLAN_FORMAT: &str = "maestro-tpch-params/1";
+
+impl ParamPlan {
+    /// `streams` streams of `rounds` rounds, drawn from `seed` (the same draws
+    /// `tpch throughput --seed` makes without a plan).
+    pub fn generate(sf: f64, seed: u64, streams: usize, rounds: usize) -> ParamPlan {
+        let streams = (0..streams)
+            .map(|stream| {
+                (0..rounds as u64)
+                    .flat_map(|round| {
+                        stream_order(stream + 1).map(|q| {
+                            let seed = seed ^ ((stream as u64) << 32) ^ (round << 48);
+                            QueryParams::random(q, sf, seed).expect("1..=22 are queries")
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        ParamPlan {
+            sf,
+            seed,
+            rounds,
+            streams,
+        }
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        let streams: Vec<serde_json::Value> = self
+            .streams
+            .iter()
+            .map(|list| {
+                list.iter()
+                    .map(|qp| {
+                        let params: serde_json::Map<String, serde_json::Value> = qp
+                            .iter()
+                            .map(|(name, v)| (name.to_string(), v.to_string().into()))
+                            .collect();
+                        serde_json::json!({"query": qp.query(), "params": params})
+                    })
+                    .collect()
+            })
+            .collect();
+        serde_json::json!({
+            "format": PARAM_PLAN_FORMAT,
+            "sf": self.sf,
+            "seed": self.seed,
+            "rounds": self.rounds,
+            "streams": streams,
+        })
+    }
+
+    /// Reads a plan; every parameter is checked as `tpch query --param` checks it.
+    pub fn from_json(text: &str) -> Result<ParamPlan, String> {
+        let json: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        if json["format"] != PARAM_PLAN_FORMAT {
+            return Err(format!(
+                "format is {}, expected {PARAM_PLAN_FORMAT:?}",
+                json["format"]
+            ));
+        }
+        let sf = json["sf"].as_f64().ok_or("no sf")?;
+        let seed = json["seed"].as_u64().ok_or("no seed")?;
+        let rounds = json["rounds"].as_u64().ok_or("no rounds")? as usize;
+        let streams = json["streams"]
+            .as_array()
+            .ok_or("no streams")?
+            .iter()
+            .enumerate()
+            .map(|(s, list)| {
+                let list = list
+                    .as_array()
+                    .ok_or_else(|| format!("stream {s} is not a list"))?;
+                if list.is_empty() {
+                    return Err(format!("stream {s} has no queries"));
+                }
+                list.iter()
+                    .map(|e| {
+                        let q = e["query"]
+                            .as_u64()
+                            .and_then(|q| u8::try_from(q).ok())
+                            .ok_or_else(|| format!("stream {s}: entry without a query: {e}"))?;
+                        let mut qp = QueryParams::validation(q, sf)
+                            .map_err(|err| format!("stream {s}: {err}"))?;
+                        let params = e["params"]
+                            .as_object()
+                            .ok_or_else(|| format!("stream {s} Q{q}: no params"))?;
+                        for (name, v) in params {
+                            let v = v
+                                .as_str()
+                                .ok_or_else(|| format!("stream {s} Q{q}: {name} not a string"))?;
+                            qp.set(name, v)
+                                .map_err(|err| format!("stream {s}: {err}"))?;
+                        }
+                        qp.check().map_err(|err| format!("stream {s}: {err}"))?;
+                        Ok(qp)
+                    })
+                    .collect::<Result<Vec<_>, String>>()
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        if streams.is_empty() {
+            return Err("no streams".into());
+        }
+        Ok(ParamPlan {
+            sf,
+            seed,
+            rounds,
+            streams,
+        })
+    }
+
+    /// Whether a run at `sf` with up to `streams` streams can use this plan.
+    pub fn fits(&self, sf: f64, streams: usize) -> Result<(), String> {
+        if self.sf != sf {
+            return Err(format!(
+                "the parameter plan is for SF {}, this run is at SF {sf}",
+                self.sf
+            ));
+        }
+        if streams > self.streams.len() {
+            return Err(format!(
+                "the parameter plan has {} stream(s), this run needs {streams}",
+                self.streams.len()
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl ThroughputReport {
@@ -598,6 +814,28 @@ impl ThroughputReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_parameter_plan_round_trips_and_follows_the_stream_orders() {
+        let plan = ParamPlan::generate(0.1, 7, 3, 2);
+        assert_eq!(plan.streams.len(), 3);
+        for (s, list) in plan.streams.iter().enumerate() {
+            assert_eq!(list.len(), 44);
+            let order: Vec<u8> = list.iter().map(|qp| qp.query()).collect();
+            assert_eq!(order[..22], stream_order(s + 1));
+            assert_eq!(order[22..], stream_order(s + 1));
+        }
+        // Round 2 draws other values than round 1 (Q1's DELTA has 61 values).
+        assert_ne!(plan.streams[0][..22], plan.streams[0][22..]);
+        let text = plan.to_json().to_string();
+        assert_eq!(ParamPlan::from_json(&text).unwrap(), plan);
+        assert!(plan.fits(0.1, 3).is_ok());
+        assert!(plan.fits(0.1, 4).unwrap_err().contains("3 stream(s)"));
+        assert!(plan.fits(1.0, 1).unwrap_err().contains("SF 0.1"));
+        let bad = text.replace("\"DELTA\":\"", "\"DELTA\":\"1");
+        assert!(ParamPlan::from_json(&bad).is_err());
+        assert!(ParamPlan::from_json("{}").unwrap_err().contains("format"));
+    }
 
     #[test]
     fn nearest_rank_percentiles() {

@@ -5,7 +5,7 @@
 //! Repetitions ([`maestro_bench::reps`]): each repetition runs the whole
 //! interference part with its runtimes and priorities in an order rotated by
 //! the repetition, and the overhead part once more (its variant order is fixed
-//! inside `maestro_gomp::bench::overhead`); rows are medians with min–max.
+//! inside `maestro_gomp_bench::overhead`); rows are medians with min–max.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use clap::Args;
 use maestro_bench::{Report, ResultRow, reps};
-use maestro_gomp::bench::interference::{
+use maestro_gomp_bench::interference::{
     DbPriority, InterferenceRow, InterferenceSetup, interference,
 };
-use maestro_gomp::bench::{AppRuntime, OverheadSetup, find_cdylib_dir, overhead};
+use maestro_gomp_bench::{AppRuntime, OverheadSetup, find_cdylib_dir, overhead};
 use serde_json::json;
 
 use crate::{CommonArgs, exit};
@@ -339,7 +339,7 @@ fn overhead_part(
 }
 
 /// One row per (operation, runtime), with the ratio to stock libgomp.
-fn overhead_rows(rows: &[maestro_gomp::bench::OverheadRow]) -> Vec<ResultRow> {
+fn overhead_rows(rows: &[maestro_gomp_bench::OverheadRow]) -> Vec<ResultRow> {
     let stock = |m: &str| {
         rows.iter()
             .find(|r| r.variant == "libgomp" && r.metric == m)

@@ -5,13 +5,16 @@ use crate::variants::{GranularityParser, Preset, name_of};
 use crate::{flags, output};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
-use maestro_bench::tpch::{self, QueryTime, SingleParams, SingleReport, ThroughputParams};
+use maestro_bench::tpch::{
+    self, ParamPlan, QueryTime, SingleParams, SingleReport, ThroughputParams,
+};
 use maestro_execution::{Executor, Granularity};
 use maestro_tpch::queries::answers::{
-    ANSWERS_SCALE_FACTOR, answer_sets, answers_dir, official_sf1,
+    ANSWER_SCALE_FACTORS, answer_sets, answers_dir_at, official_sf1,
 };
 use maestro_tpch::queries::{
     OutputFormat, QUERY_COUNT, QueryParams, check, parse_query_number, run_profiled,
@@ -23,8 +26,11 @@ pub enum TpchCommand {
     Query(QueryArgs),
     /// N concurrent query streams: queries per hour, latency percentiles, tasks created.
     Throughput(ThroughputArgs),
-    /// Run every query on every committed parameter set at SF 0.01 and compare
-    /// with the independent engine's answers.
+    /// Write the parameter sets of N query streams to a file, for `throughput
+    /// --params` and DuckDB's script to run the same work.
+    Params(ParamsArgs),
+    /// Run every query on every committed parameter set (SF 0.01, or --sf 0.1)
+    /// and compare with the independent engine's answers.
     Check(CheckArgs),
 }
 
@@ -91,6 +97,11 @@ pub struct ThroughputArgs {
     /// rotated per repetition; queries/h is the median, with min–max (default 3).
     #[arg(long)]
     reps: Option<usize>,
+    /// Run the parameter sets of this file (`maestro tpch params`) instead of
+    /// drawing them, under the fixed-window rule: streams issue queries until
+    /// --duration (required) is up and only queries completed by then count.
+    #[arg(long, value_name = "FILE", conflicts_with = "seed")]
+    params: Option<PathBuf>,
     /// Hardware contexts to use (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
@@ -103,11 +114,33 @@ pub struct ThroughputArgs {
 }
 
 #[derive(Args)]
+pub struct ParamsArgs {
+    /// Scale factor the parameters are for (Q11's FRACTION depends on it).
+    #[arg(long, default_value_t = 1.0)]
+    sf: f64,
+    /// Seed of the draws (the same draws `throughput --seed` makes).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Number of streams (each in the spec's order for its stream).
+    #[arg(long, default_value_t = 16)]
+    streams: usize,
+    /// Rounds of 22 queries per stream (a run that exhausts them starts over).
+    #[arg(long, default_value_t = 20)]
+    rounds: usize,
+    /// The file to write.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Args)]
 pub struct CheckArgs {
     /// Instead: load SF 1 and compare the 22 validation answers with dbgen's
     /// official SF 1 answers (rounded to cents, as published).
     #[arg(long)]
     official_sf1: bool,
+    /// Scale factor of the committed answers to check against: 0.01 or 0.1.
+    #[arg(long, default_value_t = 0.01, conflicts_with = "official_sf1")]
+    sf: f64,
     /// Comma-separated granularity policies to run every set under.
     #[arg(long, value_delimiter = ',', default_value = "static,hint", value_parser = GranularityParser)]
     granularity: Vec<Granularity>,
@@ -181,6 +214,7 @@ pub fn run(command: TpchCommand) -> ExitCode {
     let result = match command {
         TpchCommand::Query(a) => query(a),
         TpchCommand::Throughput(a) => throughput(a),
+        TpchCommand::Params(a) => write_params(a),
         TpchCommand::Check(a) => check_answers(a),
     };
     result.unwrap_or_else(|code| code)
@@ -239,7 +273,26 @@ fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
     };
     let variant = flags::renamed(Some(a.variant), a.old_preset, "--preset", "--variant")
         .expect("--variant has a default");
+    let plan = match &a.params {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| usage(format!("--params {}: {e}", path.display())))?;
+            let plan = ParamPlan::from_json(&text)
+                .map_err(|e| usage(format!("--params {}: {e}", path.display())))?;
+            if duration.is_none() {
+                return Err(usage(
+                    "--params runs a fixed window: give --duration SECONDS",
+                ));
+            }
+            let most = a.streams.iter().copied().max().unwrap_or(1);
+            plan.fits(a.sf, most)
+                .map_err(|e| usage(format!("--params {}: {e}", path.display())))?;
+            Some(Arc::new(plan))
+        }
+    };
     let params = ThroughputParams {
+        plan,
         sf: scale_factor(a.sf)?,
         contexts: contexts(a.contexts)?,
         preset: name_of(&variant),
@@ -272,21 +325,46 @@ fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
     ))
 }
 
+fn write_params(a: ParamsArgs) -> Result<ExitCode, ExitCode> {
+    let sf = scale_factor(a.sf)?;
+    if a.streams == 0 || a.rounds == 0 {
+        return Err(usage("--streams and --rounds must be at least 1"));
+    }
+    let plan = ParamPlan::generate(sf, a.seed, a.streams, a.rounds);
+    let text = serde_json::to_string(&plan.to_json()).expect("plan serializes");
+    std::fs::write(&a.out, text + "\n")
+        .map_err(|e| failure(format!("{}: {e}", a.out.display())))?;
+    eprintln!(
+        "wrote {}: SF {sf}, seed {}, {} stream(s) × {} round(s) of 22 queries",
+        a.out.display(),
+        a.seed,
+        a.streams,
+        a.rounds
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn check_answers(a: CheckArgs) -> Result<ExitCode, ExitCode> {
     if a.official_sf1 {
         return check_official_sf1(a);
     }
-    let dir = answers_dir();
+    let sf = a.sf;
+    let dir = answers_dir_at(sf).ok_or_else(|| {
+        usage(format!(
+            "--sf {sf}: committed answers exist at SF {}",
+            ANSWER_SCALE_FACTORS.map(|s| s.to_string()).join(" and ")
+        ))
+    })?;
     let sets = answer_sets(&dir).map_err(failure)?;
     let scheduler = tpch::start_scheduler("single-hints", maestro_scheduler::detected_contexts())
         .map_err(failure)?;
-    let (db, _) = tpch::load(&scheduler, ANSWERS_SCALE_FACTOR, &|_| {}).map_err(failure)?;
+    let (db, _) = tpch::load(&scheduler, sf, &|_| {}).map_err(failure)?;
     let (mut passed, mut failed) = (0, 0);
     for g in &a.granularity {
         let exec = Executor::new(scheduler.clone(), *g).with_min_rows_per_task(1024);
         for set in &sets {
             let outcome = set
-                .query_params(ANSWERS_SCALE_FACTOR)
+                .query_params(sf)
                 .map_err(|e| e.to_string())
                 .and_then(|p| run_profiled(&exec, &db, &p).map_err(|e| e.to_string()))
                 .and_then(|(r, _)| {

@@ -667,3 +667,115 @@ fn bench_omp_interference_quick_measures_both_sides_on_every_runtime() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("error:"));
     }
 }
+
+#[test]
+fn tpch_params_plan_runs_a_fixed_window_and_refuses_bad_plans() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("tpch-params-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("params.json");
+    let plan_s = plan.to_str().unwrap();
+    let out = maestro(&[
+        "tpch",
+        "params",
+        "--sf",
+        "0.01",
+        "--seed",
+        "3",
+        "--streams",
+        "2",
+        "--rounds",
+        "1",
+        "--out",
+        plan_s,
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    assert_eq!(written["format"], "maestro-tpch-params/1");
+    let streams = written["streams"].as_array().unwrap();
+    assert_eq!(streams.len(), 2);
+    assert_eq!(streams[0].as_array().unwrap().len(), 22);
+    // Stream 0 runs the spec's order for stream 1, which starts with Q21.
+    assert_eq!(streams[0][0]["query"], 21);
+
+    let out = maestro(&[
+        "tpch",
+        "throughput",
+        "--sf",
+        "0.01",
+        "--streams",
+        "2",
+        "--params",
+        plan_s,
+        "--duration",
+        "1",
+        "--json",
+    ]);
+    let json = json_of(&out);
+    let run = &json["runs"][0];
+    assert_eq!(run["window_s"], 1.0);
+    assert!(run["late"].as_u64().is_some(), "{run}");
+    let queries = run["queries"].as_f64().unwrap();
+    assert!(queries >= 1.0, "{run}");
+    let qph = run["queries_per_hour"].as_f64().unwrap();
+    assert!((qph - queries * 3600.0).abs() < 1e-6, "{run}");
+
+    // A window too short for any query to complete: a clear error, no panic.
+    let out = maestro(&[
+        "tpch",
+        "throughput",
+        "--sf",
+        "0.01",
+        "--params",
+        plan_s,
+        "--duration",
+        "0.000001",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no query completed"), "{stderr}");
+
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["tpch", "throughput", "--sf", "0.01", "--params", plan_s],
+            "--duration",
+        ),
+        (
+            &[
+                "tpch",
+                "throughput",
+                "--sf",
+                "0.1",
+                "--params",
+                plan_s,
+                "--duration",
+                "1",
+            ],
+            "SF 0.01",
+        ),
+        (
+            &[
+                "tpch",
+                "throughput",
+                "--sf",
+                "0.01",
+                "--streams",
+                "3",
+                "--params",
+                plan_s,
+                "--duration",
+                "1",
+            ],
+            "2 stream(s)",
+        ),
+        (&["tpch", "check", "--sf", "0.5"], "committed answers"),
+    ];
+    for (args, reason) in cases {
+        let out = maestro(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(reason), "{args:?}: {stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

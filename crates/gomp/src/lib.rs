@@ -14,8 +14,8 @@
 //! Control ([`set_priority`], [`set_hint_teams`], [`set_master_placement`],
 //! [`install_scheduler`]) lets the database favour its own work over OpenMP work,
 //! size teams from the scheduler's concurrency hint, and run even the masters of
-//! application threads' regions as scheduler tasks. [`bench`](mod@bench) compares our overhead with stock
-//! libgomp's (a piece of `maestro bench omp`).
+//! application threads' regions as scheduler tasks. The benchmarks of `maestro bench omp`
+//! live in the crate `maestro-gomp-bench`, not in this library.
 //!
 //! How a team forks, meets at barriers and joins, and why a team larger than the
 //! free workers still completes, is written down in `PROTOCOL.md` beside this
@@ -27,7 +27,6 @@
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 pub mod abi;
-pub mod bench;
 mod ctx;
 mod fork;
 mod icv;

@@ -5,6 +5,8 @@ Run from the repository root (or anywhere):
 
     pip install duckdb tpchgen-cli        # this script installs nothing itself
     python3 crates/tpch/answers/generate.py              # writes crates/tpch/answers/sf0.01/
+    python3 crates/tpch/answers/generate.py --sf 0.1 --seeds 20250101,20250102 --random-sets 2
+                                                         # writes crates/tpch/answers/sf0.1/
     python3 crates/tpch/answers/generate.py --check-sf1  # also: SF 1 vs the official answers
 
 What it does:
@@ -29,6 +31,10 @@ What it does:
 4. Writes `sf0.01/params.json`, `sf0.01/columns.json` (DuckDB's result type of every
    output column, so a checker knows which columns are exact DECIMALs and which are
    DOUBLEs) and `sf0.01/q{n}_{set}.csv` (header = the spec's output column names).
+   With --seeds, the random sets come from each given seed (`seed<S>_random<k>`).
+   Boundary sets (`boundary<k>`, see MUTATIONS) are chosen from the data and added:
+   rows sit on each comparison's bound so that a mutated operator changes DuckDB's
+   answer (checked here; the mutations each set tells apart go into params.json).
 5. Sanity checks (the run fails if one fails): row counts of the loaded tables; the
    parameter lists against the loaded data; Q1 and Q6 recomputed in pure Python from
    the .tbl text with exact arithmetic; Q8, Q14, Q17 and Q22 recomputed with exact
@@ -85,7 +91,6 @@ if TPCHGEN is None:
 HERE = Path(__file__).resolve().parent
 SEED = 20250101            # change only deliberately: the committed answers depend on it
 RANDOM_SETS = 3
-SETS = ["validation"] + ["random%d" % k for k in range(1, RANDOM_SETS + 1)]
 # Q11 also gets the spec's unscaled validation FRACTION (see all_params).
 EXTRA_SET = "validation_unscaled"
 
@@ -1074,7 +1079,14 @@ def validation_params(q, sf):
     return p
 
 
-def all_params(sf):
+def set_name(seed, k, seeds):
+    """`random<k>` for the default seed alone (the SF 0.01 names), else
+    `seed<S>_random<k>`."""
+    return "random%d" % k if seeds == [SEED] else "seed%d_random%d" % (seed, k)
+
+
+def all_params(sf, seeds=None, random_sets=RANDOM_SETS):
+    seeds = seeds or [SEED]
     out = []
     for q in range(1, 23):
         out.append({"query": q, "set": "validation", "params": validation_params(q, sf)})
@@ -1083,10 +1095,222 @@ def all_params(sf):
             # kept as an extra set because qgen -d scales it (see README).
             out.append({"query": q, "set": EXTRA_SET,
                         "params": {"NATION": "GERMANY", "FRACTION": "0.0001"}})
-        for k in range(1, RANDOM_SETS + 1):
-            rng = Rng("maestro-tpch-answers/%d/q%d/random%d" % (SEED, q, k))
-            out.append({"query": q, "set": "random%d" % k, "params": random_params(q, rng, sf)})
+        for seed in seeds:
+            for k in range(1, random_sets + 1):
+                rng = Rng("maestro-tpch-answers/%d/q%d/random%d" % (seed, q, k))
+                out.append({"query": q, "set": set_name(seed, k, seeds),
+                            "params": random_params(q, rng, sf)})
     return out
+
+
+# ---------------------------------------------------------------------------
+# Boundary sets: parameters chosen from the data so that rows sit exactly on a
+# comparison's bound (or a CASE branch decides rows), so that a mutated operator
+# (`>` for `>=`, `<=` for `<`, a changed CASE branch) changes the answer. For each
+# query, MUTATIONS lists textual mutations of its SQL; candidates (the parameter
+# domain, in a fixed order, or a fixed-seed sample of it) are tried in turn and a
+# candidate is kept as a set `boundary<k>` when DuckDB's answer under some not yet
+# covered mutation differs from its answer to the unmutated query. So every kept
+# set is shown, by DuckDB, to tell at least one mutation from the real query.
+# ---------------------------------------------------------------------------
+def _m(name, old, new):
+    return (name, old, new)
+
+
+MUTATIONS = {
+    1: [_m("l_shipdate <= → <", "l_shipdate <= date", "l_shipdate < date")],
+    3: [_m("o_orderdate < DATE → <=", "o_orderdate < date ':DATE'", "o_orderdate <= date ':DATE'"),
+        _m("l_shipdate > DATE → >=", "l_shipdate > date ':DATE'", "l_shipdate >= date ':DATE'")],
+    4: [_m("o_orderdate >= DATE → >", "o_orderdate >= date", "o_orderdate > date"),
+        _m("o_orderdate < DATE + 3 months → <=", "o_orderdate < date", "o_orderdate <= date")],
+    5: [_m("o_orderdate >= DATE → >", "o_orderdate >= date", "o_orderdate > date"),
+        _m("o_orderdate < DATE + 1 year → <=", "o_orderdate < date", "o_orderdate <= date")],
+    6: [_m("l_shipdate >= DATE → >", "l_shipdate >= date", "l_shipdate > date"),
+        _m("l_shipdate < DATE + 1 year → <=", "l_shipdate < date", "l_shipdate <= date"),
+        _m("l_discount BETWEEN: lower bound exclusive",
+           "l_discount between :DISCOUNT - 0.01 and :DISCOUNT + 0.01",
+           "l_discount > :DISCOUNT - 0.01 and l_discount <= :DISCOUNT + 0.01"),
+        _m("l_discount BETWEEN: upper bound exclusive",
+           "l_discount between :DISCOUNT - 0.01 and :DISCOUNT + 0.01",
+           "l_discount >= :DISCOUNT - 0.01 and l_discount < :DISCOUNT + 0.01"),
+        _m("l_quantity < QUANTITY → <=", "l_quantity < :QUANTITY", "l_quantity <= :QUANTITY")],
+    8: [_m("CASE when nation = NATION → <>", "when nation = ':NATION'", "when nation <> ':NATION'"),
+        _m("CASE then volume → then 0", "then volume", "then 0"),
+        _m("CASE else 0 → else volume", "else 0", "else volume"),
+        _m("CASE on the customer's nation (n1) instead of the supplier's (n2)",
+           "n2.n_name as nation", "n1.n_name as nation")],
+    10: [_m("o_orderdate >= DATE → >", "o_orderdate >= date", "o_orderdate > date"),
+         _m("o_orderdate < DATE + 3 months → <=", "o_orderdate < date", "o_orderdate <= date")],
+    12: [_m("l_receiptdate >= DATE → >", "l_receiptdate >= date", "l_receiptdate > date"),
+         _m("l_receiptdate < DATE + 1 year → <=", "l_receiptdate < date", "l_receiptdate <= date"),
+         _m("l_commitdate < l_receiptdate → <=", "l_commitdate < l_receiptdate",
+            "l_commitdate <= l_receiptdate"),
+         _m("l_shipdate < l_commitdate → <=", "l_shipdate < l_commitdate",
+            "l_shipdate <= l_commitdate"),
+         _m("high CASE without 2-HIGH", "\n\t\t\tor o_orderpriority = '2-HIGH'", ""),
+         _m("low CASE without 2-HIGH", "\n\t\t\tand o_orderpriority <> '2-HIGH'", "")],
+    14: [_m("l_shipdate >= DATE → >", "l_shipdate >= date", "l_shipdate > date"),
+         _m("l_shipdate < DATE + 1 month → <=", "l_shipdate < date", "l_shipdate <= date")],
+    15: [_m("l_shipdate >= DATE → >", "l_shipdate >= date", "l_shipdate > date"),
+         _m("l_shipdate < DATE + 3 months → <=", "l_shipdate < date", "l_shipdate <= date")],
+    18: [_m("sum(l_quantity) > QUANTITY → >=", "sum(l_quantity) > :QUANTITY",
+            "sum(l_quantity) >= :QUANTITY")],
+    19: [m for k, size in ((1, 5), (2, 10), (3, 15)) for m in (
+        _m("branch %d: l_quantity >= QUANTITY%d → >" % (k, k),
+           "l_quantity >= :QUANTITY%d" % k, "l_quantity > :QUANTITY%d" % k),
+        _m("branch %d: l_quantity <= QUANTITY%d + 10 → <" % (k, k),
+           "l_quantity <= :QUANTITY%d + 10" % k, "l_quantity < :QUANTITY%d + 10" % k),
+        _m("branch %d: p_size between 1 and %d → 2 and %d" % (k, size, size),
+           "p_size between 1 and %d\n" % size, "p_size between 2 and %d\n" % size),
+        _m("branch %d: p_size between 1 and %d → 1 and %d" % (k, size, size - 1),
+           "p_size between 1 and %d\n" % size, "p_size between 1 and %d\n" % (size - 1)))],
+    20: [_m("l_shipdate >= DATE → >", "l_shipdate >= date", "l_shipdate > date"),
+         _m("l_shipdate < DATE + 1 year → <=", "l_shipdate < date", "l_shipdate <= date"),
+         _m("ps_availqty > 0.5 * sum → >=", "ps_availqty > (", "ps_availqty >= (")],
+}
+BOUNDARY_CANDIDATES_MAX = 400
+
+
+def boundary_candidates(con, q):
+    """Parameter sets to try for query q, in a fixed order."""
+    months = lambda first, last: [random_month_at(k) for k in range(first[0] * 12 + first[1] - 1,
+                                                                    last[0] * 12 + last[1])]
+    years = [month_start(y, 1) for y in range(1993, 1998)]
+    if q == 1:
+        return [{"DELTA": str(d)} for d in range(60, 121)]
+    if q == 3:
+        return [{"SEGMENT": s, "DATE": (datetime.date(1995, 3, 1) + datetime.timedelta(days=d)).isoformat()}
+                for d in range(31) for s in SEGMENTS]
+    if q == 4 or q == 15:
+        return [{"DATE": d} for d in months((1993, 1), (1997, 10))]
+    if q == 5:
+        return [{"REGION": r, "DATE": y} for y in years for r in REGIONS]
+    if q == 6:
+        return [{"DATE": y, "DISCOUNT": "0.0%d" % d, "QUANTITY": qty}
+                for qty in ("24", "25") for d in range(2, 10) for y in years]
+    if q == 8:
+        rng = Rng("maestro-tpch-answers/boundary/q8")
+        types = [a + " " + b + " " + c for a in TYPE_S1 for b in TYPE_S2 for c in TYPE_S3]
+        out = []
+        for _ in range(BOUNDARY_CANDIDATES_MAX):
+            nation, region = NATIONS[rng.below(len(NATIONS))]
+            out.append({"NATION": nation, "REGION": REGIONS[region], "TYPE": rng.choice(types)})
+        return out
+    if q == 10:
+        return [{"DATE": d} for d in months((1993, 2), (1995, 1))]
+    if q == 12:
+        return [{"SHIPMODE1": a, "SHIPMODE2": b, "DATE": y}
+                for y in years for a in SHIPMODES for b in SHIPMODES if a != b]
+    if q == 14:
+        return [{"DATE": d} for d in months((1993, 1), (1997, 12))]
+    if q == 18:
+        # Every order's exact total quantity, largest first (the spec's range is
+        # 312..315; Maestro accepts any QUANTITY in 1..400, so does this).
+        sums = [int(r[0]) for r in con.execute(
+            "select distinct sum(l_quantity) s from lineitem group by l_orderkey order by s desc").fetchall()]
+        return [{"QUANTITY": str(s)} for s in sums if 1 <= s <= 400]
+    if q == 19:
+        rng = Rng("maestro-tpch-answers/boundary/q19")
+        # First, sets built around single qualifying lineitems that sit on a bound
+        # of a branch (p_size 1 or the branch's maximum, or a quantity at the
+        # ends of a range the branch's QUANTITY can reach), then random sets.
+        branches = [(1, ("SM CASE", "SM BOX", "SM PACK", "SM PKG"), 5, (1, 10)),
+                    (2, ("MED BAG", "MED BOX", "MED PKG", "MED PACK"), 10, (10, 20)),
+                    (3, ("LG CASE", "LG BOX", "LG PACK", "LG PKG"), 15, (20, 30))]
+        rows = con.execute(
+            "select p_brand, p_container, p_size, cast(l_quantity as integer) from lineitem, part "
+            "where p_partkey = l_partkey and l_shipmode in ('AIR', 'AIR REG') "
+            "and l_shipinstruct = 'DELIVER IN PERSON' and p_size between 1 and 15 "
+            "order by l_orderkey, l_linenumber").fetchall()
+        targeted = []
+        for brand, container, size, qty in rows:
+            for k, containers, smax, (lo, hi) in branches:
+                if container not in containers or size > smax:
+                    continue
+                for quantity in (qty, qty - 10):
+                    if not lo <= quantity <= hi:
+                        continue
+                    cand = {"QUANTITY1": "1", "QUANTITY2": "10", "QUANTITY3": "20",
+                            "BRAND1": "Brand#12", "BRAND2": "Brand#23", "BRAND3": "Brand#34"}
+                    cand["QUANTITY%d" % k] = str(quantity)
+                    cand["BRAND%d" % k] = brand
+                    # Sizes on a bound first: they are rarer than quantities.
+                    targeted.append((0 if size in (1, smax) else 1, len(targeted), cand))
+        targeted = [c for _, _, c in sorted(targeted, key=lambda t: t[:2])]
+        return targeted[:BOUNDARY_CANDIDATES_MAX // 2] + [{"QUANTITY1": str(rng.uniform_int(1, 10)), "QUANTITY2": str(rng.uniform_int(10, 20)),
+                 "QUANTITY3": str(rng.uniform_int(20, 30)), "BRAND1": random_brand(rng),
+                 "BRAND2": random_brand(rng), "BRAND3": random_brand(rng)}
+                for _ in range(BOUNDARY_CANDIDATES_MAX // 2)]
+    if q == 20:
+        rng = Rng("maestro-tpch-answers/boundary/q20")
+        # First, (color, year, nation) of part-suppliers whose availability is
+        # exactly half their year's shipped quantity, or whose comparison flips
+        # when the lineitems shipped on January 1 of the next year are counted;
+        # then random sets.
+        targeted = con.execute("""
+with years as (select unnest(range(1993, 1998)) as y),
+per as (
+  select ps_partkey, ps_suppkey, ps_availqty as a, y,
+         sum(case when l_shipdate < make_date(y + 1, 1, 1) then l_quantity else 0 end) as s1,
+         sum(l_quantity) as s2
+  from partsupp, lineitem, years
+  where l_partkey = ps_partkey and l_suppkey = ps_suppkey
+    and l_shipdate >= make_date(y, 1, 1) and l_shipdate <= make_date(y + 1, 1, 1)
+  group by all)
+select distinct split_part(p_name, ' ', 1), y, n_name
+from per, part, supplier, nation
+where p_partkey = ps_partkey and s_suppkey = ps_suppkey and s_nationkey = n_nationkey
+  and (a = 0.5 * s1 or (a > 0.5 * s1) <> (a > 0.5 * s2))
+order by 2, 1, 3""").fetchall()
+        return [{"COLOR": c, "DATE": month_start(y, 1), "NATION": n} for c, y, n in targeted
+                ][:BOUNDARY_CANDIDATES_MAX] + [{"COLOR": rng.choice(COLORS), "DATE": rng.choice(years),
+                 "NATION": rng.choice([n for n, _ in NATIONS])}
+                for _ in range(BOUNDARY_CANDIDATES_MAX)]
+    raise ValueError(q)
+
+
+def random_month_at(k):
+    return month_start(k // 12, k % 12 + 1)
+
+
+def run_sql(con, sql, params):
+    result = None
+    for stmt in statements(substitute(sql, params)):
+        cur = con.execute(stmt)
+        if stmt.lower().startswith("select"):
+            result = cur.fetchall()
+    return result
+
+
+def boundary_sets(con):
+    """Returns (params entries, report lines). Dies if a mutation's text is not in
+    its query exactly once."""
+    entries, lines = [], []
+    for q, mutations in MUTATIONS.items():
+        for name, old, new in mutations:
+            if QUERIES[q].count(old) != 1:
+                die("Q%d mutation %r: %r occurs %d times in the query"
+                    % (q, name, old, QUERIES[q].count(old)))
+        uncovered = list(mutations)
+        kept = 0
+        for cand in boundary_candidates(con, q)[:2 * BOUNDARY_CANDIDATES_MAX]:
+            if not uncovered:
+                break
+            base = run_sql(con, QUERIES[q], cand)
+            caught = [m for m in uncovered
+                      if run_sql(con, QUERIES[q].replace(m[1], m[2]), cand) != base]
+            if caught:
+                kept += 1
+                entries.append({"query": q, "set": "boundary%d" % kept, "params": cand,
+                                "mutations": [m[0] for m in caught]})
+                uncovered = [m for m in uncovered if m not in caught]
+        for e in entries:
+            if e["query"] == q:
+                lines.append("Q%d %s (%s): %s" % (q, e["set"], ", ".join(
+                    "%s=%s" % kv for kv in e["params"].items()), "; ".join(e["mutations"])))
+        for m in uncovered:
+            lines.append("Q%d: NOT COVERED (no candidate tells it apart): %s" % (q, m[0]))
+    return entries, lines
 
 
 # ---------------------------------------------------------------------------
@@ -1527,6 +1751,11 @@ def main():
     ap.add_argument("--check-sf1", action="store_true",
                     help="also generate SF 1 and compare the validation answers with the "
                          "official SF 1 answers in the tpchgen crate (~1 GB temp, ~1 min)")
+    ap.add_argument("--seeds", type=lambda v: [int(x) for x in v.split(",")], default=None,
+                    help="comma-separated seeds of the random sets (default: SEED alone, sets "
+                         "named random1..; with --seeds: seed<S>_random<k>)")
+    ap.add_argument("--random-sets", type=int, default=RANDOM_SETS,
+                    help="random parameter sets per query and seed (default %d)" % RANDOM_SETS)
     ap.add_argument("--no-readme", action="store_true", help="do not touch README.md")
     args = ap.parse_args()
 
@@ -1537,7 +1766,7 @@ def main():
                 "python": sys.version.split()[0]}
     print("versions:", versions)
 
-    params = all_params(sf)
+    params = all_params(sf, args.seeds, args.random_sets)
     results = {}
     ties = []
     columns = {}
@@ -1545,6 +1774,8 @@ def main():
         generate_data(sf, d)
         con = load(d, sf)
         check_value_lists(con)
+        boundary_entries, boundary_lines = boundary_sets(con)
+        params = params + boundary_entries
         for entry in params:
             q, s, p = entry["query"], entry["set"], entry["params"]
             header, types, rows = run_query(con, q, p)
@@ -1571,7 +1802,7 @@ def main():
         old.unlink()
     for (q, s), (header, _, rows) in results.items():
         (out / ("q%d_%s.csv" % (q, s))).write_text(to_csv(header, rows))
-    (out / "params.json").write_text(json.dumps(params, indent=1) + "\n")
+    (out / "params.json").write_text(json.dumps(params, indent=1, ensure_ascii=False) + "\n")
     (out / "columns.json").write_text(json.dumps(
         {"q%d" % q: [{"name": n, "type": t} for n, t in zip(COLUMNS[q], columns[q])]
          for q in range(1, 23)}, indent=1) + "\n")
@@ -1586,24 +1817,36 @@ def main():
             "src/q_and_a/answers_sf1.rs", path.parts[-4].split("-", 1)[1]))
 
     # Report.
-    sets = SETS + [EXTRA_SET] if any(k[1] == EXTRA_SET for k in results) else SETS
+    sets = []
+    for entry in params:
+        if entry["set"] != EXTRA_SET and not entry["set"].startswith("boundary") \
+                and entry["set"] not in sets:
+            sets.append(entry["set"])
+    if any(k[1] == EXTRA_SET for k in results):
+        sets.append(EXTRA_SET)
     counts = "| query | " + " | ".join(sets) + " |\n|---|" + "---|" * len(sets) + "\n"
     for q in range(1, 23):
         counts += "| Q%d | " % q + " | ".join(
             str(len(results[(q, s)][2])) if (q, s) in results else "" for s in sets) + " |\n"
     print(counts)
     print("\n".join(checks))
+    print("boundary sets:", *boundary_lines, sep="\n  ")
     print("ties:", *ties, sep="\n  ") if ties else print("no ORDER BY ties")
 
     if not args.no_readme and (HERE / "README.md").exists():
         readme = (HERE / "README.md").read_text()
         readme = replace_section(readme, "versions", "\n".join(
             "- %s: `%s`" % (k, v) for k, v in versions.items()))
-        readme = replace_section(readme, "counts", counts)
+        # SF 0.01 owns the unsuffixed sections; other scale factors have their own
+        # (e.g. counts-sf0.1), so regenerating one never rewrites another's report.
+        suffix = "" if sf_label(sf) == "0.01" else "-sf" + sf_label(sf)
+        readme = replace_section(readme, "counts" + suffix, counts)
         body = "\n".join("- " + l if not l.startswith("  -") else l for l in checks)
         body += "\n- ORDER BY ties (row order the spec leaves open): " + (
             "none." if not ties else "\n" + "\n".join("  - " + t for t in ties))
-        readme = replace_section(readme, "checks", body)
+        readme = replace_section(readme, "checks" + suffix, body)
+        readme = replace_section(readme, "boundaries" + suffix,
+                                 "\n".join("- " + l for l in boundary_lines))
         if sf1_lines is not None:
             readme = replace_section(readme, "sf1", "\n".join("- " + l for l in sf1_lines))
         (HERE / "README.md").write_text(readme)

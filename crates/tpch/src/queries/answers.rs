@@ -10,11 +10,29 @@ use super::params::{ParamError, QueryParams};
 
 /// The directory of the SF 0.01 answers in this source tree.
 pub fn answers_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("answers/sf0.01")
+    answers_dir_at(ANSWERS_SCALE_FACTOR).expect("SF 0.01 answers are committed")
 }
 
 /// The scale factor of [`answers_dir`]'s answers.
 pub const ANSWERS_SCALE_FACTOR: f64 = 0.01;
+
+/// The scale factors with committed answers (`answers/sf<SF>/`).
+pub const ANSWER_SCALE_FACTORS: [f64; 2] = [0.01, 0.1];
+
+/// The directory of the answers at scale factor `sf` in this source tree, if
+/// answers at that scale factor are committed (see [`ANSWER_SCALE_FACTORS`]).
+pub fn answers_dir_at(sf: f64) -> Option<PathBuf> {
+    let label = match sf {
+        0.01 => "sf0.01",
+        0.1 => "sf0.1",
+        _ => return None,
+    };
+    Some(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("answers")
+            .join(label),
+    )
+}
 
 /// One parameter set with a reference answer.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Pieces of `maestro bench omp`: [`interference`] (the paper's §6.3, database
 //! and OpenMP application side by side at three database priorities), and the OpenMP overhead of `libmaestro_gomp.so`
 //! against stock libgomp (the paper's "same order of magnitude", §6.2), measured
-//! by one C microbenchmark (`bench/omp_overhead.c`) compiled twice — once with
+//! by one C microbenchmark (`c/omp_overhead.c`) compiled twice — once with
 //! `gcc -fopenmp` (stock libgomp), once compiled with `-fopenmp -c` and linked
 //! against our cdylib — and run as separate processes, one after the other.
 //!
@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::runtime::MasterPlacement;
+use maestro_gomp::MasterPlacement;
 
 pub mod interference;
 
@@ -65,7 +65,7 @@ impl AppRuntime {
 }
 
 /// The microbenchmark's source.
-pub const OVERHEAD_C: &str = include_str!("../bench/omp_overhead.c");
+pub const OVERHEAD_C: &str = include_str!("../c/omp_overhead.c");
 
 /// The operations the microbenchmark times, in microseconds per operation:
 /// an empty region, a region with one barrier (every member must then really

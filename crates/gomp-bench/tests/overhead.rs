@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use maestro_gomp::bench::{OVERHEAD_METRICS, OverheadSetup, find_cdylib_dir, overhead};
+use maestro_gomp_bench::{OVERHEAD_METRICS, OverheadSetup, find_cdylib_dir, overhead};
 
 #[test]
 fn overhead_comparison_runs_every_variant() {
