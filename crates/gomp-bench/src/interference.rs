@@ -512,18 +512,14 @@ pub fn interference(
     for &r in &setup.runtimes {
         place(r);
         let (n, on) = lib_of(r).probe();
-        // With masters as scheduler jobs, the master runs on the application
-        // thread itself when the scheduler admits it as a counted caller (a
-        // context is free, as here), else on a worker (scheduler PROTOCOL.md,
-        // "Callers run, counted"): either way the scheduler placed it.
         let want = match r {
-            AppRuntime::Libgomp => 0..=0,
-            AppRuntime::Maestro => n.saturating_sub(1)..=n.saturating_sub(1),
-            AppRuntime::MaestroMasterTask => n.saturating_sub(1)..=n,
+            AppRuntime::Libgomp => 0,
+            AppRuntime::Maestro => n.saturating_sub(1),
+            AppRuntime::MaestroMasterTask => n,
         };
-        if n == 0 || !want.contains(&on) {
+        if n == 0 || on != want {
             return Err(format!(
-                "{}: a team of {n} ran {on} members on scheduler threads, expected {want:?}: \
+                "{}: a team of {n} ran {on} members on scheduler threads, expected {want}: \
                  the application is not running on the runtime it should",
                 r.name()
             ));

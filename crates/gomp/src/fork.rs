@@ -51,13 +51,13 @@ pub(crate) fn run_region(
         && current_worker_state().is_none();
     if offload {
         let team = with_current(|p| fork_team(p, body, requested, |n| pre_ws(p, n)));
-        runtime::scheduler().install_with_priority(runtime::priority(), move || {
+        runtime::scheduler().install_on_worker(runtime::priority(), move || {
             // The whole `RegionFn` (which is `Send`), not its raw pointer field.
             let body = body;
             let master = Master::enter(&team);
             // SAFETY: GCC's region body (or the native trampoline) with its own
             // argument block, which the calling thread keeps alive: it waits in
-            // `install_with_priority` until this job, join included, is done.
+            // `install_on_worker` until this job, join included, is done.
             unsafe { (body.f)(body.data) };
             join(master);
         });

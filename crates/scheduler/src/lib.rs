@@ -192,6 +192,27 @@ impl Scheduler {
         F: FnOnce() -> R + Send,
         R: Send,
     {
+        self.install_as(Placement::AdmitCaller, priority, f)
+    }
+
+    /// [`install_with_priority`](Self::install_with_priority), but the job always
+    /// runs on a worker of this scheduler, never on a client caller (for work
+    /// whose placement must be the scheduler's alone, e.g. OpenMP masters under
+    /// `MAESTRO_OMP_MASTER=scheduler`). On a worker of this scheduler it runs in
+    /// place, as `install` does.
+    pub fn install_on_worker<R, F>(&self, priority: usize, f: F) -> R
+    where
+        F: FnOnce() -> R + Send,
+        R: Send,
+    {
+        self.install_as(Placement::Worker, priority, f)
+    }
+
+    fn install_as<R, F>(&self, placement: Placement, priority: usize, f: F) -> R
+    where
+        F: FnOnce() -> R + Send,
+        R: Send,
+    {
         let current = WorkerThread::current();
         if let Some(w) = current
             && w.belongs_to(&self.shared)
@@ -199,7 +220,10 @@ impl Scheduler {
             return f();
         }
         let priority = priority.min(self.shared.roots.levels() - 1);
-        if current.is_none() && self.shared.config.caller_runs == CallerRuns::Counted {
+        if current.is_none()
+            && placement == Placement::AdmitCaller
+            && self.shared.config.caller_runs == CallerRuns::Counted
+        {
             match self.shared.admit_caller(priority) {
                 caller::Admission::Counted { slot } => {
                     let urgent = caller::is_urgent(priority);
@@ -295,6 +319,15 @@ impl Drop for Scheduler {
         self.shared.shutdown.store(true, Ordering::SeqCst);
         self.shared.wake_all();
     }
+}
+
+/// Where an `install`ed job may run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Placement {
+    /// On the caller if admission allows ([`CallerRuns`]), else on a worker.
+    AdmitCaller,
+    /// On a worker.
+    Worker,
 }
 
 /// The result of [`Scheduler::spawn`].

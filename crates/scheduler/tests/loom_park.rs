@@ -495,8 +495,11 @@ fn two_workers_deque_push() {
 /// pusher sees it gone and wakes the worker, or its re-check sees the root.
 #[test]
 fn guest_leaves_while_a_root_is_pushed() {
+    // Exhaustive runs for over 20 minutes (the guest adds a thread); three
+    // preemptions cover the interleavings of the Dekker pair.
     check(Case {
         guest: true,
+        preemption_bound: Some(3),
         ..CORRECT_ROOT_1
     });
 }
