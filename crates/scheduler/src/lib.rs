@@ -14,6 +14,7 @@
 //! The protocol (states, transitions, why no wake-up is lost and no graph deadlocks)
 //! is in `PROTOCOL.md` beside this crate's manifest.
 
+mod abort;
 mod caller;
 mod config;
 mod context;
@@ -211,13 +212,19 @@ impl Scheduler {
         }
         let ctx = current_context();
         let job = StackJob::new(move || with_context(ctx, f));
-        // SAFETY: `job` lives on this frame until its latch is set; we wait for it
-        // below before returning or unwinding (waiting cannot panic).
+        // SAFETY: `job` lives on this frame, unmoved, until its latch is set: we
+        // wait for it below before returning, and an abort guard, armed before the
+        // JobRef is published, turns any unwinding before the latch is observed
+        // (a panic in `push_root`'s notification, in the state accounting, in the
+        // wait) into an abort instead of freeing the frame under the worker.
         let job_ref = unsafe { job.as_job_ref() };
         Counters::bump(&self.shared.stats.jobs_created);
+        let published = abort::AbortOnDrop::arm("install while its job may run on a worker");
         self.shared.push_root(priority, Task::Job(job_ref));
         worker::wait_as_inactive(WorkerState::WaitingForGraph, || {
             job.latch.wait(None);
+            // The worker is done with `job`.
+            published.disarm();
         });
         job.into_result()
     }
