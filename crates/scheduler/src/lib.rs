@@ -294,13 +294,34 @@ impl Scheduler {
     }
 }
 
+/// Dropping a scheduler shuts it down gracefully: the watchdog stops, queued
+/// work (and work it forks) runs to completion, then every worker thread exits
+/// and is joined before `drop` returns.
+///
+/// Admission: `drop` takes `&mut self`, so no `submit`, `spawn` or `install`
+/// on this scheduler can start or be in flight while it runs; only tasks
+/// already running can still queue work (join halves, scope spawns, graph
+/// successors), and that work runs. Hence no submission is refused.
+///
+/// If the last owner drops the scheduler on one of its own workers (a task
+/// holding the last `Arc<Scheduler>`), that worker cannot wait for itself:
+/// `drop` then starts the shutdown without joining, and the workers exit on
+/// their own once the work is done.
+///
+/// A task that waits for something the dropping thread would only do after
+/// `drop` returned makes `drop` wait forever, as joining any thread would.
 impl Drop for Scheduler {
     fn drop(&mut self) {
         if let Some(mut w) = self.watchdog.lock().take() {
             w.stop();
         }
-        self.shared.shutdown.store(true, Ordering::SeqCst);
-        self.shared.wake_all();
+        if WorkerThread::current().is_some_and(|w| w.belongs_to(&self.shared)) {
+            self.shared.shut_down(false);
+            return;
+        }
+        // On a worker of another scheduler, joining is a long wait: leave the
+        // active level meanwhile, as for a graph.
+        worker::wait_as_inactive(WorkerState::WaitingForGraph, || self.shared.shut_down(true));
     }
 }
 
