@@ -113,9 +113,12 @@ where
 {
     /// Boxes `func` into a JobRef that frees itself when run.
     ///
-    /// The closure need not be `'static`: callers that erase a lifetime (scopes) must
-    /// guarantee the job runs before the borrowed data goes away.
-    pub(crate) fn into_job_ref(func: F) -> JobRef {
+    /// # Safety
+    /// The closure need not be `'static`, so the returned JobRef erases its
+    /// lifetime: the caller must guarantee that the job runs (and finishes) before
+    /// anything `func` borrows goes away — scopes do so by not returning (nor
+    /// unwinding) before every spawned job decremented their count latch.
+    pub(crate) unsafe fn into_job_ref(func: F) -> JobRef {
         let ptr = Box::into_raw(Box::new(HeapJob { func }));
         JobRef {
             ptr: ptr as *const (),

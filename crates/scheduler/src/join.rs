@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering;
 
 use parking_lot::Mutex;
 
+use crate::abort::AbortOnDrop;
 use crate::context::{current_context, with_context};
 use crate::job::{HeapJob, StackJob};
 use crate::latch::CountLatch;
@@ -55,6 +56,11 @@ where
     // when `a` panics (we catch it first).
     let job_ref = unsafe { job_b.as_job_ref() };
     let addr = job_ref.addr();
+    // From the push until we pop the job back or see its latch set, a thief may
+    // hold a pointer into this frame: unwinding out of here (a panic in
+    // `notify_work`, in the waiting below, in the accounting) would free job_b
+    // under it. `a`'s panic is caught; anything else aborts.
+    let published = AbortOnDrop::arm("join while its second half may run elsewhere");
     w.deque.push(job_ref);
     w.shared.slots[w.slot]
         .created
@@ -69,7 +75,9 @@ where
         }
         match w.deque.pop() {
             Some(j) if j.addr() == addr => {
-                // Not stolen: run it here (unless `a` panicked: then just drop it).
+                // Not stolen: nobody else has it. Run it here (unless `a`
+                // panicked: then just drop it).
+                published.disarm();
                 return match ra {
                     Ok(ra) => (ra, job_b.run_inline()),
                     Err(p) => resume_unwind(p),
@@ -90,6 +98,8 @@ where
             }
         }
     }
+    // The latch is set: the thief is done with job_b.
+    published.disarm();
     match ra {
         Ok(ra) => (ra, job_b.into_result()),
         Err(p) => resume_unwind(p),
@@ -125,7 +135,7 @@ impl<'scope> Scope<'scope> {
         self.pending.increment();
         let ctx = current_context();
         let scope_addr = self as *const Scope<'scope> as usize;
-        let job = HeapJob::into_job_ref(move || {
+        let run = move || {
             // SAFETY: `scope_addr` points to the Scope that spawned us; `run_scope`
             // keeps it alive until `pending` reaches zero, which happens only after
             // the decrement at the end of this closure.
@@ -136,7 +146,12 @@ impl<'scope> Scope<'scope> {
                 scope.panic.lock().get_or_insert(p);
             }
             scope.pending.decrement();
-        });
+        };
+        // SAFETY: the job borrows `'scope` data and the Scope itself; `run_scope`
+        // does not return — nor unwind: an abort guard covers its wait — before
+        // `pending` reached zero, which happens only after this job's last access
+        // to either (the decrement at the end of the closure).
+        let job = unsafe { HeapJob::into_job_ref(run) };
         Counters::bump(&self.shared.stats.jobs_created);
         match WorkerThread::current() {
             Some(w) if w.belongs_to(&self.shared) => {
@@ -155,6 +170,10 @@ pub(crate) fn run_scope<'scope, R>(
     body: impl FnOnce(&Scope<'scope>) -> R,
 ) -> R {
     let scope = Scope::new(shared, priority);
+    // Spawned jobs point to `scope` and to data the body borrowed: from the first
+    // spawn until `pending` is observed at zero this frame must not unwind. The
+    // body's panic is caught; a panic while waiting (a bug here) aborts.
+    let spawned = AbortOnDrop::arm("a scope while its spawned jobs may run");
     let r = catch_unwind(AssertUnwindSafe(|| body(&scope)));
     scope.pending.decrement();
     match WorkerThread::current() {
@@ -170,6 +189,7 @@ pub(crate) fn run_scope<'scope, R>(
     }
     // The latch is set: every spawned job has finished touching `scope`.
     debug_assert!(scope.pending.core().probe());
+    spawned.disarm();
     if let Some(p) = scope.panic.lock().take() {
         resume_unwind(p);
     }

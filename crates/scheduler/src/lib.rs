@@ -14,6 +14,7 @@
 //! The protocol (states, transitions, why no wake-up is lost and no graph deadlocks)
 //! is in `PROTOCOL.md` beside this crate's manifest.
 
+mod abort;
 mod caller;
 mod config;
 mod context;
@@ -235,13 +236,19 @@ impl Scheduler {
         }
         let ctx = current_context();
         let job = StackJob::new(move || with_context(ctx, f));
-        // SAFETY: `job` lives on this frame until its latch is set; we wait for it
-        // below before returning or unwinding (waiting cannot panic).
+        // SAFETY: `job` lives on this frame, unmoved, until its latch is set: we
+        // wait for it below before returning, and an abort guard, armed before the
+        // JobRef is published, turns any unwinding before the latch is observed
+        // (a panic in `push_root`'s notification, in the state accounting, in the
+        // wait) into an abort instead of freeing the frame under the worker.
         let job_ref = unsafe { job.as_job_ref() };
         Counters::bump(&self.shared.stats.jobs_created);
+        let published = abort::AbortOnDrop::arm("install while its job may run on a worker");
         self.shared.push_root(priority, Task::Job(job_ref));
         worker::wait_as_inactive(WorkerState::WaitingForGraph, || {
             job.latch.wait(None);
+            // The worker is done with `job`.
+            published.disarm();
         });
         job.into_result()
     }
@@ -311,13 +318,34 @@ impl Scheduler {
     }
 }
 
+/// Dropping a scheduler shuts it down gracefully: the watchdog stops, queued
+/// work (and work it forks) runs to completion, then every worker thread exits
+/// and is joined before `drop` returns.
+///
+/// Admission: `drop` takes `&mut self`, so no `submit`, `spawn` or `install`
+/// on this scheduler can start or be in flight while it runs; only tasks
+/// already running can still queue work (join halves, scope spawns, graph
+/// successors), and that work runs. Hence no submission is refused.
+///
+/// If the last owner drops the scheduler on one of its own workers (a task
+/// holding the last `Arc<Scheduler>`), that worker cannot wait for itself:
+/// `drop` then starts the shutdown without joining, and the workers exit on
+/// their own once the work is done.
+///
+/// A task that waits for something the dropping thread would only do after
+/// `drop` returned makes `drop` wait forever, as joining any thread would.
 impl Drop for Scheduler {
     fn drop(&mut self) {
         if let Some(mut w) = self.watchdog.lock().take() {
             w.stop();
         }
-        self.shared.shutdown.store(true, Ordering::SeqCst);
-        self.shared.wake_all();
+        if WorkerThread::current().is_some_and(|w| w.belongs_to(&self.shared)) {
+            self.shared.shut_down(false);
+            return;
+        }
+        // On a worker of another scheduler, joining is a long wait: leave the
+        // active level meanwhile, as for a graph.
+        worker::wait_as_inactive(WorkerState::WaitingForGraph, || self.shared.shut_down(true));
     }
 }
 

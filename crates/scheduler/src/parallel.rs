@@ -113,7 +113,28 @@ where
     H: HintSource + ?Sized,
 {
     run_chunks(lp, range);
-    lp.live_pieces.fetch_sub(1, Ordering::Relaxed);
+    let before = lp.live_pieces.fetch_sub(1, Ordering::Relaxed);
+    debug_assert!(before >= 1, "parallel_for: live pieces underflow");
+}
+
+impl<F, H: HintSource + ?Sized> Loop<'_, F, H> {
+    /// Counts one more live piece if that stays within the bound. One CAS, so
+    /// two pieces deciding at once cannot both take the last free place (a
+    /// load-then-add lets both see `max − 1` and go to `max + 1`).
+    fn try_add_piece(&self) -> bool {
+        let max = self.hint.max_pieces();
+        match self
+            .live_pieces
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |live| {
+                (live < max).then_some(live + 1)
+            }) {
+            Ok(before) => {
+                debug_assert!(before < max, "parallel_for: live pieces exceed the bound");
+                true
+            }
+            Err(_) => false,
+        }
+    }
 }
 
 fn run_chunks<F, H>(lp: &Loop<'_, F, H>, range: Range<usize>)
@@ -124,11 +145,12 @@ where
     let mut cur = range.start;
     while cur < range.end {
         let remaining = range.end - cur;
+        // The new piece is counted before it exists (so its decrement at its
+        // end never precedes the increment) and only if the bound allows it.
         if remaining >= 2 * lp.grain
             && lp.hint.free_contexts() >= SPLIT_FREE_CONTEXTS
-            && lp.live_pieces.load(Ordering::Relaxed) < lp.hint.max_pieces()
+            && lp.try_add_piece()
         {
-            lp.live_pieces.fetch_add(1, Ordering::Relaxed);
             lp.splits.fetch_add(1, Ordering::Relaxed);
             let mid = cur + remaining / 2;
             join(|| run_chunks(lp, cur..mid), || piece(lp, mid..range.end));
@@ -211,6 +233,61 @@ mod tests {
                 splits: 0
             }
         );
+    }
+
+    /// Splitting allowed all the time, at most `max` pieces.
+    struct AlwaysFree(usize);
+    impl HintSource for AlwaysFree {
+        fn hint(&self) -> usize {
+            1
+        }
+        fn free_contexts(&self) -> f64 {
+            1.0
+        }
+        fn max_pieces(&self) -> usize {
+            // Widens any window between a piece's look at the count and its
+            // update (a preemption there is what makes the race real).
+            std::thread::yield_now();
+            self.0
+        }
+    }
+
+    /// Many loops that split as fast as they can on 4 workers (more than the
+    /// cores here, so pieces are preempted mid-decision): every index runs
+    /// exactly once, and the debug assertions on the live-piece count (never
+    /// above the bound, never below zero) hold. The seeds are printed.
+    #[test]
+    fn splitting_stress_keeps_the_live_piece_bound() {
+        let base_seed = fastrand::u64(..);
+        println!("splitting_stress base seed {base_seed}");
+        let s =
+            crate::Scheduler::new(crate::SchedulerConfig::single_pool().with_contexts(4)).unwrap();
+        for round in 0..200u64 {
+            let seed = base_seed.wrapping_add(round);
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let len = rng.usize(1..3000);
+            let grain = rng.usize(1..8);
+            let max = rng.usize(1..4);
+            let seen: Vec<std::sync::atomic::AtomicU8> = (0..len)
+                .map(|_| std::sync::atomic::AtomicU8::new(0))
+                .collect();
+            let h = AlwaysFree(max);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                s.install(|| {
+                    run(0..len, grain, &h, &|r: Range<usize>| {
+                        for i in r {
+                            seen[i].fetch_add(1, Ordering::Relaxed);
+                        }
+                    })
+                })
+            }));
+            assert!(
+                r.is_ok(),
+                "seed {seed} (len {len}, grain {grain}, max pieces {max})"
+            );
+            let wrong = seen.iter().position(|x| x.load(Ordering::Relaxed) != 1);
+            assert_eq!(wrong, None, "seed {seed}: an index ran not exactly once");
+        }
     }
 
     #[test]

@@ -194,9 +194,13 @@ mod tests {
     use crate::job::HeapJob;
 
     fn job(tag: &'static std::sync::atomic::AtomicUsize, v: usize) -> Task {
-        Task::Job(HeapJob::into_job_ref(move || {
-            tag.store(v, Ordering::SeqCst);
-        }))
+        // SAFETY: the closure borrows only a `'static` counter, so no borrowed
+        // data can go away before the job runs.
+        Task::Job(unsafe {
+            HeapJob::into_job_ref(move || {
+                tag.store(v, Ordering::SeqCst);
+            })
+        })
     }
 
     fn run(t: Task) {
@@ -252,9 +256,12 @@ mod tests {
                     for i in 0..per {
                         p.push(
                             (i % 5) as u32 + k,
-                            Task::Job(HeapJob::into_job_ref(|| {
-                                SUM.fetch_add(1, Ordering::SeqCst);
-                            })),
+                            // SAFETY: the closure touches only a `static`.
+                            Task::Job(unsafe {
+                                HeapJob::into_job_ref(|| {
+                                    SUM.fetch_add(1, Ordering::SeqCst);
+                                })
+                            }),
                         );
                     }
                 })

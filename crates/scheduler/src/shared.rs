@@ -119,6 +119,11 @@ pub(crate) struct Shared {
     peak_workers: AtomicUsize,
     pub(crate) timeline: Mutex<Timeline>,
     pub(crate) shutdown: AtomicBool,
+    /// Join handles of every worker thread started (exited ones too, pruned of
+    /// finished threads only when more than `workers_max` accumulate), joined by
+    /// `Drop for Scheduler`. A hooksafe lock: `spawn_worker` may run wherever
+    /// activation runs.
+    worker_threads: hooksafe::Mutex<Vec<std::thread::JoinHandle<()>>>,
     pub(crate) started: Instant,
     /// Urgent work running now: guests, extra callers and workers running urgent
     /// roots (`caller::UrgentGuard`). Relaxed: a share, not a synchronization.
@@ -161,6 +166,7 @@ impl Shared {
             peak_workers: AtomicUsize::new(0),
             timeline: Mutex::new(Timeline::new(config.timeline_capacity_samples)),
             shutdown: AtomicBool::new(false),
+            worker_threads: hooksafe::Mutex::new(Vec::new()),
             started: Instant::now(),
             urgent_running: CachePadded::new(AtomicUsize::new(0)),
             callers_counted: AtomicUsize::new(0),
@@ -361,6 +367,38 @@ impl Shared {
         while self.wake_one() {}
     }
 
+    /// Graceful shutdown, the body of `Drop for Scheduler` after the watchdog
+    /// stopped: from now on idle workers exit instead of parking once no work
+    /// is left anywhere (queued work still runs, and running tasks may still
+    /// fork and queue work, which runs too); wake the parked ones, then join
+    /// every worker thread — also threads started meanwhile to replace waiting
+    /// workers — until none is left. `join_workers` is false when called on a
+    /// worker of this very scheduler, which cannot wait for itself.
+    pub(crate) fn shut_down(&self, join_workers: bool) {
+        self.shutdown.store(true, Ordering::SeqCst);
+        self.wake_all();
+        if !join_workers {
+            return;
+        }
+        loop {
+            // Taken under the lock, joined outside it: an exiting worker may
+            // still activate (and so spawn and register) another.
+            let threads = std::mem::take(&mut *self.worker_threads.lock());
+            if threads.is_empty() {
+                // Every thread ever spawned was joined: a spawner registers its
+                // thread before it returns, and the spawners are workers we
+                // joined (the watchdog stopped before, clients cannot reach a
+                // scheduler being dropped).
+                return;
+            }
+            for t in threads {
+                // A worker never unwinds (tasks catch their panics); if one
+                // did, shutdown still goes on.
+                let _ = t.join();
+            }
+        }
+    }
+
     /// Starts a worker thread if `total < workers_max`.
     pub(crate) fn spawn_worker(&self) -> Activated {
         let Some(after) = self.counts.try_add_worker(self.config.workers_max) else {
@@ -384,7 +422,14 @@ impl Shared {
             .name(format!("maestro-{}-{slot}", self.config.name))
             .spawn(move || crate::worker::worker_main(shared, slot, deque, parker));
         match spawned {
-            Ok(_) => {
+            Ok(handle) => {
+                let mut threads = self.worker_threads.lock();
+                if threads.len() >= self.config.workers_max {
+                    // Idle extra workers come and go: forget the finished ones.
+                    threads.retain(|h| !h.is_finished());
+                }
+                threads.push(handle);
+                drop(threads);
                 Counters::bump(&self.stats.workers_created);
                 Activated::Created
             }
@@ -439,10 +484,27 @@ impl Shared {
     }
 
     /// Parks an active worker if the active level exceeds the contexts (after its
-    /// current task; workers are never pre-empted).
+    /// current task; workers are never pre-empted). During shutdown it parks
+    /// nobody: it returns `Exit` (the worker already uncounted) if no work is
+    /// left anywhere, else `None`.
     pub(crate) fn park_if_surplus(&self, slot: usize, parker: &Parker) -> Option<ParkOutcome> {
         {
             let mut idle = self.idle.lock();
+            // Never park during shutdown: a parked worker would sleep until its
+            // idle timeout before seeing it, and the scheduler's drop joins it.
+            // Leave instead once no work is left (as the idle path does), else
+            // go on working. Read under the idle lock, which `wake_all` takes
+            // after setting the flag: either we see the flag or the waker sees
+            // us on the list.
+            if self.shutdown.load(Ordering::SeqCst) {
+                drop(idle);
+                if self.has_work() {
+                    return None;
+                }
+                self.counts.remove_worker(WorkerState::Active);
+                Counters::bump(&self.stats.workers_exited);
+                return Some(ParkOutcome::Exit);
+            }
             if !self
                 .counts
                 .try_park_surplus(self.config.contexts, self.config.count_sys_inactive)

@@ -105,7 +105,11 @@ impl WorkerThread {
         // Within the urgent share only: beyond it, urgent roots wait their turn
         // in the ordinary order below, so partitioned work keeps the rest of the
         // contexts (config `urgent_share`).
-        if self.shared.urgent_below_share()
+        // Never while this thread holds a scheduler-aware lock in a wait
+        // (`roots == false`): the root could want that very lock and deadlock
+        // on its own thread (PROTOCOL.md, "Locks held while waiting").
+        if (roots || crate::sync::locks_held() == 0)
+            && self.shared.urgent_below_share()
             && let Some(t) = self.shared.roots.pop_above(crate::DEFAULT_PRIORITY)
         {
             self.shared.queued.fetch_sub(1, Ordering::SeqCst);

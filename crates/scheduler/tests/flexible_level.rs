@@ -89,7 +89,6 @@ fn active_level_returns_to_contexts_under_blocking_load() {
     cfg.workers_max = 24;
     let s = Scheduler::new(cfg).unwrap();
     let lock = Arc::new(Mutex::new(0u64));
-    let start = Instant::now();
     let mut handles = vec![];
     for _ in 0..200 {
         let lock = lock.clone();
@@ -110,7 +109,6 @@ fn active_level_returns_to_contexts_under_blocking_load() {
         h.join().unwrap();
     }
     assert_eq!(*lock.lock(), 200);
-    let elapsed = start.elapsed();
     let tl = s.timeline();
     assert!(!tl.is_empty(), "the watchdog records samples");
     let max_total = tl.iter().map(|x| x.total).max().unwrap();
@@ -124,9 +122,10 @@ fn active_level_returns_to_contexts_under_blocking_load() {
         "workers were added for blocked ones (max total {max_total})"
     );
     assert!(tl.iter().all(|x| x.total <= 24), "cap respected");
-    // After a sample with blocked workers and queued work, a later sample within a few
-    // watchdog periods (generous: 25 periods) shows the active level back at contexts.
-    let period_ms = s.config().watchdog_period.as_secs_f64() * 1e3;
+    // After a sample with blocked workers and queued work, one of the next few
+    // samples (generous: 25 watchdog rounds; counted in rounds, not in
+    // milliseconds, so a descheduled watchdog cannot fail the test) shows the
+    // active level back at contexts.
     let dips: Vec<_> = tl
         .iter()
         .enumerate()
@@ -135,7 +134,7 @@ fn active_level_returns_to_contexts_under_blocking_load() {
     for (i, dip) in &dips {
         let recovered = tl[*i..]
             .iter()
-            .take_while(|y| y.t_ms <= dip.t_ms + 25.0 * period_ms)
+            .take(1 + 25)
             .any(|y| y.active >= contexts || y.queued_roots == 0);
         assert!(
             recovered,
@@ -146,7 +145,7 @@ fn active_level_returns_to_contexts_under_blocking_load() {
     let st = s.stats();
     assert!(
         st.blocked_events > 0 && st.watchdog_activations > 0,
-        "{st:?} after {elapsed:?}"
+        "{st:?}"
     );
 }
 
@@ -157,7 +156,17 @@ fn blocking_regions_activate_another_worker_at_once() {
     let gate = Arc::new(maestro_scheduler::sync::Event::new());
     let g2 = gate.clone();
     let waiter = s.spawn(move || blocking(|| g2.wait_timeout(Duration::from_secs(60))));
-    std::thread::sleep(Duration::from_millis(20));
+    // The setter starts only once the waiter is inside its region (an event,
+    // not a sleep: a late waiter would find the gate set and prove nothing).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while s.worker_counts().inactive_by_user() == 0 && Instant::now() < deadline {
+        std::thread::yield_now();
+    }
+    assert_eq!(
+        s.worker_counts().inactive_by_user(),
+        1,
+        "the waiter entered its region"
+    );
     let g3 = gate.clone();
     let setter = s.spawn(move || g3.set());
     setter.join().unwrap();
@@ -283,10 +292,18 @@ fn parallel_for_splits_when_the_hint_rises() {
     let stop2 = stop.clone();
     let stats = s.parallel_for(0..4000, 1, |r| {
         if r.start == 0 {
-            // The machine frees up once the loop has started coarse.
+            // The machine frees up once the loop has started coarse: the hogs
+            // end and their workers park, so a context is free right now (an
+            // event the loop waits for, instead of hoping its items outlast
+            // the hogs).
             stop2.store(true, Ordering::Relaxed);
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !(hogs.is_finished() && s.stats().workers_active < contexts)
+                && Instant::now() < deadline
+            {
+                std::thread::yield_now();
+            }
         }
-        // Each item takes ~0.1 ms, so the loop outlives a few hint periods.
         std::thread::sleep(Duration::from_micros(100));
         covered.fetch_add(r.len(), Ordering::Relaxed);
     });
@@ -295,4 +312,80 @@ fn parallel_for_splits_when_the_hint_rises() {
     assert_eq!(stats.initial_tasks, 1, "started coarse under saturation");
     assert!(stats.splits >= 1, "split once the hint rose: {stats:?}");
     assert!(s.stats().parallel_for_splits >= 1);
+}
+
+/// A worker that finishes a task while the active level exceeds the contexts
+/// parks as surplus (`park_if_surplus`). One context: task 1 enters a
+/// `blocking` region, so another worker is activated for task 2; task 1 comes
+/// back while task 2 still runs, so two workers are active; when they finish,
+/// one parks as surplus. Checked with event counters and flags, not time.
+#[test]
+fn a_worker_finishing_above_the_contexts_parks_as_surplus() {
+    use std::sync::atomic::AtomicBool;
+    let contexts = 1;
+    let s = Arc::new(Scheduler::with_preset("single-pool", contexts).unwrap());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let wait = move |f: &AtomicBool| {
+        while !f.load(Ordering::SeqCst) && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert!(f.load(Ordering::SeqCst), "hang");
+    };
+    let flag = || Arc::new(AtomicBool::new(false));
+    let (t1_started, t2_queued, t2_started, t1_back, t2_sampled) =
+        (flag(), flag(), flag(), flag(), flag());
+    let before = s.stats().surplus_parks;
+    let t1 = {
+        let (t1_started, t2_queued, t2_started, t1_back, t2_sampled) = (
+            t1_started.clone(),
+            t2_queued.clone(),
+            t2_started.clone(),
+            t1_back.clone(),
+            t2_sampled.clone(),
+        );
+        s.spawn(move || {
+            t1_started.store(true, Ordering::SeqCst);
+            wait(&t2_queued);
+            // Inactive by user with work queued: another worker takes task 2.
+            blocking(|| wait(&t2_started));
+            t1_back.store(true, Ordering::SeqCst);
+            wait(&t2_sampled);
+        })
+    };
+    wait(&t1_started);
+    let level = Arc::new(AtomicUsize::new(0));
+    let t2 = {
+        let (s2, t2_started, t1_back, t2_sampled, level) = (
+            s.clone(),
+            t2_started.clone(),
+            t1_back.clone(),
+            t2_sampled.clone(),
+            level.clone(),
+        );
+        s.spawn(move || {
+            t2_started.store(true, Ordering::SeqCst);
+            wait(&t1_back);
+            level.store(s2.stats().workers_active, Ordering::SeqCst);
+            t2_sampled.store(true, Ordering::SeqCst);
+        })
+    };
+    t2_queued.store(true, Ordering::SeqCst);
+    t1.join().unwrap();
+    t2.join().unwrap();
+    assert_eq!(
+        level.load(Ordering::SeqCst),
+        contexts + 1,
+        "both tasks ran on active workers at once"
+    );
+    // The first worker to finish parks as surplus; then the level is back at
+    // (or, once the other one idles, below) the contexts.
+    while s.stats().surplus_parks == before && Instant::now() < deadline {
+        std::thread::yield_now();
+    }
+    let st = s.stats();
+    assert!(st.surplus_parks > before, "no surplus park: {st:?}");
+    while s.stats().workers_active > contexts && Instant::now() < deadline {
+        std::thread::yield_now();
+    }
+    assert!(s.stats().workers_active <= contexts, "{:?}", s.stats());
 }

@@ -12,10 +12,10 @@
 //! itself descheduled or blocked (we cannot observe the holder running).
 
 use std::cell::UnsafeCell;
-use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use super::HeldLock;
 use super::park::{park_blocked, unpark_one};
 use crate::stats::Counters;
 use crate::worker::WorkerThread;
@@ -104,7 +104,7 @@ impl<T: ?Sized> Latch<T> {
     pub fn try_lock(&self) -> Option<LatchGuard<'_, T>> {
         self.try_acquire().then(|| LatchGuard {
             latch: self,
-            _not_send: PhantomData,
+            _held: HeldLock::new(),
         })
     }
 
@@ -114,7 +114,7 @@ impl<T: ?Sized> Latch<T> {
         }
         LatchGuard {
             latch: self,
-            _not_send: PhantomData,
+            _held: HeldLock::new(),
         }
     }
 
@@ -180,7 +180,8 @@ impl<T: ?Sized> Latch<T> {
 
 pub struct LatchGuard<'a, T: ?Sized> {
     latch: &'a Latch<T>,
-    _not_send: PhantomData<*const ()>,
+    /// Counts this guard for the thread (and keeps the guard `!Send`).
+    _held: HeldLock,
 }
 
 // SAFETY: shares only `&T`.

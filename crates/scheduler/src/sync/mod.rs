@@ -25,7 +25,42 @@ pub use mutex::{Mutex, MutexGuard};
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use semaphore::{Semaphore, SemaphorePermit};
 
+use std::cell::Cell;
+use std::marker::PhantomData;
+
 use crate::counts::WorkerState;
+
+thread_local! {
+    /// Scheduler-aware lock guards (Mutex, RwLock read and write, Latch) alive on
+    /// this thread.
+    static LOCKS_HELD: Cell<usize> = const { Cell::new(0) };
+}
+
+/// How many scheduler-aware lock guards the calling thread holds. While it is
+/// non-zero a worker waiting in a `join` or scope starts no new roots, not even
+/// urgent ones: an unrelated root could try to take a lock this very thread
+/// holds and deadlock on itself (PROTOCOL.md, "Locks held while waiting").
+pub(crate) fn locks_held() -> usize {
+    LOCKS_HELD.with(Cell::get)
+}
+
+/// One held lock guard, counted in [`locks_held`] from construction to drop.
+/// Lock guards are `!Send` (this keeps them so), so the count is decremented
+/// on the thread that incremented it.
+pub(crate) struct HeldLock(PhantomData<*const ()>);
+
+impl HeldLock {
+    pub(crate) fn new() -> Self {
+        LOCKS_HELD.with(|n| n.set(n.get() + 1));
+        HeldLock(PhantomData)
+    }
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        LOCKS_HELD.with(|n| n.set(n.get() - 1));
+    }
+}
 
 /// Runs `f` as an *inactive-by-user* region (I/O, a commit's log flush): the worker
 /// leaves the active level and another worker is activated at once if work is

@@ -2,11 +2,11 @@
 
 use std::cell::UnsafeCell;
 use std::fmt;
-use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
+use super::HeldLock;
 use super::park::{LOCK_SPIN_ROUNDS, park_blocked, spin, unpark_one};
 
 const LOCKED: u8 = 1;
@@ -160,14 +160,14 @@ impl<T: ?Sized> Mutex<T> {
         self.raw.lock();
         MutexGuard {
             mutex: self,
-            _not_send: PhantomData,
+            _held: HeldLock::new(),
         }
     }
 
     pub fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
         self.raw.try_lock().then(|| MutexGuard {
             mutex: self,
-            _not_send: PhantomData,
+            _held: HeldLock::new(),
         })
     }
 
@@ -175,7 +175,7 @@ impl<T: ?Sized> Mutex<T> {
     pub fn lock_until(&self, deadline: Instant) -> Option<MutexGuard<'_, T>> {
         self.raw.lock_until(deadline).then(|| MutexGuard {
             mutex: self,
-            _not_send: PhantomData,
+            _held: HeldLock::new(),
         })
     }
 
@@ -206,7 +206,8 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
 /// Holds the lock; unlocks on drop.
 pub struct MutexGuard<'a, T: ?Sized> {
     pub(crate) mutex: &'a Mutex<T>,
-    _not_send: PhantomData<*const ()>,
+    /// Counts this guard for the thread (and keeps the guard `!Send`).
+    _held: HeldLock,
 }
 
 // SAFETY: a shared guard only gives `&T`, which is sound to share when T is Sync.

@@ -15,10 +15,10 @@
 //! not prevented: the engine's uses are short).
 
 use std::cell::UnsafeCell;
-use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::HeldLock;
 use super::park::{LOCK_SPIN_ROUNDS, park_blocked, spin, unpark_all};
 
 const WRITER: usize = 1;
@@ -72,7 +72,7 @@ impl<T: ?Sized> RwLock<T> {
                 Ok(_) => {
                     return Some(RwLockReadGuard {
                         lock: self,
-                        _not_send: PhantomData,
+                        _held: HeldLock::new(),
                     });
                 }
                 Err(x) => s = x,
@@ -129,7 +129,7 @@ impl<T: ?Sized> RwLock<T> {
                 Ok(_) => {
                     return Some(RwLockWriteGuard {
                         lock: self,
-                        _not_send: PhantomData,
+                        _held: HeldLock::new(),
                     });
                 }
                 Err(x) => s = x,
@@ -206,7 +206,8 @@ impl<T: ?Sized> RwLock<T> {
 
 pub struct RwLockReadGuard<'a, T: ?Sized> {
     lock: &'a RwLock<T>,
-    _not_send: PhantomData<*const ()>,
+    /// Counts this guard for the thread (and keeps the guard `!Send`).
+    _held: HeldLock,
 }
 
 // SAFETY: shares only `&T`.
@@ -228,7 +229,8 @@ impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
 
 pub struct RwLockWriteGuard<'a, T: ?Sized> {
     lock: &'a RwLock<T>,
-    _not_send: PhantomData<*const ()>,
+    /// Counts this guard for the thread (and keeps the guard `!Send`).
+    _held: HeldLock,
 }
 
 // SAFETY: shares only `&T` through `&guard`.
