@@ -2,10 +2,13 @@
 //! standard mix with zero keying and think times for a fixed duration.
 //!
 //! Two execution modes:
-//! - **scheduler** (`single-pool`, `single-pool-nosys`, `single-hints`): the
-//!   terminal thread submits each transaction as one scheduler task
-//!   ([`Scheduler::install`]) and waits for it; a lock wait inside the task
-//!   makes its worker *blocked*, and the scheduler may activate another.
+//! - **scheduler** (`single-pool`, `single-pool-nosys`, `single-hints`): each
+//!   transaction is one urgent scheduler job ([`Scheduler::install_with_priority`]).
+//!   The scheduler's admission decides where it runs: on the terminal thread
+//!   itself, counted as an active worker, when a context is free (or beside busy
+//!   workers within the urgent share), else on a worker while the terminal
+//!   waits (scheduler `PROTOCOL.md`, "Callers run, counted"). A lock wait inside
+//!   the job makes its thread *blocked*, and the scheduler may activate another.
 //! - **receivers**: each terminal runs its transactions on its own thread
 //!   (the papers' baseline, HANA's "receiver" threads).
 //!
