@@ -51,7 +51,7 @@ for rep in $(seq 1 "$REPS"); do
   echo "-- repetition $rep: Maestro" >&2
   "$M" tpch throughput --sf "$SF" --contexts "$CONTEXTS" --streams "$STREAMS" \
     --granularity static,hint --params "$OUT/params.json" --duration "$DURATION" \
-    --json > "$OUT/maestro-throughput-$rep.json"
+    --reps 1 --json > "$OUT/maestro-throughput-$rep.json"
   echo "-- repetition $rep: DuckDB" >&2
   python3 "$HERE/duckdb_tpch.py" throughput --sf "$SF" --threads "$CONTEXTS" --streams "$STREAMS" \
     --params "$OUT/params.json" --duration "$DURATION" --json > "$OUT/duckdb-throughput-$rep.json"

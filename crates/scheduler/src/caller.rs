@@ -34,7 +34,7 @@ use crate::counts::WorkerState;
 use crate::job::JobRef;
 use crate::shared::Shared;
 use crate::stats::Counters;
-use crate::worker::WorkerThread;
+use crate::worker::{WorkerKind, WorkerThread};
 
 /// Outcome of asking to run a job on the calling thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,7 +149,7 @@ pub(crate) fn run_counted<R>(
         .with(|p| p.borrow_mut().take())
         .unwrap_or_else(|| (Worker::new_lifo(), Parker::new()));
     shared.register_slot(slot, &deque, &parker);
-    let guest = WorkerThread::new(shared.clone(), slot, deque, parker);
+    let guest = WorkerThread::new(shared.clone(), WorkerKind::Guest, slot, deque, parker);
     let _urgent = urgent.then(|| UrgentGuard::enter(shared));
     let r = guest.run_as_current(|| catch_unwind(AssertUnwindSafe(f)));
     let (deque, parker) = guest.into_parts();

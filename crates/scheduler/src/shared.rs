@@ -210,11 +210,24 @@ impl Shared {
     /// task and no waiting root will take. Two relaxed loads; the deques are not
     /// counted (too costly per call), so this can overstate while a splitting
     /// loop's halves wait in a deque — they are taken within microseconds.
+    ///
+    /// Asked from a guest (a caller running its own job, counted active), the
+    /// guest's own context counts as free: it was free before the caller was
+    /// admitted, and the caller runs one of the operation's tasks on it. (A
+    /// client thread that handed its job off was never counted, so without
+    /// this one `hint` stream would run its operators one task each.)
     pub(crate) fn free_contexts_now(&self) -> usize {
         let active = self.active_level(self.counts.load());
+        let own = crate::worker::WorkerThread::current().map_or(0, |w| {
+            usize::from(
+                w.kind == crate::worker::WorkerKind::Guest
+                    && w.belongs_to(self)
+                    && w.state() == WorkerState::Active,
+            )
+        });
         self.config
             .contexts
-            .saturating_sub(active)
+            .saturating_sub(active.saturating_sub(own))
             .saturating_sub(self.queued.load(Ordering::Relaxed))
     }
 

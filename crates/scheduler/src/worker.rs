@@ -19,8 +19,19 @@ use crate::queues::{Popped, Task};
 use crate::shared::{Activation, ParkOutcome, Shared};
 use crate::stats::Counters;
 
+/// Whether a `WorkerThread` is one of the pool's threads or a caller admitted
+/// to run its own job (`caller.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WorkerKind {
+    /// A thread the scheduler started; it loops over the queues and parks.
+    Pool,
+    /// A client thread running the job it installed, counted while it runs.
+    Guest,
+}
+
 pub(crate) struct WorkerThread {
     pub(crate) shared: Arc<Shared>,
+    pub(crate) kind: WorkerKind,
     pub(crate) slot: usize,
     pub(crate) deque: Worker<JobRef>,
     parker: Parker,
@@ -46,6 +57,7 @@ impl WorkerThread {
 
     pub(crate) fn new(
         shared: Arc<Shared>,
+        kind: WorkerKind,
         slot: usize,
         deque: Worker<JobRef>,
         parker: Parker,
@@ -53,6 +65,7 @@ impl WorkerThread {
         let seed = shared.next_seed();
         WorkerThread {
             shared,
+            kind,
             slot,
             deque,
             parker,
@@ -340,7 +353,7 @@ pub(crate) fn enter_blocked<'a>() -> Option<StateGuard<'a>> {
 
 /// Body of every worker thread.
 pub(crate) fn worker_main(shared: Arc<Shared>, slot: usize, deque: Worker<JobRef>, parker: Parker) {
-    let worker = WorkerThread::new(shared, slot, deque, parker);
+    let worker = WorkerThread::new(shared, WorkerKind::Pool, slot, deque, parker);
     worker.run_as_current(|| worker.run());
     assert!(
         worker.deque.is_empty(),

@@ -256,3 +256,42 @@ fn many_callers_at_once_keep_the_counts_consistent() {
         c.total() - c.parked() <= 2 && c.blocked() == 0 && c.waiting_for_graph() == 0
     });
 }
+
+#[test]
+fn a_guest_counts_its_own_context_as_free_in_the_hint() {
+    // Drive the hint's EMA down with two busy workers, release them, and ask
+    // for the hint from an admitted caller before the EMA recovers: the
+    // caller's own context is free to it (it runs one of the tasks), as it
+    // was when callers handed their jobs off and slept.
+    let mut cfg = SchedulerConfig::single_hints().with_contexts(2);
+    cfg.hint = maestro_scheduler::HintPolicy::Ema {
+        alpha: 0.5,
+        period: Duration::from_millis(200),
+        reset_fraction: 0.9,
+    };
+    let s = Arc::new(Scheduler::new(cfg).unwrap());
+    let release = Arc::new(AtomicBool::new(false));
+    let busy: Vec<_> = (0..2)
+        .map(|_| {
+            let release = release.clone();
+            s.spawn(move || {
+                while !release.load(Ordering::SeqCst) {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    // Seven samples of "no context free": the EMA is near 0.
+    std::thread::sleep(Duration::from_millis(1500));
+    release.store(true, Ordering::SeqCst);
+    for b in busy {
+        b.join().unwrap();
+    }
+    wait_for("the workers to park", || {
+        let c = s.worker_counts();
+        c.parked() == c.total()
+    });
+    let (hint, counted) = s.install(|| (s.concurrency_hint(), s.worker_counts().total() == 3));
+    assert!(counted, "the caller ran as a counted guest");
+    assert_eq!(hint, 2, "both contexts are the caller's to use");
+}
