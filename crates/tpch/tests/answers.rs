@@ -4,28 +4,14 @@
 //! small tasks so SF 0.01 splits as SF 1 would. The `boundary<k>` sets are
 //! checked by `tests/boundaries.rs`.
 
-use std::sync::{Arc, OnceLock};
+mod common;
 
-use maestro_execution::{Executor, Granularity};
-use maestro_scheduler::{Scheduler, SchedulerConfig};
-use maestro_tpch::Database;
+use std::sync::Arc;
+
+use common::{db, scheduler};
+use maestro_execution::Executor;
 use maestro_tpch::queries::answers::{ANSWERS_SCALE_FACTOR, answer_sets, answers_dir};
 use maestro_tpch::queries::{check, run_profiled};
-
-fn scheduler() -> Arc<Scheduler> {
-    static S: OnceLock<Arc<Scheduler>> = OnceLock::new();
-    S.get_or_init(|| {
-        Arc::new(Scheduler::new(SchedulerConfig::single_hints()).expect("scheduler starts"))
-    })
-    .clone()
-}
-
-fn db() -> &'static Database {
-    static DB: OnceLock<Database> = OnceLock::new();
-    DB.get_or_init(|| {
-        maestro_tpch::load(&scheduler(), ANSWERS_SCALE_FACTOR, &|_| {}).expect("SF 0.01 loads")
-    })
-}
 
 const POLICIES: [&str; 5] = ["fixed:1", "fixed:3", "static", "hint", "adaptive"];
 
@@ -39,24 +25,13 @@ fn check_query(q: u8) {
     assert!(sets.len() >= 4, "Q{q}: validation and three random sets");
     let mut failures = Vec::new();
     for (i, set) in sets.iter().enumerate() {
-        let params = set
-            .query_params(ANSWERS_SCALE_FACTOR)
-            .expect("committed params are valid");
-        let expected = set.answer(&dir).expect("answer reads");
         // Each set under two policies, so every policy sees every query.
         for policy in [
             POLICIES[i % POLICIES.len()],
             POLICIES[(i + 2) % POLICIES.len()],
         ] {
-            let exec = Executor::new(scheduler(), policy.parse::<Granularity>().unwrap())
-                .with_min_rows_per_task(1024);
-            match run_profiled(&exec, db(), &params) {
-                Ok((result, _)) => {
-                    if let Err(m) = check::compare(&result, &expected) {
-                        failures.push(format!("Q{q} {} ({params}) under {policy}: {m}", set.set));
-                    }
-                }
-                Err(e) => failures.push(format!("Q{q} {} under {policy}: error {e}", set.set)),
+            if let Err(m) = common::check_set(set, policy, &dir) {
+                failures.push(m);
             }
         }
     }

@@ -12,29 +12,11 @@
 //! quantity (independently of DuckDB, from tpchgen's rows), and Q8's set gives the
 //! nation a share strictly between 0 and 1 (from DuckDB's answer).
 
+mod common;
+
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
 
-use maestro_execution::{Executor, Granularity};
-use maestro_scheduler::{Scheduler, SchedulerConfig};
-use maestro_tpch::Database;
 use maestro_tpch::queries::answers::{ANSWERS_SCALE_FACTOR, AnswerSet, answer_sets, answers_dir};
-use maestro_tpch::queries::{check, run_profiled};
-
-fn scheduler() -> Arc<Scheduler> {
-    static S: OnceLock<Arc<Scheduler>> = OnceLock::new();
-    S.get_or_init(|| {
-        Arc::new(Scheduler::new(SchedulerConfig::single_hints()).expect("scheduler starts"))
-    })
-    .clone()
-}
-
-fn db() -> &'static Database {
-    static DB: OnceLock<Database> = OnceLock::new();
-    DB.get_or_init(|| {
-        maestro_tpch::load(&scheduler(), ANSWERS_SCALE_FACTOR, &|_| {}).expect("SF 0.01 loads")
-    })
-}
 
 fn boundary_sets(q: u8) -> Vec<AnswerSet> {
     let sets: Vec<_> = answer_sets(&answers_dir())
@@ -51,20 +33,9 @@ fn check_boundaries(q: u8) {
     let dir = answers_dir();
     let mut failures = Vec::new();
     for set in boundary_sets(q) {
-        let params = set
-            .query_params(ANSWERS_SCALE_FACTOR)
-            .unwrap_or_else(|e| panic!("Q{q} {}: {e}", set.set));
-        let expected = set.answer(&dir).expect("answer reads");
         for policy in ["fixed:3", "hint"] {
-            let exec = Executor::new(scheduler(), policy.parse::<Granularity>().unwrap())
-                .with_min_rows_per_task(1024);
-            match run_profiled(&exec, db(), &params) {
-                Ok((result, _)) => {
-                    if let Err(m) = check::compare(&result, &expected) {
-                        failures.push(format!("Q{q} {} ({params}) under {policy}: {m}", set.set));
-                    }
-                }
-                Err(e) => failures.push(format!("Q{q} {} under {policy}: error {e}", set.set)),
+            if let Err(m) = common::check_set(&set, policy, &dir) {
+                failures.push(m);
             }
         }
     }
