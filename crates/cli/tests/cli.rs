@@ -1,25 +1,9 @@
 //! The `maestro` command end to end: JSON on stdout, progress on stderr, clear
 //! errors with exit code 2 for bad input.
 
-use std::process::Command;
+mod common;
 
-fn maestro(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_maestro"))
-        .args(args)
-        .output()
-        .expect("maestro runs")
-}
-
-/// Asserts the command succeeded (showing its stderr if not) and parses stdout as
-/// one JSON object.
-fn json_of(out: &std::process::Output) -> serde_json::Value {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
-}
+use common::{json_of, maestro};
 
 #[test]
 fn bench_scheduler_json_has_the_shared_shape() {

@@ -3,23 +3,11 @@
 //! accepted values; bad values exit 2 with a message. And the repetition
 //! harness end to end: median, min, max, reps, samples, rotated order.
 
-use std::process::{Command, Output};
+mod common;
 
-fn maestro(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_maestro"))
-        .args(args)
-        .output()
-        .expect("maestro runs")
-}
+use std::process::Output;
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn json_of(out: &Output) -> serde_json::Value {
-    assert!(out.status.success(), "{}", stderr(out));
-    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
-}
+use common::{json_of, maestro, stderr};
 
 fn warns(out: &Output, old: &str, new: &str) {
     let err = stderr(out);
