@@ -32,6 +32,7 @@ use crossbeam_utils::sync::Parker;
 
 use crate::counts::WorkerState;
 use crate::job::JobRef;
+use crate::queues::Pool;
 use crate::shared::Shared;
 use crate::stats::Counters;
 use crate::worker::{WorkerKind, WorkerThread};
@@ -112,7 +113,7 @@ impl Shared {
     /// Whether non-urgent work is queued (pools or roots at or below the default
     /// priority). Deques are not looked at: their owners are running.
     fn other_work_waits(&self) -> bool {
-        self.pools.iter().any(|p| p.len() > 0)
+        !self.pools.iter().all(Pool::is_empty)
             || self.roots.any_at_or_below(crate::DEFAULT_PRIORITY)
     }
 

@@ -102,6 +102,20 @@ impl Pool {
     pub(crate) fn len(&self) -> usize {
         self.levels.iter().map(Injector::len).sum()
     }
+
+    /// Whether no level holds a task; looks only at the levels the non-empty
+    /// mask names (a push sets its level's bit), not at all 64.
+    pub(crate) fn is_empty(&self) -> bool {
+        let mut bits = self.nonempty.load(Ordering::Relaxed);
+        while bits != 0 {
+            let level = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if !self.levels[level].is_empty() {
+                return false;
+            }
+        }
+        true
+    }
 }
 
 /// One FIFO per priority for graphs not yet started.
@@ -215,7 +229,9 @@ mod tests {
     fn pool_pops_deepest_first() {
         static TAG: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let p = Pool::new();
+        assert!(p.is_empty());
         p.push(1, job(&TAG, 1));
+        assert!(!p.is_empty());
         p.push(7, job(&TAG, 7));
         p.push(3, job(&TAG, 3));
         p.push(1000, job(&TAG, 1000));
@@ -226,6 +242,7 @@ mod tests {
         }
         assert_eq!(order, vec![1000, 7, 3, 1]);
         assert_eq!(p.len(), 0);
+        assert!(p.is_empty());
     }
 
     #[test]
