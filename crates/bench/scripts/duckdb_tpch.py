@@ -128,6 +128,20 @@ def percentile(sorted_values, p):
     return sorted_values[i - 1]
 
 
+def run_streams(n, stream, start, errors):
+    """Runs stream(0..n) on n threads, joins them, exits on any error; returns the
+    seconds since `start`."""
+    threads = [threading.Thread(target=stream, args=(s,)) for s in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - start
+    if errors:
+        sys.exit("duckdb_tpch.py: " + "; ".join(errors))
+    return elapsed
+
+
 def read_plan(path, sf, streams):
     """The parameter plan `maestro tpch params` writes: one list of
     {"query": n, "params": {...}} per stream."""
@@ -172,14 +186,7 @@ def throughput_window(args, con, load_s, plan, stream_counts):
                 with lock:
                     done.append((t, time.perf_counter()))
 
-        threads = [threading.Thread(target=stream, args=(s,)) for s in range(n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        elapsed = time.perf_counter() - start
-        if errors:
-            sys.exit("duckdb_tpch.py: " + "; ".join(errors))
+        elapsed = run_streams(n, stream, start, errors)
         latencies = sorted(t for t, end in done if end <= deadline)
         late = len(done) - len(latencies)
         if not latencies:
@@ -242,14 +249,7 @@ def throughput(args):
         start = time.perf_counter()
         if args.duration:
             deadline = start + args.duration
-        threads = [threading.Thread(target=stream, args=(s,)) for s in range(n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        elapsed = time.perf_counter() - start
-        if errors:
-            sys.exit("duckdb_tpch.py: " + "; ".join(errors))
+        elapsed = run_streams(n, stream, start, errors)
         latencies.sort()
         run = {"streams": n, "elapsed_s": elapsed, "queries": len(latencies),
                "queries_per_hour": len(latencies) * 3600 / elapsed,
