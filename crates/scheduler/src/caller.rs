@@ -86,7 +86,7 @@ impl Shared {
             // reached by threads that are leaving: undo and hand off.
             match self.take_slot() {
                 Some(slot) => {
-                    self.callers_counted.fetch_add(1, Ordering::Relaxed);
+                    self.guests_now.fetch_add(1, Ordering::Relaxed);
                     Counters::bump(&self.stats.callers_counted);
                     return Admission::Counted { slot };
                 }
@@ -156,7 +156,7 @@ pub(crate) fn run_counted<R>(
     let (deque, parker) = guest.into_parts();
     assert!(deque.is_empty(), "a guest leaves with jobs in its deque");
     shared.release_slot(slot);
-    shared.callers_counted.fetch_sub(1, Ordering::Relaxed);
+    shared.guests_now.fetch_sub(1, Ordering::Relaxed);
     shared.leave_counts();
     GUEST_PARTS.with(|p| *p.borrow_mut() = Some((deque, parker)));
     match r {

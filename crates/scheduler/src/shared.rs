@@ -130,7 +130,7 @@ pub(crate) struct Shared {
     pub(crate) urgent_running: CachePadded<AtomicUsize>,
     /// Callers running as counted guests now (included in the counts' total):
     /// parked base workers judge "extra worker" without them.
-    pub(crate) callers_counted: AtomicUsize,
+    pub(crate) guests_now: AtomicUsize,
     /// Workers that found no task and are still looking before they park
     /// (active, but a caller may take their context: they then park as
     /// surplus). Relaxed: an estimate for admission only.
@@ -169,7 +169,7 @@ impl Shared {
             worker_threads: hooksafe::Mutex::new(Vec::new()),
             started: Instant::now(),
             urgent_running: CachePadded::new(AtomicUsize::new(0)),
-            callers_counted: AtomicUsize::new(0),
+            guests_now: AtomicUsize::new(0),
             searching: CachePadded::new(AtomicUsize::new(0)),
             seed_counter: AtomicUsize::new(0),
             config,
@@ -541,7 +541,7 @@ impl Shared {
             };
             let c = self.counts.load();
             let shutting_down = self.shutdown.load(Ordering::SeqCst);
-            let callers = self.callers_counted.load(Ordering::Relaxed);
+            let callers = self.guests_now.load(Ordering::Relaxed);
             if shutting_down || c.total().saturating_sub(callers) > self.config.initial_workers {
                 // Leave: extra workers give their thread back after an idle period.
                 idle.swap_remove(pos);
