@@ -27,15 +27,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crossbeam_deque::Worker;
 use crossbeam_utils::sync::Parker;
 
 use crate::counts::WorkerState;
-use crate::job::JobRef;
 use crate::queues::Pool;
 use crate::shared::Shared;
 use crate::stats::Counters;
-use crate::worker::{WorkerKind, WorkerThread};
+use crate::worker::WorkerThread;
 
 /// Outcome of asking to run a job on the calling thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,10 +129,10 @@ impl Shared {
 }
 
 thread_local! {
-    /// A client thread's deque and parker, kept between its jobs (making them
-    /// costs allocations a 10 µs transaction should not pay every time). Only
-    /// used while this thread is a guest; the deque is empty between uses.
-    static GUEST_PARTS: RefCell<Option<(Worker<JobRef>, Parker)>> = const { RefCell::new(None) };
+    /// A client thread's parker, kept between its jobs (making one costs an
+    /// allocation a 10 µs transaction should not pay every time). Its deque is
+    /// the slot's (`Shared::take_deque`).
+    static GUEST_PARKER: RefCell<Option<Parker>> = const { RefCell::new(None) };
 }
 
 /// Runs `f` on the calling thread as a guest worker in `slot` (admitted
@@ -146,19 +144,21 @@ pub(crate) fn run_counted<R>(
     urgent: bool,
     f: impl FnOnce() -> R,
 ) -> R {
-    let (deque, parker) = GUEST_PARTS
+    let parker = GUEST_PARKER
         .with(|p| p.borrow_mut().take())
-        .unwrap_or_else(|| (Worker::new_lifo(), Parker::new()));
-    shared.register_slot(slot, &deque, &parker);
-    let guest = WorkerThread::new(shared.clone(), WorkerKind::Guest, slot, deque, parker);
+        .unwrap_or_default();
+    shared.register_unparker(slot, &parker);
+    let deque = shared.take_deque(slot);
+    let guest = WorkerThread::new(shared.clone(), slot, deque, parker);
     let _urgent = urgent.then(|| UrgentGuard::enter(shared));
     let r = guest.run_as_current(|| catch_unwind(AssertUnwindSafe(f)));
     let (deque, parker) = guest.into_parts();
-    assert!(deque.is_empty(), "a guest leaves with jobs in its deque");
-    shared.release_slot(slot);
+    // Asserts the deque is empty: every job a guest forks is joined before
+    // its job returns.
+    shared.release_slot(slot, Some(deque));
     shared.guests_now.fetch_sub(1, Ordering::Relaxed);
     shared.leave_counts();
-    GUEST_PARTS.with(|p| *p.borrow_mut() = Some((deque, parker)));
+    GUEST_PARKER.with(|p| *p.borrow_mut() = Some(parker));
     match r {
         Ok(r) => r,
         Err(p) => resume_unwind(p),

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Instant;
 
 use crossbeam_deque::{Stealer, Worker};
@@ -19,7 +19,7 @@ use parking_lot::Mutex;
 /// parking-lot key must not park on another, so these are std (futex) locks, never
 /// parking_lot ones. Poisoning is ignored: no code panics while holding them.
 mod hooksafe {
-    use std::sync::{PoisonError, RwLockReadGuard, RwLockWriteGuard};
+    use std::sync::PoisonError;
 
     pub(crate) struct Mutex<T>(std::sync::Mutex<T>);
     impl<T> Mutex<T> {
@@ -28,19 +28,6 @@ mod hooksafe {
         }
         pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, T> {
             self.0.lock().unwrap_or_else(PoisonError::into_inner)
-        }
-    }
-
-    pub(crate) struct RwLock<T>(std::sync::RwLock<T>);
-    impl<T> RwLock<T> {
-        pub(crate) fn new(v: T) -> Self {
-            RwLock(std::sync::RwLock::new(v))
-        }
-        pub(crate) fn read(&self) -> RwLockReadGuard<'_, T> {
-            self.0.read().unwrap_or_else(PoisonError::into_inner)
-        }
-        pub(crate) fn write(&self) -> RwLockWriteGuard<'_, T> {
-            self.0.write().unwrap_or_else(PoisonError::into_inner)
         }
     }
 }
@@ -54,8 +41,17 @@ use crate::stats::{Counters, SchedulerStats, Timeline, TimelineSample};
 
 /// Per-worker-slot data others need: its deque's stealer, its unparker and its
 /// own (uncontended) counters.
+///
+/// The deque belongs to the slot, not to the thread: whoever takes the slot (a
+/// worker or a guest) takes its owner side and gives it back, empty, with the
+/// slot. So the stealer never changes once made, and the idle path
+/// (`has_work`) and thieves read it without a lock.
 pub(crate) struct Slot {
-    pub(crate) stealer: hooksafe::RwLock<Option<Stealer<JobRef>>>,
+    /// The thieves' side of the slot's deque, made with it on the slot's first
+    /// use and fixed from then on.
+    pub(crate) stealer: OnceLock<Stealer<JobRef>>,
+    /// The owner's side while the slot is free; `None` while it is taken.
+    deque: hooksafe::Mutex<Option<Worker<JobRef>>>,
     unparker: hooksafe::Mutex<Option<Unparker>>,
     pub(crate) executed: CachePadded<AtomicUsize>,
     pub(crate) stolen: CachePadded<AtomicUsize>,
@@ -143,7 +139,8 @@ impl Shared {
     pub(crate) fn new(config: SchedulerConfig) -> Arc<Self> {
         let slots = (0..config.workers_max)
             .map(|_| Slot {
-                stealer: hooksafe::RwLock::new(None),
+                stealer: OnceLock::new(),
+                deque: hooksafe::Mutex::new(None),
                 unparker: hooksafe::Mutex::new(None),
                 executed: CachePadded::new(AtomicUsize::new(0)),
                 stolen: CachePadded::new(AtomicUsize::new(0)),
@@ -211,19 +208,15 @@ impl Shared {
     /// counted (too costly per call), so this can overstate while a splitting
     /// loop's halves wait in a deque — they are taken within microseconds.
     ///
-    /// Asked from a guest (a caller running its own job, counted active), the
-    /// guest's own context counts as free: it was free before the caller was
-    /// admitted, and the caller runs one of the operation's tasks on it. (A
-    /// client thread that handed its job off was never counted, so without
-    /// this one `hint` stream would run its operators one task each.)
+    /// Asked from an active worker of this scheduler (a pool worker or a guest,
+    /// i.e. a caller running its own job), the asker's own context counts as
+    /// free: the asker runs one of the operation's tasks on it. (A query plan
+    /// runs as one job; without this, one `hint` stream alone would run its
+    /// operators one task each on 2 contexts.)
     pub(crate) fn free_contexts_now(&self) -> usize {
         let active = self.active_level(self.counts.load());
         let own = crate::worker::WorkerThread::current().map_or(0, |w| {
-            usize::from(
-                w.kind == crate::worker::WorkerKind::Guest
-                    && w.belongs_to(self)
-                    && w.state() == WorkerState::Active,
-            )
+            usize::from(w.belongs_to(self) && w.state() == WorkerState::Active)
         });
         self.config
             .contexts
@@ -278,7 +271,7 @@ impl Shared {
         let hwm = self.slots_high_water.load(Ordering::Acquire);
         self.slots[..hwm]
             .iter()
-            .any(|s| s.stealer.read().as_ref().is_some_and(|st| !st.is_empty()))
+            .any(|s| s.stealer.get().is_some_and(|st| !st.is_empty()))
     }
 
     /// Tasks waiting anywhere: the queues plus every worker's deque (approximate
@@ -287,7 +280,7 @@ impl Shared {
         let hwm = self.slots_high_water.load(Ordering::Acquire);
         let in_deques: usize = self.slots[..hwm]
             .iter()
-            .map(|s| s.stealer.read().as_ref().map_or(0, Stealer::len))
+            .map(|s| s.stealer.get().map_or(0, Stealer::len))
             .sum();
         self.queued.load(Ordering::SeqCst).saturating_add(in_deques)
     }
@@ -427,13 +420,14 @@ impl Shared {
         };
         self.peak_workers
             .fetch_max(after.total(), Ordering::Relaxed);
-        let deque = Worker::new_lifo();
         let parker = Parker::new();
-        self.register_slot(slot, &deque, &parker);
+        self.register_unparker(slot, &parker);
         let shared = self.arc();
+        // The new thread takes the slot's deque itself: were the spawn refused,
+        // a deque moved into the closure would be lost with it.
         let spawned = std::thread::Builder::new()
             .name(format!("maestro-{}-{slot}", self.config.name))
-            .spawn(move || crate::worker::worker_main(shared, slot, deque, parker));
+            .spawn(move || crate::worker::worker_main(shared, slot, parker));
         match spawned {
             Ok(handle) => {
                 let mut threads = self.worker_threads.lock();
@@ -447,7 +441,7 @@ impl Shared {
                 Activated::Created
             }
             Err(_) => {
-                self.release_slot(slot);
+                self.release_slot(slot, None);
                 self.counts.remove_worker(WorkerState::Active);
                 Counters::bump(&self.stats.worker_cap_reached);
                 Activated::CapReached
@@ -460,16 +454,51 @@ impl Shared {
         self.free_slots.lock().pop_first()
     }
 
-    /// Publishes a worker's (or guest's) deque and parker in its slot.
-    pub(crate) fn register_slot(&self, slot: usize, deque: &Worker<JobRef>, parker: &Parker) {
-        *self.slots[slot].stealer.write() = Some(deque.stealer());
+    /// Publishes the parker of a worker (or guest) taking `slot`, so wakers
+    /// reach it.
+    pub(crate) fn register_unparker(&self, slot: usize, parker: &Parker) {
         *self.slots[slot].unparker.lock() = Some(parker.unparker().clone());
-        self.slots_high_water.fetch_max(slot + 1, Ordering::AcqRel);
     }
 
-    pub(crate) fn release_slot(&self, slot: usize) {
-        *self.slots[slot].stealer.write() = None;
-        *self.slots[slot].unparker.lock() = None;
+    /// The owner side of `slot`'s deque, for the thread that took the slot
+    /// (made on the slot's first use). Thieves see the deque from now on.
+    pub(crate) fn take_deque(&self, slot: usize) -> Worker<JobRef> {
+        let s = &self.slots[slot];
+        // Taken out of the lock first: no code panics while holding it.
+        let free = s.deque.lock().take();
+        let deque = match free {
+            Some(d) => d,
+            None => {
+                let d = Worker::new_lifo();
+                assert!(
+                    s.stealer.set(d.stealer()).is_ok(),
+                    "slot {slot}: its deque is taken by another thread (a slot taken twice)"
+                );
+                d
+            }
+        };
+        // AcqRel: pairs with the Acquire loads of the high-water mark before a
+        // thief or `has_work` reads the stealers (the stealer set above is
+        // visible to whoever sees this slot below the mark).
+        self.slots_high_water.fetch_max(slot + 1, Ordering::AcqRel);
+        deque
+    }
+
+    /// Frees `slot`, giving back its deque (empty) if the leaving thread took it.
+    pub(crate) fn release_slot(&self, slot: usize, deque: Option<Worker<JobRef>>) {
+        let s = &self.slots[slot];
+        if let Some(d) = deque {
+            assert!(
+                d.is_empty(),
+                "slot {slot} given back with jobs in its deque"
+            );
+            let previous = s.deque.lock().replace(d);
+            assert!(
+                previous.is_none(),
+                "slot {slot}: two deques given back (a slot taken twice)"
+            );
+        }
+        *s.unparker.lock() = None;
         self.free_slots.lock().insert(slot);
     }
 
@@ -650,4 +679,55 @@ pub(crate) enum ParkOutcome {
     Woken,
     /// Left the pool (no longer counted); the thread must return.
     Exit,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared() -> Arc<Shared> {
+        Shared::new(SchedulerConfig::single_pool().with_contexts(2))
+    }
+
+    #[test]
+    fn a_slot_keeps_one_deque_and_its_stealer_sees_what_the_next_taker_pushes() {
+        let s = shared();
+        let slot = s.take_slot().expect("a free slot");
+        let first = s.take_deque(slot);
+        let stealer = s.slots[slot]
+            .stealer
+            .get()
+            .expect("made on first use")
+            .clone();
+        s.release_slot(slot, Some(first));
+        assert_eq!(s.take_slot(), Some(slot), "the lowest free slot is reused");
+        let again = s.take_deque(slot);
+        // SAFETY: the closure borrows nothing, so the job may run whenever.
+        again.push(unsafe { crate::job::HeapJob::into_job_ref(|| {}) });
+        assert!(
+            s.has_work(),
+            "has_work sees the slot's deque without a lock"
+        );
+        match stealer.steal() {
+            // SAFETY: a JobRef from `into_job_ref`, run once (it frees itself).
+            crossbeam_deque::Steal::Success(j) => unsafe { j.execute() },
+            other => panic!(
+                "the stealer made with the first taker's deque must reach the second's: {:?}",
+                other.is_empty()
+            ),
+        }
+        s.release_slot(slot, Some(again));
+    }
+
+    #[test]
+    #[should_panic(expected = "given back with jobs")]
+    fn a_slot_given_back_with_jobs_is_refused() {
+        let s = shared();
+        let slot = s.take_slot().expect("a free slot");
+        let d = s.take_deque(slot);
+        // SAFETY: never run; the panic below leaks the boxed job, which is
+        // harmless (it captures nothing).
+        d.push(unsafe { crate::job::HeapJob::into_job_ref(|| {}) });
+        s.release_slot(slot, Some(d));
+    }
 }

@@ -19,19 +19,8 @@ use crate::queues::{Popped, Task};
 use crate::shared::{Activation, ParkOutcome, Shared};
 use crate::stats::Counters;
 
-/// Whether a `WorkerThread` is one of the pool's threads or a caller admitted
-/// to run its own job (`caller.rs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WorkerKind {
-    /// A thread the scheduler started; it loops over the queues and parks.
-    Pool,
-    /// A client thread running the job it installed, counted while it runs.
-    Guest,
-}
-
 pub(crate) struct WorkerThread {
     pub(crate) shared: Arc<Shared>,
-    pub(crate) kind: WorkerKind,
     pub(crate) slot: usize,
     pub(crate) deque: Worker<JobRef>,
     parker: Parker,
@@ -57,7 +46,6 @@ impl WorkerThread {
 
     pub(crate) fn new(
         shared: Arc<Shared>,
-        kind: WorkerKind,
         slot: usize,
         deque: Worker<JobRef>,
         parker: Parker,
@@ -65,7 +53,6 @@ impl WorkerThread {
         let seed = shared.next_seed();
         WorkerThread {
             shared,
-            kind,
             slot,
             deque,
             parker,
@@ -187,8 +174,7 @@ impl WorkerThread {
             if i == self.slot {
                 continue;
             }
-            let guard = self.shared.slots[i].stealer.read();
-            let Some(stealer) = guard.as_ref() else {
+            let Some(stealer) = self.shared.slots[i].stealer.get() else {
                 continue;
             };
             loop {
@@ -352,14 +338,14 @@ pub(crate) fn enter_blocked<'a>() -> Option<StateGuard<'a>> {
 }
 
 /// Body of every worker thread.
-pub(crate) fn worker_main(shared: Arc<Shared>, slot: usize, deque: Worker<JobRef>, parker: Parker) {
-    let worker = WorkerThread::new(shared, WorkerKind::Pool, slot, deque, parker);
+pub(crate) fn worker_main(shared: Arc<Shared>, slot: usize, parker: Parker) {
+    let deque = shared.take_deque(slot);
+    let worker = WorkerThread::new(shared, slot, deque, parker);
     worker.run_as_current(|| worker.run());
-    assert!(
-        worker.deque.is_empty(),
-        "worker exits with jobs in its deque"
-    );
-    worker.shared.release_slot(slot);
+    let shared = worker.shared.clone();
+    let (deque, _parker) = worker.into_parts();
+    // Asserts the deque is empty: a worker exits only when no work is left.
+    shared.release_slot(slot, Some(deque));
 }
 
 impl WorkerThread {

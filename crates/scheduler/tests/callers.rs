@@ -257,12 +257,10 @@ fn many_callers_at_once_keep_the_counts_consistent() {
     });
 }
 
-#[test]
-fn a_guest_counts_its_own_context_as_free_in_the_hint() {
-    // Drive the hint's EMA down with two busy workers, release them, and ask
-    // for the hint from an admitted caller before the EMA recovers: the
-    // caller's own context is free to it (it runs one of the tasks), as it
-    // was when callers handed their jobs off and slept.
+/// A 2-context scheduler whose hint EMA was driven down by two busy workers,
+/// now idle again before the EMA recovered: a hint asked now shows only the
+/// contexts free right now.
+fn scheduler_with_a_low_hint_ema() -> Arc<Scheduler> {
     let mut cfg = SchedulerConfig::single_hints().with_contexts(2);
     cfg.hint = maestro_scheduler::HintPolicy::Ema {
         alpha: 0.5,
@@ -291,7 +289,27 @@ fn a_guest_counts_its_own_context_as_free_in_the_hint() {
         let c = s.worker_counts();
         c.parked() == c.total()
     });
+    s
+}
+
+#[test]
+fn a_guest_counts_its_own_context_as_free_in_the_hint() {
+    // The caller's own context is free to it (it runs one of the tasks), as
+    // it was when callers handed their jobs off and slept.
+    let s = scheduler_with_a_low_hint_ema();
     let (hint, counted) = s.install(|| (s.concurrency_hint(), s.worker_counts().total() == 3));
     assert!(counted, "the caller ran as a counted guest");
     assert_eq!(hint, 2, "both contexts are the caller's to use");
+}
+
+#[test]
+fn a_pool_worker_counts_its_own_context_as_free_in_the_hint() {
+    // A query plan runs as one job, often on a pool worker: an operator it
+    // starts there may use the worker's own context too.
+    let s = scheduler_with_a_low_hint_ema();
+    let (hint, total) = s.install_on_worker(maestro_scheduler::DEFAULT_PRIORITY, || {
+        (s.concurrency_hint(), s.worker_counts().total())
+    });
+    assert_eq!(total, 2, "no guest: the job ran on a pool worker");
+    assert_eq!(hint, 2, "both contexts are the worker's to use");
 }
