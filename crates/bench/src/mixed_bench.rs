@@ -159,6 +159,12 @@ pub fn mixed(
             if let Some(t) = o.scheduler_tasks {
                 rows.push(r("scheduler_tasks", t as f64, "tasks"));
             }
+            if let Some(d) = o.dispatch {
+                rows.push(r("callers_counted", d.callers_counted as f64, "jobs"));
+                rows.push(r("callers_extra", d.callers_extra as f64, "jobs"));
+                rows.push(r("callers_handed_off", d.callers_handed_off as f64, "jobs"));
+                rows.push(r("workers_woken", d.workers_woken as f64, "wake-ups"));
+            }
             Ok(rows)
         })?;
         per_point.push(crate::reps::aggregate(per_rep));

@@ -20,8 +20,11 @@ pub const DEFAULT_MIN_ROWS_PER_TASK: usize = 16 * 1024;
 /// Where plans and their operators' tasks run.
 #[derive(Clone)]
 pub enum Backend {
-    /// Operators' tasks on the Maestro scheduler; the plan's own code runs on
-    /// the caller's thread between operators.
+    /// The whole plan is one job `install`ed on the Maestro scheduler: it runs
+    /// on the caller's thread when admitted (a counted guest worker), else on a
+    /// worker; operators' tasks fork from it. One admission per query, not one
+    /// per operator phase (each of which would otherwise be a hand-off to a
+    /// worker whenever the level is full).
     Maestro,
     /// The papers' baselines, for comparison: each plan runs on a thread of
     /// `plans` (`Executor::run_plan`), its operators' tasks on `operators`.
@@ -74,11 +77,11 @@ impl Executor {
         &self.backend
     }
 
-    /// Runs a plan's code: on the caller's thread ([`Backend::Maestro`]) or on a
+    /// Runs a plan's code as one scheduler job ([`Backend::Maestro`]) or on a
     /// thread of the plan pool, the caller waiting.
     pub fn run_plan<R: Send>(&self, plan: impl FnOnce() -> R + Send) -> R {
         match &self.backend {
-            Backend::Maestro => plan(),
+            Backend::Maestro => self.scheduler.install(plan),
             Backend::Pools { plans, .. } => plans.install(plan),
         }
     }
