@@ -119,3 +119,67 @@ fn a_default_priority_client_job_waits_for_queued_work() {
     let seen = scope_tasks_done_before_a_client_job(DEFAULT_PRIORITY, false);
     assert_eq!(seen, SCOPE_TASKS);
 }
+
+/// Scope tasks done when an urgent root, spawned by the first task of a scope
+/// on one worker, starts — while the other worker runs an urgent job, i.e.
+/// urgent work already holds its share (`urgent_share` ½ of 2 contexts = 1).
+/// The first urgent job waits (spinning, so it keeps its context) until the
+/// second one started or the hang deadline passed.
+fn scope_tasks_done_before_an_urgent_root_beyond_the_share() -> usize {
+    let s = Arc::new(Scheduler::with_preset("single-pool", 2).unwrap());
+    assert_eq!(s.config().urgent_contexts(), 1);
+    let first_running = Arc::new(AtomicBool::new(false));
+    let second_started = Arc::new(AtomicBool::new(false));
+    let first = {
+        let (first_running, second_started) = (first_running.clone(), second_started.clone());
+        s.spawn_with_priority(DEFAULT_PRIORITY + 1, move || {
+            first_running.store(true, Ordering::SeqCst);
+            let deadline = Instant::now() + HANG_DEADLINE;
+            while !second_started.load(Ordering::SeqCst) && Instant::now() < deadline {
+                std::hint::spin_loop();
+            }
+        })
+    };
+    while !first_running.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    let done = Arc::new(AtomicUsize::new(0));
+    let query = {
+        let (s2, done, second_started) = (s.clone(), done.clone(), second_started.clone());
+        s.spawn(move || {
+            let spawned = AtomicBool::new(false);
+            let second: std::sync::Mutex<Option<JoinHandle<usize>>> = std::sync::Mutex::new(None);
+            s2.scope(|sc| {
+                for _ in 0..SCOPE_TASKS {
+                    let (s2, done, spawned, second, second_started) =
+                        (&s2, &done, &spawned, &second, &second_started);
+                    sc.spawn(move |_| {
+                        if !spawned.swap(true, Ordering::SeqCst) {
+                            let (done, second_started) = (done.clone(), second_started.clone());
+                            let h = s2.spawn_with_priority(DEFAULT_PRIORITY + 1, move || {
+                                second_started.store(true, Ordering::SeqCst);
+                                done.load(Ordering::SeqCst)
+                            });
+                            *second.lock().unwrap() = Some(h);
+                        }
+                        done.fetch_add(1, Ordering::SeqCst);
+                    });
+                }
+            });
+            second.into_inner().unwrap().expect("the first task spawned it")
+        })
+    };
+    let second = query.join().unwrap();
+    let seen = second.join().unwrap();
+    first.join().unwrap();
+    seen
+}
+
+#[test]
+fn at_the_urgent_share_the_next_urgent_root_waits_behind_started_work() {
+    let seen = scope_tasks_done_before_an_urgent_root_beyond_the_share();
+    assert_eq!(
+        seen, SCOPE_TASKS,
+        "beyond its share an urgent root must not overtake the scope's queued tasks"
+    );
+}
