@@ -12,12 +12,14 @@ use clap::{Args, Subcommand};
 use maestro_bench::tpch::{
     self, ParamPlan, QueryTime, SingleParams, SingleReport, ThroughputParams,
 };
-use maestro_execution::{Executor, Granularity};
+use maestro_execution::{ExecError, Executor, Granularity};
+use maestro_scheduler::CancelToken;
 use maestro_tpch::queries::answers::{
     ANSWER_SCALE_FACTORS, answer_sets, answers_dir_at, official_sf1,
 };
 use maestro_tpch::queries::{
     OutputFormat, QUERY_COUNT, QueryParams, check, parse_query_number, run_profiled,
+    run_profiled_cancellable,
 };
 
 #[derive(Subcommand)]
@@ -60,6 +62,11 @@ pub struct QueryArgs {
     /// Print each operator's tasks and time to stderr.
     #[arg(long)]
     profile: bool,
+    /// Statement timeout in seconds: the query stops at its operators' next
+    /// morsel once this much time has passed since it started, and the
+    /// command fails saying so.
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
 }
 
 #[derive(Args)]
@@ -235,6 +242,15 @@ fn query(a: QueryArgs) -> Result<ExitCode, ExitCode> {
         params.set(name.trim(), value).map_err(usage)?;
     }
     params.check().map_err(usage)?;
+    let timeout = match a.timeout {
+        None => None,
+        Some(t) if t.is_finite() && t >= 0.0 => Some(Duration::from_secs_f64(t)),
+        Some(t) => {
+            return Err(usage(format!(
+                "--timeout {t}: expected a number of seconds, 0 or more"
+            )));
+        }
+    };
     let scheduler =
         tpch::start_scheduler("single-hints", contexts(a.contexts)?).map_err(failure)?;
     eprintln!("loading TPC-H SF {sf} …");
@@ -242,7 +258,16 @@ fn query(a: QueryArgs) -> Result<ExitCode, ExitCode> {
     eprintln!("loaded in {:.2} s; Q{q} {params}", load.as_secs_f64());
     let exec = Executor::new(scheduler, a.granularity);
     let start = Instant::now();
-    let (result, profile) = run_profiled(&exec, &db, &params).map_err(failure)?;
+    let cancel = timeout.map_or_else(CancelToken::new, CancelToken::with_timeout);
+    let (result, profile) =
+        run_profiled_cancellable(&exec, &db, &params, cancel).map_err(|e| match e {
+            ExecError::Cancelled(_) => failure(format!(
+                "Q{q}: {e} after {:.4} s (--timeout {})",
+                start.elapsed().as_secs_f64(),
+                a.timeout.unwrap_or_default()
+            )),
+            e => failure(e),
+        })?;
     let elapsed = start.elapsed();
     print!("{}", result.format(a.format));
     if a.format == OutputFormat::Json {

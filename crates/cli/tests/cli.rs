@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{json_of, maestro};
+use common::{json_of, maestro, stderr};
 
 #[test]
 fn bench_scheduler_json_has_the_shared_shape() {
@@ -118,6 +118,22 @@ fn tpch_query_prints_the_answer_as_csv() {
         };
         assert_eq!(exact(g), exact(w));
     }
+}
+
+#[test]
+fn tpch_query_stops_at_its_statement_timeout_and_says_so() {
+    // A zero timeout has passed when the first operator starts: the query
+    // must stop there, whatever the machine's speed.
+    let out = maestro(&["tpch", "query", "9", "--sf", "0.01", "--timeout", "0"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Q9: query stopped: statement timeout"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty(), "no partial answer is printed");
+    let bad = maestro(&["tpch", "query", "9", "--sf", "0.01", "--timeout", "soon"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
 }
 
 #[test]

@@ -11,6 +11,11 @@
 //!   as many partial results as pieces ran at once, not one per grain.
 //!
 //! [`OpRun`] also times the operator and reports it to the context on drop.
+//!
+//! Cancellation: every task and every `hint` grain starts at a checkpoint of
+//! the run's [`maestro_scheduler::CancelToken`], and a `fold` task checks again
+//! between morsels of at most [`MAX_HINT_GRAIN`] positions, so a cancelled run
+//! stops within one morsel of work per running task.
 
 use std::cell::Cell;
 use std::ops::Range;
@@ -27,7 +32,7 @@ use crate::profile::{OpCall, OpId, OpKind};
 const HINT_GRAINS_PER_CONTEXT: usize = 8;
 /// Under `hint`, grains never exceed this many positions (unless a task's
 /// minimum is larger).
-const MAX_HINT_GRAIN: usize = 128 * 1024;
+pub(crate) const MAX_HINT_GRAIN: usize = 128 * 1024;
 
 /// Under `hint`, a phase over partitions (merges) makes this many per context,
 /// so that running pieces have room to split.
@@ -119,11 +124,25 @@ impl<'c> OpRun<'c> {
             return Vec::new();
         }
         match self.schedule(len, min_per_task) {
-            Schedule::Tasks(n) => self.run_tasks(len, n, |r| {
-                let mut acc = init();
-                body(&mut acc, r);
-                acc
-            }),
+            Schedule::Tasks(n) => {
+                // A task's range is folded in morsels, with a cancellation
+                // checkpoint before each (a fold may be called on pieces of a
+                // range in any number, as `hint` does).
+                let ctx = self.ctx;
+                self.run_tasks(len, n, |r| {
+                    let mut acc = init();
+                    let mut start = r.start;
+                    while start < r.end {
+                        let end = r.end.min(start + MAX_HINT_GRAIN);
+                        if start > r.start {
+                            ctx.checkpoint();
+                        }
+                        body(&mut acc, start..end);
+                        start = end;
+                    }
+                    acc
+                })
+            }
             Schedule::Hint { grain } => {
                 // Free list: a grain takes an accumulator nobody is using (or makes
                 // one) and puts it back, so at most one per concurrent piece exists.
@@ -184,6 +203,12 @@ impl<'c> OpRun<'c> {
     {
         let n = n.clamp(1, len);
         self.count_phase(n, 0);
+        // Every task starts at a cancellation checkpoint.
+        let ctx = self.ctx;
+        let body = move |r: Range<usize>| {
+            ctx.checkpoint();
+            body(r)
+        };
         let ranges: Vec<Range<usize>> = (0..n).map(|i| len * i / n..len * (i + 1) / n).collect();
         let mut slots: Vec<Option<R>> = ranges.iter().map(|_| None).collect();
         let body = &body;
@@ -224,7 +249,12 @@ impl<'c> OpRun<'c> {
     where
         F: Fn(Range<usize>) + Sync + Send,
     {
-        let st = self.ctx.scheduler().parallel_for(0..len, grain, body);
+        let ctx = self.ctx;
+        // Every grain starts at a cancellation checkpoint.
+        let st = self.ctx.scheduler().parallel_for(0..len, grain, move |r| {
+            ctx.checkpoint();
+            body(r)
+        });
         self.count_phase(st.initial_tasks + st.splits, st.splits);
     }
 }

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use maestro_scheduler::{GraphError, TaskPanic};
+use maestro_scheduler::{CancelReason, Cancelled, GraphError, TaskPanic};
 use maestro_storage::column::ColumnError;
 
 #[derive(Debug)]
@@ -33,6 +33,9 @@ pub enum ExecError {
     Graph(GraphError),
     /// A node of the plan's task graph panicked.
     Task(TaskPanic),
+    /// The run was cancelled or hit its statement timeout; it stopped at an
+    /// operator's checkpoint and left nothing behind.
+    Cancelled(Cancelled),
 }
 
 impl fmt::Display for ExecError {
@@ -56,6 +59,10 @@ impl fmt::Display for ExecError {
             }
             ExecError::Graph(e) => write!(f, "plan graph: {e}"),
             ExecError::Task(p) => write!(f, "plan task panicked: {p:?}"),
+            ExecError::Cancelled(c) => match c.reason {
+                CancelReason::Cancelled => f.write_str("query cancelled"),
+                CancelReason::TimedOut => f.write_str("query stopped: statement timeout"),
+            },
         }
     }
 }

@@ -5,11 +5,12 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use maestro_scheduler::Scheduler;
+use maestro_scheduler::{CancelToken, Scheduler, catch_cancelled};
 use parking_lot::Mutex;
 use rayon::ThreadPool;
 
 use crate::adaptive::{AdaptiveState, PlanTicket};
+use crate::error::ExecError;
 use crate::granularity::Granularity;
 use crate::profile::{OpCall, OpId, QueryProfile, Recorder};
 
@@ -86,6 +87,18 @@ impl Executor {
         }
     }
 
+    /// [`run_plan`](Self::run_plan) for a plan that checks a [`CancelToken`]
+    /// (its context's, [`Executor::context_cancellable`]): a cancelled or
+    /// timed-out run — a checkpoint unwinding in the plan or any of its tasks —
+    /// returns [`ExecError::Cancelled`] after every task of it stopped, with
+    /// everything it allocated dropped. Other panics go on unwinding.
+    pub fn run_plan_cancellable<R: Send>(
+        &self,
+        plan: impl FnOnce() -> Result<R, ExecError> + Send,
+    ) -> Result<R, ExecError> {
+        catch_cancelled(|| self.run_plan(plan)).unwrap_or_else(|c| Err(ExecError::Cancelled(c)))
+    }
+
     /// The smallest number of rows worth a task (at least 1).
     pub fn with_min_rows_per_task(mut self, rows: usize) -> Executor {
         self.min_rows_per_task = rows.max(1);
@@ -107,6 +120,13 @@ impl Executor {
     /// A context for one run of the query `template` (`"Q1"`): operators called
     /// with it follow the policy and report into its profile.
     pub fn context(&self, template: &str) -> ExecContext {
+        self.context_cancellable(template, CancelToken::new())
+    }
+
+    /// [`context`](Self::context) whose operators stop at their next morsel
+    /// once `cancel` is cancelled or its deadline passed (run the plan with
+    /// [`run_plan_cancellable`](Self::run_plan_cancellable)).
+    pub fn context_cancellable(&self, template: &str, cancel: CancelToken) -> ExecContext {
         let ticket = match self.granularity {
             Granularity::Adaptive => Some(self.adaptive.plan_for(template)),
             _ => None,
@@ -126,6 +146,7 @@ impl Executor {
                 min_rows_per_task: self.min_rows_per_task,
                 started: Instant::now(),
                 recorder: Mutex::new(Recorder::default()),
+                cancel,
             }),
         }
     }
@@ -152,6 +173,7 @@ struct Inner {
     min_rows_per_task: usize,
     started: Instant,
     recorder: Mutex<Recorder>,
+    cancel: CancelToken,
 }
 
 impl ExecContext {
@@ -183,6 +205,16 @@ impl ExecContext {
 
     pub fn template(&self) -> &str {
         &self.inner.template
+    }
+
+    /// The token this run stops on.
+    pub fn cancel_token(&self) -> &CancelToken {
+        &self.inner.cancel
+    }
+
+    /// Stops the run here (unwinds) if it was cancelled or timed out.
+    pub(crate) fn checkpoint(&self) {
+        self.inner.cancel.checkpoint();
     }
 
     pub fn min_rows_per_task(&self) -> usize {

@@ -142,7 +142,10 @@ impl<'scope> Scope<'scope> {
             let scope = unsafe { &*(scope_addr as *const Scope<'scope>) };
             let r = catch_unwind(AssertUnwindSafe(|| with_context(ctx, || f(scope))));
             if let Err(p) = r {
-                Counters::bump(&scope.shared.stats.task_panics);
+                // A cancelled statement's tasks unwind on purpose.
+                if !p.is::<crate::cancel::Cancelled>() {
+                    Counters::bump(&scope.shared.stats.task_panics);
+                }
                 scope.panic.lock().get_or_insert(p);
             }
             scope.pending.decrement();

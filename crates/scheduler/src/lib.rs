@@ -10,12 +10,15 @@
 //!   so that the active level stays at the number of hardware contexts.
 //! - A concurrency hint ([`Scheduler::concurrency_hint`]) that partitionable
 //!   operations use as their task limit, with splitting in [`Scheduler::parallel_for`].
+//! - Cancellation and timeouts ([`CancelToken`]): work checks a token at
+//!   checkpoints and unwinds; waiting re-raises it up to the statement's root.
 //!
 //! The protocol (states, transitions, why no wake-up is lost and no graph deadlocks)
 //! is in `PROTOCOL.md` beside this crate's manifest.
 
 mod abort;
 mod caller;
+mod cancel;
 mod config;
 mod context;
 mod counts;
@@ -38,6 +41,7 @@ use std::sync::atomic::Ordering;
 
 use parking_lot::Mutex;
 
+pub use cancel::{CancelReason, CancelToken, Cancelled, catch_cancelled};
 pub use config::{
     BlockActivation, CallerRuns, ConfigError, HintPolicy, SchedulerConfig, detected_contexts,
 };

@@ -166,7 +166,10 @@ fn scope_tasks_done_before_an_urgent_root_beyond_the_share() -> usize {
                     });
                 }
             });
-            second.into_inner().unwrap().expect("the first task spawned it")
+            second
+                .into_inner()
+                .unwrap()
+                .expect("the first task spawned it")
         })
     };
     let second = query.join().unwrap();

@@ -4,6 +4,7 @@
 
 mod fixture;
 mod test_agg;
+mod test_cancel;
 mod test_graph;
 mod test_join;
 mod test_policy;

@@ -41,6 +41,7 @@ mod q21;
 mod q22;
 
 use maestro_execution::{ExecContext, ExecError, Executor, QueryProfile};
+use maestro_scheduler::CancelToken;
 
 pub use params::{
     FRACTION_SCALE, ParamError, ParamValue, QueryParams, parse_query_number, region_of_nation,
@@ -98,8 +99,20 @@ pub fn run_profiled(
     db: &Database,
     params: &QueryParams,
 ) -> Result<(QueryResult, QueryProfile), ExecError> {
-    let ctx = exec.context(template(params.query()));
-    let result = exec.run_plan(|| run(&ctx, db, params))?;
+    run_profiled_cancellable(exec, db, params, CancelToken::new())
+}
+
+/// [`run_profiled`] that stops at its operators' next checkpoint once `cancel`
+/// is cancelled or times out: then [`ExecError::Cancelled`], and a cancelled
+/// run gives no feedback to `adaptive` (its time says nothing about its plan).
+pub fn run_profiled_cancellable(
+    exec: &Executor,
+    db: &Database,
+    params: &QueryParams,
+    cancel: CancelToken,
+) -> Result<(QueryResult, QueryProfile), ExecError> {
+    let ctx = exec.context_cancellable(template(params.query()), cancel);
+    let result = exec.run_plan_cancellable(|| run(&ctx, db, params))?;
     Ok((result, ctx.finish()))
 }
 
