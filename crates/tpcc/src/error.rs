@@ -29,6 +29,9 @@ pub enum TpccError {
     NotFound { table: &'static str, key: String },
     /// Writing the CSV export failed.
     Io(std::io::Error),
+    /// The transaction was cancelled or hit its timeout (while waiting for a
+    /// lock, or before it started one); it rolled back and left nothing.
+    Cancelled(maestro_scheduler::Cancelled),
 }
 
 impl fmt::Display for TpccError {
@@ -49,6 +52,7 @@ impl fmt::Display for TpccError {
             }
             TpccError::NotFound { table, key } => write!(f, "no {table} row {key}"),
             TpccError::Io(e) => write!(f, "export failed: {e}"),
+            TpccError::Cancelled(c) => write!(f, "transaction rolled back: {c}"),
         }
     }
 }

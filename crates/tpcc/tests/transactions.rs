@@ -272,3 +272,49 @@ fn generated_inputs_follow_the_mix_and_the_clauses() {
         "{remote_lines} of {lines}"
     );
 }
+
+#[test]
+fn a_new_order_cancelled_while_it_waits_for_a_stock_lock_leaves_no_trace() {
+    use maestro_scheduler::{CancelReason, CancelToken, Cancelled};
+    use maestro_tpcc::lock::{LockMode, LockName};
+
+    let (db, _) = load(&LoadConfig::new(1), &|_| {}).unwrap();
+    let items = [11, 22, 33, 44];
+    let before = snapshot(&db, &items);
+    let locks = LockManager::new();
+    // Another transaction holds item 33's stock: New-Order takes the
+    // district, inserts its order and new-order rows, updates stock 11 and
+    // 22's locks… and waits at 33, mid-transaction.
+    let holder = locks.begin();
+    let stock_33 = LockName::stock(1, 33).unwrap();
+    locks
+        .acquire(holder, stock_33, LockMode::Exclusive)
+        .unwrap();
+    let token = CancelToken::new();
+    let got = std::thread::scope(|s| {
+        let t = s.spawn(|| {
+            let input = TxnInput::NewOrder(new_order_input(&items));
+            execute_cancellable(&db, &locks, &mut TxnState::default(), &input, &token)
+        });
+        // Event, not time: it is queued on the stock lock.
+        while locks.waiting_requests() == 0 {
+            std::thread::yield_now();
+        }
+        token.cancel();
+        t.join().unwrap()
+    });
+    match got {
+        Err(TpccError::Cancelled(Cancelled {
+            reason: CancelReason::Cancelled,
+        })) => {}
+        other => panic!("expected a cancelled transaction, got {other:?}"),
+    }
+    assert_eq!(snapshot(&db, &items), before, "the cancel left a trace");
+    assert_eq!(locks.locks_in_use(), 1, "only the holder's lock remains");
+    assert_eq!(locks.waiting_requests(), 0);
+    assert!(locks.release(holder, stock_33));
+    assert!(check_consistency(&db).is_empty());
+    // The same order commits afterwards.
+    let out = committed(run(&db, TxnInput::NewOrder(new_order_input(&items))));
+    assert!(matches!(out, TxnOutput::NewOrder { .. }), "{out:?}");
+}

@@ -113,6 +113,13 @@ impl WaitForGraph {
         Verdict::Wait
     }
 
+    /// A queued request `ts` gives up waiting (cancelled): it leaves the
+    /// graph, doomed or not. Edges to it now lead nowhere — it is a running
+    /// transaction again (rolling back), which waits for nobody.
+    pub(super) fn leave(&mut self, ts: TxnTs) {
+        self.nodes.remove(&ts.0);
+    }
+
     /// A path `start → … → x` with an edge `x → start`, if any (depth-first;
     /// each node is visited once, so at most nodes + edges steps).
     fn cycle_through(&self, start: u64) -> Option<Vec<u64>> {

@@ -76,6 +76,16 @@
 //! returns [`Deadlock`]; the caller rolls back, releasing its locks, and may
 //! retry as [`TxnTs::retry`] (same age, new identity in the graph).
 //!
+//! **Cancellation** ([`LockManager::acquire_cancellable`]): a queued request
+//! whose [`CancelToken`] was cancelled (or timed out) finds so at its next
+//! check, under the latch, instead of its graph step: it leaves the graph
+//! (doomed or not), leaves the queue as a victim does, and returns
+//! [`WaitError::Cancelled`]; the caller rolls back. A cancel does not notify
+//! the room, so a cancellable sleeper waits at most [`CANCEL_POLL`] before it
+//! checks again (a bounded stop time without a registry of sleepers). Leaving
+//! the graph keeps it acyclic and detection complete: the request is a running
+//! transaction again, and edges to a running transaction close no cycle.
+//!
 //! **Release** removes the holder; if anyone queues on the entry it notifies
 //! the shard's room (all its sleepers re-check; different names in one shard
 //! share it, which costs spurious wake-ups, never missed ones).
@@ -148,7 +158,10 @@ mod set;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::time::Duration;
+
 use maestro_scheduler::sync::{Condvar, Mutex};
+use maestro_scheduler::{CancelToken, Cancelled};
 
 use entry::{BuildNameHasher, Check, Entry, mix};
 pub use graph::VictimCause;
@@ -184,6 +197,23 @@ pub struct Deadlock {
     pub name: LockName,
     pub mode: LockMode,
     pub cause: VictimCause,
+}
+
+/// How long a cancellable lock wait sleeps before it looks at its token
+/// again: the bound on how late a cancel or a timeout stops a waiting
+/// transaction. Guessed: far above a lock's usual hold time (µs), far below
+/// a statement timeout anyone sets; a wake-up per 5 ms of waiting costs
+/// nothing measurable.
+pub const CANCEL_POLL: Duration = Duration::from_millis(5);
+
+/// Why a cancellable request was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitError {
+    /// A deadlock victim (see [`Deadlock`]).
+    Deadlock(Deadlock),
+    /// The request's token was cancelled or timed out while it waited (or
+    /// before it asked); nothing was recorded. The caller must roll back.
+    Cancelled(Cancelled),
 }
 
 /// Counters summed over the shards.
@@ -246,11 +276,16 @@ impl Shard {
     }
 
     /// A lock wait, with the latch released: sleeps (as *blocked* on a
-    /// worker) until the epoch moved past `seen`.
-    fn sleep(&self, seen: u64) {
+    /// worker) until the epoch moved past `seen` — or, for a cancellable
+    /// request, at most [`CANCEL_POLL`], after which it checks again.
+    fn sleep(&self, seen: u64, cancellable: bool) {
         let mut room = self.room.lock();
         // Relaxed: the room's mutex orders this read against the bump.
         while self.epoch.load(Ordering::Relaxed) == seen {
+            if cancellable {
+                self.changed.wait_timeout(&mut room, CANCEL_POLL);
+                return;
+            }
             self.changed.wait(&mut room);
         }
     }
@@ -324,6 +359,38 @@ impl LockManager {
     /// it conflicts; fails only if it is chosen as a deadlock victim (see
     /// the module docs).
     pub fn acquire(&self, ts: TxnTs, name: LockName, mode: LockMode) -> Result<Grant, Deadlock> {
+        self.acquire_inner(ts, name, mode, None)
+            .map_err(|e| match e {
+                WaitError::Deadlock(d) => d,
+                WaitError::Cancelled(c) => {
+                    unreachable!("a request without a token was cancelled: {c:?}")
+                }
+            })
+    }
+
+    /// [`acquire`](Self::acquire) that gives up once `cancel` is cancelled or
+    /// times out — before asking, or while it waits (within
+    /// [`CANCEL_POLL`]); see "Cancellation" in the module docs.
+    pub fn acquire_cancellable(
+        &self,
+        ts: TxnTs,
+        name: LockName,
+        mode: LockMode,
+        cancel: &CancelToken,
+    ) -> Result<Grant, WaitError> {
+        if let Some(reason) = cancel.reason() {
+            return Err(WaitError::Cancelled(Cancelled { reason }));
+        }
+        self.acquire_inner(ts, name, mode, Some(cancel))
+    }
+
+    fn acquire_inner(
+        &self,
+        ts: TxnTs,
+        name: LockName,
+        mode: LockMode,
+        cancel: Option<&CancelToken>,
+    ) -> Result<Grant, WaitError> {
         let index = self.shard_index(name);
         let shard = &self.shards[index];
         let mut state = shard.lock();
@@ -337,7 +404,7 @@ impl LockManager {
             Check::Wait => {
                 let reordered = entry.enqueue(ts, mode);
                 st.stats.waits += 1;
-                return self.wait_in_queue(index, state, reordered, ts, name, mode);
+                return self.wait_in_queue(index, state, reordered, ts, name, mode, cancel);
             }
         };
         entry.grant_new(ts, mode, check);
@@ -352,6 +419,7 @@ impl LockManager {
 
     /// Steps 2–3 of Acquire for a request just queued (`reordered`: queued
     /// before others, whose edges changed).
+    #[allow(clippy::too_many_arguments)]
     fn wait_in_queue<'a>(
         &'a self,
         index: usize,
@@ -360,7 +428,8 @@ impl LockManager {
         ts: TxnTs,
         name: LockName,
         mode: LockMode,
-    ) -> Result<Grant, Deadlock> {
+        cancel: Option<&CancelToken>,
+    ) -> Result<Grant, WaitError> {
         let shard = &self.shards[index];
         let mut blockers = Vec::new();
         // Shards to notify once the latch is released.
@@ -377,6 +446,24 @@ impl LockManager {
             let check = entry.check_queued(ts, &mut blockers);
             let seen = shard.epoch();
             let blocked = (check == Check::Wait).then_some(blockers.as_slice());
+            let cancelled = match cancel.and_then(CancelToken::reason) {
+                Some(reason) if blocked.is_some() => Some(Cancelled { reason }),
+                _ => None,
+            };
+            if let Some(c) = cancelled {
+                self.graph.lock().leave(ts);
+                entry.dequeue(ts, false);
+                let notify = entry.waiting() > 0;
+                if entry.unused() {
+                    st.entries.remove(&name.word());
+                }
+                drop(state);
+                wake.extend(notify.then_some(index));
+                for i in wake.drain(..) {
+                    self.shards[i].notify();
+                }
+                return Err(WaitError::Cancelled(c));
+            }
             let verdict = self.graph.lock().step(ts, index, blocked, &mut wake);
             match verdict {
                 Verdict::Wait => {
@@ -384,7 +471,7 @@ impl LockManager {
                     for i in wake.drain(..) {
                         self.shards[i].notify();
                     }
-                    shard.sleep(seen);
+                    shard.sleep(seen, cancel.is_some());
                     state = shard.lock();
                 }
                 Verdict::Proceed => {
@@ -412,7 +499,7 @@ impl LockManager {
                     if notify {
                         shard.notify();
                     }
-                    return Err(Deadlock { name, mode, cause });
+                    return Err(WaitError::Deadlock(Deadlock { name, mode, cause }));
                 }
             }
         }

@@ -3,7 +3,9 @@
 //! when dropped — so a transaction that panics (or returns early by any path)
 //! frees its locks without relying on a convention.
 
-use super::{Deadlock, Grant, LockManager, LockMode, LockName, TxnTs};
+use maestro_scheduler::CancelToken;
+
+use super::{Deadlock, Grant, LockManager, LockMode, LockName, TxnTs, WaitError};
 
 /// The locks of one transaction attempt (see the module docs).
 pub struct LockSet<'a> {
@@ -30,6 +32,23 @@ impl<'a> LockSet<'a> {
     /// [`Deadlock`] means this attempt must roll back.
     pub fn acquire(&mut self, name: LockName, mode: LockMode) -> Result<Grant, Deadlock> {
         let grant = self.manager.acquire(self.ts, name, mode)?;
+        if grant == Grant::Acquired {
+            self.held.push(name);
+        }
+        Ok(grant)
+    }
+
+    /// [`acquire`](Self::acquire) that gives up when `cancel` says so
+    /// ([`LockManager::acquire_cancellable`]).
+    pub fn acquire_cancellable(
+        &mut self,
+        name: LockName,
+        mode: LockMode,
+        cancel: &CancelToken,
+    ) -> Result<Grant, WaitError> {
+        let grant = self
+            .manager
+            .acquire_cancellable(self.ts, name, mode, cancel)?;
         if grant == Grant::Acquired {
             self.held.push(name);
         }

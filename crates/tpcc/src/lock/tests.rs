@@ -8,7 +8,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use maestro_scheduler::Scheduler;
+use maestro_scheduler::{CancelToken, Cancelled, Scheduler};
 
 use super::*;
 
@@ -218,6 +218,71 @@ fn two_upgraders_are_a_deadlock_with_one_victim() {
             assert_clean(lm);
         }
         assert_eq!(lm.stats().deadlock_victims, 2);
+    });
+}
+
+#[test]
+fn a_cancelled_waiter_leaves_the_queue_and_the_graph_and_holds_nothing() {
+    for_each_flavour(|lm| {
+        let (x, y) = (name(20), name(21));
+        let (a, b) = (lm.begin(), lm.begin());
+        lm.acquire(a, x, LockMode::Exclusive).unwrap();
+        lm.acquire(b, y, LockMode::Exclusive).unwrap();
+        let token = CancelToken::new();
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| lm.acquire_cancellable(b, x, LockMode::Exclusive, &token));
+            until_queued(lm, x, 1, 1);
+            token.cancel();
+            assert_eq!(
+                waiter.join().unwrap(),
+                Err(WaitError::Cancelled(Cancelled {
+                    reason: maestro_scheduler::CancelReason::Cancelled
+                }))
+            );
+        });
+        assert_eq!(waiting(lm, x), 0, "it left the queue");
+        assert_eq!(lm.waiting_requests(), 0, "it left the graph");
+        // `b` still holds `y` until it rolls back; `a` may now wait for it
+        // without a phantom deadlock, and gets it once `b` released.
+        std::thread::scope(|s| {
+            let older = s.spawn(|| lm.acquire(a, y, LockMode::Exclusive));
+            until_queued(lm, y, 1, 1);
+            assert!(lm.release(b, y));
+            assert_eq!(older.join().unwrap(), Ok(Grant::Acquired));
+        });
+        assert_eq!(lm.stats().deadlock_victims, 0);
+        release_all(lm, a, &[x, y]);
+        assert_clean(lm);
+    });
+}
+
+#[test]
+fn a_waiter_stops_at_its_timeout_without_being_woken() {
+    for_each_flavour(|lm| {
+        let x = name(22);
+        let (a, b) = (lm.begin(), lm.begin());
+        lm.acquire(a, x, LockMode::Exclusive).unwrap();
+        // Nobody notifies the shard: the waiter must notice its deadline on
+        // its own (within CANCEL_POLL of it).
+        let token = CancelToken::with_timeout(2 * CANCEL_POLL);
+        let got = lm.acquire_cancellable(b, x, LockMode::Shared, &token);
+        assert_eq!(
+            got,
+            Err(WaitError::Cancelled(Cancelled {
+                reason: maestro_scheduler::CancelReason::TimedOut
+            }))
+        );
+        assert_eq!(waiting(lm, x), 0);
+        release_all(lm, a, &[x]);
+        assert_clean(lm);
+        // A token already cancelled refuses before asking, even a free lock.
+        let done = CancelToken::new();
+        done.cancel();
+        assert!(matches!(
+            lm.acquire_cancellable(b, x, LockMode::Shared, &done),
+            Err(WaitError::Cancelled(_))
+        ));
+        assert_clean(lm);
     });
 }
 

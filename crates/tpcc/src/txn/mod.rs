@@ -48,7 +48,9 @@ mod undo;
 
 use crate::db::Database;
 use crate::error::TpccError;
-use crate::lock::{Deadlock, LockManager, LockMode, LockName, LockSet};
+use maestro_scheduler::{CancelToken, Cancelled};
+
+use crate::lock::{Deadlock, LockManager, LockMode, LockName, LockSet, WaitError};
 use crate::schema::{Money, Timestamp};
 use crate::table::RowId;
 
@@ -62,6 +64,8 @@ pub(crate) enum Abort {
     Deadlock,
     /// New-Order met an unused item (clause 2.4.2.3): roll back for good.
     UserRollback,
+    /// The transaction's token was cancelled or timed out: roll back, report.
+    Cancelled(Cancelled),
     /// A data-layer error (a limit or a broken invariant): roll back, report.
     Error(TpccError),
 }
@@ -153,15 +157,28 @@ pub(crate) struct Txn<'a> {
     pub(crate) now: Timestamp,
     undo: &'a mut Vec<Undo>,
     pub(crate) scratch: &'a mut Scratch,
+    /// Stops the transaction at its next lock request or lock wait.
+    cancel: Option<&'a CancelToken>,
 }
 
 impl Txn<'_> {
     /// Locks `name` in `mode` until the end of the transaction.
     pub(crate) fn lock(&mut self, name: LockName, mode: LockMode) -> Result<(), Abort> {
-        self.locks
-            .acquire(name, mode)
-            .map(drop)
-            .map_err(|_: Deadlock| Abort::Deadlock)
+        match self.cancel {
+            None => self
+                .locks
+                .acquire(name, mode)
+                .map(drop)
+                .map_err(|_: Deadlock| Abort::Deadlock),
+            Some(cancel) => self
+                .locks
+                .acquire_cancellable(name, mode, cancel)
+                .map(drop)
+                .map_err(|e| match e {
+                    WaitError::Deadlock(_) => Abort::Deadlock,
+                    WaitError::Cancelled(c) => Abort::Cancelled(c),
+                }),
+        }
     }
 
     pub(crate) fn log(&mut self, undo: Undo) {
@@ -230,6 +247,30 @@ pub fn execute(
     state: &mut TxnState,
     input: &TxnInput,
 ) -> Result<Executed, TpccError> {
+    execute_inner(db, locks, state, input, None)
+}
+
+/// [`execute`] that stops once `cancel` is cancelled or times out: at the
+/// transaction's next lock request, or within [`crate::lock::CANCEL_POLL`]
+/// of a lock wait. It then rolls back (undo log, then every lock released)
+/// and returns [`TpccError::Cancelled`]; deadlock retries stop too.
+pub fn execute_cancellable(
+    db: &Database,
+    locks: &LockManager,
+    state: &mut TxnState,
+    input: &TxnInput,
+    cancel: &CancelToken,
+) -> Result<Executed, TpccError> {
+    execute_inner(db, locks, state, input, Some(cancel))
+}
+
+fn execute_inner(
+    db: &Database,
+    locks: &LockManager,
+    state: &mut TxnState,
+    input: &TxnInput,
+    cancel: Option<&CancelToken>,
+) -> Result<Executed, TpccError> {
     let mut ts = locks.begin();
     let now = unix_now();
     let mut deadlock_aborts = 0;
@@ -240,6 +281,7 @@ pub fn execute(
             now,
             undo: &mut state.undo,
             scratch: &mut state.scratch,
+            cancel,
         };
         let result = match input {
             TxnInput::NewOrder(i) => new_order::run(&mut txn, i),
@@ -272,6 +314,10 @@ pub fn execute(
                 txn.rollback()?;
                 return Err(e);
             }
+            Err(Abort::Cancelled(c)) => {
+                txn.rollback()?;
+                return Err(TpccError::Cancelled(c));
+            }
         }
     }
 }
@@ -298,6 +344,7 @@ mod tests {
                 now: 0,
                 undo: &mut state.undo,
                 scratch: &mut state.scratch,
+                cancel: None,
             };
             txn.lock(district, LockMode::Exclusive).unwrap();
             txn.lock(order, LockMode::Exclusive).unwrap();
