@@ -63,6 +63,11 @@ pub struct RunArgs {
     /// starts), e.g. for long runs whose inserted rows must fit in memory.
     #[arg(long)]
     max_tps: Option<f64>,
+    /// Transaction timeout in milliseconds from submission: a transaction
+    /// still running (or queued, or waiting for a lock) then rolls back and
+    /// counts as timed out.
+    #[arg(long, value_name = "MS")]
+    txn_timeout_ms: Option<f64>,
     /// Print one JSON object on stdout (progress stays on stderr).
     #[arg(long)]
     json: bool,
@@ -213,9 +218,19 @@ fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
     if a.max_tps.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
         return Err(usage("--max-tps must be a positive number"));
     }
+    let txn_timeout = match a.txn_timeout_ms {
+        None => None,
+        Some(ms) if ms > 0.0 && ms.is_finite() => Some(Duration::from_secs_f64(ms / 1e3)),
+        Some(ms) => {
+            return Err(usage(format!(
+                "--txn-timeout-ms {ms}: expected a positive number of milliseconds"
+            )));
+        }
+    };
     let (db, loaded) = load_db(w, a.seed)?;
     let mut config = options.config(&loaded);
     config.max_tps = a.max_tps;
+    config.txn_timeout = txn_timeout;
     let (rss_before, rows_before) = (resident_bytes(), db.counts());
     let report = execute(&db, &config)?;
     let (rss_after, rows_after) = (resident_bytes(), db.counts());
@@ -287,6 +302,7 @@ fn report_json(r: &RunReport, seconds: f64) -> Value {
     metric("abort_rate".into(), r.abort_rate());
     metric("deadlock_aborts".into(), r.deadlock_aborts() as f64);
     metric("user_rollbacks".into(), r.user_rollbacks() as f64);
+    metric("timed_out".into(), r.timed_out() as f64);
     metric("committed".into(), r.committed() as f64);
     metric("elapsed_seconds".into(), r.elapsed.as_secs_f64());
     metric("lock_waits".into(), r.locks.waits as f64);

@@ -380,8 +380,53 @@ fn tpcc_run_json_export_and_check() {
 }
 
 #[test]
+fn tpcc_transactions_past_their_timeout_are_counted_and_leave_the_data_consistent() {
+    // A nanosecond has passed before any transaction takes its first lock.
+    let out = maestro(&[
+        "tpcc",
+        "run",
+        "--warehouses",
+        "1",
+        "--terminals",
+        "2",
+        "--duration",
+        "0.3",
+        "--txn-timeout-ms",
+        "0.000001",
+        "--json",
+    ]);
+    let json = json_of(&out);
+    let timed_out = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "timed_out")
+        .expect("a timed_out metric")["value"]
+        .as_f64()
+        .unwrap();
+    assert!(timed_out > 0.0, "{json}");
+    assert!(
+        stderr(&out).contains("consistency conditions 1-4: ok"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn tpcc_bad_arguments_exit_2() {
     for args in [
+        &[
+            "tpcc",
+            "run",
+            "--warehouses",
+            "1",
+            "--terminals",
+            "2",
+            "--duration",
+            "1",
+            "--txn-timeout-ms",
+            "0",
+        ][..],
         &[
             "tpcc",
             "run",

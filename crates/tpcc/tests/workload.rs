@@ -112,6 +112,10 @@ fn bad_configurations_are_refused() {
             max_tps: Some(0.0),
             ..ok.clone()
         },
+        RunConfig {
+            txn_timeout: Some(Duration::ZERO),
+            ..ok.clone()
+        },
     ] {
         assert!(matches!(
             driver::run(&db, &bad, &|_| {}),
@@ -143,4 +147,33 @@ fn a_rate_limit_bounds_the_transactions_started() {
         report.elapsed
     );
     assert!(check_consistency(&db).is_empty());
+}
+
+#[test]
+fn transactions_past_their_timeout_roll_back_and_leave_the_database_consistent() {
+    let seed = seed();
+    let mut load_config = LoadConfig::new(1);
+    load_config.seed = seed;
+    let (db, load) = load(&load_config, &|_| {}).unwrap();
+    let mut config = RunConfig::new(
+        8,
+        Duration::from_millis(500),
+        Mode::Scheduler(Preset::SinglePool),
+        load.constants,
+    );
+    config.seed = seed;
+    config.contexts = 2;
+    // Passed before any transaction takes its first lock: every transaction
+    // that locks anything stops there and rolls back.
+    config.txn_timeout = Some(Duration::from_nanos(1));
+    let before = totals(&db);
+    let report = driver::run(&db, &config, &|_| {}).unwrap();
+    assert!(report.timed_out() > 0, "seed {seed}: {report}");
+    assert_eq!(report.locks.deadlock_victims, 0);
+    let violations = check_consistency(&db);
+    assert!(violations.is_empty(), "seed {seed}: {violations:?}");
+    // Totals moved by exactly what committed (nothing a timed-out
+    // transaction wrote survived).
+    check_audit(&before, &totals(&db), &report.audit, seed);
+    check_orders(&db, seed);
 }

@@ -125,6 +125,11 @@ pub struct RunConfig {
     /// the terminals, each pacing its own starts); `None`: as fast as they go.
     /// For long runs whose inserted rows must fit in memory.
     pub max_tps: Option<f64>,
+    /// A transaction not done this long after it was submitted (queueing for
+    /// the scheduler included) stops at its next lock request or within
+    /// [`crate::lock::CANCEL_POLL`] of a lock wait, rolls back and counts as
+    /// timed out (not retried); `None`: no timeout.
+    pub txn_timeout: Option<Duration>,
 }
 
 impl RunConfig {
@@ -144,6 +149,7 @@ impl RunConfig {
             load_constants,
             progress_interval: Duration::from_secs(1),
             max_tps: None,
+            txn_timeout: None,
             latch: LatchFlavour::default(),
         }
     }
@@ -169,6 +175,9 @@ impl RunConfig {
         }
         if self.progress_interval.is_zero() {
             return bad("progress_interval", "the interval must be positive");
+        }
+        if self.txn_timeout.is_some_and(|t| t.is_zero()) {
+            return bad("txn_timeout", "the timeout must be positive");
         }
         Ok(())
     }
@@ -248,7 +257,8 @@ pub fn run_on(
                 let pace = config
                     .max_tps
                     .map(|r| Duration::from_secs_f64(config.terminals as f64 / r));
-                let terminal = Terminal::new(db, &locks, scheduler, &stop, &live[t], pace);
+                let terminal = Terminal::new(db, &locks, scheduler, &stop, &live[t], pace)
+                    .with_txn_timeout(config.txn_timeout);
                 let generator = terminal::generator(db.warehouses(), t, config.seed, constants);
                 s.spawn(move || terminal.run(generator))
             })

@@ -45,6 +45,8 @@ pub(crate) struct Tally {
     pub committed: [u64; 5],
     pub rolled_back: [u64; 5],
     pub deadlock_aborts: [u64; 5],
+    /// Transactions stopped by their timeout (rolled back, not retried).
+    pub timed_out: [u64; 5],
     pub latency: [Histogram; 5],
     pub audit: Audit,
 }
@@ -85,6 +87,7 @@ impl Tally {
             self.committed[k] += o.committed[k];
             self.rolled_back[k] += o.rolled_back[k];
             self.deadlock_aborts[k] += o.deadlock_aborts[k];
+            self.timed_out[k] += o.timed_out[k];
             self.latency[k].merge(&o.latency[k]);
         }
         self.audit.add(&o.audit);
@@ -100,6 +103,9 @@ pub struct KindReport {
     pub rolled_back: u64,
     /// Times a transaction was a deadlock victim, each retried.
     pub deadlock_aborts: u64,
+    /// Transactions stopped by `--txn-timeout` (rolled back, not retried,
+    /// not in the latency).
+    pub timed_out: u64,
     /// Submission to completion, retries included, of committed and
     /// rolled-back transactions.
     pub latency: LatencySummary,
@@ -141,6 +147,7 @@ impl RunReport {
                     committed: tally.committed[k],
                     rolled_back: tally.rolled_back[k],
                     deadlock_aborts: tally.deadlock_aborts[k],
+                    timed_out: tally.timed_out[k],
                     latency: tally.latency[k].summary(),
                 }
             })
@@ -173,6 +180,11 @@ impl RunReport {
 
     pub fn deadlock_aborts(&self) -> u64 {
         self.kinds.iter().map(|k| k.deadlock_aborts).sum()
+    }
+
+    /// Transactions stopped by their timeout.
+    pub fn timed_out(&self) -> u64 {
+        self.kinds.iter().map(|k| k.timed_out).sum()
     }
 
     /// Transactions that ended (committed or rolled back by the 1 % rule).
@@ -221,12 +233,13 @@ impl fmt::Display for RunReport {
         )?;
         writeln!(
             f,
-            "tpmC {:.0}   transactions/s {:.0}   abort rate {:.4} ({} deadlock aborts, {} user rollbacks)",
+            "tpmC {:.0}   transactions/s {:.0}   abort rate {:.4} ({} deadlock aborts, {} user rollbacks, {} timed out)",
             self.tpmc(),
             self.transactions_per_second(),
             self.abort_rate(),
             self.deadlock_aborts(),
-            self.user_rollbacks()
+            self.user_rollbacks(),
+            self.timed_out()
         )?;
         writeln!(
             f,

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use maestro_scheduler::Scheduler;
+use maestro_scheduler::{CancelToken, Scheduler};
 
 use super::report::Tally;
 use crate::db::Database;
@@ -12,7 +12,9 @@ use crate::error::TpccError;
 use crate::lock::LockManager;
 use crate::random::{NuRandConstants, TpccRng};
 use crate::schema::DISTRICTS_PER_WAREHOUSE;
-use crate::txn::{Executed, InputGenerator, Outcome, TxnKind, TxnState, execute};
+use crate::txn::{
+    Executed, InputGenerator, Outcome, TxnKind, TxnState, execute, execute_cancellable,
+};
 
 /// The scheduler priority of a transaction task: above the default, so it is
 /// *urgent* — workers take it before queued analytical work (a transaction
@@ -78,6 +80,7 @@ pub(super) struct Terminal<'a> {
     live: &'a Live,
     /// The interval between this terminal's transaction starts, if paced.
     pace: Option<Duration>,
+    txn_timeout: Option<Duration>,
 }
 
 impl<'a> Terminal<'a> {
@@ -96,7 +99,15 @@ impl<'a> Terminal<'a> {
             stop,
             live,
             pace,
+            txn_timeout: None,
         }
+    }
+
+    /// Stops each transaction this long after its submission
+    /// ([`crate::driver::RunConfig::txn_timeout`]).
+    pub(super) fn with_txn_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.txn_timeout = timeout;
+        self
     }
 
     /// Runs transactions until the stop flag; an error stops every terminal.
@@ -117,15 +128,23 @@ impl<'a> Terminal<'a> {
             }
             let input = inputs.next_input();
             let start = Instant::now();
-            let result = match self.scheduler {
-                Some(s) => s.install_with_priority(TRANSACTION_PRIORITY, || {
-                    execute(db, locks, &mut state, &input)
-                }),
+            // Made before submission: time spent queueing counts.
+            let cancel = self.txn_timeout.map(CancelToken::with_timeout);
+            let mut run = || match &cancel {
+                Some(c) => execute_cancellable(db, locks, &mut state, &input, c),
                 None => execute(db, locks, &mut state, &input),
+            };
+            let result = match self.scheduler {
+                Some(s) => s.install_with_priority(TRANSACTION_PRIORITY, run),
+                None => run(),
             };
             let latency = start.elapsed();
             let done: Executed = match result {
                 Ok(done) => done,
+                Err(TpccError::Cancelled(_)) => {
+                    tally.timed_out[input.kind().index()] += 1;
+                    continue;
+                }
                 Err(e) => {
                     self.stop.store(true, Ordering::Relaxed);
                     return Err(e);
