@@ -4,8 +4,8 @@
 //!
 //! Repetitions ([`maestro_bench::reps`]): each repetition runs the whole
 //! interference part with its runtimes and priorities in an order rotated by
-//! the repetition, and the overhead part once more (its variant order is fixed
-//! inside `maestro_gomp_bench::overhead`); rows are medians with min–max.
+//! the repetition, and the overhead part once more, its runtimes also in an
+//! order rotated by the repetition; rows are medians with min–max.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -309,7 +309,7 @@ fn overhead_part(
         ));
     };
     let ops = if args.common.quick { 50 } else { args.ops };
-    let setup = OverheadSetup {
+    let mut setup = OverheadSetup {
         cc: compiler(),
         lib_dir,
         work_dir: work_dir("overhead"),
@@ -319,12 +319,14 @@ fn overhead_part(
         runs: 1,
         // Our runtime's own scheduler gets the same contexts as `--contexts`.
         env: vec![("MAESTRO_OMP_CONTEXTS".into(), contexts.to_string())],
+        runtimes: AppRuntime::ALL.to_vec(),
     };
     eprintln!(
         "bench omp overhead: {threads} threads per team, {ops} operations, {reps} repetition(s)"
     );
     let mut per_rep = Vec::new();
-    for _ in 0..reps {
+    for rep in 0..reps {
+        setup.runtimes = rotated(&AppRuntime::ALL, rep);
         let rows = overhead(&setup);
         if rows.is_err() {
             let _ = std::fs::remove_dir_all(&setup.work_dir);

@@ -640,6 +640,37 @@ fn bench_latches_quick_has_every_flavour_and_terminal_count() {
 }
 
 #[test]
+fn bench_omp_overhead_quick_reports_every_construct_against_libgomp() {
+    let out = maestro(&[
+        "bench",
+        "omp",
+        "--parts",
+        "overhead",
+        "--quick",
+        "--json",
+        "--contexts",
+        "2",
+        "--reps",
+        "2",
+    ]);
+    let v = json_of(&out);
+    let rows = v["results"].as_array().unwrap();
+    for case in maestro_gomp_bench::OVERHEAD_METRICS {
+        for runtime in ["libgomp", "maestro-gomp", "maestro-gomp-master-task"] {
+            let r = rows
+                .iter()
+                .find(|r| r["case"] == case && r["variant"] == runtime)
+                .unwrap_or_else(|| panic!("no {case}/{runtime} in {rows:?}"));
+            assert!(r["value"].as_f64().is_some_and(|x| x > 0.0), "{r}");
+            assert_eq!(r["reps"], 2, "{r}");
+            if runtime != "libgomp" {
+                assert!(r["ratio_vs_libgomp"].as_f64().is_some(), "{r}");
+            }
+        }
+    }
+}
+
+#[test]
 fn bench_omp_interference_quick_measures_both_sides_on_every_runtime() {
     let out = maestro(&[
         "bench",

@@ -12,6 +12,23 @@ static double sink[ITERS];
 
 static double per_op_us(double seconds, int reps) { return seconds * 1e6 / reps; }
 
+/* Depth of the task tree (2^(TREE_DEPTH+1) - 1 tasks) and iterations of the
+ * measured taskloops. */
+#define TREE_DEPTH 10
+#define TASKLOOP_ITERS 4096
+
+/* A binary tree of tasks below `depth`; returns how many tasks it made. */
+static long tree(int depth) {
+  if (depth == 0) return 0;
+  long a = 0, b = 0;
+  #pragma omp task shared(a)
+  a = tree(depth - 1);
+  #pragma omp task shared(b)
+  b = tree(depth - 1);
+  #pragma omp taskwait
+  return a + b + 2;
+}
+
 int main(int argc, char **argv) {
   int threads = argc > 1 ? atoi(argv[1]) : omp_get_num_procs();
   int reps = argc > 2 ? atoi(argv[2]) : 2000;
@@ -74,5 +91,103 @@ int main(int argc, char **argv) {
     }
   }
   printf("task %.4f\n", per_op_us(omp_get_wtime() - t, reps));
+
+  /* Constructs inside a running team, per operation (EPCC's syncbench). */
+  t = omp_get_wtime();
+  #pragma omp parallel num_threads(threads)
+  for (int r = 0; r < reps; r++) {
+    #pragma omp critical
+    sink[0] += 1;
+  }
+  printf("critical %.4f\n", per_op_us(omp_get_wtime() - t, reps));
+
+  t = omp_get_wtime();
+  #pragma omp parallel num_threads(threads)
+  for (int r = 0; r < reps; r++) {
+    #pragma omp single
+    sink[1] += 1;
+  }
+  printf("single %.4f\n", per_op_us(omp_get_wtime() - t, reps));
+
+  /* Whole regions, per region. */
+  t = omp_get_wtime();
+  double total = 0.0;
+  for (int r = 0; r < reps; r++) {
+    double s = 0.0;
+    #pragma omp parallel for num_threads(threads) schedule(static) reduction(+:s)
+    for (int i = 0; i < ITERS; i++) s += sink[i];
+    total += s;
+  }
+  printf("reduction %.4f\n", per_op_us(omp_get_wtime() - t, reps));
+
+  t = omp_get_wtime();
+  for (int r = 0; r < reps; r++) {
+    #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (int i = 0; i < ITERS; i++) sink[i] += i;
+  }
+  printf("parallel_for_dynamic_1 %.4f\n", per_op_us(omp_get_wtime() - t, reps));
+
+  t = omp_get_wtime();
+  for (int r = 0; r < reps; r++) {
+    #pragma omp parallel for num_threads(threads) schedule(dynamic, 2)
+    for (int i = 0; i < ITERS; i++) sink[i] += i;
+  }
+  printf("parallel_for_dynamic_2 %.4f\n", per_op_us(omp_get_wtime() - t, reps));
+
+  /* `ordered`, per ordered iteration (a region of ITERS of them). */
+  int ordered_reps = reps / 16 > 0 ? reps / 16 : 1;
+  t = omp_get_wtime();
+  for (int r = 0; r < ordered_reps; r++) {
+    #pragma omp parallel for num_threads(threads) schedule(static, 1) ordered
+    for (int i = 0; i < ITERS; i++) {
+      #pragma omp ordered
+      sink[i] += 1;
+    }
+  }
+  printf("ordered %.4f\n", per_op_us(omp_get_wtime() - t, ordered_reps * ITERS));
+
+  /* Task trees, per task: fib-style recursion with taskwait. */
+  long tree_tasks = 0;
+  t = omp_get_wtime();
+  int tree_reps = reps / 64 > 0 ? reps / 64 : 1;
+  for (int r = 0; r < tree_reps; r++) {
+    #pragma omp parallel num_threads(threads)
+    #pragma omp single
+    tree_tasks += tree(TREE_DEPTH);
+  }
+  printf("task_tree %.4f\n", per_op_us(omp_get_wtime() - t, (int)tree_tasks));
+
+  /* Nested tasks, per task: each task a producer creates makes one child. */
+  t = omp_get_wtime();
+  #pragma omp parallel num_threads(threads)
+  {
+    #pragma omp single
+    for (int r = 0; r < reps; r++) {
+      #pragma omp task
+      {
+        #pragma omp task
+        sink[r % ITERS] += 1;
+      }
+    }
+  }
+  printf("nested_task %.4f\n", per_op_us(omp_get_wtime() - t, 2 * reps));
+
+  /* taskloop at three grains over TASKLOOP_ITERS iterations, per taskloop. */
+  static const int grains[3] = {1, 16, 1024};
+  static const char *names[3] = {"taskloop_g1", "taskloop_g16", "taskloop_g1024"};
+  for (int g = 0; g < 3; g++) {
+    int grain = grains[g];
+    int loops = reps / 16 > 0 ? reps / 16 : 1;
+    t = omp_get_wtime();
+    #pragma omp parallel num_threads(threads)
+    #pragma omp single
+    for (int r = 0; r < loops; r++) {
+      #pragma omp taskloop grainsize(grain)
+      for (int i = 0; i < TASKLOOP_ITERS; i++) sink[i % ITERS] += 1;
+    }
+    printf("%s %.4f\n", names[g], per_op_us(omp_get_wtime() - t, loops));
+  }
+  /* Keep the reductions' result alive. */
+  if (total < 0) printf("impossible %f\n", total);
   return 0;
 }

@@ -71,14 +71,31 @@ pub const OVERHEAD_C: &str = include_str!("../c/omp_overhead.c");
 /// an empty region, a region with one barrier (every member must then really
 /// run: in an empty region our master runs the members nobody started yet), a
 /// `parallel for` of 1024 trivial iterations (static and dynamic,16), one barrier
-/// in a running team, one task from a `single` producer.
-pub const OVERHEAD_METRICS: [&str; 6] = [
+/// in a running team, one task from a `single` producer; then, inside a running
+/// team, one `critical` and one `single` (with its barrier) per member; per
+/// region, a `parallel for reduction(+)` and `parallel for` with
+/// `schedule(dynamic,1)` and `(dynamic,2)` over 1024 iterations; per ordered
+/// iteration, `for ordered schedule(static,1)`; per task, a binary tree of
+/// 2046 tasks with `taskwait` and tasks that each create one child; per
+/// `taskloop` of 4096 iterations, grains 1, 16 and 1024.
+pub const OVERHEAD_METRICS: [&str; 17] = [
     "fork_join",
     "fork_join_barrier",
     "parallel_for_static",
     "parallel_for_dynamic",
     "barrier",
     "task",
+    "critical",
+    "single",
+    "reduction",
+    "parallel_for_dynamic_1",
+    "parallel_for_dynamic_2",
+    "ordered",
+    "task_tree",
+    "nested_task",
+    "taskloop_g1",
+    "taskloop_g16",
+    "taskloop_g1024",
 ];
 
 /// How to run the comparison.
@@ -98,6 +115,8 @@ pub struct OverheadSetup {
     pub runs: usize,
     /// Extra environment for our variant (e.g. `MAESTRO_OMP_CONTEXTS`).
     pub env: Vec<(String, String)>,
+    /// The variants, in the order each run measures them.
+    pub runtimes: Vec<AppRuntime>,
 }
 
 /// One measured value.
@@ -199,13 +218,15 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Builds both binaries and measures each variant `runs` times (alternating, so
-/// drifts in machine load hit all alike): libgomp, ours with masters on the
-/// calling thread, ours with masters as scheduler tasks (`MAESTRO_OMP_MASTER`).
+/// drifts in machine load hit all alike), in the order of `setup.runtimes`
+/// (callers rotate it per repetition so that no variant always goes first):
+/// libgomp, ours with masters on the calling thread, ours with masters as
+/// scheduler tasks (`MAESTRO_OMP_MASTER`).
 pub fn overhead(setup: &OverheadSetup) -> Result<Vec<OverheadRow>, String> {
     let (stock, ours) = build(setup)?;
     let mut samples: Vec<(&'static str, String, Vec<f64>)> = Vec::new();
     for _ in 0..setup.runs.max(1) {
-        for runtime in AppRuntime::ALL {
+        for &runtime in &setup.runtimes {
             let variant = runtime.name();
             let bin: &Path = if runtime.placement().is_some() {
                 &ours
@@ -250,8 +271,14 @@ mod tests {
         assert_eq!(p, vec![("fork_join".into(), 1.5), ("barrier".into(), 0.25)]);
         assert!(parse("nonsense").is_err());
         assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        // Every metric is printed by the C program: by its own format string,
+        // or (the taskloop grains) by name from a table.
         for m in OVERHEAD_METRICS {
-            assert!(OVERHEAD_C.contains(&format!("\"{m} %.4f")), "{m}");
+            assert!(
+                OVERHEAD_C.contains(&format!("\"{m} %.4f"))
+                    || OVERHEAD_C.contains(&format!("\"{m}\"")),
+                "{m}"
+            );
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use maestro_gomp_bench::{OVERHEAD_METRICS, OverheadSetup, find_cdylib_dir, overhead};
+use maestro_gomp_bench::{AppRuntime, OVERHEAD_METRICS, OverheadSetup, find_cdylib_dir, overhead};
 
 #[test]
 fn overhead_comparison_runs_every_variant() {
@@ -17,6 +17,8 @@ fn overhead_comparison_runs_every_variant() {
         reps: 20,
         runs: 1,
         env: vec![("MAESTRO_OMP_CONTEXTS".into(), "2".into())],
+        // Not libgomp first: the order is the caller's.
+        runtimes: AppRuntime::ALL.iter().rev().copied().collect(),
     };
     let rows = overhead(&setup).unwrap_or_else(|e| panic!("{e}"));
     let _ = std::fs::remove_dir_all(&setup.work_dir);

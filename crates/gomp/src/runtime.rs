@@ -10,13 +10,16 @@
 //!   entered from outside the scheduler runs ([`MasterPlacement`]).
 //! - `MAESTRO_OMP_PRESET` / `MAESTRO_OMP_CONTEXTS`: the scheduler created when the
 //!   host did not [`install_scheduler`] one (default `single-pool`, detected contexts).
+//! - `MAESTRO_OMP_SPIN_ROUNDS`: that scheduler's `idle_spin_rounds` (how long an
+//!   idle worker searches, as a *searching* worker a caller may displace, before
+//!   it parks; default the preset's).
 //! - `MAESTRO_OMP_IGNORE_UNSUPPORTED=1`: warn instead of aborting on unsupported
 //!   variables (`OMP_STACKSIZE`, `OMP_CANCELLATION=true`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use maestro_scheduler::{DEFAULT_PRIORITY, Scheduler, detected_contexts};
+use maestro_scheduler::{DEFAULT_PRIORITY, Scheduler, SchedulerConfig, detected_contexts};
 
 use crate::icv::{EnvSettings, Icv, parse_env};
 
@@ -43,7 +46,19 @@ pub fn scheduler() -> &'static Arc<Scheduler> {
             },
             Err(_) => detected_contexts(),
         };
-        match Scheduler::with_preset(&preset, contexts) {
+        let mut config = match SchedulerConfig::preset(&preset) {
+            Ok(c) => c.with_contexts(contexts),
+            Err(e) => fatal(&format!("cannot start the scheduler: {e}")),
+        };
+        if let Ok(v) = std::env::var("MAESTRO_OMP_SPIN_ROUNDS") {
+            match v.trim().parse::<u32>() {
+                Ok(n) => config.idle_spin_rounds = n,
+                Err(_) => fatal(&format!(
+                    "MAESTRO_OMP_SPIN_ROUNDS={v} is not a number of rounds"
+                )),
+            }
+        }
+        match Scheduler::new(config) {
             Ok(s) => Arc::new(s),
             Err(e) => fatal(&format!("cannot start the scheduler: {e}")),
         }

@@ -235,7 +235,14 @@ impl TeamShared {
     /// Whether the team has more unfinished explicit tasks than its throttle
     /// allows (new ones then run at once in their creator).
     pub fn over_task_throttle(&self) -> bool {
-        self.sync.lock().outstanding >= TASKS_PER_MEMBER * self.n
+        self.would_pass_task_throttle(0)
+    }
+
+    /// Whether `more` new tasks would take the team past its throttle
+    /// (libgomp's rule for a whole taskloop: then all of its tasks run at
+    /// once in the encountering task).
+    pub fn would_pass_task_throttle(&self, more: usize) -> bool {
+        self.sync.lock().outstanding.saturating_add(more) >= TASKS_PER_MEMBER * self.n
     }
 
     fn pop_task(&self) -> Option<Arc<TaskRec>> {

@@ -150,6 +150,15 @@ pub(crate) fn current(ctx: &Ctx) -> Option<Arc<WorkShare>> {
     ctx.ws.current.borrow().as_ref().map(|(_, ws)| ws.clone())
 }
 
+/// Runs `f` on the member's current construct, if any, without taking a
+/// reference: every member of a team holds the same `Arc`, so a clone per
+/// chunk (`GOMP_loop_*_next`) or per ordered iteration is a contended atomic
+/// on a line all members share. `f` must not enter or leave a construct of
+/// this member (it runs under the member's borrow of its cursor).
+pub(crate) fn with_current<R>(ctx: &Ctx, f: impl FnOnce(&WorkShare) -> R) -> Option<R> {
+    ctx.ws.current.borrow().as_ref().map(|(_, ws)| f(ws))
+}
+
 /// Leaves the current construct (without the barrier `end` may add): hands the
 /// `ordered` turn on, and frees the construct once every member left.
 pub(crate) fn end(ctx: &Ctx) {

@@ -107,10 +107,12 @@ pub(crate) unsafe fn begin_loop(
 
 /// The calling member's next chunk of its current loop, as loop values.
 pub(crate) fn next_chunk(ctx: &Ctx) -> Option<(u64, u64)> {
-    let ws = workshare::current(ctx)?;
-    let l = ws.as_loop()?;
-    let c = l.next_chunk(ctx)?;
-    Some(l.space.bounds(c))
+    workshare::with_current(ctx, |ws| {
+        let l = ws.as_loop()?;
+        let c = l.next_chunk(ctx)?;
+        Some(l.space.bounds(c))
+    })
+    .flatten()
 }
 
 /// Refuses a non-null `reductions` argument (task reductions are not supported).

@@ -178,12 +178,11 @@ pub extern "C" fn GOMP_sections_end_cancel() -> bool {
 #[unsafe(no_mangle)]
 pub extern "C" fn GOMP_ordered_start() {
     with_current(|ctx| {
-        let Some(ws) = workshare::current(ctx) else {
-            return;
-        };
-        if let (Some(l), Some((start, _))) = (ws.as_loop(), ctx.ws.chunk.get()) {
-            l.ordered_wait(start);
-        }
+        workshare::with_current(ctx, |ws| {
+            if let (Some(l), Some((start, _))) = (ws.as_loop(), ctx.ws.chunk.get()) {
+                l.ordered_wait(start);
+            }
+        });
     });
 }
 

@@ -58,7 +58,14 @@ unsafe fn run(l: Loop, space: Space) {
         }
         let tasks = partition(n, l.flags, l.num_tasks, ctx.team.n);
         let (q, r) = (n / tasks, n % tasks);
-        let deferred = l.flags & FLAG_IF != 0 && !task::must_run_now(ctx);
+        // libgomp's rule: a taskloop whose tasks would take the team past its
+        // task throttle runs all of them at once in the encountering task (a
+        // fine grain then costs a function call per task, not a queued task).
+        let deferred = l.flags & FLAG_IF != 0
+            && !task::must_run_now(ctx)
+            && !ctx
+                .team
+                .would_pass_task_throttle(usize::try_from(tasks).unwrap_or(usize::MAX));
         let final_task = l.flags & FLAG_FINAL != 0;
         let mut a = 0;
         for k in 0..tasks {
@@ -68,6 +75,17 @@ unsafe fn run(l: Loop, space: Space) {
             let b = a + q + u64::from(k < r);
             let (lo, hi) = space.bounds((a, b));
             a = b;
+            if !deferred && l.cpyfn.is_none() {
+                // Undeferred without a copy constructor: like libgomp, run the
+                // task on the encountering task's own block (no allocation).
+                // SAFETY: GCC lays the block out with the range as its first two
+                // 8-byte fields (see `set_bounds`); nothing else reads the block
+                // while the task runs, since we run it here and now.
+                unsafe { write_bounds(l.data.cast::<u64>(), lo, hi) };
+                // SAFETY: GCC's contract: `f` takes this loop's block.
+                task::run_now(ctx, final_task, || unsafe { (l.f)(l.data) });
+                continue;
+            }
             // SAFETY: GCC's contract on `data`, `cpyfn`, `arg_size` (forwarded).
             let block = unsafe { copy_block(l.data, l.cpyfn, l.arg_size, l.arg_align) };
             set_bounds(&block, lo, hi);
@@ -86,9 +104,16 @@ unsafe fn run(l: Loop, space: Space) {
 
 /// Writes a task's range into the first two 8-byte fields of its block.
 fn set_bounds(block: &ArgBlock, lo: u64, hi: u64) {
-    let p = block.as_ptr().cast::<u64>();
     // SAFETY: GCC lays the taskloop's block out with the range as its first two
     // `long`/`unsigned long long` fields, so it is at least 16 bytes and 8-aligned.
+    unsafe { write_bounds(block.as_ptr().cast::<u64>(), lo, hi) }
+}
+
+/// # Safety
+/// `p` points to a taskloop argument block: at least two 8-aligned, writable
+/// `u64` fields that nobody else accesses meanwhile.
+unsafe fn write_bounds(p: *mut u64, lo: u64, hi: u64) {
+    // SAFETY: the caller's contract.
     unsafe {
         p.write(lo);
         p.add(1).write(hi);

@@ -53,6 +53,19 @@ int main(void) {
     log[pos++] = (int)i;
   }
   check_order(log, N);
+  /* Many more members than contexts, one iteration per chunk, many rounds:
+   * turns pass both between running members (the spinning path) and to
+   * members that had to sleep (the condvar path); each ordered block reads
+   * what the previous one wrote. */
+  static long chain[2000];
+  for (int round = 0; round < 20; round++) {
+    #pragma omp parallel for num_threads(8) schedule(static, 1) ordered
+    for (int i = 0; i < 2000; i++) {
+      #pragma omp ordered
+      chain[i] = (i == 0 ? round : chain[i - 1]) + 1;
+    }
+    CHECK_EQ(chain[1999], (long)round + 2000);
+  }
   puts("ordered: ok");
   return 0;
 }
