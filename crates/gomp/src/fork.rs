@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use maestro_scheduler::TaskGraph;
 use maestro_scheduler::sync::current_worker_state;
 
 use crate::ctx::{self, Ctx, with_current};
@@ -130,15 +129,13 @@ fn fork_team(
         let priority = runtime::priority();
         for k in 1..n {
             let t = team.clone();
-            let mut g = TaskGraph::new()
-                .with_priority(priority)
-                .with_label("omp-member");
-            g.add(move || {
+            // A detached root job, not a one-node graph: a region forks every
+            // few µs, and a graph costs several allocations that the member's
+            // worker frees (cross-thread frees contend on malloc's arena lock:
+            // measured with perf, 2026-11-25).
+            sched.spawn_detached(priority, move || {
                 t.run_member(k);
             });
-            if let Err(e) = sched.submit(g) {
-                runtime::fatal(&format!("cannot submit a team member: {e}"));
-            }
         }
     }
     team

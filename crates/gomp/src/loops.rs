@@ -136,7 +136,7 @@ impl LoopWs {
                     trip,
                 )
             }
-            Sched::Dynamic => self.claim(|_| self.chunk),
+            Sched::Dynamic => self.claim_fixed(),
             Sched::Guided => {
                 self.claim(|remaining| remaining.div_ceil(self.nthreads).max(self.chunk))
             }
@@ -145,6 +145,23 @@ impl LoopWs {
             ctx.ws.chunk.set(chunk);
         }
         chunk
+    }
+
+    /// Takes the next `chunk` indices (dynamic schedule): one `fetch_add`, as
+    /// libgomp does, instead of a compare-and-swap loop that members retry
+    /// against each other. The cursor may then pass `count` by at most one
+    /// chunk per member; where that could overflow, the CAS loop is used.
+    fn claim_fixed(&self) -> Option<(u64, u64)> {
+        let count = self.space.count;
+        let chunk = self.chunk;
+        let headroom = chunk.checked_mul(self.nthreads.saturating_add(1));
+        if headroom.and_then(|h| count.checked_add(h)).is_none() {
+            return self.claim(|_| chunk);
+        }
+        // Relaxed: the cursor only partitions indices; the loop's data is
+        // published by the barrier at its end, not through it.
+        let a = self.next.fetch_add(chunk, Ordering::Relaxed);
+        (a < count).then(|| (a, a.saturating_add(chunk).min(count)))
     }
 
     /// Takes the next `size(remaining)` indices from the shared cursor.

@@ -90,6 +90,29 @@ pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
     ctx.leave();
 }
 
+/// Runs `count` included/undeferred tasks one after the other, `body(i)` being
+/// task `i`, in *one* task context (made once: a context per task costs an
+/// allocation and two shared reference counts, more than a fine-grained
+/// taskloop task's body). Each task starts with the parent's ICVs. A `taskwait`
+/// in task `i` also waits for children left by tasks before it in the batch:
+/// more waiting than the rule asks, never less (those children must finish
+/// before the batch's taskloop ends anyway).
+pub(crate) fn run_now_each(parent: &Ctx, final_task: bool, count: u64, mut body: impl FnMut(u64)) {
+    let ctx = Ctx::new(
+        parent.team.clone(),
+        parent.num,
+        parent.icv.get(),
+        parent.group(),
+        parent.in_final || final_task,
+    );
+    ctx.enter();
+    for i in 0..count {
+        ctx.icv.set(parent.icv.get());
+        body(i);
+    }
+    ctx.leave();
+}
+
 /// Defers `body` as a child of `parent`.
 pub(crate) fn defer(parent: &Ctx, final_task: bool, body: TaskBody) {
     let t = Arc::new(TaskRec {

@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use maestro_scheduler::sync::{Condvar, Mutex, load_allows_spinning};
 
@@ -55,6 +55,10 @@ pub(crate) struct TeamShared {
     /// on it briefly before they sleep (stored under the mutex, Release; read
     /// with Acquire by the spinners).
     generation: AtomicU64,
+    /// `TeamSync::finished`, readable without the mutex: the master's join
+    /// spins on it briefly before it sleeps (stored under the mutex, Release;
+    /// read with Acquire by the master).
+    finished: AtomicUsize,
     cv: Condvar,
     /// `single` constructs won so far (see [`TeamShared::single_start`]).
     singles: AtomicU64,
@@ -118,6 +122,7 @@ impl TeamShared {
             pre_ws,
             sync: Mutex::new(TeamSync::default()),
             generation: AtomicU64::new(0),
+            finished: AtomicUsize::new(0),
             cv: Condvar::new(),
             singles: AtomicU64::new(0),
             ws: WsTable::new(n),
@@ -183,15 +188,21 @@ impl TeamShared {
     /// core from a member that has yet to arrive or from other work (the `Latch`
     /// rule, `maestro_scheduler::sync::load_allows_spinning`).
     fn spin_until_generation_moves(&self, generation: u64) -> bool {
+        // Acquire: pairs with the Release store of the releasing member.
+        self.spin_until(|| self.generation.load(Ordering::Acquire) != generation)
+    }
+
+    /// Spins up to [`BARRIER_SPIN`] until `done()`; true if it held. Gives up
+    /// early (and does not start) while the load forbids spinning (see
+    /// [`Self::spin_until_generation_moves`]).
+    fn spin_until(&self, done: impl Fn() -> bool) -> bool {
         let start = std::time::Instant::now();
         loop {
             if !load_allows_spinning() {
-                // Pairs with the Release store of the releasing member.
-                return self.generation.load(Ordering::Acquire) != generation;
+                return done();
             }
             for _ in 0..64 {
-                // Pairs with the Release store of the releasing member.
-                if self.generation.load(Ordering::Acquire) != generation {
+                if done() {
                     return true;
                 }
                 std::hint::spin_loop();
@@ -294,6 +305,8 @@ impl TeamShared {
     fn finish(&self) {
         let mut s = self.sync.lock();
         s.finished += 1;
+        // Release: pairs with the Acquire load in `join`'s spin.
+        self.finished.store(s.finished, Ordering::Release);
         let wake = s.finished == self.n && s.waiters > 0;
         drop(s);
         if wake {
@@ -308,6 +321,12 @@ impl TeamShared {
         for k in 1..self.n {
             self.run_member(k);
         }
+        // Members that are running usually finish within microseconds: spin
+        // for them as at a barrier (bounded, load-aware) before sleeping — a
+        // futex sleep and wake-up per region cost more than the region itself
+        // (perf, 2026-11-25). The loop below decides, under the mutex.
+        // Acquire: pairs with the Release store in `finish`.
+        self.spin_until(|| self.finished.load(Ordering::Acquire) == self.n);
         let mut s = self.sync.lock();
         loop {
             if s.finished == self.n && s.outstanding == 0 {

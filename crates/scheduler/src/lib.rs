@@ -55,7 +55,7 @@ pub use queues::POOL_DEPTH_LEVELS;
 pub use stats::{SchedulerReport, SchedulerStats, TimelineSample};
 pub use watchdog::watchdog_wants;
 
-use crate::job::StackJob;
+use crate::job::{HeapJob, StackJob};
 use crate::queues::Task;
 use crate::shared::Shared;
 use crate::stats::Counters;
@@ -176,6 +176,24 @@ impl Scheduler {
         });
         let handle = self.submit(g).expect("a one-node graph is valid");
         JoinHandle { handle, slot }
+    }
+
+    /// Starts `f` as a root job at `priority` and returns at once: the
+    /// lightest way to start independent work (one allocation; no graph, no
+    /// handle, no result). It inherits the caller's [`TaskContext`]. A panic in
+    /// `f` is caught by the worker and counted in `task_panics`, and otherwise
+    /// lost: use [`spawn`](Self::spawn) to observe it.
+    pub fn spawn_detached<F>(&self, priority: usize, f: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        let ctx = current_context();
+        // SAFETY: `f` is 'static, so the job borrows nothing that could end
+        // before it runs; a root job runs exactly once (drop runs queued work).
+        let job_ref = unsafe { HeapJob::into_job_ref(move || with_context(ctx, f)) };
+        Counters::bump(&self.shared.stats.jobs_created);
+        let priority = priority.min(self.shared.roots.levels() - 1);
+        self.shared.push_root(priority, Task::Job(job_ref));
     }
 
     /// Runs `f` on a worker of this scheduler and returns its result; runs it in

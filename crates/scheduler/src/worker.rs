@@ -205,8 +205,8 @@ impl WorkerThread {
                 // waits for their latch.
                 let r = catch_unwind(AssertUnwindSafe(|| unsafe { job.execute() }));
                 if r.is_err() {
-                    // Jobs record their own panics; one escaping here is a bug in this
-                    // crate, but the worker must survive it.
+                    // Joined jobs record their own panics; a detached job's
+                    // (`Scheduler::spawn_detached`) ends here, counted.
                     Counters::bump(&self.shared.stats.task_panics);
                 }
             }

@@ -7,7 +7,7 @@
 use std::ffi::{c_int, c_long, c_uint, c_ulong, c_void};
 
 use super::tasks::{ArgBlock, CopyFn, TaskFn, copy_block, defer};
-use crate::ctx::with_current;
+use crate::ctx::{Ctx, with_current};
 use crate::loops::Space;
 use crate::runtime;
 use crate::task;
@@ -67,39 +67,50 @@ unsafe fn run(l: Loop, space: Space) {
                 .team
                 .would_pass_task_throttle(usize::try_from(tasks).unwrap_or(usize::MAX));
         let final_task = l.flags & FLAG_FINAL != 0;
-        let mut a = 0;
-        for k in 0..tasks {
-            if n == 0 {
-                break;
-            }
-            let b = a + q + u64::from(k < r);
-            let (lo, hi) = space.bounds((a, b));
-            a = b;
-            if !deferred && l.cpyfn.is_none() {
-                // Undeferred without a copy constructor: like libgomp, run the
-                // task on the encountering task's own block (no allocation).
-                // SAFETY: GCC lays the block out with the range as its first two
-                // 8-byte fields (see `set_bounds`); nothing else reads the block
-                // while the task runs, since we run it here and now.
+        // Task k's range of indices (the first `r` tasks get one more).
+        let range = |k: u64| {
+            let a = k * q + k.min(r);
+            space.bounds((a, a + q + u64::from(k < r)))
+        };
+        if n == 0 {
+            // No iterations: no tasks.
+        } else if !deferred && l.cpyfn.is_none() {
+            // Undeferred without a copy constructor: like libgomp, run the
+            // tasks one after the other on the encountering task's own block
+            // (no allocation), in one task context.
+            task::run_now_each(ctx, final_task, tasks, |k| {
+                let (lo, hi) = range(k);
+                // SAFETY: GCC lays the block out with the range as its first
+                // two 8-byte fields (see `set_bounds`); nothing else reads the
+                // block while the task runs, since we run it here and now.
                 unsafe { write_bounds(l.data.cast::<u64>(), lo, hi) };
                 // SAFETY: GCC's contract: `f` takes this loop's block.
-                task::run_now(ctx, final_task, || unsafe { (l.f)(l.data) });
-                continue;
-            }
-            // SAFETY: GCC's contract on `data`, `cpyfn`, `arg_size` (forwarded).
-            let block = unsafe { copy_block(l.data, l.cpyfn, l.arg_size, l.arg_align) };
-            set_bounds(&block, lo, hi);
-            if deferred {
-                defer(ctx, l.f, block, final_task);
-            } else {
-                // SAFETY: the body runs on its own block, alive for the call.
-                task::run_now(ctx, final_task, || unsafe { (l.f)(block.as_ptr()) });
+                unsafe { (l.f)(l.data) };
+            });
+        } else {
+            for k in 0..tasks {
+                let (lo, hi) = range(k);
+                spawn_one(ctx, &l, deferred, final_task, lo, hi);
             }
         }
         if group {
             task::taskgroup_end(ctx);
         }
     });
+}
+
+/// Task `[lo, hi)` of a taskloop on its own copy of the argument block: queued
+/// (`deferred`) or run at once.
+fn spawn_one(ctx: &Ctx, l: &Loop, deferred: bool, final_task: bool, lo: u64, hi: u64) {
+    // SAFETY: GCC's contract on `data`, `cpyfn`, `arg_size` (forwarded by `run`).
+    let block = unsafe { copy_block(l.data, l.cpyfn, l.arg_size, l.arg_align) };
+    set_bounds(&block, lo, hi);
+    if deferred {
+        defer(ctx, l.f, block, final_task);
+    } else {
+        // SAFETY: the body runs on its own block, alive for the call.
+        task::run_now(ctx, final_task, || unsafe { (l.f)(block.as_ptr()) });
+    }
 }
 
 /// Writes a task's range into the first two 8-byte fields of its block.
