@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crossbeam_utils::Backoff;
+use crossbeam_utils::{Backoff, CachePadded};
 
 use maestro_scheduler::sync::{Condvar, Mutex};
 
@@ -92,7 +92,9 @@ pub(crate) struct LoopWs {
     /// Iterations per chunk (0 = unspecified, only for static).
     chunk: u64,
     nthreads: u64,
-    next: AtomicU64,
+    /// The dynamic/guided cursor, alone on its cache line: every claim writes
+    /// it, and the fields above are read by every member on every claim.
+    next: CachePadded<AtomicU64>,
     ordered: Option<Ordered>,
 }
 
@@ -113,7 +115,7 @@ impl LoopWs {
             sched,
             chunk,
             nthreads: nthreads as u64,
-            next: AtomicU64::new(0),
+            next: CachePadded::new(AtomicU64::new(0)),
             ordered: ordered.then(Ordered::new),
         }
     }

@@ -16,6 +16,10 @@ use crate::ctx::Ctx;
 use crate::loops::LoopWs;
 
 /// What a construct shares.
+// The loop variant is large (its cursor has a cache line of its own); boxing
+// it would add an allocation per loop to the one its `Arc<WorkShare>` already
+// costs.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum WsKind {
     /// A loop (sections are a loop over the section numbers).
     Loop(LoopWs),
