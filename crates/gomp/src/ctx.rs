@@ -26,8 +26,11 @@ pub(crate) struct Ctx {
     /// made when the first child is deferred, so a task without children costs no
     /// allocation for it.
     pub children: OnceCell<Arc<WaitSet>>,
-    /// Open taskgroups, innermost last; an explicit task starts with the group it
-    /// was created in, so its descendants count in that group too.
+    /// The taskgroup this task was created in (its descendants count in it
+    /// too); not one this task can end.
+    inherited_group: Option<Arc<WaitSet>>,
+    /// Taskgroups this task opened and has not ended, innermost last (empty, so
+    /// no allocation, for the usual task that opens none).
     pub groups: RefCell<Vec<Arc<WaitSet>>>,
     /// Inside a `final` task every task created is included (run at once).
     pub in_final: bool,
@@ -68,7 +71,8 @@ impl Ctx {
             num,
             icv: Cell::new(icv),
             children: OnceCell::new(),
-            groups: RefCell::new(group.into_iter().collect()),
+            inherited_group: group,
+            groups: RefCell::new(Vec::new()),
             in_final,
             ws: WsCursor::default(),
             prev: Cell::new(ptr::null()),
@@ -82,7 +86,11 @@ impl Ctx {
 
     /// The innermost open taskgroup, which tasks created here belong to.
     pub fn group(&self) -> Option<Arc<WaitSet>> {
-        self.groups.borrow().last().cloned()
+        self.groups
+            .borrow()
+            .last()
+            .cloned()
+            .or_else(|| self.inherited_group.clone())
     }
 
     /// Makes `self` the calling thread's context until [`Ctx::leave`].
