@@ -63,6 +63,8 @@ pub(crate) struct EnvSettings {
     pub nested: Option<bool>,
     pub run_sched: (Sched, u64),
     pub thread_limit: Option<usize>,
+    /// `OMP_ALLOCATOR` (a predefined allocator), else `omp_default_mem_alloc`.
+    pub default_allocator: crate::alloc::Handle,
     /// Set variables we cannot honour, with why (the runtime refuses to start).
     pub unsupported: Vec<String>,
     /// Values we could not parse (reported once, then ignored like libgomp does).
@@ -78,6 +80,7 @@ pub(crate) fn parse_env(get: impl Fn(&str) -> Option<String>) -> EnvSettings {
         nested: None,
         run_sched: (Sched::Dynamic, 1),
         thread_limit: None,
+        default_allocator: crate::alloc::DEFAULT_MEM_ALLOC,
         unsupported: Vec::new(),
         warnings: Vec::new(),
     };
@@ -119,6 +122,14 @@ pub(crate) fn parse_env(get: impl Fn(&str) -> Option<String>) -> EnvSettings {
         match v.trim().parse::<usize>() {
             Ok(n) if n > 0 => s.thread_limit = Some(n),
             _ => s.warnings.push(format!("ignoring OMP_THREAD_LIMIT={v}")),
+        }
+    }
+    if let Some(v) = get("OMP_ALLOCATOR") {
+        match crate::alloc::parse_allocator_env(&v) {
+            Some(h) => s.default_allocator = h,
+            None => s.warnings.push(format!(
+                "ignoring OMP_ALLOCATOR={v} (only the predefined allocators are understood)"
+            )),
         }
     }
     for name in ["OMP_STACKSIZE", "GOMP_STACKSIZE"] {

@@ -27,6 +27,7 @@
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 pub mod abi;
+mod alloc;
 mod ctx;
 mod fork;
 mod icv;

@@ -4,14 +4,15 @@
 //! a program that needs them fails at link time with the symbol's name instead of
 //! misbehaving: offloading (`GOMP_target*`, `GOMP_teams*`), doacross loops
 //! (`ordered(n)`, `GOMP_doacross_*`), task reductions (`reduction(task, …)`,
-//! `in_reduction`, `GOMP_taskgroup_reduction_*`, `GOMP_parallel_reductions`),
-//! allocators and `GOMP_error`/`GOMP_warning`. Cancellation compiles and is
+//! `in_reduction`, `GOMP_taskgroup_reduction_*`, `GOMP_parallel_reductions`)
+//! and `GOMP_error`/`GOMP_warning`. Cancellation compiles and is
 //! ignored (every cancellation point reports "not cancelled", which OpenMP allows
 //! while `OMP_CANCELLATION` is false).
 //!
 //! Every entry point is `unsafe extern "C"`: GCC guarantees the pointers it passes
 //! are valid for the documented use, and calling them any other way is undefined.
 
+pub mod alloc;
 pub mod control;
 pub mod loops_long;
 pub mod loops_ull;
