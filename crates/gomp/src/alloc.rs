@@ -416,19 +416,30 @@ pub fn set_default_allocator(h: Handle) {
     DEFAULT.with(|d| d.set(h));
 }
 
+/// The predefined allocators' names, by handle − 1.
+const NAMES: [&str; 8] = [
+    "omp_default_mem_alloc",
+    "omp_large_cap_mem_alloc",
+    "omp_const_mem_alloc",
+    "omp_high_bw_mem_alloc",
+    "omp_low_lat_mem_alloc",
+    "omp_cgroup_mem_alloc",
+    "omp_pteam_mem_alloc",
+    "omp_thread_mem_alloc",
+];
+
+/// A predefined allocator's name (for `omp_display_env`); user allocators
+/// have none.
+pub fn allocator_name(h: Handle) -> &'static str {
+    match h {
+        DEFAULT_MEM_ALLOC..=PREDEFINED_MAX => NAMES[h - 1],
+        _ => "(user allocator)",
+    }
+}
+
 /// `OMP_ALLOCATOR`: a predefined allocator's name (or its number); `None` if
 /// the value names none.
 pub fn parse_allocator_env(v: &str) -> Option<Handle> {
-    const NAMES: [&str; 8] = [
-        "omp_default_mem_alloc",
-        "omp_large_cap_mem_alloc",
-        "omp_const_mem_alloc",
-        "omp_high_bw_mem_alloc",
-        "omp_low_lat_mem_alloc",
-        "omp_cgroup_mem_alloc",
-        "omp_pteam_mem_alloc",
-        "omp_thread_mem_alloc",
-    ];
     let v = v.trim();
     if let Some(i) = NAMES.iter().position(|n| n.eq_ignore_ascii_case(v)) {
         return Some(i + 1);

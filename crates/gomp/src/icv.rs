@@ -65,6 +65,9 @@ pub(crate) struct EnvSettings {
     pub thread_limit: Option<usize>,
     /// `OMP_ALLOCATOR` (a predefined allocator), else `omp_default_mem_alloc`.
     pub default_allocator: crate::alloc::Handle,
+    /// `OMP_DISPLAY_ENV`: `Some(verbose)` to display the environment once the
+    /// runtime starts.
+    pub display_env: Option<bool>,
     /// Set variables we cannot honour, with why (the runtime refuses to start).
     pub unsupported: Vec<String>,
     /// Values we could not parse (reported once, then ignored like libgomp does).
@@ -81,6 +84,7 @@ pub(crate) fn parse_env(get: impl Fn(&str) -> Option<String>) -> EnvSettings {
         run_sched: (Sched::Dynamic, 1),
         thread_limit: None,
         default_allocator: crate::alloc::DEFAULT_MEM_ALLOC,
+        display_env: None,
         unsupported: Vec::new(),
         warnings: Vec::new(),
     };
@@ -122,6 +126,14 @@ pub(crate) fn parse_env(get: impl Fn(&str) -> Option<String>) -> EnvSettings {
         match v.trim().parse::<usize>() {
             Ok(n) if n > 0 => s.thread_limit = Some(n),
             _ => s.warnings.push(format!("ignoring OMP_THREAD_LIMIT={v}")),
+        }
+    }
+    if let Some(v) = get("OMP_DISPLAY_ENV") {
+        match v.trim().to_ascii_lowercase().as_str() {
+            "true" => s.display_env = Some(false),
+            "verbose" => s.display_env = Some(true),
+            "false" => {}
+            _ => s.warnings.push(format!("ignoring OMP_DISPLAY_ENV={v}")),
         }
     }
     if let Some(v) = get("OMP_ALLOCATOR") {
@@ -270,6 +282,24 @@ mod tests {
         assert_eq!(s.warnings.len(), 2);
         assert_eq!(s.unsupported.len(), 2);
         assert_eq!(s.initial_icv(3).nthreads, 3);
+    }
+
+    #[test]
+    fn display_env_and_allocator_variables() {
+        assert_eq!(env(&[("OMP_DISPLAY_ENV", "TRUE")]).display_env, Some(false));
+        assert_eq!(
+            env(&[("OMP_DISPLAY_ENV", "verbose")]).display_env,
+            Some(true)
+        );
+        assert_eq!(env(&[("OMP_DISPLAY_ENV", "false")]).display_env, None);
+        assert_eq!(env(&[("OMP_DISPLAY_ENV", "loud")]).warnings.len(), 1);
+        assert_eq!(
+            env(&[("OMP_ALLOCATOR", "omp_high_bw_mem_alloc")]).default_allocator,
+            4
+        );
+        let bad = env(&[("OMP_ALLOCATOR", "my_alloc")]);
+        assert_eq!(bad.default_allocator, crate::alloc::DEFAULT_MEM_ALLOC);
+        assert_eq!(bad.warnings.len(), 1);
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! - `MAESTRO_OMP_IGNORE_UNSUPPORTED=1`: warn instead of aborting on unsupported
 //!   variables (`OMP_STACKSIZE`, `OMP_CANCELLATION=true`).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use maestro_scheduler::{DEFAULT_PRIORITY, Scheduler, SchedulerConfig, detected_contexts};
@@ -35,6 +35,27 @@ pub fn install_scheduler(scheduler: Arc<Scheduler>) -> Result<(), Arc<Scheduler>
 /// The scheduler OpenMP work runs on; created from the environment on first use
 /// unless the host installed one.
 pub fn scheduler() -> &'static Arc<Scheduler> {
+    let s = scheduler_inner();
+    // `OMP_DISPLAY_ENV`: once, when the runtime first needs its scheduler
+    // (outside the initializer, which the display itself reads). A flag, not
+    // a `Once`: the display calls back into here and must not wait for itself.
+    static DISPLAYED: AtomicBool = AtomicBool::new(false);
+    // Relaxed: only who displays is decided here; nothing is published.
+    if !DISPLAYED.load(Ordering::Relaxed)
+        && !DISPLAYED.swap(true, Ordering::Relaxed)
+        && let Some(verbose) = env().display_env
+    {
+        crate::abi::display::omp_display_env(i32::from(verbose));
+    }
+    s
+}
+
+/// The scheduler if the runtime has one yet (never creates it).
+pub(crate) fn scheduler_if_started() -> Option<&'static Arc<Scheduler>> {
+    SCHEDULER.get()
+}
+
+fn scheduler_inner() -> &'static Arc<Scheduler> {
     SCHEDULER.get_or_init(|| {
         let preset = std::env::var("MAESTRO_OMP_PRESET").unwrap_or_else(|_| "single-pool".into());
         let contexts = match std::env::var("MAESTRO_OMP_CONTEXTS") {

@@ -14,6 +14,7 @@
 
 pub mod alloc;
 pub mod control;
+pub mod display;
 pub mod loops_long;
 pub mod loops_ull;
 pub mod omp;
