@@ -18,6 +18,8 @@ const FLAG_GRAINSIZE: c_uint = 1 << 9;
 const FLAG_IF: c_uint = 1 << 10;
 const FLAG_NOGROUP: c_uint = 1 << 11;
 const FLAG_REDUCTION: c_uint = 1 << 12;
+/// `grainsize(strict: g)`: every task but the last gets exactly `g` iterations.
+const FLAG_STRICT: c_uint = 1 << 14;
 
 /// The argument GCC passes for one taskloop.
 struct Loop {
@@ -28,6 +30,52 @@ struct Loop {
     arg_align: c_long,
     flags: c_uint,
     num_tasks: c_ulong,
+}
+
+/// How the `n` iterations are cut into tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Split {
+    /// `tasks` nearly equal ranges (the first `n % tasks` one longer).
+    Even { tasks: u64 },
+    /// Ranges of exactly `grain` iterations, the last one shorter
+    /// (`grainsize(strict: grain)`).
+    Strict { grain: u64 },
+}
+
+impl Split {
+    fn of(n: u64, flags: c_uint, num_tasks: u64, team_size: usize) -> Split {
+        if flags & (FLAG_GRAINSIZE | FLAG_STRICT) == FLAG_GRAINSIZE | FLAG_STRICT {
+            Split::Strict {
+                grain: num_tasks.max(1),
+            }
+        } else {
+            Split::Even {
+                tasks: partition(n, flags, num_tasks, team_size),
+            }
+        }
+    }
+
+    fn tasks(self, n: u64) -> u64 {
+        match self {
+            Split::Even { tasks } => tasks,
+            Split::Strict { grain } => n.div_ceil(grain).max(1),
+        }
+    }
+
+    /// Task `k`'s indices.
+    fn range(self, n: u64, k: u64) -> (u64, u64) {
+        match self {
+            Split::Even { tasks } => {
+                let (q, r) = (n / tasks, n % tasks);
+                let a = k * q + k.min(r);
+                (a, a + q + u64::from(k < r))
+            }
+            Split::Strict { grain } => {
+                let a = k.saturating_mul(grain).min(n);
+                (a, a.saturating_add(grain).min(n))
+            }
+        }
+    }
 }
 
 /// How many tasks, and how many iterations each (the first `n % tasks` get one
@@ -56,8 +104,8 @@ unsafe fn run(l: Loop, space: Space) {
         if group {
             task::taskgroup_start(ctx);
         }
-        let tasks = partition(n, l.flags, l.num_tasks, ctx.team.n);
-        let (q, r) = (n / tasks, n % tasks);
+        let split = Split::of(n, l.flags, l.num_tasks, ctx.team.n);
+        let tasks = split.tasks(n);
         // libgomp's rule: a taskloop whose tasks would take the team past its
         // task throttle runs all of them at once in the encountering task (a
         // fine grain then costs a function call per task, not a queued task).
@@ -67,11 +115,7 @@ unsafe fn run(l: Loop, space: Space) {
                 .team
                 .would_pass_task_throttle(usize::try_from(tasks).unwrap_or(usize::MAX));
         let final_task = l.flags & FLAG_FINAL != 0;
-        // Task k's range of indices (the first `r` tasks get one more).
-        let range = |k: u64| {
-            let a = k * q + k.min(r);
-            space.bounds((a, a + q + u64::from(k < r)))
-        };
+        let range = |k: u64| space.bounds(split.range(n, k));
         if n == 0 {
             // No iterations: no tasks.
         } else if !deferred && l.cpyfn.is_none() {
@@ -198,6 +242,19 @@ pub unsafe extern "C" fn GOMP_taskloop_ull(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strict_grains_are_exact_but_the_last() {
+        let flags = FLAG_GRAINSIZE | FLAG_STRICT;
+        let s = Split::of(30, flags, 7, 4);
+        assert_eq!(s.tasks(30), 5);
+        let ranges: Vec<_> = (0..5).map(|k| s.range(30, k)).collect();
+        assert_eq!(ranges, [(0, 7), (7, 14), (14, 21), (21, 28), (28, 30)]);
+        let even = Split::of(30, FLAG_GRAINSIZE, 7, 4);
+        assert_eq!(even.tasks(30), 4, "without strict: 4 tasks of 7 or 8");
+        assert_eq!(even.range(30, 0), (0, 8));
+        assert_eq!(Split::of(5, flags, 7, 4).tasks(5), 1);
+    }
 
     #[test]
     fn partitions_follow_num_tasks_and_grainsize() {

@@ -1,5 +1,5 @@
-/* taskloop: every iteration once with default, num_tasks and grainsize
- * partitions, long and unsigned long long variables, negative steps, nogroup,
+/* taskloop: every iteration once with default, num_tasks, grainsize and
+ * strict grainsize partitions, long and unsigned long long variables, negative steps, nogroup,
  * if(0), and the implicit taskgroup (done when the construct ends). */
 #include <omp.h>
 #include "check.h"
@@ -52,6 +52,21 @@ int main(void) {
   #pragma omp taskloop num_tasks(4)
   for (int i = 0; i < N; i++) hits[i]++;
   all_once();
+  /* grainsize(strict: 7): every task but the last runs exactly 7 iterations
+   * (each iteration records the first iteration of its task, through a
+   * firstprivate copy per task). */
+  static int first_of[30];
+  #pragma omp parallel num_threads(2)
+  #pragma omp single
+  {
+    int first = -1;
+    #pragma omp taskloop grainsize(strict: 7) firstprivate(first)
+    for (int i = 0; i < 30; i++) {
+      if (first < 0) first = i;
+      first_of[i] = first;
+    }
+  }
+  for (int i = 0; i < 30; i++) CHECK_EQ(first_of[i], i - i % 7);
   puts("taskloop: ok");
   return 0;
 }
