@@ -240,3 +240,87 @@ impl<R: Clone> Chain<R> {
         self.versions.len() > 1 || self.versions.front().is_some_and(|v| v.value.is_none())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn committed(ts: Timestamp) -> Arc<TxnState> {
+        let state = TxnState::new();
+        state.mark_committed(ts);
+        state
+    }
+
+    /// A chain with one committed version per timestamp in `commits`
+    /// (oldest first), value = its timestamp.
+    fn chain(commits: &[Timestamp]) -> Chain<u64> {
+        let mut chain = Chain::default();
+        for &ts in commits {
+            chain.versions.push_front(Version {
+                writer: committed(ts),
+                value: Some(ts),
+            });
+        }
+        chain
+    }
+
+    fn horizon(visible: Timestamp, active: &[Timestamp]) -> Horizon {
+        Horizon {
+            visible,
+            active_sorted: active.to_vec(),
+        }
+    }
+
+    #[test]
+    fn readers_see_the_newest_version_at_or_below_their_timestamp() {
+        let chain = chain(&[2, 5, 9]);
+        assert_eq!(chain.read(1, None), None);
+        assert_eq!(chain.read(2, None), Some(&2));
+        assert_eq!(chain.read(8, None), Some(&5));
+        assert_eq!(chain.read(100, None), Some(&9));
+    }
+
+    #[test]
+    fn prune_keeps_exactly_the_versions_live_readers_need() {
+        let mut chain = chain(&[2, 5, 9, 12]);
+        // Reader at 6 needs the version of 5; nobody needs 2 or 9.
+        let pruned = chain.prune(&horizon(12, &[6]));
+        assert_eq!(pruned.versions_freed, 2);
+        assert!(pruned.needs_more_gc);
+        assert_eq!(chain.read(6, None), Some(&5));
+        assert_eq!(chain.read(12, None), Some(&12));
+        let pruned = chain.prune(&horizon(12, &[]));
+        assert_eq!(pruned.versions_freed, 1);
+        assert!(!pruned.needs_more_gc);
+    }
+
+    #[test]
+    fn prune_keeps_versions_superseded_after_the_horizon() {
+        let mut chain = chain(&[2, 5]);
+        // The version of 2 is superseded at 5, but GC read visible = 4: a
+        // snapshot that began between could read at 4.
+        assert_eq!(chain.prune(&horizon(4, &[])).versions_freed, 0);
+    }
+
+    #[test]
+    fn uncommitted_front_is_never_pruned() {
+        let mut chain = chain(&[2, 5]);
+        let writer = TxnState::new();
+        chain.write(&writer, 5, Some(7)).unwrap();
+        chain.prune(&horizon(5, &[]));
+        assert_eq!(chain.versions.len(), 2);
+        assert_eq!(chain.read(5, Some(&writer)), Some(&7));
+        assert_eq!(chain.read(5, None), Some(&5));
+    }
+
+    #[test]
+    fn any_reader_in_is_half_open() {
+        let h = horizon(10, &[3, 7]);
+        assert!(h.any_reader_in(3, 4));
+        assert!(!h.any_reader_in(4, 7));
+        assert!(h.any_reader_in(4, 8));
+        assert!(!h.any_reader_in(8, 10));
+        assert_eq!(h.low_watermark(), 3);
+        assert_eq!(horizon(10, &[]).low_watermark(), 10);
+    }
+}

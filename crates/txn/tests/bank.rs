@@ -118,7 +118,7 @@ fn bank(isolation: Isolation) {
                         rows, count,
                         "seed {seed}: insert and update of one transfer seen apart"
                     );
-                    if checked % 16 == 0 {
+                    if checked.is_multiple_of(16) {
                         db.collect(64);
                     }
                     checked += 1;
