@@ -17,6 +17,10 @@ pub enum TxnError {
     /// Serializable mode: a row this transaction read was overwritten by a
     /// transaction that committed after this one's snapshot. Retryable.
     ReadValidation { table: &'static str, row: RowId },
+    /// Serializable mode: a table this transaction scanned was written by a
+    /// transaction that committed after this one's snapshot (a phantom or a
+    /// changed row may have been missed). Retryable.
+    ScanValidation { table: &'static str },
     /// The row does not exist in this transaction's snapshot (never inserted,
     /// deleted, or inserted by a transaction it cannot see).
     RowNotFound { table: &'static str, row: RowId },
@@ -34,6 +38,7 @@ impl TxnError {
             TxnError::WriteConflict { .. }
                 | TxnError::SnapshotTooOld { .. }
                 | TxnError::ReadValidation { .. }
+                | TxnError::ScanValidation { .. }
                 | TxnError::SnapshotSlotsExhausted { .. }
         )
     }
@@ -58,6 +63,12 @@ impl fmt::Display for TxnError {
                 write!(
                     f,
                     "serializable validation failed: {table} row {row} changed after it was read"
+                )
+            }
+            TxnError::ScanValidation { table } => {
+                write!(
+                    f,
+                    "serializable validation failed: {table} was written after it was scanned"
                 )
             }
             TxnError::RowNotFound { table, row } => {

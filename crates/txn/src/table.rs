@@ -6,7 +6,7 @@
 //! collector use to reach a table in their write and read sets.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::arena::{Arena, RowId};
 use crate::clock::Timestamp;
@@ -20,6 +20,9 @@ pub struct Table<R> {
     rows: Arena<R>,
     /// Versions held by all chains (committed, uncommitted, tombstones).
     versions: AtomicUsize,
+    /// Newest commit timestamp of a transaction that wrote this table; read
+    /// and written only under the clock's commit lock (scan validation).
+    last_write_commit_ts: AtomicU64,
 }
 
 impl<R: Clone + Send + Sync + 'static> Table<R> {
@@ -28,6 +31,7 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
             name,
             rows: Arena::new(),
             versions: AtomicUsize::new(0),
+            last_write_commit_ts: AtomicU64::new(0),
         })
     }
 
@@ -63,6 +67,24 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     /// Row ids handed out so far.
     pub fn rows_allocated(&self) -> u64 {
         self.rows.allocated()
+    }
+
+    /// Calls `f` on every row `reader` sees at `read_ts` (its own writes
+    /// included), in row-id order.
+    pub(crate) fn scan_as(
+        &self,
+        read_ts: Timestamp,
+        reader: &Arc<TxnState>,
+        mut f: impl FnMut(RowId, &R),
+    ) {
+        for row in 0..self.rows.allocated() {
+            let Some(slot) = self.rows.slot(row) else {
+                continue;
+            };
+            if let Some(value) = slot.read().read(read_ts, Some(reader)) {
+                f(row, value);
+            }
+        }
     }
 
     pub(crate) fn read_as(
@@ -116,6 +138,12 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
 /// queue hold.
 pub(crate) trait Rows: Send + Sync {
     fn name(&self) -> &'static str;
+    /// Records that a transaction writing this table commits at `ts`. Called
+    /// under the commit lock.
+    fn note_write_commit(&self, ts: Timestamp);
+    /// Newest commit timestamp of a writer of this table. Called under the
+    /// commit lock.
+    fn last_write_commit_ts(&self) -> Timestamp;
     /// Removes `writer`'s uncommitted version of `row` (abort).
     fn roll_back(&self, row: RowId, writer: &Arc<TxnState>);
     /// Commit timestamp of the newest version of `row` not written by `reader`.
@@ -131,6 +159,17 @@ pub(crate) trait Rows: Send + Sync {
 impl<R: Clone + Send + Sync + 'static> Rows for Table<R> {
     fn name(&self) -> &'static str {
         self.name
+    }
+
+    fn note_write_commit(&self, ts: Timestamp) {
+        // Relaxed: written and read only under the commit lock, which orders
+        // the accesses.
+        self.last_write_commit_ts.fetch_max(ts, Ordering::Relaxed);
+    }
+
+    fn last_write_commit_ts(&self) -> Timestamp {
+        // Relaxed: see `note_write_commit`.
+        self.last_write_commit_ts.load(Ordering::Relaxed)
     }
 
     fn roll_back(&self, row: RowId, writer: &Arc<TxnState>) {

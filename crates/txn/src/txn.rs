@@ -30,7 +30,9 @@ pub enum Isolation {
     /// snapshot (backward validation). When every updating transaction runs
     /// in this mode, their history is equivalent to running each at its
     /// commit timestamp, and read-only transactions read a prefix of it.
-    /// Phantoms (rows a predicate would newly match) are not detected yet.
+    /// Point reads are validated per row; scans ([`Transaction::scan`]) per
+    /// table, which covers phantoms coarsely. Index-range reads are not
+    /// validated yet (no index here).
     Serializable,
 }
 
@@ -43,6 +45,8 @@ pub struct Transaction {
     writes: Vec<(Arc<dyn Rows>, RowId)>,
     /// Rows read (serializable mode only), possibly repeated.
     reads: Vec<(Arc<dyn Rows>, RowId)>,
+    /// Tables scanned (serializable mode only), possibly repeated.
+    scans: Vec<Arc<dyn Rows>>,
     finished: bool,
 }
 
@@ -55,6 +59,7 @@ impl Transaction {
             isolation,
             writes: Vec::new(),
             reads: Vec::new(),
+            scans: Vec::new(),
             finished: false,
         })
     }
@@ -78,6 +83,21 @@ impl Transaction {
             self.reads.push((Arc::clone(table) as Arc<dyn Rows>, row));
         }
         table.read_as(self.snapshot.read_ts(), Some(&self.state), row)
+    }
+
+    /// Calls `f` on every row this transaction sees (its snapshot plus its
+    /// own writes), in row-id order. In serializable mode the whole table
+    /// counts as read: a commit that wrote it after the snapshot fails this
+    /// transaction's validation (coarse, but it covers phantoms).
+    pub fn scan<R: Clone + Send + Sync + 'static>(
+        &mut self,
+        table: &Arc<Table<R>>,
+        f: impl FnMut(RowId, &R),
+    ) {
+        if self.isolation == Isolation::Serializable {
+            self.scans.push(Arc::clone(table) as Arc<dyn Rows>);
+        }
+        table.scan_as(self.snapshot.read_ts(), &self.state, f);
     }
 
     /// Inserts a row, visible to others once this transaction commits.
@@ -140,6 +160,9 @@ impl Transaction {
             if serializable {
                 self.validate_reads()?;
             }
+            for (table, _) in &self.writes {
+                table.note_write_commit(ts);
+            }
             self.state.mark_committed(ts);
             Ok(())
         });
@@ -163,6 +186,13 @@ impl Transaction {
 
     fn validate_reads(&self) -> Result<(), TxnError> {
         let read_ts = self.snapshot.read_ts();
+        for table in &self.scans {
+            if table.last_write_commit_ts() > read_ts {
+                return Err(TxnError::ScanValidation {
+                    table: table.name(),
+                });
+            }
+        }
         for (table, row) in &self.reads {
             if table.newest_commit_ts(*row, &self.state) > read_ts {
                 return Err(TxnError::ReadValidation {
