@@ -1,0 +1,36 @@
+//! Maestro's MVCC transaction core (issue 16): commit timestamps, snapshots,
+//! versioned rows with newest-first version chains, first-updater-wins
+//! write-write conflicts, an optional serializable mode (read-set validation
+//! at commit), and garbage collection of versions no snapshot can read.
+//!
+//! See `PROTOCOL.md` for the states, the commit order and the GC argument.
+//!
+//! ```
+//! use maestro_txn::{Database, Isolation, Table};
+//! let db = Database::default();
+//! let accounts = Table::<i64>::new("accounts");
+//! let mut txn = db.begin(Isolation::Snapshot).unwrap();
+//! let row = txn.insert(&accounts, 100).unwrap();
+//! txn.commit().unwrap();
+//! let snapshot = db.snapshot().unwrap();
+//! assert_eq!(accounts.read(&snapshot, row), Some(100));
+//! ```
+
+mod arena;
+mod clock;
+mod db;
+mod error;
+mod gc;
+mod snapshot;
+mod table;
+mod txn;
+mod version;
+
+pub use arena::{ROWS_MAX, RowId};
+pub use clock::Timestamp;
+pub use db::{Database, DatabaseConfig};
+pub use error::TxnError;
+pub use gc::CollectStats;
+pub use snapshot::Snapshot;
+pub use table::Table;
+pub use txn::{Isolation, Transaction};

@@ -1,0 +1,164 @@
+//! Visibility, own writes, aborts and write-write conflicts.
+
+use maestro_txn::{Database, Isolation, Table, TxnError};
+
+fn loaded(values: &[i64]) -> (Database, std::sync::Arc<Table<i64>>, Vec<u64>) {
+    let db = Database::default();
+    let table = Table::new("t");
+    let mut txn = db.begin(Isolation::Snapshot).unwrap();
+    let rows = values
+        .iter()
+        .map(|&v| txn.insert(&table, v).unwrap())
+        .collect();
+    txn.commit().unwrap();
+    (db, table, rows)
+}
+
+#[test]
+fn uncommitted_versions_are_seen_only_by_their_writer() {
+    let (db, table, rows) = loaded(&[1]);
+    let mut writer = db.begin(Isolation::Snapshot).unwrap();
+    writer.update(&table, rows[0], 2).unwrap();
+    let fresh = writer.insert(&table, 7).unwrap();
+    assert_eq!(writer.read(&table, rows[0]), Some(2));
+    assert_eq!(writer.read(&table, fresh), Some(7));
+
+    let before = db.snapshot().unwrap();
+    assert_eq!(table.read(&before, rows[0]), Some(1));
+    assert_eq!(table.read(&before, fresh), None);
+
+    writer.commit().unwrap();
+    assert_eq!(table.read(&before, rows[0]), Some(1), "snapshot is stable");
+    assert_eq!(table.read(&before, fresh), None);
+    let after = db.snapshot().unwrap();
+    assert_eq!(table.read(&after, rows[0]), Some(2));
+    assert_eq!(table.read(&after, fresh), Some(7));
+}
+
+#[test]
+fn aborted_transactions_leave_nothing_visible() {
+    let (db, table, rows) = loaded(&[1, 2]);
+    let versions_before = table.versions();
+    let mut txn = db.begin(Isolation::Snapshot).unwrap();
+    txn.update(&table, rows[0], 10).unwrap();
+    txn.delete(&table, rows[1]).unwrap();
+    let fresh = txn.insert(&table, 3).unwrap();
+    txn.abort();
+
+    let mut dropped = db.begin(Isolation::Snapshot).unwrap();
+    dropped.update(&table, rows[0], 11).unwrap();
+    drop(dropped);
+
+    let snapshot = db.snapshot().unwrap();
+    assert_eq!(table.read(&snapshot, rows[0]), Some(1));
+    assert_eq!(table.read(&snapshot, rows[1]), Some(2));
+    assert_eq!(table.read(&snapshot, fresh), None);
+    assert_eq!(table.versions(), versions_before);
+    // The row the aborted writer held is writable again.
+    let mut next = db.begin(Isolation::Snapshot).unwrap();
+    next.update(&table, rows[0], 12).unwrap();
+    next.commit().unwrap();
+}
+
+#[test]
+fn first_updater_wins_without_waiting() {
+    let (db, table, rows) = loaded(&[1]);
+    let mut first = db.begin(Isolation::Snapshot).unwrap();
+    let mut second = db.begin(Isolation::Snapshot).unwrap();
+    first.update(&table, rows[0], 2).unwrap();
+    let conflict = second.update(&table, rows[0], 3).unwrap_err();
+    assert_eq!(
+        conflict,
+        TxnError::WriteConflict {
+            table: "t",
+            row: rows[0]
+        }
+    );
+    assert!(conflict.is_retryable());
+    first.commit().unwrap();
+    // Still refused: the committed version is newer than second's snapshot.
+    let too_old = second.update(&table, rows[0], 3).unwrap_err();
+    assert_eq!(
+        too_old,
+        TxnError::SnapshotTooOld {
+            table: "t",
+            row: rows[0]
+        }
+    );
+    second.abort();
+}
+
+#[test]
+fn own_writes_are_overwritten_in_place_and_deletes_hide_the_row() {
+    let (db, table, rows) = loaded(&[1]);
+    let versions_before = table.versions();
+    let mut txn = db.begin(Isolation::Snapshot).unwrap();
+    txn.update(&table, rows[0], 2).unwrap();
+    txn.update(&table, rows[0], 3).unwrap();
+    assert_eq!(table.versions(), versions_before + 1);
+    txn.delete(&table, rows[0]).unwrap();
+    assert_eq!(txn.read(&table, rows[0]), None);
+    assert_eq!(
+        txn.update(&table, rows[0], 4),
+        Err(TxnError::RowNotFound {
+            table: "t",
+            row: rows[0]
+        })
+    );
+    txn.commit().unwrap();
+    let snapshot = db.snapshot().unwrap();
+    assert_eq!(table.read(&snapshot, rows[0]), None);
+    let mut late = db.begin(Isolation::Snapshot).unwrap();
+    assert!(!late.delete(&table, rows[0]).unwrap_err().is_retryable());
+}
+
+#[test]
+fn read_only_snapshots_take_a_slot_and_give_it_back() {
+    let db = Database::new(maestro_txn::DatabaseConfig {
+        snapshot_slots_max: 2,
+        ..Default::default()
+    });
+    let a = db.snapshot().unwrap();
+    let _b = db.snapshot().unwrap();
+    assert_eq!(
+        db.snapshot().unwrap_err(),
+        TxnError::SnapshotSlotsExhausted { slots_max: 2 }
+    );
+    drop(a);
+    db.snapshot().unwrap();
+}
+
+#[test]
+fn low_watermark_is_the_oldest_live_snapshot() {
+    let (db, table, rows) = loaded(&[1]);
+    let old = db.snapshot().unwrap();
+    for value in 2..5 {
+        let mut txn = db.begin(Isolation::Snapshot).unwrap();
+        txn.update(&table, rows[0], value).unwrap();
+        txn.commit().unwrap();
+    }
+    let young = db.snapshot().unwrap();
+    assert_eq!(db.low_watermark(), old.read_ts());
+    assert!(young.read_ts() > old.read_ts());
+    drop(old);
+    assert_eq!(db.low_watermark(), young.read_ts());
+    drop(young);
+    assert_eq!(db.low_watermark(), db.last_commit_ts());
+}
+
+#[test]
+fn scan_sees_exactly_the_snapshot() {
+    let (db, table, rows) = loaded(&[1, 2, 3]);
+    let before = db.snapshot().unwrap();
+    let mut txn = db.begin(Isolation::Snapshot).unwrap();
+    txn.delete(&table, rows[1]).unwrap();
+    txn.insert(&table, 4).unwrap();
+    txn.commit().unwrap();
+    let after = db.snapshot().unwrap();
+    let mut seen = Vec::new();
+    table.scan(&before, |_, v| seen.push(*v));
+    assert_eq!(seen, [1, 2, 3]);
+    seen.clear();
+    table.scan(&after, |_, v| seen.push(*v));
+    assert_eq!(seen, [1, 3, 4]);
+}
