@@ -20,15 +20,32 @@
 //! earlier siblings have then all finished), at the price of their parallelism.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use maestro_scheduler::sync::{Condvar, Mutex};
 
+use crate::abi::tasks::{ArgBlock, TaskFn};
 use crate::ctx::{Ctx, with_current};
 use crate::icv::Icv;
 use crate::runtime;
 use crate::team::TeamShared;
 
-pub(crate) type TaskBody = Box<dyn FnOnce() + Send>;
+/// A deferred task's body: GCC's outlined task function and the task's own
+/// copy of its argument block, kept apart (not boxed as a closure) so that a
+/// task costs one allocation fewer.
+pub(crate) struct TaskBody {
+    pub f: TaskFn,
+    pub block: ArgBlock,
+}
+
+impl TaskBody {
+    fn run(self) {
+        // SAFETY: `f` is GCC's outlined task function and `block` the task's own
+        // argument block (filled by `copy_block` under GCC's contract), alive
+        // until this call returns.
+        unsafe { (self.f)(self.block.as_ptr()) }
+    }
+}
 
 /// A deferred task.
 pub(crate) struct TaskRec {
@@ -51,20 +68,32 @@ impl TaskRec {
 /// its parent, its taskgroup and its team. Called by a member of `t`'s team (or a
 /// task running on one), whose number the task reports.
 pub(crate) fn execute(t: Arc<TaskRec>) {
+    if run_body(&t) {
+        t.team.task_done();
+    }
+}
+
+/// Runs `t` here unless someone took it already, then signals its completion to
+/// its parent and its taskgroup, but not to its team: returns whether it ran,
+/// and if so the caller owes the team one completion. Barrier and join waiters
+/// count it under the team mutex they take next anyway
+/// ([`TeamShared::count_task_done`](crate::team::TeamShared)), which saves a
+/// lock round trip per task.
+pub(crate) fn run_body(t: &TaskRec) -> bool {
     let Some(body) = t.body.lock().take() else {
-        return;
+        return false;
     };
     let num = with_current(|c| c.num);
     let ctx = Ctx::new(t.team.clone(), num, t.icv, t.group.clone(), t.in_final);
     ctx.enter();
-    body();
+    body.run();
     ctx.leave();
     drop(ctx);
     t.parent.done();
     if let Some(g) = &t.group {
         g.done();
     }
-    t.team.task_done();
+    true
 }
 
 /// Whether a task created in `parent` must run at once: in a `final` task,
@@ -135,13 +164,17 @@ pub(crate) fn defer(parent: &Ctx, final_task: bool, body: TaskBody) {
 
 /// Tasks a waiter waits for: a task's children, or a taskgroup.
 pub(crate) struct WaitSet {
+    /// Tasks added and not finished. Incremented under `state`'s mutex (by
+    /// `add`); decremented without it (by `done`, Release, pairing with the
+    /// waiter's Acquire load: what a task wrote is visible after the wait), so a
+    /// finishing task takes the mutex only when it was the last.
+    outstanding: AtomicUsize,
     state: Mutex<WaitState>,
     cv: Condvar,
 }
 
 #[derive(Default)]
 struct WaitState {
-    outstanding: usize,
     /// May hold tasks already taken; pruned as it grows.
     queued: Vec<Arc<TaskRec>>,
     prune_at: usize,
@@ -157,6 +190,7 @@ impl Default for WaitSet {
 impl WaitSet {
     pub fn new() -> WaitSet {
         WaitSet {
+            outstanding: AtomicUsize::new(0),
             state: Mutex::new(WaitState::default()),
             cv: Condvar::new(),
         }
@@ -164,7 +198,8 @@ impl WaitSet {
 
     fn add(&self, t: &Arc<TaskRec>) {
         let mut s = self.state.lock();
-        s.outstanding += 1;
+        // Relaxed: the mutex orders it against the waiter's check (taken under it).
+        self.outstanding.fetch_add(1, Ordering::Relaxed);
         if s.queued.len() >= s.prune_at.max(32) {
             s.queued.retain(|t| !t.is_taken());
             s.prune_at = 2 * s.queued.len();
@@ -177,11 +212,17 @@ impl WaitSet {
         }
     }
 
+    /// One task of the set finished. No wake-up is lost: a waiter registers
+    /// (`waiters += 1`) and checks the count under the mutex before it sleeps,
+    /// and the last task to finish takes that mutex after its decrement — so
+    /// either the waiter's check sees zero, or the finisher sees the waiter and
+    /// notifies it after it registered.
     fn done(&self) {
-        let mut s = self.state.lock();
-        s.outstanding -= 1;
-        let wake = s.outstanding == 0 && s.waiters > 0;
-        drop(s);
+        // Release: pairs with the Acquire load in `wait`.
+        if self.outstanding.fetch_sub(1, Ordering::Release) != 1 {
+            return;
+        }
+        let wake = self.state.lock().waiters > 0;
         if wake {
             self.cv.notify_all();
         }
@@ -191,7 +232,8 @@ impl WaitSet {
     pub fn wait(&self) {
         let mut s = self.state.lock();
         loop {
-            if s.outstanding == 0 {
+            // Acquire: pairs with the Release decrement in `done`.
+            if self.outstanding.load(Ordering::Acquire) == 0 {
                 s.queued.clear();
                 return;
             }

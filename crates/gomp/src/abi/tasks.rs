@@ -13,11 +13,11 @@ const FLAG_FINAL: c_uint = 1 << 1;
 const FLAG_DEPEND: c_uint = 1 << 3;
 const FLAG_DETACH: c_uint = 1 << 13;
 
-pub(super) type TaskFn = unsafe extern "C" fn(*mut c_void);
+pub(crate) type TaskFn = unsafe extern "C" fn(*mut c_void);
 pub(super) type CopyFn = unsafe extern "C" fn(*mut c_void, *mut c_void);
 
 /// A task's private copy of its argument block.
-pub(super) struct ArgBlock {
+pub(crate) struct ArgBlock {
     ptr: *mut u8,
     layout: Layout,
 }
@@ -36,7 +36,7 @@ impl ArgBlock {
         ArgBlock { ptr, layout }
     }
 
-    pub(super) fn as_ptr(&self) -> *mut c_void {
+    pub(crate) fn as_ptr(&self) -> *mut c_void {
         self.ptr.cast()
     }
 }
@@ -128,15 +128,7 @@ pub(super) unsafe fn copy_block(
 
 /// Defers `f(block)` as a child task of `ctx`.
 pub(super) fn defer(ctx: &crate::ctx::Ctx, f: TaskFn, block: ArgBlock, final_task: bool) {
-    task::defer(
-        ctx,
-        final_task,
-        Box::new(move || {
-            // SAFETY: the body gets its own argument block, alive until the
-            // closure (which owns it) returns.
-            unsafe { f(block.as_ptr()) }
-        }),
-    );
+    task::defer(ctx, final_task, task::TaskBody { f, block });
 }
 
 /// `#pragma omp taskwait`: waits for the current task's children, running them
