@@ -19,8 +19,9 @@
 //! every dependence between siblings (dependences only order sibling tasks, and
 //! earlier siblings have then all finished), at the price of their parallelism.
 
+use std::cell::UnsafeCell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use maestro_scheduler::sync::{Condvar, Mutex};
 
@@ -49,8 +50,13 @@ impl TaskBody {
 
 /// A deferred task.
 pub(crate) struct TaskRec {
-    /// Taken by whoever runs the task (the claim).
-    body: parking_lot::Mutex<Option<TaskBody>>,
+    /// Set by whoever takes the body to run it (the claim). Relaxed: the swaps
+    /// on this one flag are totally ordered, so exactly one claimer wins; the
+    /// body itself was published with the record through the queue mutexes the
+    /// claimer got it from.
+    taken: AtomicBool,
+    /// Written at creation, then taken once by the claim's winner.
+    body: UnsafeCell<Option<TaskBody>>,
     team: Arc<TeamShared>,
     icv: Icv,
     in_final: bool,
@@ -58,9 +64,25 @@ pub(crate) struct TaskRec {
     group: Option<Arc<WaitSet>>,
 }
 
+// SAFETY: `body` is only touched by its creator before the record is shared and
+// by the one thread that wins the claim (`taken`); everything else in the record
+// is Sync, and the body is Send (it moves to the thread that runs it).
+unsafe impl Sync for TaskRec {}
+
 impl TaskRec {
     fn is_taken(&self) -> bool {
-        self.body.lock().is_none()
+        self.taken.load(Ordering::Relaxed)
+    }
+
+    /// The body, for the one caller that claims it first.
+    fn claim(&self) -> Option<TaskBody> {
+        if self.taken.swap(true, Ordering::Relaxed) {
+            return None;
+        }
+        // SAFETY: this caller won the claim, so no other thread reads or writes
+        // the cell from now on, and the creator's write happened before the
+        // record reached us (see `taken`).
+        unsafe { (*self.body.get()).take() }
     }
 }
 
@@ -80,11 +102,12 @@ pub(crate) fn execute(t: Arc<TaskRec>) {
 /// ([`TeamShared::count_task_done`](crate::team::TeamShared)), which saves a
 /// lock round trip per task.
 pub(crate) fn run_body(t: &TaskRec) -> bool {
-    let Some(body) = t.body.lock().take() else {
+    let Some(body) = t.claim() else {
         return false;
     };
     let num = with_current(|c| c.num);
-    let ctx = Ctx::new(t.team.clone(), num, t.icv, t.group.clone(), t.in_final);
+    // SAFETY: `t`, and with it `t.team`, outlives `ctx` (dropped below).
+    let ctx = unsafe { Ctx::borrowing(&t.team, num, t.icv, t.group.clone(), t.in_final) };
     ctx.enter();
     body.run();
     ctx.leave();
@@ -107,13 +130,16 @@ pub(crate) fn must_run_now(parent: &Ctx) -> bool {
 /// Runs an included/undeferred task now, in a task context of its own (so that its
 /// `taskwait` waits for its own children only).
 pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
-    let ctx = Ctx::new(
-        parent.team.clone(),
-        parent.num,
-        parent.icv.get(),
-        parent.group(),
-        parent.in_final || final_task,
-    );
+    // SAFETY: `parent` outlives `ctx`, a local of this call.
+    let ctx = unsafe {
+        Ctx::borrowing(
+            &parent.team,
+            parent.num,
+            parent.icv.get(),
+            parent.group(),
+            parent.in_final || final_task,
+        )
+    };
     ctx.enter();
     body();
     ctx.leave();
@@ -127,13 +153,16 @@ pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
 /// more waiting than the rule asks, never less (those children must finish
 /// before the batch's taskloop ends anyway).
 pub(crate) fn run_now_each(parent: &Ctx, final_task: bool, count: u64, mut body: impl FnMut(u64)) {
-    let ctx = Ctx::new(
-        parent.team.clone(),
-        parent.num,
-        parent.icv.get(),
-        parent.group(),
-        parent.in_final || final_task,
-    );
+    // SAFETY: `parent` outlives `ctx`, a local of this call.
+    let ctx = unsafe {
+        Ctx::borrowing(
+            &parent.team,
+            parent.num,
+            parent.icv.get(),
+            parent.group(),
+            parent.in_final || final_task,
+        )
+    };
     ctx.enter();
     for i in 0..count {
         ctx.icv.set(parent.icv.get());
@@ -145,8 +174,9 @@ pub(crate) fn run_now_each(parent: &Ctx, final_task: bool, count: u64, mut body:
 /// Defers `body` as a child of `parent`.
 pub(crate) fn defer(parent: &Ctx, final_task: bool, body: TaskBody) {
     let t = Arc::new(TaskRec {
-        body: parking_lot::Mutex::new(Some(body)),
-        team: parent.team.clone(),
+        taken: AtomicBool::new(false),
+        body: UnsafeCell::new(Some(body)),
+        team: Arc::clone(&parent.team),
         icv: parent.icv.get(),
         in_final: final_task,
         parent: parent.children().clone(),
