@@ -3,9 +3,16 @@
  * the wait set's mutex), the last child to finish wakes a sleeping waiter (no
  * wake-up lost), and tasks past the team's throttle (run at once in their
  * creator) and queued ones mix within one parent. Repeated so that waiters
- * often sleep while the last child finishes on another member. */
+ * often sleep while the last child finishes on another member. Firstprivate
+ * blocks around the size kept inside a task's record (64 bytes, 16-aligned)
+ * arrive intact and aligned. */
 #include <omp.h>
+#include <stdint.h>
 #include "check.h"
+
+/* With the task's other firstprivates (an int, a pointer) within 64 bytes. */
+struct block_small { _Alignas(16) unsigned char b[32]; };
+struct block80 { _Alignas(16) unsigned char b[80]; };
 
 #define ROUNDS 2000
 #define OUTER 24
@@ -72,5 +79,30 @@ int main(void) {
       for (int i = 0; i < 4096; i++) CHECK_EQ(cells[i], i + 1);
     }
   }
+  /* Blocks just under and over the inline size, checked inside the task. */
+  int errors = 0;
+  #pragma omp parallel num_threads(2) reduction(+:errors)
+  #pragma omp single
+  for (int r = 0; r < 500; r++) {
+    struct block_small small;
+    struct block80 big;
+    for (unsigned i = 0; i < sizeof small.b; i++) small.b[i] = (unsigned char)(r + i);
+    for (unsigned i = 0; i < sizeof big.b; i++) big.b[i] = (unsigned char)(r * 3 + i);
+    #pragma omp task firstprivate(small, r) shared(errors)
+    {
+      int e = ((uintptr_t)&small) % 16 != 0;
+      for (unsigned i = 0; i < sizeof small.b; i++) if (small.b[i] != (unsigned char)(r + i)) e++;
+      #pragma omp atomic
+      errors += e;
+    }
+    #pragma omp task firstprivate(big, r) shared(errors)
+    {
+      int e = ((uintptr_t)&big) % 16 != 0;
+      for (unsigned i = 0; i < sizeof big.b; i++) if (big.b[i] != (unsigned char)(r * 3 + i)) e++;
+      #pragma omp atomic
+      errors += e;
+    }
+  }
+  CHECK_EQ(errors, 0);
   return 0;
 }
