@@ -271,6 +271,10 @@ mod tests {
         let p = parse("fork_join 1.5\nbarrier 0.25\n\n").unwrap();
         assert_eq!(p, vec![("fork_join".into(), 1.5), ("barrier".into(), 0.25)]);
         assert!(parse("nonsense").is_err());
+        // A metric without a number, or with a bad one, is an error naming the line.
+        let e = parse("parallel_for_guided abc").unwrap_err();
+        assert!(e.contains("parallel_for_guided abc"), "{e}");
+        assert!(parse("parallel_for_guided").is_err());
         assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
         // Every metric is printed by the C program: by its own format string,
         // or (the taskloop grains) by name from a table.
