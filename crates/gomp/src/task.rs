@@ -20,6 +20,8 @@
 //! earlier siblings have then all finished), at the price of their parallelism.
 
 use std::cell::UnsafeCell;
+
+use smallvec::SmallVec;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -205,8 +207,10 @@ pub(crate) struct WaitSet {
 
 #[derive(Default)]
 struct WaitState {
-    /// May hold tasks already taken; pruned as it grows.
-    queued: Vec<Arc<TaskRec>>,
+    /// May hold tasks already taken; pruned as it grows. The first few entries
+    /// sit inline: most tasks that create children create a few, and a set is
+    /// made for each such task (a vector's buffer was a second allocation).
+    queued: SmallVec<[Arc<TaskRec>; 4]>,
     prune_at: usize,
     waiters: usize,
 }
