@@ -116,8 +116,9 @@ impl Ctx {
         // SAFETY: a bitwise copy of the `Arc` that is never dropped (`owned` is
         // false), so the count stays right; the caller keeps the original, and
         // with it the team, alive for as long as the copy is used.
+        let copy = unsafe { ptr::read(team) };
         let team = TeamRef {
-            arc: ManuallyDrop::new(unsafe { ptr::read(team) }),
+            arc: ManuallyDrop::new(copy),
             owned: false,
         };
         Ctx::with_team(team, num, icv, group, in_final)
