@@ -134,6 +134,13 @@ int main(int argc, char **argv) {
   }
   printf("parallel_for_dynamic_2 %.4f\n", per_op_us(omp_get_wtime() - t, reps));
 
+  t = omp_get_wtime();
+  for (int r = 0; r < reps; r++) {
+    #pragma omp parallel for num_threads(threads) schedule(guided)
+    for (int i = 0; i < ITERS; i++) sink[i] += i;
+  }
+  printf("parallel_for_guided %.4f\n", per_op_us(omp_get_wtime() - t, reps));
+
   /* `ordered`, per ordered iteration (a region of ITERS of them). */
   int ordered_reps = reps / 16 > 0 ? reps / 16 : 1;
   t = omp_get_wtime();

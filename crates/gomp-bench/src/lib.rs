@@ -74,11 +74,11 @@ pub const OVERHEAD_C: &str = include_str!("../c/omp_overhead.c");
 /// in a running team, one task from a `single` producer; then, inside a running
 /// team, one `critical` and one `single` (with its barrier) per member; per
 /// region, a `parallel for reduction(+)` and `parallel for` with
-/// `schedule(dynamic,1)` and `(dynamic,2)` over 1024 iterations; per ordered
+/// `schedule(dynamic,1)`, `(dynamic,2)` and `(guided)` over 1024 iterations; per ordered
 /// iteration, `for ordered schedule(static,1)`; per task, a binary tree of
 /// 2046 tasks with `taskwait` and tasks that each create one child; per
 /// `taskloop` of 4096 iterations, grains 1, 16 and 1024.
-pub const OVERHEAD_METRICS: [&str; 17] = [
+pub const OVERHEAD_METRICS: [&str; 18] = [
     "fork_join",
     "fork_join_barrier",
     "parallel_for_static",
@@ -90,6 +90,7 @@ pub const OVERHEAD_METRICS: [&str; 17] = [
     "reduction",
     "parallel_for_dynamic_1",
     "parallel_for_dynamic_2",
+    "parallel_for_guided",
     "ordered",
     "task_tree",
     "nested_task",
@@ -270,6 +271,10 @@ mod tests {
         let p = parse("fork_join 1.5\nbarrier 0.25\n\n").unwrap();
         assert_eq!(p, vec![("fork_join".into(), 1.5), ("barrier".into(), 0.25)]);
         assert!(parse("nonsense").is_err());
+        // A metric without a number, or with a bad one, is an error naming the line.
+        let e = parse("parallel_for_guided abc").unwrap_err();
+        assert!(e.contains("parallel_for_guided abc"), "{e}");
+        assert!(parse("parallel_for_guided").is_err());
         assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
         // Every metric is printed by the C program: by its own format string,
         // or (the taskloop grains) by name from a table.

@@ -7,6 +7,8 @@
 //! running database work) gets a lazily made *initial* context of its own.
 
 use std::cell::{Cell, OnceCell, RefCell};
+use std::mem::ManuallyDrop;
+use std::ops::Deref;
 use std::ptr;
 use std::sync::Arc;
 
@@ -17,7 +19,10 @@ use crate::workshare::WorkShare;
 
 /// One task's view: its team, its number in it, its ICVs, its children.
 pub(crate) struct Ctx {
-    pub team: Arc<TeamShared>,
+    /// The team. A member's context holds a reference of its own; a task's
+    /// context borrows one that outlives it (see [`Ctx::borrowing`]) and never
+    /// drops it (`owns_team` false).
+    pub team: TeamRef,
     /// omp_get_thread_num(): the member number (for an explicit task, the number
     /// of the member that created it).
     pub num: usize,
@@ -66,6 +71,20 @@ impl Ctx {
         group: Option<Arc<WaitSet>>,
         in_final: bool,
     ) -> Ctx {
+        let team = TeamRef {
+            arc: ManuallyDrop::new(team),
+            owned: true,
+        };
+        Ctx::with_team(team, num, icv, group, in_final)
+    }
+
+    fn with_team(
+        team: TeamRef,
+        num: usize,
+        icv: Icv,
+        group: Option<Arc<WaitSet>>,
+        in_final: bool,
+    ) -> Ctx {
         Ctx {
             team,
             num,
@@ -77,6 +96,32 @@ impl Ctx {
             ws: WsCursor::default(),
             prev: Cell::new(ptr::null()),
         }
+    }
+
+    /// A context like [`Ctx::new`]'s that uses `team`'s reference instead of
+    /// taking one: an explicit task's context lives inside a call made while its
+    /// record (or its creator's context) holds the team, and cloning the `Arc`
+    /// per task made every task change a reference count that all members'
+    /// tasks change (perf, 2026-11-25).
+    ///
+    /// # Safety
+    /// `team` must outlive the returned context.
+    pub unsafe fn borrowing(
+        team: &Arc<TeamShared>,
+        num: usize,
+        icv: Icv,
+        group: Option<Arc<WaitSet>>,
+        in_final: bool,
+    ) -> Ctx {
+        // SAFETY: a bitwise copy of the `Arc` that is never dropped (`owned` is
+        // false), so the count stays right; the caller keeps the original, and
+        // with it the team, alive for as long as the copy is used.
+        let copy = unsafe { ptr::read(team) };
+        let team = TeamRef {
+            arc: ManuallyDrop::new(copy),
+            owned: false,
+        };
+        Ctx::with_team(team, num, icv, group, in_final)
     }
 
     /// The set of this task's deferred children, made on first use.
@@ -107,6 +152,33 @@ impl Ctx {
             debug_assert_eq!(c.get(), self as *const Ctx, "contexts left out of order");
             c.set(self.prev.get());
         });
+    }
+}
+
+/// A context's reference to its team: one of its own ([`Ctx::new`]) or a copy
+/// of one that outlives the context ([`Ctx::borrowing`]). Derefs to the `Arc`,
+/// so `ctx.team.clone()` makes a reference of one's own either way (the type is
+/// not `Clone` itself, so that call cannot copy the borrowed form).
+pub(crate) struct TeamRef {
+    arc: ManuallyDrop<Arc<TeamShared>>,
+    owned: bool,
+}
+
+impl Deref for TeamRef {
+    type Target = Arc<TeamShared>;
+
+    fn deref(&self) -> &Arc<TeamShared> {
+        &self.arc
+    }
+}
+
+impl Drop for TeamRef {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: this reference was given to the context (`Ctx::new`) and is
+            // dropped once, here; nothing uses `arc` after.
+            unsafe { ManuallyDrop::drop(&mut self.arc) }
+        }
     }
 }
 

@@ -19,21 +19,46 @@
 //! every dependence between siblings (dependences only order sibling tasks, and
 //! earlier siblings have then all finished), at the price of their parallelism.
 
+use std::cell::UnsafeCell;
+
+use smallvec::SmallVec;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use maestro_scheduler::sync::{Condvar, Mutex};
 
+use crate::abi::tasks::{ArgBlock, TaskFn};
 use crate::ctx::{Ctx, with_current};
 use crate::icv::Icv;
 use crate::runtime;
 use crate::team::TeamShared;
 
-pub(crate) type TaskBody = Box<dyn FnOnce() + Send>;
+/// A deferred task's body: GCC's outlined task function and the task's own
+/// copy of its argument block, kept apart (not boxed as a closure) so that a
+/// task costs one allocation fewer.
+pub(crate) struct TaskBody {
+    pub f: TaskFn,
+    pub block: ArgBlock,
+}
+
+impl TaskBody {
+    fn run(self) {
+        // SAFETY: `f` is GCC's outlined task function and `block` the task's own
+        // argument block (filled by `copy_block` under GCC's contract), alive
+        // until this call returns.
+        unsafe { (self.f)(self.block.as_ptr()) }
+    }
+}
 
 /// A deferred task.
 pub(crate) struct TaskRec {
-    /// Taken by whoever runs the task (the claim).
-    body: parking_lot::Mutex<Option<TaskBody>>,
+    /// Set by whoever takes the body to run it (the claim). Relaxed: the swaps
+    /// on this one flag are totally ordered, so exactly one claimer wins; the
+    /// body itself was published with the record through the queue mutexes the
+    /// claimer got it from.
+    taken: AtomicBool,
+    /// Written at creation, then taken once by the claim's winner.
+    body: UnsafeCell<Option<TaskBody>>,
     team: Arc<TeamShared>,
     icv: Icv,
     in_final: bool,
@@ -41,9 +66,25 @@ pub(crate) struct TaskRec {
     group: Option<Arc<WaitSet>>,
 }
 
+// SAFETY: `body` is only touched by its creator before the record is shared and
+// by the one thread that wins the claim (`taken`); everything else in the record
+// is Sync, and the body is Send (it moves to the thread that runs it).
+unsafe impl Sync for TaskRec {}
+
 impl TaskRec {
     fn is_taken(&self) -> bool {
-        self.body.lock().is_none()
+        self.taken.load(Ordering::Relaxed)
+    }
+
+    /// The body, for the one caller that claims it first.
+    fn claim(&self) -> Option<TaskBody> {
+        if self.taken.swap(true, Ordering::Relaxed) {
+            return None;
+        }
+        // SAFETY: this caller won the claim, so no other thread reads or writes
+        // the cell from now on, and the creator's write happened before the
+        // record reached us (see `taken`).
+        unsafe { (*self.body.get()).take() }
     }
 }
 
@@ -51,20 +92,33 @@ impl TaskRec {
 /// its parent, its taskgroup and its team. Called by a member of `t`'s team (or a
 /// task running on one), whose number the task reports.
 pub(crate) fn execute(t: Arc<TaskRec>) {
-    let Some(body) = t.body.lock().take() else {
-        return;
+    if run_body(&t) {
+        t.team.task_done();
+    }
+}
+
+/// Runs `t` here unless someone took it already, then signals its completion to
+/// its parent and its taskgroup, but not to its team: returns whether it ran,
+/// and if so the caller owes the team one completion. Barrier and join waiters
+/// count it under the team mutex they take next anyway
+/// ([`TeamShared::count_task_done`](crate::team::TeamShared)), which saves a
+/// lock round trip per task.
+pub(crate) fn run_body(t: &TaskRec) -> bool {
+    let Some(body) = t.claim() else {
+        return false;
     };
     let num = with_current(|c| c.num);
-    let ctx = Ctx::new(t.team.clone(), num, t.icv, t.group.clone(), t.in_final);
+    // SAFETY: `t`, and with it `t.team`, outlives `ctx` (dropped below).
+    let ctx = unsafe { Ctx::borrowing(&t.team, num, t.icv, t.group.clone(), t.in_final) };
     ctx.enter();
-    body();
+    body.run();
     ctx.leave();
     drop(ctx);
     t.parent.done();
     if let Some(g) = &t.group {
         g.done();
     }
-    t.team.task_done();
+    true
 }
 
 /// Whether a task created in `parent` must run at once: in a `final` task,
@@ -78,13 +132,16 @@ pub(crate) fn must_run_now(parent: &Ctx) -> bool {
 /// Runs an included/undeferred task now, in a task context of its own (so that its
 /// `taskwait` waits for its own children only).
 pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
-    let ctx = Ctx::new(
-        parent.team.clone(),
-        parent.num,
-        parent.icv.get(),
-        parent.group(),
-        parent.in_final || final_task,
-    );
+    // SAFETY: `parent` outlives `ctx`, a local of this call.
+    let ctx = unsafe {
+        Ctx::borrowing(
+            &parent.team,
+            parent.num,
+            parent.icv.get(),
+            parent.group(),
+            parent.in_final || final_task,
+        )
+    };
     ctx.enter();
     body();
     ctx.leave();
@@ -98,13 +155,16 @@ pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
 /// more waiting than the rule asks, never less (those children must finish
 /// before the batch's taskloop ends anyway).
 pub(crate) fn run_now_each(parent: &Ctx, final_task: bool, count: u64, mut body: impl FnMut(u64)) {
-    let ctx = Ctx::new(
-        parent.team.clone(),
-        parent.num,
-        parent.icv.get(),
-        parent.group(),
-        parent.in_final || final_task,
-    );
+    // SAFETY: `parent` outlives `ctx`, a local of this call.
+    let ctx = unsafe {
+        Ctx::borrowing(
+            &parent.team,
+            parent.num,
+            parent.icv.get(),
+            parent.group(),
+            parent.in_final || final_task,
+        )
+    };
     ctx.enter();
     for i in 0..count {
         ctx.icv.set(parent.icv.get());
@@ -116,8 +176,9 @@ pub(crate) fn run_now_each(parent: &Ctx, final_task: bool, count: u64, mut body:
 /// Defers `body` as a child of `parent`.
 pub(crate) fn defer(parent: &Ctx, final_task: bool, body: TaskBody) {
     let t = Arc::new(TaskRec {
-        body: parking_lot::Mutex::new(Some(body)),
-        team: parent.team.clone(),
+        taken: AtomicBool::new(false),
+        body: UnsafeCell::new(Some(body)),
+        team: Arc::clone(&parent.team),
         icv: parent.icv.get(),
         in_final: final_task,
         parent: parent.children().clone(),
@@ -135,15 +196,21 @@ pub(crate) fn defer(parent: &Ctx, final_task: bool, body: TaskBody) {
 
 /// Tasks a waiter waits for: a task's children, or a taskgroup.
 pub(crate) struct WaitSet {
+    /// Tasks added and not finished. Incremented under `state`'s mutex (by
+    /// `add`); decremented without it (by `done`, Release, pairing with the
+    /// waiter's Acquire load: what a task wrote is visible after the wait), so a
+    /// finishing task takes the mutex only when it was the last.
+    outstanding: AtomicUsize,
     state: Mutex<WaitState>,
     cv: Condvar,
 }
 
 #[derive(Default)]
 struct WaitState {
-    outstanding: usize,
-    /// May hold tasks already taken; pruned as it grows.
-    queued: Vec<Arc<TaskRec>>,
+    /// May hold tasks already taken; pruned as it grows. The first few entries
+    /// sit inline: most tasks that create children create a few, and a set is
+    /// made for each such task (a vector's buffer was a second allocation).
+    queued: SmallVec<[Arc<TaskRec>; 4]>,
     prune_at: usize,
     waiters: usize,
 }
@@ -157,6 +224,7 @@ impl Default for WaitSet {
 impl WaitSet {
     pub fn new() -> WaitSet {
         WaitSet {
+            outstanding: AtomicUsize::new(0),
             state: Mutex::new(WaitState::default()),
             cv: Condvar::new(),
         }
@@ -164,7 +232,8 @@ impl WaitSet {
 
     fn add(&self, t: &Arc<TaskRec>) {
         let mut s = self.state.lock();
-        s.outstanding += 1;
+        // Relaxed: the mutex orders it against the waiter's check (taken under it).
+        self.outstanding.fetch_add(1, Ordering::Relaxed);
         if s.queued.len() >= s.prune_at.max(32) {
             s.queued.retain(|t| !t.is_taken());
             s.prune_at = 2 * s.queued.len();
@@ -177,11 +246,17 @@ impl WaitSet {
         }
     }
 
+    /// One task of the set finished. No wake-up is lost: a waiter registers
+    /// (`waiters += 1`) and checks the count under the mutex before it sleeps,
+    /// and the last task to finish takes that mutex after its decrement — so
+    /// either the waiter's check sees zero, or the finisher sees the waiter and
+    /// notifies it after it registered.
     fn done(&self) {
-        let mut s = self.state.lock();
-        s.outstanding -= 1;
-        let wake = s.outstanding == 0 && s.waiters > 0;
-        drop(s);
+        // Release: pairs with the Acquire load in `wait`.
+        if self.outstanding.fetch_sub(1, Ordering::Release) != 1 {
+            return;
+        }
+        let wake = self.state.lock().waiters > 0;
         if wake {
             self.cv.notify_all();
         }
@@ -191,7 +266,8 @@ impl WaitSet {
     pub fn wait(&self) {
         let mut s = self.state.lock();
         loop {
-            if s.outstanding == 0 {
+            // Acquire: pairs with the Release decrement in `done`.
+            if self.outstanding.load(Ordering::Acquire) == 0 {
                 s.queued.clear();
                 return;
             }

@@ -59,6 +59,10 @@ pub(crate) struct TeamShared {
     /// spins on it briefly before it sleeps (stored under the mutex, Release;
     /// read with Acquire by the master).
     finished: AtomicUsize,
+    /// `TeamSync::outstanding`, readable without the mutex, for the task
+    /// throttle's check only (a heuristic: a stale value lets one task more or
+    /// fewer run at once; nothing waits on it, so Relaxed on both sides).
+    outstanding: AtomicUsize,
     cv: Condvar,
     /// `single` constructs won so far (see [`TeamShared::single_start`]).
     singles: AtomicU64,
@@ -123,6 +127,7 @@ impl TeamShared {
             sync: Mutex::new(TeamSync::default()),
             generation: AtomicU64::new(0),
             finished: AtomicUsize::new(0),
+            outstanding: AtomicUsize::new(0),
             cv: Condvar::new(),
             singles: AtomicU64::new(0),
             ws: WsTable::new(n),
@@ -158,8 +163,12 @@ impl TeamShared {
             }
             if let Some(t) = s.queued.pop_back() {
                 drop(s);
-                task::execute(t);
+                let ran = task::run_body(&t);
+                drop(t);
                 s = self.sync.lock();
+                if ran {
+                    self.count_task_done(&mut s);
+                }
                 continue;
             }
             // Spin briefly first: a team's last member usually arrives within
@@ -231,6 +240,7 @@ impl TeamShared {
     pub fn add_task(&self, t: &Arc<TaskRec>) -> bool {
         let mut s = self.sync.lock();
         s.outstanding += 1;
+        self.outstanding.store(s.outstanding, Ordering::Relaxed);
         if s.outstanding > TASKS_PER_MEMBER * self.n {
             return false;
         }
@@ -252,8 +262,14 @@ impl TeamShared {
     /// Whether `more` new tasks would take the team past its throttle
     /// (libgomp's rule for a whole taskloop: then all of its tasks run at
     /// once in the encountering task).
+    /// Reads the lock-free mirror of the count: the check runs before every
+    /// task is created, and taking the team mutex for it contended with the
+    /// members running tasks.
     pub fn would_pass_task_throttle(&self, more: usize) -> bool {
-        self.sync.lock().outstanding.saturating_add(more) >= TASKS_PER_MEMBER * self.n
+        self.outstanding
+            .load(Ordering::Relaxed)
+            .saturating_add(more)
+            >= TASKS_PER_MEMBER * self.n
     }
 
     fn pop_task(&self) -> Option<Arc<TaskRec>> {
@@ -263,10 +279,18 @@ impl TeamShared {
     /// An explicit task of this team finished.
     pub fn task_done(&self) {
         let mut s = self.sync.lock();
+        self.count_task_done(&mut s);
+    }
+
+    /// Counts one finished explicit task under the team mutex (held as `s`) and,
+    /// if it was the last, wakes the waiters (barrier and join wait for the count
+    /// to reach zero). The wake-up is issued with the mutex held, which is
+    /// allowed and loses nothing: a waiter re-checks under the mutex before it
+    /// sleeps.
+    fn count_task_done(&self, s: &mut TeamSync) {
         s.outstanding -= 1;
-        let wake = s.outstanding == 0 && s.waiters > 0;
-        drop(s);
-        if wake {
+        self.outstanding.store(s.outstanding, Ordering::Relaxed);
+        if s.outstanding == 0 && s.waiters > 0 {
             self.cv.notify_all();
         }
     }
@@ -334,8 +358,12 @@ impl TeamShared {
             }
             if let Some(t) = s.queued.pop_back() {
                 drop(s);
-                task::execute(t);
+                let ran = task::run_body(&t);
+                drop(t);
                 s = self.sync.lock();
+                if ran {
+                    self.count_task_done(&mut s);
+                }
                 continue;
             }
             s.waiters += 1;

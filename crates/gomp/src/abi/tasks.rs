@@ -3,7 +3,9 @@
 //! (C++ copy constructors, VLAs), a `cpyfn(dst, src)` to build the task's own copy.
 
 use std::alloc::{Layout, alloc, dealloc};
+use std::cell::UnsafeCell;
 use std::ffi::{c_int, c_long, c_uint, c_void};
+use std::mem::MaybeUninit;
 
 use crate::ctx::with_current;
 use crate::runtime;
@@ -13,19 +15,47 @@ const FLAG_FINAL: c_uint = 1 << 1;
 const FLAG_DEPEND: c_uint = 1 << 3;
 const FLAG_DETACH: c_uint = 1 << 13;
 
-pub(super) type TaskFn = unsafe extern "C" fn(*mut c_void);
+pub(crate) type TaskFn = unsafe extern "C" fn(*mut c_void);
 pub(super) type CopyFn = unsafe extern "C" fn(*mut c_void, *mut c_void);
 
-/// A task's private copy of its argument block.
-pub(super) struct ArgBlock {
-    ptr: *mut u8,
-    layout: Layout,
+/// Argument blocks of at most this many bytes (and an alignment of at most
+/// [`INLINE_ALIGN`]) are kept inside the task's record instead of an allocation
+/// of their own. Guessed: GCC's blocks hold the task's firstprivate scalars and
+/// pointers to its shared variables, a few words for most tasks.
+const INLINE_BYTES: usize = 64;
+const INLINE_ALIGN: usize = 16;
+
+/// Inline storage for a block; written through raw pointers, hence the cell.
+#[repr(C, align(16))]
+struct InlineBytes(UnsafeCell<[MaybeUninit<u8>; INLINE_BYTES]>);
+
+enum Storage {
+    Heap { ptr: *mut u8, layout: Layout },
+    Inline(InlineBytes),
+}
+
+/// A task's private copy of its argument block: inline when small and movable
+/// (see [`ArgBlock::new`]), else allocated.
+pub(crate) struct ArgBlock {
+    storage: Storage,
 }
 
 impl ArgBlock {
-    fn new(size: c_long, align: c_long) -> ArgBlock {
+    /// A block of `size` bytes aligned to `align`. `movable`: its contents may be
+    /// moved bytewise once written — true for a block filled by a plain copy of
+    /// GCC's, false for one a copy function fills (it may point into itself, as
+    /// GCC's copies of variable-length arrays do); only a movable block is kept
+    /// inline, since the block moves with the task's record.
+    fn new(size: c_long, align: c_long, movable: bool) -> ArgBlock {
         let size = usize::try_from(size).unwrap_or(0).max(1);
         let align = usize::try_from(align).unwrap_or(1).max(1);
+        if movable && size <= INLINE_BYTES && align <= INLINE_ALIGN {
+            return ArgBlock {
+                storage: Storage::Inline(InlineBytes(UnsafeCell::new(
+                    [MaybeUninit::uninit(); INLINE_BYTES],
+                ))),
+            };
+        }
         let layout = Layout::from_size_align(size, align.next_power_of_two())
             .unwrap_or_else(|_| runtime::fatal("GOMP_task: bad argument block layout"));
         // SAFETY: the layout has a non-zero size.
@@ -33,18 +63,26 @@ impl ArgBlock {
         if ptr.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
-        ArgBlock { ptr, layout }
+        ArgBlock {
+            storage: Storage::Heap { ptr, layout },
+        }
     }
 
-    pub(super) fn as_ptr(&self) -> *mut c_void {
-        self.ptr.cast()
+    /// The block's first byte; valid while the block neither moves nor drops.
+    pub(crate) fn as_ptr(&self) -> *mut c_void {
+        match &self.storage {
+            Storage::Heap { ptr, .. } => ptr.cast(),
+            Storage::Inline(bytes) => bytes.0.get().cast(),
+        }
     }
 }
 
 impl Drop for ArgBlock {
     fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout, freed once.
-        unsafe { dealloc(self.ptr, self.layout) }
+        if let Storage::Heap { ptr, layout } = self.storage {
+            // SAFETY: allocated in `new` with this layout, freed once.
+            unsafe { dealloc(ptr, layout) }
+        }
     }
 }
 
@@ -79,7 +117,7 @@ pub unsafe extern "C" fn GOMP_task(
         if !if_clause || flags & FLAG_DEPEND != 0 || task::must_run_now(ctx) {
             task::run_now(ctx, final_task, || match cpyfn {
                 Some(copy) => {
-                    let block = ArgBlock::new(arg_size, arg_align);
+                    let block = ArgBlock::new(arg_size, arg_align, false);
                     // SAFETY: GCC's copy function fills a block of `arg_size`
                     // bytes from `data`; then the body reads it.
                     unsafe {
@@ -110,7 +148,7 @@ pub(super) unsafe fn copy_block(
     arg_size: c_long,
     arg_align: c_long,
 ) -> ArgBlock {
-    let block = ArgBlock::new(arg_size, arg_align);
+    let block = ArgBlock::new(arg_size, arg_align, cpyfn.is_none());
     // SAFETY: `data` is valid for `arg_size` bytes (our caller's contract) and the
     // fresh block has at least that size; they cannot overlap.
     unsafe {
@@ -118,7 +156,7 @@ pub(super) unsafe fn copy_block(
             Some(copy) => copy(block.as_ptr(), data),
             None => std::ptr::copy_nonoverlapping(
                 data.cast::<u8>(),
-                block.ptr,
+                block.as_ptr().cast::<u8>(),
                 usize::try_from(arg_size).unwrap_or(0),
             ),
         }
@@ -128,15 +166,7 @@ pub(super) unsafe fn copy_block(
 
 /// Defers `f(block)` as a child task of `ctx`.
 pub(super) fn defer(ctx: &crate::ctx::Ctx, f: TaskFn, block: ArgBlock, final_task: bool) {
-    task::defer(
-        ctx,
-        final_task,
-        Box::new(move || {
-            // SAFETY: the body gets its own argument block, alive until the
-            // closure (which owns it) returns.
-            unsafe { f(block.as_ptr()) }
-        }),
-    );
+    task::defer(ctx, final_task, task::TaskBody { f, block });
 }
 
 /// `#pragma omp taskwait`: waits for the current task's children, running them
