@@ -11,6 +11,7 @@
 
 mod common;
 
+use std::io::Write;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -22,8 +23,15 @@ use maestro_tpcc::lock::{Deadlock, Grant, LockManager, LockMode, LockName, LockS
 const NAMES: usize = 12;
 /// A stalled run is reported after this long without any commit: far beyond
 /// any wait in a healthy run (guessed; commits come every few ms), so it only
-/// fires on an undetected deadlock or a lost wake-up.
-const STALL_LIMIT: Duration = Duration::from_secs(120);
+/// fires on an undetected deadlock or a lost wake-up. `LOCK_STRESS_STALL_S`
+/// shortens it for a loop that hunts a rare stall.
+fn stall_limit() -> Duration {
+    let secs = std::env::var("LOCK_STRESS_STALL_S")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(120);
+    Duration::from_secs(secs)
+}
 
 struct Shared {
     locks: LockManager,
@@ -180,9 +188,10 @@ impl Shared {
 }
 
 /// Waits until `commits` reaches `total`, aborting the process (with the
-/// seed) if it stops moving for [`STALL_LIMIT`]: a deadlock.
+/// seed) if it stops moving for [`stall_limit`]: a deadlock.
 fn watch(shared: &Shared, total: u64, seed: u64) {
     let (mut last, mut since) = (0, Instant::now());
+    let limit = stall_limit();
     loop {
         let now = shared.commits.load(Ordering::Relaxed);
         if now == total {
@@ -190,8 +199,14 @@ fn watch(shared: &Shared, total: u64, seed: u64) {
         }
         if now != last {
             (last, since) = (now, Instant::now());
-        } else if since.elapsed() > STALL_LIMIT {
-            eprintln!("seed {seed}: no commit for {STALL_LIMIT:?} at {now}/{total}: deadlock");
+        } else if since.elapsed() > limit {
+            // Straight to stderr: the test harness captures `eprintln!`, and
+            // an abort would swallow the captured seed.
+            let _ = writeln!(
+                std::io::stderr(),
+                "seed {seed}: no commit for {limit:?} at {now}/{total}: deadlock\n{}",
+                shared.locks.debug_dump()
+            );
             std::process::abort();
         }
         std::thread::sleep(Duration::from_millis(5));

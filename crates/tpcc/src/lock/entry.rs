@@ -15,7 +15,7 @@ use super::name::{LockMode, TxnTs};
 const INLINE_SHARED: usize = 4;
 
 /// The timestamps of a lock's shared holders (a small set).
-#[derive(Default)]
+#[derive(Default, Debug)]
 struct SharedHolders {
     inline: [u64; INLINE_SHARED],
     len: usize,
@@ -107,7 +107,7 @@ struct Waiter {
 
 /// A lock with holders or waiters. Entries without either are removed, so the
 /// table holds only locks in use.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub(super) struct Entry {
     exclusive: Option<u64>,
     shared: SharedHolders,

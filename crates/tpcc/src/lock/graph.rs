@@ -40,6 +40,7 @@ enum NodeState {
     Doomed,
 }
 
+#[derive(Debug)]
 struct Node {
     /// Sorted, no duplicates.
     edges: Vec<u64>,
@@ -48,7 +49,7 @@ struct Node {
     shard: usize,
 }
 
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub(super) struct WaitForGraph {
     nodes: HashMap<u64, Node>,
 }

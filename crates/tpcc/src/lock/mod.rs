@@ -69,8 +69,11 @@
 //!    member (largest `ts`): itself → leave the graph, be a victim; another →
 //!    mark it doomed, clear its edges, remember its shard;
 //! 3. release the graph mutex and the latch, notify the shards of the doomed
-//!    (and its own, if an upgrade was queued before others), then sleep in
-//!    the room until the epoch moved past `e`, and go to 2.
+//!    (and its own, if an upgrade was queued before others) — on *every*
+//!    verdict: a step can doom another request and then find itself the
+//!    youngest of a further cycle, and the doomed one sleeps until told —,
+//!    then, if it waits, sleep in the room until the epoch moved past `e`,
+//!    and go to 2.
 //!
 //! A victim leaves the queue (notifying the shard if others queue) and
 //! returns [`Deadlock`]; the caller rolls back, releasing its locks, and may
@@ -459,18 +462,14 @@ impl LockManager {
                 }
                 drop(state);
                 wake.extend(notify.then_some(index));
-                for i in wake.drain(..) {
-                    self.shards[i].notify();
-                }
+                self.notify_shards(&mut wake);
                 return Err(WaitError::Cancelled(c));
             }
             let verdict = self.graph.lock().step(ts, index, blocked, &mut wake);
             match verdict {
                 Verdict::Wait => {
                     drop(state);
-                    for i in wake.drain(..) {
-                        self.shards[i].notify();
-                    }
+                    self.notify_shards(&mut wake);
                     shard.sleep(seen, cancel.is_some());
                     state = shard.lock();
                 }
@@ -480,9 +479,8 @@ impl LockManager {
                     st.stats.acquired += 1;
                     let notify = entry.waiting() > 0;
                     drop(state);
-                    if notify {
-                        shard.notify();
-                    }
+                    wake.extend(notify.then_some(index));
+                    self.notify_shards(&mut wake);
                     return Ok(match check {
                         Check::Upgrade => Grant::Upgraded,
                         _ => Grant::Acquired,
@@ -496,12 +494,25 @@ impl LockManager {
                         st.entries.remove(&name.word());
                     }
                     drop(state);
-                    if notify {
-                        shard.notify();
-                    }
+                    // `wake` may name requests this step doomed before it
+                    // found itself the youngest of a further cycle: they
+                    // sleep until told (the stall CI caught on 2026-11-25).
+                    wake.extend(notify.then_some(index));
+                    self.notify_shards(&mut wake);
                     return Err(WaitError::Deadlock(Deadlock { name, mode, cause }));
                 }
             }
+        }
+    }
+
+    /// Notifies each shard in `wake` once (with no latch held), leaving it
+    /// empty. Every exit of a wait goes through here, so a request doomed
+    /// or reordered by a step is woken whatever that step's own verdict.
+    fn notify_shards(&self, wake: &mut Vec<usize>) {
+        wake.sort_unstable();
+        wake.dedup();
+        for i in wake.drain(..) {
+            self.shards[i].notify();
         }
     }
 
@@ -544,6 +555,23 @@ impl LockManager {
             .iter()
             .map(|shard| shard.state.lock().entries.len())
             .sum()
+    }
+
+    /// Every lock in use (holders, queue, passes) and every wait-for graph
+    /// node, as text: what a stall watchdog prints before it aborts.
+    pub fn debug_dump(&self) -> String {
+        let mut out = String::new();
+        for (i, shard) in self.shards.iter().enumerate() {
+            let state = shard.state.lock();
+            for (name, entry) in &state.entries {
+                out += &format!(
+                    "shard {i} epoch {} name {name:#x}: {entry:?}\n",
+                    shard.epoch()
+                );
+            }
+        }
+        out += &format!("graph: {:?}", *self.graph.lock());
+        out
     }
 
     /// Requests in the wait-for graph right now (0 when nobody waits).

@@ -545,3 +545,79 @@ fn a_lock_wait_blocks_the_worker_under_every_flavour() {
         assert!(lm.release(old, x));
     }
 }
+
+/// `count` names that fall into distinct shards (so no release of one wakes
+/// the sleepers of another by accident).
+fn names_in_distinct_shards(lm: &LockManager, count: usize, first_key: u64) -> Vec<LockName> {
+    let mut shards = Vec::new();
+    let mut names = Vec::new();
+    let mut key = first_key;
+    while names.len() < count {
+        let n = name(key);
+        let shard = lm.shard_index(n);
+        if !shards.contains(&shard) {
+            shards.push(shard);
+            names.push(n);
+        }
+        key += 1;
+    }
+    names
+}
+
+/// A step may doom another request and then find itself the youngest of a
+/// further cycle: the doomed one must still be woken, although the step's
+/// own verdict is `Victim` (CI stalled on this, 2026-11-25). Ages 2 < 3 < 4 <
+/// 5 < 9 (begin order); `5` closes both 5→2→9→4→5 (9 doomed, found first:
+/// edges are searched in age order) and 5→3→5 (5 dies). 9 sleeps on a lock
+/// whose holder (4) does not die, and 4 then waits for 9 itself, so only the
+/// doom's wake-up can break that second deadlock.
+#[test]
+fn a_request_doomed_by_a_step_that_then_dies_itself_is_still_woken() {
+    for_each_flavour(|lm| {
+        let [m, a, b, c, d, e]: [LockName; 6] =
+            names_in_distinct_shards(lm, 6, 100).try_into().unwrap();
+        let [t2, t3, t4, t5, t9] = [(); 5].map(|()| lm.begin());
+        use LockMode::{Exclusive as X, Shared as S};
+        for (ts, n, mode) in [(t2, m, S), (t3, m, S), (t9, a, X), (t9, e, X)] {
+            lm.acquire(ts, n, mode).unwrap();
+        }
+        for (ts, n) in [(t4, b), (t5, c), (t5, d)] {
+            lm.acquire(ts, n, X).unwrap();
+        }
+        std::thread::scope(|s| {
+            let w2 = s.spawn(|| {
+                lm.acquire(t2, a, X).unwrap();
+                release_all(lm, t2, &[a, m]);
+            });
+            until_queued(lm, a, 1, 1);
+            let w9 = s.spawn(|| {
+                let got = lm.acquire(t9, b, X);
+                release_all(lm, t9, &[a, e]);
+                got
+            });
+            until_queued(lm, b, 1, 2);
+            let w4 = s.spawn(|| {
+                lm.acquire(t4, c, X).unwrap();
+                // Waits for 9 — which sleeps on `b`, held by this thread.
+                lm.acquire(t4, e, X).unwrap();
+                release_all(lm, t4, &[b, c, e]);
+            });
+            until_queued(lm, c, 1, 3);
+            let w3 = s.spawn(|| {
+                lm.acquire(t3, d, X).unwrap();
+                release_all(lm, t3, &[d, m]);
+            });
+            until_queued(lm, d, 1, 4);
+            let died = lm.acquire(t5, m, X).unwrap_err();
+            assert_eq!(died.cause, VictimCause::ClosedTheCycle);
+            release_all(lm, t5, &[c, d]);
+            let doomed = w9.join().unwrap().unwrap_err();
+            assert_eq!(doomed.cause, VictimCause::Chosen);
+            for w in [w2, w4, w3] {
+                w.join().unwrap();
+            }
+        });
+        assert_eq!(lm.stats().deadlock_victims, 2);
+        assert_clean(lm);
+    });
+}
