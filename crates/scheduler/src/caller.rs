@@ -29,6 +29,7 @@ use std::sync::atomic::Ordering;
 
 use crossbeam_utils::sync::Parker;
 
+use crate::class::ClassId;
 use crate::counts::WorkerState;
 use crate::queues::Pool;
 use crate::shared::Shared;
@@ -53,17 +54,25 @@ pub(crate) fn is_urgent(priority: usize) -> bool {
 }
 
 impl Shared {
-    /// Decides how a caller outside the pool runs a job of `priority`.
-    pub(crate) fn admit_caller(&self, priority: usize) -> Admission {
+    /// Decides how a caller outside the pool runs a job of `priority` in
+    /// workload class `class`.
+    pub(crate) fn admit_caller(&self, class: ClassId, priority: usize) -> Admission {
         let urgent = is_urgent(priority);
+        let classed = self.classes.defined() > 0 && class != ClassId::DEFAULT;
         // Never overtake queued work of a higher priority, nor (urgent callers)
-        // queued urgent work of the same class: it was there first.
+        // queued urgent work of the same class: it was there first. A caller
+        // of another class does not overtake its own class's queued roots.
         let floor = if urgent {
             crate::DEFAULT_PRIORITY
         } else {
             priority
         };
-        if self.roots.any_above(floor) {
+        let queued_before = if classed {
+            self.classes.exists(class) && !self.classes.slot(class).roots.is_empty()
+        } else {
+            self.roots.any_above(floor)
+        };
+        if queued_before {
             Counters::bump(&self.stats.callers_handed_off);
             return Admission::HandOff;
         }
@@ -95,7 +104,12 @@ impl Shared {
                 }
             }
         }
-        if urgent && (self.urgent_below_share() || !self.other_work_waits()) {
+        let within_share = if classed {
+            self.class_below_share(class)
+        } else {
+            self.urgent_below_share()
+        };
+        if urgent && (within_share || !self.other_work_waits()) {
             Counters::bump(&self.stats.callers_extra);
             return Admission::Extra;
         }
@@ -108,11 +122,37 @@ impl Shared {
         self.urgent_running.load(Ordering::Relaxed) < self.config.urgent_contexts()
     }
 
-    /// Whether non-urgent work is queued (pools or roots at or below the default
-    /// priority). Deques are not looked at: their owners are running.
+    /// Whether `class` holds fewer contexts than its entitlement among the
+    /// demanding classes (`class.rs`, "Shares"), counting itself as demanding.
+    fn class_below_share(&self, class: ClassId) -> bool {
+        let has_roots = |id: ClassId| {
+            id == class
+                || if id == ClassId::DEFAULT {
+                    !self.roots.is_empty()
+                } else {
+                    !self.classes.slot(id).roots.is_empty()
+                }
+        };
+        let only_this = |id: ClassId, _| id == class;
+        self.classes
+            .choose(
+                self.config.contexts,
+                true,
+                crate::class::NO_CLASS,
+                has_roots,
+                only_this,
+            )
+            .is_some()
+    }
+
+    /// Whether non-urgent work is queued (pools, roots at or below the default
+    /// priority, or any other class's roots). Deques are not looked at: their
+    /// owners are running.
     fn other_work_waits(&self) -> bool {
         !self.pools.iter().all(Pool::is_empty)
             || self.roots.any_at_or_below(crate::DEFAULT_PRIORITY)
+            || (1..self.classes.defined())
+                .any(|i| !self.classes.slot(ClassId::from_index(i)).roots.is_empty())
     }
 
     /// A guest (or a worker) leaves the counts as active; then, like a worker
@@ -151,6 +191,9 @@ pub(crate) fn run_counted<R>(
     let deque = shared.take_deque(slot);
     let guest = WorkerThread::new(shared.clone(), slot, deque, parker);
     let _urgent = urgent.then(|| UrgentGuard::enter(shared));
+    // The guest counts for the caller's class while it runs (`into_parts`
+    // below ends the count).
+    guest.count_for(crate::class::current_class());
     let r = guest.run_as_current(|| catch_unwind(AssertUnwindSafe(f)));
     let (deque, parker) = guest.into_parts();
     // Asserts the deque is empty: every job a guest forks is joined before
@@ -165,10 +208,31 @@ pub(crate) fn run_counted<R>(
     }
 }
 
-/// Runs `f` on the calling thread, uncounted ([`Admission::Extra`]).
-pub(crate) fn run_extra<R>(shared: &Shared, f: impl FnOnce() -> R) -> R {
+/// Runs `f` on the calling thread, uncounted ([`Admission::Extra`]); it
+/// counts in the urgent share (default class) or in its class's share.
+pub(crate) fn run_extra<R>(shared: &Shared, class: ClassId, f: impl FnOnce() -> R) -> R {
+    if shared.classes.defined() > 0 && class != ClassId::DEFAULT && shared.classes.exists(class) {
+        let _class = ExtraClassGuard::enter(shared, class);
+        return f();
+    }
     let _urgent = UrgentGuard::enter(shared);
     f()
+}
+
+/// Counts an uncounted caller for its class while it runs.
+struct ExtraClassGuard<'a>(&'a Shared, ClassId);
+
+impl<'a> ExtraClassGuard<'a> {
+    fn enter(shared: &'a Shared, class: ClassId) -> Self {
+        shared.classes.move_count(crate::class::NO_CLASS, class);
+        ExtraClassGuard(shared, class)
+    }
+}
+
+impl Drop for ExtraClassGuard<'_> {
+    fn drop(&mut self) {
+        self.0.classes.move_count(self.1, crate::class::NO_CLASS);
+    }
 }
 
 /// Counts one piece of urgent work running (a guest, an extra caller, or a

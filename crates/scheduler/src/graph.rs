@@ -170,6 +170,7 @@ impl TaskGraph {
             panic: Mutex::new(None),
             done: CoreLatch::new(),
             context,
+            class: crate::class::current_class(),
             priority: self.priority,
             label: self.label,
         }))
@@ -275,6 +276,8 @@ pub(crate) struct GraphInner {
     panic: Mutex<Option<TaskPanic>>,
     pub(crate) done: CoreLatch,
     pub(crate) context: Option<TaskContext>,
+    /// The workload class of the submitter: every node runs under it.
+    pub(crate) class: crate::class::ClassId,
     pub(crate) priority: usize,
     label: String,
 }
@@ -297,6 +300,7 @@ impl GraphInner {
         let mut func = slot.func.lock();
         let f = func.as_mut().expect("node closure missing");
         let _ctx = ContextGuard::install(self.context.clone());
+        let _class = crate::class::ClassGuard::enter(self.class);
         match catch_unwind(AssertUnwindSafe(f)) {
             Ok(Step::Reissue) => Step::Reissue,
             Ok(Step::Done) => {

@@ -46,9 +46,12 @@ where
     RB: Send,
 {
     let ctx = current_context();
-    let job_b = StackJob::new(move || match ctx {
-        Some(c) => with_context(Some(c), b),
-        None => b(),
+    let class = crate::class::current_class();
+    let job_b = StackJob::new(move || {
+        crate::class::with_class(class, || match ctx {
+            Some(c) => with_context(Some(c), b),
+            None => b(),
+        })
     });
     // SAFETY: job_b stays on this frame, unmoved, until either we pop its JobRef back
     // (then nobody else has it) or its latch is set (then the thief is done with it):
@@ -134,13 +137,16 @@ impl<'scope> Scope<'scope> {
     {
         self.pending.increment();
         let ctx = current_context();
+        let class = crate::class::current_class();
         let scope_addr = self as *const Scope<'scope> as usize;
         let run = move || {
             // SAFETY: `scope_addr` points to the Scope that spawned us; `run_scope`
             // keeps it alive until `pending` reaches zero, which happens only after
             // the decrement at the end of this closure.
             let scope = unsafe { &*(scope_addr as *const Scope<'scope>) };
-            let r = catch_unwind(AssertUnwindSafe(|| with_context(ctx, || f(scope))));
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                crate::class::with_class(class, || with_context(ctx, || f(scope)))
+            }));
             if let Err(p) = r {
                 // A cancelled statement's tasks unwind on purpose.
                 if !p.is::<crate::cancel::Cancelled>() {

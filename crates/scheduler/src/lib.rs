@@ -12,6 +12,9 @@
 //!   operations use as their task limit, with splitting in [`Scheduler::parallel_for`].
 //! - Cancellation and timeouts ([`CancelToken`]): work checks a token at
 //!   checkpoints and unwinds; waiting re-raises it up to the statement's root.
+//! - Workload classes ([`ClassSpec`]): weighted shares of the contexts between
+//!   classes of work, a per-statement parallelism cap and a statement timeout
+//!   per class (`class.rs`).
 //!
 //! The protocol (states, transitions, why no wake-up is lost and no graph deadlocks)
 //! is in `PROTOCOL.md` beside this crate's manifest.
@@ -19,6 +22,7 @@
 mod abort;
 mod caller;
 mod cancel;
+mod class;
 mod config;
 mod context;
 mod counts;
@@ -42,6 +46,10 @@ use std::sync::atomic::Ordering;
 use parking_lot::Mutex;
 
 pub use cancel::{CancelReason, CancelToken, Cancelled, catch_cancelled};
+pub use class::{
+    CLASS_WEIGHT_MAX, CLASSES_MAX, ClassError, ClassId, ClassSpec, ClassStats, current_class,
+    set_thread_class, with_class,
+};
 pub use config::{
     BlockActivation, CallerRuns, ConfigError, HintPolicy, SchedulerConfig, detected_contexts,
 };
@@ -143,7 +151,8 @@ impl Scheduler {
         Counters::add(&self.shared.stats.nodes_created, n as u64);
         let root = inner.root;
         let priority = inner.priority.min(self.shared.roots.levels() - 1);
-        self.shared.push_root(
+        self.shared.push_class_root(
+            inner.class,
             priority,
             Task::Node {
                 graph: inner.clone(),
@@ -187,13 +196,76 @@ impl Scheduler {
     where
         F: FnOnce() + Send + 'static,
     {
+        self.spawn_detached_in(current_class(), priority, f);
+    }
+
+    /// [`spawn_detached`](Self::spawn_detached) in workload class `class`.
+    pub fn spawn_detached_in<F>(&self, class: ClassId, priority: usize, f: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
         let ctx = current_context();
         // SAFETY: `f` is 'static, so the job borrows nothing that could end
         // before it runs; a root job runs exactly once (drop runs queued work).
-        let job_ref = unsafe { HeapJob::into_job_ref(move || with_context(ctx, f)) };
+        let job_ref =
+            unsafe { HeapJob::into_job_ref(move || with_class(class, || with_context(ctx, f))) };
         Counters::bump(&self.shared.stats.jobs_created);
         let priority = priority.min(self.shared.roots.levels() - 1);
-        self.shared.push_root(priority, Task::Job(job_ref));
+        self.shared
+            .push_class_root(class, priority, Task::Job(job_ref));
+    }
+
+    // ---- workload classes -----------------------------------------------------
+
+    /// Defines a workload class (see [`ClassSpec`]); the default class keeps
+    /// today's behaviour and shares the contexts with the classes by weight.
+    pub fn define_class(&self, spec: &ClassSpec) -> Result<ClassId, ClassError> {
+        self.shared
+            .classes
+            .define(spec, self.shared.config.priority_levels)
+    }
+
+    /// Changes a class at run time (its weight, priority, cap, timeout, name).
+    pub fn update_class(&self, class: ClassId, spec: &ClassSpec) -> Result<(), ClassError> {
+        self.shared
+            .classes
+            .update(class, spec, self.shared.config.priority_levels)
+    }
+
+    /// The class named `name` (the default class is `"default"`).
+    pub fn class_by_name(&self, name: &str) -> Option<ClassId> {
+        self.shared.classes.by_name(name)
+    }
+
+    /// The statement timeout of `class`, for whoever starts statements in it.
+    pub fn class_timeout(&self, class: ClassId) -> Option<std::time::Duration> {
+        self.shared
+            .classes
+            .exists(class)
+            .then(|| self.shared.classes.timeout(class))
+            .flatten()
+    }
+
+    /// Every class's weight and counters.
+    pub fn class_stats(&self) -> Vec<ClassStats> {
+        self.shared.classes.stats()
+    }
+
+    /// [`install`](Self::install) in workload class `class`, at the class's
+    /// priority: `f` and everything it spawns run under the class.
+    pub fn install_in<R, F>(&self, class: ClassId, f: F) -> R
+    where
+        F: FnOnce() -> R + Send,
+        R: Send,
+    {
+        let priority = if self.shared.classes.exists(class) {
+            self.shared.classes.priority(class)
+        } else {
+            DEFAULT_PRIORITY
+        };
+        with_class(class, || {
+            self.install_as(Placement::AdmitCaller, priority, f)
+        })
     }
 
     /// Runs `f` on a worker of this scheduler and returns its result; runs it in
@@ -243,21 +315,22 @@ impl Scheduler {
             return f();
         }
         let priority = priority.min(self.shared.roots.levels() - 1);
+        let class = current_class();
         if current.is_none()
             && placement == Placement::AdmitCaller
             && self.shared.config.caller_runs == CallerRuns::Counted
         {
-            match self.shared.admit_caller(priority) {
+            match self.shared.admit_caller(class, priority) {
                 caller::Admission::Counted { slot } => {
-                    let urgent = caller::is_urgent(priority);
+                    let urgent = class == ClassId::DEFAULT && caller::is_urgent(priority);
                     return caller::run_counted(&self.shared, slot, urgent, f);
                 }
-                caller::Admission::Extra => return caller::run_extra(&self.shared, f),
+                caller::Admission::Extra => return caller::run_extra(&self.shared, class, f),
                 caller::Admission::HandOff => {}
             }
         }
         let ctx = current_context();
-        let job = StackJob::new(move || with_context(ctx, f));
+        let job = StackJob::new(move || with_class(class, || with_context(ctx, f)));
         // SAFETY: `job` lives on this frame, unmoved, until its latch is set: we
         // wait for it below before returning, and an abort guard, armed before the
         // JobRef is published, turns any unwinding before the latch is observed
@@ -266,7 +339,8 @@ impl Scheduler {
         let job_ref = unsafe { job.as_job_ref() };
         Counters::bump(&self.shared.stats.jobs_created);
         let published = abort::AbortOnDrop::arm("install while its job may run on a worker");
-        self.shared.push_root(priority, Task::Job(job_ref));
+        self.shared
+            .push_class_root(class, priority, Task::Job(job_ref));
         worker::wait_as_inactive(WorkerState::WaitingForGraph, || {
             job.latch.wait(None);
             // The worker is done with `job`.

@@ -46,7 +46,8 @@ impl HintSource for Shared {
         self.free_contexts_estimate()
     }
     fn max_pieces(&self) -> usize {
-        self.config.contexts
+        // A statement's class may cap its parallelism (`class.rs`).
+        self.config.contexts.min(self.concurrency_hint_cap())
     }
 }
 

@@ -190,6 +190,10 @@ impl RootQueues {
     pub(crate) fn len(&self) -> usize {
         self.by_priority.iter().map(Injector::len).sum()
     }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.by_priority.iter().all(Injector::is_empty)
+    }
 }
 
 fn steal_retrying(q: &Injector<Task>) -> Option<Task> {

@@ -32,6 +32,7 @@ mod hooksafe {
     }
 }
 
+use crate::class::{ClassId, Classes};
 use crate::config::{HintPolicy, SchedulerConfig};
 use crate::counts::{AtomicWorkerCounts, WorkerCounts, WorkerState};
 use crate::graph::GraphInner;
@@ -97,6 +98,9 @@ pub(crate) struct Shared {
     pub(crate) config: SchedulerConfig,
     pub(crate) counts: AtomicWorkerCounts,
     pub(crate) roots: RootQueues,
+    /// Workload classes, with the root queues of every class but the default
+    /// (whose roots are `roots`).
+    pub(crate) classes: Classes,
     pub(crate) pools: Box<[Pool]>,
     /// Tasks in the root queues plus the pools. `SeqCst`: half of the Dekker pair of
     /// the park protocol (PROTOCOL.md).
@@ -151,6 +155,7 @@ impl Shared {
             me: me.clone(),
             counts: AtomicWorkerCounts::new(),
             roots: RootQueues::new(config.priority_levels),
+            classes: Classes::new(config.priority_levels),
             pools: (0..config.pools).map(|_| Pool::new()).collect(),
             queued: CachePadded::new(AtomicUsize::new(0)),
             slots,
@@ -182,7 +187,29 @@ impl Shared {
     /// away (the previous operator of the same query) does not keep the next
     /// operator serial for the EMA's lag; sustained load keeps `free_now` at 0
     /// and the EMA decides, as in the paper.
+    ///
+    /// Capped by the running statement's class's `max_parallelism`.
     pub(crate) fn concurrency_hint(&self) -> usize {
+        self.unclamped_hint().min(self.concurrency_hint_cap())
+    }
+
+    /// The current class's `max_parallelism` (`usize::MAX` if none).
+    pub(crate) fn concurrency_hint_cap(&self) -> usize {
+        if self.classes.defined() == 0 {
+            return usize::MAX;
+        }
+        let class = crate::class::current_class();
+        match self
+            .classes
+            .exists(class)
+            .then(|| self.classes.max_parallelism(class))
+        {
+            Some(Some(cap)) => cap,
+            _ => usize::MAX,
+        }
+    }
+
+    fn unclamped_hint(&self) -> usize {
         match self.config.hint {
             HintPolicy::PinnedToContexts => self.config.contexts,
             HintPolicy::Ema { .. } => self
@@ -241,6 +268,18 @@ impl Shared {
         // park protocol; pairs with the fence in `has_work`.
         self.queued.fetch_add(1, Ordering::SeqCst);
         self.roots.push(priority, task);
+        self.notify_work(1);
+    }
+
+    /// Queues a root of workload class `class` (the default class's go to
+    /// `roots`, as [`Self::push_root`] does).
+    pub(crate) fn push_class_root(&self, class: ClassId, priority: usize, task: Task) {
+        if class == ClassId::DEFAULT || !self.classes.exists(class) {
+            return self.push_root(priority, task);
+        }
+        // As in `push_root`: count first, SeqCst.
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        self.classes.slot(class).roots.push(priority, task);
         self.notify_work(1);
     }
 
@@ -587,7 +626,10 @@ impl Shared {
 
     pub(crate) fn sample(&self) -> TimelineSample {
         let c = self.counts.load();
-        let queued_roots = self.roots.len();
+        let queued_roots = self.roots.len()
+            + (1..self.classes.defined())
+                .map(|i| self.classes.slot(ClassId::from_index(i)).roots.len())
+                .sum::<usize>();
         let queued_tasks = self.pools.iter().map(Pool::len).sum();
         TimelineSample {
             t_ms: self.started.elapsed().as_secs_f64() * 1e3,

@@ -11,6 +11,7 @@ use crossbeam_deque::{Steal, Worker};
 use crossbeam_utils::Backoff;
 use crossbeam_utils::sync::Parker;
 
+use crate::class::ClassId;
 use crate::config::BlockActivation;
 use crate::counts::WorkerState;
 use crate::graph::{GraphInner, Step};
@@ -27,6 +28,9 @@ pub(crate) struct WorkerThread {
     rng: RefCell<fastrand::Rng>,
     state: Cell<WorkerState>,
     ready: RefCell<Vec<u32>>,
+    /// The workload class this worker counts for (`class::NO_CLASS` while it
+    /// counts for none; `class.rs`, "Shares").
+    counted: Cell<ClassId>,
 }
 
 thread_local! {
@@ -59,6 +63,7 @@ impl WorkerThread {
             rng: RefCell::new(fastrand::Rng::with_seed(seed)),
             state: Cell::new(WorkerState::Active),
             ready: RefCell::new(Vec::new()),
+            counted: Cell::new(crate::class::NO_CLASS),
         }
     }
 
@@ -77,7 +82,29 @@ impl WorkerThread {
 
     /// The deque and parker back (a guest keeps them for its next job).
     pub(crate) fn into_parts(self) -> (Worker<JobRef>, Parker) {
+        self.count_for(crate::class::NO_CLASS);
         (self.deque, self.parker)
+    }
+
+    /// Counts this worker for `class` from now on (none: `NO_CLASS`), if
+    /// its scheduler has classes.
+    pub(crate) fn count_for(&self, class: ClassId) {
+        let counted = self.counted.get();
+        if counted == class {
+            return;
+        }
+        let classes = &self.shared.classes;
+        if classes.defined() == 0 && counted == crate::class::NO_CLASS {
+            return;
+        }
+        // An id this scheduler does not have runs in its default class.
+        let class = if class == crate::class::NO_CLASS || classes.exists(class) {
+            class
+        } else {
+            ClassId::DEFAULT
+        };
+        classes.move_count(counted, class);
+        self.counted.set(class);
     }
 
     pub(crate) fn state(&self) -> WorkerState {
@@ -108,6 +135,11 @@ impl WorkerThread {
         // Never while this thread holds a scheduler-aware lock in a wait
         // (`roots == false`): the root could want that very lock and deadlock
         // on its own thread (PROTOCOL.md, "Locks held while waiting").
+        if self.shared.classes.defined() > 0
+            && let Some(t) = self.pop_class_root(true, roots)
+        {
+            return Some(t);
+        }
         if (roots || crate::sync::locks_held() == 0)
             && self.shared.urgent_below_share()
             && let Some(t) = self.shared.roots.pop_above(crate::DEFAULT_PRIORITY)
@@ -149,7 +181,77 @@ impl WorkerThread {
         None
     }
 
+    /// A root chosen across workload classes (`class.rs`, "Shares"): with
+    /// `below_share`, only of a class below its entitlement; else by
+    /// weighted fairness. `roots` false (waiting in a join): only urgent
+    /// classes, and none while this thread holds a scheduler-aware lock (as
+    /// for urgent roots in `find_task`).
+    fn pop_class_root(&self, below_share: bool, roots: bool) -> Option<(Task, Popped)> {
+        let shared = &*self.shared;
+        if !roots && crate::sync::locks_held() > 0 {
+            return None;
+        }
+        let default_roots = |id: ClassId| {
+            if id == ClassId::DEFAULT {
+                // Roots waiting: for the default class, urgent ones count only
+                // while waiting in a join.
+                if roots {
+                    !shared.roots.is_empty()
+                } else {
+                    shared.roots.any_above(crate::DEFAULT_PRIORITY)
+                }
+            } else {
+                !shared.classes.slot(id).roots.is_empty()
+            }
+        };
+        let allowed = |id: ClassId, priority: usize| {
+            roots || id == ClassId::DEFAULT || crate::caller::is_urgent(priority)
+        };
+        let class = shared.classes.choose(
+            shared.config.contexts,
+            below_share,
+            // Between tasks (`roots`) this worker is about to leave
+            // the class it counts for; inside a join it stays in it.
+            if roots {
+                self.counted.get()
+            } else {
+                crate::class::NO_CLASS
+            },
+            default_roots,
+            allowed,
+        )?;
+        let (t, priority) = if class == ClassId::DEFAULT {
+            if roots {
+                shared
+                    .roots
+                    .pop(shared.config.priority_bias, &mut self.rng.borrow_mut())?
+            } else {
+                (
+                    shared.roots.pop_above(crate::DEFAULT_PRIORITY)?,
+                    crate::DEFAULT_PRIORITY + 1,
+                )
+            }
+        } else {
+            shared
+                .classes
+                .slot(class)
+                .roots
+                .pop(shared.config.priority_bias, &mut self.rng.borrow_mut())?
+        };
+        shared.queued.fetch_sub(1, Ordering::SeqCst);
+        // Only the default class's urgent roots count in the urgent share.
+        let popped = if class == ClassId::DEFAULT && crate::caller::is_urgent(priority) {
+            Popped::Urgent
+        } else {
+            Popped::Own
+        };
+        Some((t, popped))
+    }
+
     fn pop_root(&self) -> Option<(Task, Popped)> {
+        if self.shared.classes.defined() > 0 {
+            return self.pop_class_root(false, true);
+        }
         let (t, priority) = self
             .shared
             .roots
@@ -337,10 +439,18 @@ pub(crate) fn enter_blocked<'a>() -> Option<StateGuard<'a>> {
     WorkerThread::current().and_then(|w| w.enter(WorkerState::Blocked))
 }
 
+/// Counts the current worker (if any) for `class` (`class.rs`, "Shares").
+pub(crate) fn count_class(class: ClassId) {
+    if let Some(w) = WorkerThread::current() {
+        w.count_for(class);
+    }
+}
+
 /// Body of every worker thread.
 pub(crate) fn worker_main(shared: Arc<Shared>, slot: usize, parker: Parker) {
     let deque = shared.take_deque(slot);
     let worker = WorkerThread::new(shared, slot, deque, parker);
+    crate::class::enter_worker_loop();
     worker.run_as_current(|| worker.run());
     let shared = worker.shared.clone();
     let (deque, _parker) = worker.into_parts();
@@ -362,6 +472,8 @@ impl WorkerThread {
                 }
                 continue;
             }
+            // Nothing to do: count for no class while searching and parked.
+            self.count_for(crate::class::NO_CLASS);
             // Nothing found: look a little longer before giving the core back,
             // as a *searching* worker that an admitted caller may displace
             // (PROTOCOL.md, "Callers run, counted"): once the level exceeds

@@ -1,0 +1,633 @@
+//! Workload classes: named shares of the scheduler's worker time (issue 13;
+//! HANA's workload classes, Db2's service classes with CPU shares).
+//!
+//! A class has a *weight*, a *priority* for its roots, an optional cap on how
+//! many tasks one of its statements splits into (`max_parallelism`, applied
+//! to the concurrency hint) and an optional statement timeout for whoever runs
+//! statements under it. Work is submitted under the class of the submitting
+//! thread ([`with_class`], [`set_thread_class`], [`Scheduler::install_in`]):
+//! jobs, joins, scope spawns and graphs capture the class at creation like
+//! they capture the [`TaskContext`](crate::TaskContext), so every task a
+//! statement spawns runs under its class.
+//!
+//! # Shares
+//!
+//! `running[c]` counts the workers (pool workers and counted guests) whose
+//! last task was of class `c`, and uncounted callers running class `c` work.
+//! A class is *demanding* when it has roots queued or work running. With `W`
+//! the sum of the demanding classes' weights, class `c` is *entitled* to
+//! `contexts × w_c / W` contexts. A worker looking for work first takes a
+//! queued root of a class below its entitlement (the one with the smallest
+//! `running / weight`), before its own deque and the pools; only then does
+//! it follow the ordinary order (deque, pools, other deques, roots), where
+//! roots are taken by weighted fairness across classes. So a class with work
+//! gets at least its fraction of the contexts as soon as a worker finishes a
+//! task — no preemption: a long task of an over-share class runs to its end.
+//! Priority orders roots within a class only.
+//!
+//! A worker's class is counted lazily: it moves from one class to another
+//! when it starts a task of another class, and leaves its class when it finds
+//! nothing to do, so the common case (the next task is of the same class)
+//! costs one comparison and no shared write. Nothing of this runs while no
+//! class is defined (one relaxed load per decision).
+//!
+//! Not modelled: decay within a class (Umbra's decaying priority for long
+//! queries); a worker blocked in a lock wait keeps counting for its class.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+
+use crate::queues::RootQueues;
+
+/// Classes a scheduler can hold, the default class included (guessed: HANA
+/// installations define a handful; the scan per decision is linear in it).
+pub const CLASSES_MAX: usize = 16;
+
+/// Bounds of a class's weight (the ratio between two classes' shares is at
+/// most `CLASS_WEIGHT_MAX`).
+pub const CLASS_WEIGHT_MAX: u32 = 10_000;
+
+/// A workload class of one scheduler (an index into its class table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ClassId(u16);
+
+impl ClassId {
+    /// The class of work submitted without one: today's behaviour (its roots
+    /// keep the priority levels and the urgent share).
+    pub const DEFAULT: ClassId = ClassId(0);
+    /// A worker thread between tasks: no class.
+    const NONE: ClassId = ClassId(u16::MAX);
+
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
+
+    pub(crate) fn from_index(i: usize) -> ClassId {
+        assert!(i < CLASSES_MAX, "class index {i} out of range");
+        ClassId(i as u16)
+    }
+}
+
+/// A class's configuration (all of it can be changed at run time with
+/// [`Scheduler::update_class`](crate::Scheduler::update_class)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassSpec {
+    /// Unique within the scheduler; `[A-Za-z0-9_.-]`, 1–64 characters.
+    pub name: String,
+    /// Share of the contexts relative to the other demanding classes,
+    /// 1..=[`CLASS_WEIGHT_MAX`].
+    pub weight: u32,
+    /// Priority of the class's roots (ordering within the class; above
+    /// [`DEFAULT_PRIORITY`](crate::DEFAULT_PRIORITY) its callers may also run
+    /// uncounted within the class's share, as urgent callers do).
+    pub priority: usize,
+    /// At most this many tasks per partitionable operation of a statement of
+    /// this class (a cap on the concurrency hint); `None`: no cap.
+    pub max_parallelism: Option<usize>,
+    /// Statement timeout for whoever runs statements of this class (see
+    /// [`Scheduler::class_timeout`](crate::Scheduler::class_timeout)).
+    pub timeout: Option<Duration>,
+}
+
+impl ClassSpec {
+    /// A class of `weight` with the default priority, no cap, no timeout.
+    pub fn new(name: &str, weight: u32) -> ClassSpec {
+        ClassSpec {
+            name: name.to_string(),
+            weight,
+            priority: crate::DEFAULT_PRIORITY,
+            max_parallelism: None,
+            timeout: None,
+        }
+    }
+}
+
+/// Why a class definition or change was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClassError {
+    /// The spec is invalid: which field and why.
+    Invalid { field: &'static str, why: String },
+    /// Another class has this name.
+    DuplicateName(String),
+    /// [`CLASSES_MAX`] classes exist already.
+    TooMany,
+    /// No class with this id or name.
+    Unknown(String),
+}
+
+impl std::fmt::Display for ClassError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClassError::Invalid { field, why } => write!(f, "invalid class {field}: {why}"),
+            ClassError::DuplicateName(n) => write!(f, "a workload class named {n:?} exists"),
+            ClassError::TooMany => write!(f, "at most {CLASSES_MAX} workload classes"),
+            ClassError::Unknown(n) => write!(f, "no workload class {n}"),
+        }
+    }
+}
+
+impl std::error::Error for ClassError {}
+
+/// One class's counters, as [`Scheduler::class_stats`](crate::Scheduler::class_stats) reports them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassStats {
+    pub id: ClassId,
+    pub name: String,
+    pub weight: u32,
+    /// Workers (and callers) counted for the class right now.
+    pub running: usize,
+    /// Roots of the class waiting in its queue now (0 for the default
+    /// class, whose roots share the scheduler's root queues).
+    pub queued_roots: usize,
+    /// Times a worker moved to this class to run one of its tasks.
+    pub entered: u64,
+}
+
+pub(crate) struct ClassSlot {
+    /// Workers and callers counted for the class (module docs). Relaxed: a
+    /// share, not a synchronization.
+    pub(crate) running: CachePadded<AtomicUsize>,
+    weight: AtomicU32,
+    priority: AtomicUsize,
+    /// 0: no cap.
+    max_parallelism: AtomicUsize,
+    /// 0: no timeout.
+    timeout_ms: AtomicU64,
+    entered: AtomicU64,
+    /// The class's roots (unused for the default class).
+    pub(crate) roots: RootQueues,
+}
+
+pub(crate) struct Classes {
+    slots: Box<[ClassSlot]>,
+    /// Classes defined, the default included once any other exists (0 while
+    /// only the default class exists: then nothing here runs).
+    defined: AtomicUsize,
+    /// Names, by id; taken only to define, update and report.
+    names: Mutex<Vec<String>>,
+}
+
+impl Classes {
+    pub(crate) fn new(priority_levels: usize) -> Self {
+        let slots = (0..CLASSES_MAX)
+            .map(|_| ClassSlot {
+                running: CachePadded::new(AtomicUsize::new(0)),
+                weight: AtomicU32::new(1),
+                priority: AtomicUsize::new(crate::DEFAULT_PRIORITY),
+                max_parallelism: AtomicUsize::new(0),
+                timeout_ms: AtomicU64::new(0),
+                entered: AtomicU64::new(0),
+                roots: RootQueues::new(priority_levels),
+            })
+            .collect();
+        Classes {
+            slots,
+            defined: AtomicUsize::new(0),
+            names: Mutex::new(vec!["default".to_string()]),
+        }
+    }
+
+    /// Classes in use (0 while only the default class exists).
+    pub(crate) fn defined(&self) -> usize {
+        // Acquire: pairs with the Release in `define`, so a worker that sees
+        // the count sees the new class's weight.
+        self.defined.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn slot(&self, c: ClassId) -> &ClassSlot {
+        &self.slots[c.index()]
+    }
+
+    pub(crate) fn weight(&self, c: ClassId) -> u32 {
+        self.slot(c).weight.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn priority(&self, c: ClassId) -> usize {
+        self.slot(c).priority.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn max_parallelism(&self, c: ClassId) -> Option<usize> {
+        match self.slot(c).max_parallelism.load(Ordering::Relaxed) {
+            0 => None,
+            n => Some(n),
+        }
+    }
+
+    pub(crate) fn timeout(&self, c: ClassId) -> Option<Duration> {
+        match self.slot(c).timeout_ms.load(Ordering::Relaxed) {
+            0 => None,
+            ms => Some(Duration::from_millis(ms)),
+        }
+    }
+
+    fn validate(spec: &ClassSpec, priority_levels: usize) -> Result<(), ClassError> {
+        let bad = |field, why: String| Err(ClassError::Invalid { field, why });
+        let name_ok = !spec.name.is_empty()
+            && spec.name.len() <= 64
+            && spec
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+        if !name_ok {
+            return bad(
+                "name",
+                format!("{:?}: 1-64 characters of [A-Za-z0-9_.-]", spec.name),
+            );
+        }
+        if !(1..=CLASS_WEIGHT_MAX).contains(&spec.weight) {
+            return bad(
+                "weight",
+                format!("{} not in 1..={CLASS_WEIGHT_MAX}", spec.weight),
+            );
+        }
+        if spec.priority >= priority_levels {
+            return bad(
+                "priority",
+                format!("{} not below {priority_levels} levels", spec.priority),
+            );
+        }
+        if spec.max_parallelism == Some(0) {
+            return bad("max_parallelism", "0 (use None for no cap)".into());
+        }
+        if spec.timeout.is_some_and(|t| t.as_millis() == 0) {
+            return bad("timeout", "below 1 ms (use None for no timeout)".into());
+        }
+        Ok(())
+    }
+
+    fn store(&self, c: ClassId, spec: &ClassSpec) {
+        let s = self.slot(c);
+        s.weight.store(spec.weight, Ordering::Relaxed);
+        s.priority.store(spec.priority, Ordering::Relaxed);
+        s.max_parallelism
+            .store(spec.max_parallelism.unwrap_or(0), Ordering::Relaxed);
+        let ms = spec
+            .timeout
+            .map_or(0, |t| t.as_millis().min(u64::MAX as u128) as u64);
+        s.timeout_ms.store(ms, Ordering::Relaxed);
+    }
+
+    pub(crate) fn define(
+        &self,
+        spec: &ClassSpec,
+        priority_levels: usize,
+    ) -> Result<ClassId, ClassError> {
+        Self::validate(spec, priority_levels)?;
+        let mut names = self.names.lock();
+        if names.contains(&spec.name) {
+            return Err(ClassError::DuplicateName(spec.name.clone()));
+        }
+        if names.len() == CLASSES_MAX {
+            return Err(ClassError::TooMany);
+        }
+        let id = ClassId(names.len() as u16);
+        self.store(id, spec);
+        names.push(spec.name.clone());
+        // Release: pairs with the Acquire in `defined` (the spec is stored).
+        self.defined.store(names.len(), Ordering::Release);
+        Ok(id)
+    }
+
+    /// Changes class `c` (the default class too: its weight, cap, timeout;
+    /// its name stays "default" and its priority is per root).
+    pub(crate) fn update(
+        &self,
+        c: ClassId,
+        spec: &ClassSpec,
+        priority_levels: usize,
+    ) -> Result<(), ClassError> {
+        Self::validate(spec, priority_levels)?;
+        let mut names = self.names.lock();
+        let Some(current) = names.get(c.index()).cloned() else {
+            return Err(ClassError::Unknown(format!("{c:?}")));
+        };
+        if c == ClassId::DEFAULT && spec.name != current {
+            return Err(ClassError::Invalid {
+                field: "name",
+                why: "the default class cannot be renamed".into(),
+            });
+        }
+        if names
+            .iter()
+            .enumerate()
+            .any(|(i, n)| i != c.index() && *n == spec.name)
+        {
+            return Err(ClassError::DuplicateName(spec.name.clone()));
+        }
+        self.store(c, spec);
+        names[c.index()] = spec.name.clone();
+        Ok(())
+    }
+
+    pub(crate) fn by_name(&self, name: &str) -> Option<ClassId> {
+        let names = self.names.lock();
+        names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| ClassId(i as u16))
+    }
+
+    pub(crate) fn stats(&self) -> Vec<ClassStats> {
+        let names = self.names.lock();
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let id = ClassId(i as u16);
+                let s = self.slot(id);
+                ClassStats {
+                    id,
+                    name: name.clone(),
+                    weight: s.weight.load(Ordering::Relaxed),
+                    running: s.running.load(Ordering::Relaxed),
+                    queued_roots: if id == ClassId::DEFAULT {
+                        0
+                    } else {
+                        s.roots.len()
+                    },
+                    entered: s.entered.load(Ordering::Relaxed),
+                }
+            })
+            .collect()
+    }
+
+    /// Whether `id` names a class of this table.
+    pub(crate) fn exists(&self, id: ClassId) -> bool {
+        id.index() < self.defined().max(1)
+    }
+
+    /// Moves one count from class `from` (if any) to class `to` (if any).
+    pub(crate) fn move_count(&self, from: ClassId, to: ClassId) {
+        if from == to {
+            return;
+        }
+        if from != ClassId::NONE {
+            self.slot(from).running.fetch_sub(1, Ordering::Relaxed);
+        }
+        if to != ClassId::NONE {
+            let s = self.slot(to);
+            s.running.fetch_add(1, Ordering::Relaxed);
+            s.entered.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Among the classes `c` for which `has_roots(c)` holds, the one to take
+    /// a root from: the smallest `running / weight`; with `below_share`, only
+    /// classes below their entitlement (module docs) qualify. `allowed`
+    /// filters classes (e.g. urgent ones only while waiting in a join).
+    /// `leaving`: the class the chooser itself counts for and is about to
+    /// leave (a worker that finished a task), not counted as running.
+    pub(crate) fn choose(
+        &self,
+        contexts: usize,
+        below_share: bool,
+        leaving: ClassId,
+        has_roots: impl Fn(ClassId) -> bool,
+        allowed: impl Fn(ClassId, usize) -> bool,
+    ) -> Option<ClassId> {
+        let n = self.defined();
+        if n == 0 {
+            return None;
+        }
+        // (class, running, weight, has roots) for demanding classes.
+        let mut demand = [(ClassId::NONE, 0usize, 0u64, false); CLASSES_MAX];
+        let mut k = 0;
+        let mut total_weight = 0u64;
+        for i in 0..n {
+            let id = ClassId(i as u16);
+            let mut running = self.slot(id).running.load(Ordering::Relaxed);
+            if id == leaving {
+                running = running.saturating_sub(1);
+            }
+            let roots = has_roots(id);
+            if running == 0 && !roots {
+                continue;
+            }
+            let w = u64::from(self.weight(id));
+            total_weight += w;
+            demand[k] = (id, running, w, roots);
+            k += 1;
+        }
+        let mut best: Option<(ClassId, usize, u64)> = None;
+        for &(id, running, w, roots) in &demand[..k] {
+            if !roots || !allowed(id, self.priority(id)) {
+                continue;
+            }
+            // running / contexts < w / W, in integers.
+            if below_share && (running as u64) * total_weight >= (contexts as u64) * w {
+                continue;
+            }
+            let better = match best {
+                None => true,
+                // running / w < best_running / best_w
+                Some((_, br, bw)) => (running as u64) * bw < (br as u64) * w,
+            };
+            if better {
+                best = Some((id, running, w));
+            }
+        }
+        best.map(|(id, _, _)| id)
+    }
+}
+
+thread_local! {
+    /// The class of the code running on this thread: what new work captures.
+    /// Client threads start in the default class; worker threads run with
+    /// `NONE` between tasks.
+    static CURRENT: Cell<ClassId> = const { Cell::new(ClassId::DEFAULT) };
+}
+
+/// The class new work submitted from this thread is in.
+pub fn current_class() -> ClassId {
+    let c = CURRENT.with(Cell::get);
+    if c == ClassId::NONE {
+        ClassId::DEFAULT
+    } else {
+        c
+    }
+}
+
+/// Puts this (client) thread's later submissions in `class` — a session's
+/// `SET workload_class`. The class is of whichever scheduler the work goes
+/// to; an id a scheduler does not have runs there in its default class.
+pub fn set_thread_class(class: ClassId) {
+    CURRENT.with(|c| c.set(class));
+}
+
+/// Runs `f` with `class` as this thread's class (restored after, also on
+/// unwinding); on a worker of a scheduler with classes, the worker counts
+/// for `class` while `f` runs.
+pub fn with_class<R>(class: ClassId, f: impl FnOnce() -> R) -> R {
+    let _guard = ClassGuard::enter(class);
+    f()
+}
+
+/// Marks a worker thread as between tasks (no class).
+pub(crate) fn enter_worker_loop() {
+    CURRENT.with(|c| c.set(ClassId::NONE));
+}
+
+/// Switches the thread's class and, on a worker, its count; restores on drop.
+pub(crate) struct ClassGuard {
+    previous: ClassId,
+    class: ClassId,
+}
+
+impl ClassGuard {
+    pub(crate) fn enter(class: ClassId) -> ClassGuard {
+        let previous = CURRENT.with(|c| c.replace(class));
+        if previous != class {
+            crate::worker::count_class(class);
+        }
+        ClassGuard { previous, class }
+    }
+}
+
+impl Drop for ClassGuard {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(self.previous));
+        // Back in an enclosing task of another class (a join that ran a
+        // stolen task): count for it again. Between tasks (`NONE`) the count
+        // stays, lazily, until the worker runs another class or idles.
+        if self.previous != self.class && self.previous != ClassId::NONE {
+            crate::worker::count_class(self.previous);
+        }
+    }
+}
+
+pub(crate) const NO_CLASS: ClassId = ClassId::NONE;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classes(weights: &[u32]) -> Classes {
+        let c = Classes::new(3);
+        c.update(ClassId::DEFAULT, &ClassSpec::new("default", weights[0]), 3)
+            .unwrap();
+        for (i, &w) in weights.iter().enumerate().skip(1) {
+            c.define(&ClassSpec::new(&format!("c{i}"), w), 3).unwrap();
+        }
+        c
+    }
+
+    fn set_running(c: &Classes, running: &[usize]) {
+        for (i, &r) in running.iter().enumerate() {
+            c.slot(ClassId(i as u16))
+                .running
+                .store(r, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn entitlements_follow_the_weights_of_demanding_classes() {
+        // default:1, c1:3 on 4 contexts → entitled 1 and 3.
+        let c = classes(&[1, 3]);
+        let all = |_| true;
+        let any = |_, _| true;
+        set_running(&c, &[1, 2]);
+        assert_eq!(c.choose(4, true, NO_CLASS, all, any), Some(ClassId(1)));
+        set_running(&c, &[0, 3]);
+        assert_eq!(
+            c.choose(4, true, NO_CLASS, all, any),
+            Some(ClassId::DEFAULT)
+        );
+        set_running(&c, &[1, 3]);
+        assert_eq!(
+            c.choose(4, true, NO_CLASS, all, any),
+            None,
+            "both at their share"
+        );
+        // Work-conserving fallback: the smallest running/weight.
+        set_running(&c, &[2, 3]);
+        assert_eq!(c.choose(4, false, NO_CLASS, all, any), Some(ClassId(1)));
+        // A worker leaving c1 (3 running, itself included) sees c1 below share.
+        set_running(&c, &[1, 3]);
+        assert_eq!(c.choose(4, true, ClassId(1), all, any), Some(ClassId(1)));
+        // A class without demand does not dilute the others: c1 alone is
+        // entitled to all 4.
+        set_running(&c, &[0, 3]);
+        let only_c1 = |id: ClassId| id == ClassId(1);
+        assert_eq!(c.choose(4, true, NO_CLASS, only_c1, any), Some(ClassId(1)));
+    }
+
+    #[test]
+    fn definitions_are_validated_and_unique() {
+        let c = Classes::new(3);
+        assert_eq!(c.defined(), 0);
+        let oltp = c.define(&ClassSpec::new("oltp", 4), 3).unwrap();
+        assert_eq!(
+            c.defined(),
+            2,
+            "the default class counts once another exists"
+        );
+        assert_eq!(c.by_name("oltp"), Some(oltp));
+        assert_eq!(
+            c.define(&ClassSpec::new("oltp", 1), 3),
+            Err(ClassError::DuplicateName("oltp".into()))
+        );
+        for (spec, field) in [
+            (ClassSpec::new("", 1), "name"),
+            (ClassSpec::new("a b", 1), "name"),
+            (ClassSpec::new("w", 0), "weight"),
+            (ClassSpec::new("w", CLASS_WEIGHT_MAX + 1), "weight"),
+            (
+                ClassSpec {
+                    priority: 3,
+                    ..ClassSpec::new("p", 1)
+                },
+                "priority",
+            ),
+            (
+                ClassSpec {
+                    max_parallelism: Some(0),
+                    ..ClassSpec::new("m", 1)
+                },
+                "max_parallelism",
+            ),
+        ] {
+            match c.define(&spec, 3) {
+                Err(ClassError::Invalid { field: f, .. }) => assert_eq!(f, field),
+                other => panic!("{spec:?}: {other:?}"),
+            }
+        }
+        for i in 2..CLASSES_MAX {
+            c.define(&ClassSpec::new(&format!("x{i}"), 1), 3).unwrap();
+        }
+        assert_eq!(
+            c.define(&ClassSpec::new("last", 1), 3),
+            Err(ClassError::TooMany)
+        );
+        let spec = ClassSpec {
+            max_parallelism: Some(2),
+            timeout: Some(Duration::from_millis(1500)),
+            ..ClassSpec::new("oltp", 7)
+        };
+        c.update(oltp, &spec, 3).unwrap();
+        assert_eq!(
+            (c.weight(oltp), c.max_parallelism(oltp), c.timeout(oltp)),
+            (7, Some(2), Some(Duration::from_millis(1500)))
+        );
+        assert!(
+            c.update(ClassId::DEFAULT, &ClassSpec::new("other", 1), 3)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn counts_move_between_classes() {
+        let c = classes(&[1, 1]);
+        c.move_count(NO_CLASS, ClassId(1));
+        c.move_count(ClassId(1), ClassId(1));
+        assert_eq!(c.slot(ClassId(1)).running.load(Ordering::Relaxed), 1);
+        c.move_count(ClassId(1), ClassId::DEFAULT);
+        assert_eq!(c.slot(ClassId(1)).running.load(Ordering::Relaxed), 0);
+        c.move_count(ClassId::DEFAULT, NO_CLASS);
+        assert_eq!(c.slot(ClassId::DEFAULT).running.load(Ordering::Relaxed), 0);
+        assert_eq!(c.stats()[1].entered, 1);
+    }
+}
