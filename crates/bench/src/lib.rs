@@ -16,6 +16,7 @@ pub mod reps;
 pub mod run_report;
 pub mod scheduler;
 pub mod tpch;
+pub mod workload;
 
 use serde::Serialize;
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use maestro_scheduler::{Scheduler, SchedulerStats, TimelineSample};
+use maestro_scheduler::{ClassId, ClassSpec, Scheduler, SchedulerStats, TimelineSample};
 use maestro_tpcc::driver::{self, Mode, RunConfig, RunProgress, RunReport};
 use maestro_tpch::queries::{QueryParams, run_profiled, stream_order};
 use serde::Serialize;
@@ -60,6 +60,62 @@ pub struct MixedConfig {
     pub tpcc_terminals: usize,
     pub duration: Duration,
     pub seed: u64,
+    /// TPC-C transactions per second in total (`None`: as fast as they go).
+    pub tpcc_max_tps: Option<f64>,
+    /// Workload classes for the two workloads (scheduler presets only).
+    pub classes: Option<WorkloadClasses>,
+}
+
+impl MixedConfig {
+    /// A run without rate limit or classes.
+    pub fn new(
+        variant: &str,
+        contexts: usize,
+        tpch_clients: usize,
+        tpcc_terminals: usize,
+        duration: Duration,
+        seed: u64,
+    ) -> MixedConfig {
+        MixedConfig {
+            variant: variant.to_string(),
+            contexts,
+            tpch_clients,
+            tpcc_terminals,
+            duration,
+            seed,
+            tpcc_max_tps: None,
+            classes: None,
+        }
+    }
+}
+
+/// Two scheduler workload classes, one per workload (issue 13): transactions
+/// in `oltp` (urgent priority), TPC-H queries in `olap`.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkloadClasses {
+    pub oltp_weight: u32,
+    pub olap_weight: u32,
+    /// Tasks per operator of one query at most (`None`: no cap).
+    pub olap_max_parallelism: Option<usize>,
+}
+
+impl WorkloadClasses {
+    /// Defines the two classes on `scheduler`: (oltp, olap).
+    fn define(&self, scheduler: &Scheduler) -> Result<(ClassId, ClassId), String> {
+        let oltp = scheduler
+            .define_class(&ClassSpec {
+                priority: maestro_scheduler::DEFAULT_PRIORITY + 1,
+                ..ClassSpec::new("oltp", self.oltp_weight)
+            })
+            .map_err(|e| e.to_string())?;
+        let olap = scheduler
+            .define_class(&ClassSpec {
+                max_parallelism: self.olap_max_parallelism,
+                ..ClassSpec::new("olap", self.olap_weight)
+            })
+            .map_err(|e| e.to_string())?;
+        Ok((oltp, olap))
+    }
 }
 
 /// What the live display shows once per second.
@@ -130,6 +186,16 @@ pub fn run_mixed(
     let (scheduler, exec) = engine(&config.variant, config.contexts)?;
     let mode = tpcc_mode(&config.variant);
     let shared = matches!(mode, Mode::Scheduler(_)).then_some(&*scheduler);
+    let classes = match (&config.classes, shared) {
+        (Some(c), Some(s)) => Some(c.define(s)?),
+        (Some(_), None) => {
+            return Err(format!(
+                "workload classes need a scheduler variant, not {}",
+                config.variant
+            ));
+        }
+        (None, _) => None,
+    };
     let before = scheduler.stats();
     let started_ms = scheduler.timeline().last().map_or(0.0, |s| s.t_ms);
     let cpu0 = process_cpu_times();
@@ -142,6 +208,9 @@ pub fn run_mixed(
             .map(|c| {
                 let (exec, stop, queries) = (&exec, &stop, &queries);
                 s.spawn(move || -> Result<Vec<f64>, String> {
+                    if let Some((_, olap)) = classes {
+                        maestro_scheduler::set_thread_class(olap);
+                    }
                     let mut times = Vec::new();
                     for round in 0u64.. {
                         for q in stream_order(c + 1) {
@@ -189,6 +258,8 @@ pub fn run_mixed(
             );
             rc.seed = config.seed;
             rc.contexts = config.contexts;
+            rc.max_tps = config.tpcc_max_tps;
+            rc.class = classes.map(|(oltp, _)| oltp);
             let progress = std::sync::Mutex::new(&mut sample);
             let r = driver::run_on(&dbs.tpcc, &rc, shared, &|p: &RunProgress| {
                 if let Ok(mut f) = progress.lock() {

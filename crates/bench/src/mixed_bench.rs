@@ -80,14 +80,14 @@ fn one_run(
 ) -> Result<MixedOutcome, String> {
     let o = run_mixed(
         dbs,
-        &MixedConfig {
-            variant: variant.to_string(),
+        &MixedConfig::new(
+            variant,
             contexts,
-            tpch_clients: clients,
-            tpcc_terminals: p.tpcc_terminals,
-            duration: p.duration,
-            seed: p.seed,
-        },
+            clients,
+            p.tpcc_terminals,
+            p.duration,
+            p.seed,
+        ),
         &|_| {},
     )?;
     if !o.consistency_violations.is_empty() {

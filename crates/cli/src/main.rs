@@ -79,6 +79,30 @@ enum Experiment {
     /// TPC-C throughput as terminals grow, with three lock-table latch flavours: blocking,
     /// spinning, load-controlled (the spinning-and-blocking paper).
     Latches(LatchesArgs),
+    /// TPC-C at a fixed rate beside TPC-H clients ramped to 4 × contexts, with and without
+    /// workload classes: OLTP p50/p99, tpmC, queries/min (issue 13).
+    Workload(WorkloadArgs),
+}
+
+#[derive(Args)]
+struct WorkloadArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Comma-separated variants: no-classes, classes (default both).
+    #[arg(long, value_delimiter = ',')]
+    variants: Option<Vec<String>>,
+    /// Comma-separated TPC-H client counts (default 0, c, 2c, 4c for c contexts).
+    #[arg(long, value_delimiter = ',')]
+    olap_clients: Option<Vec<usize>>,
+    /// TPC-C transactions per second in total (default 1000).
+    #[arg(long)]
+    tpcc_rate: Option<f64>,
+    /// Seconds per run (default 8; quick 1.5).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// TPC-H scale factor (default 0.1; quick 0.02).
+    #[arg(long)]
+    sf: Option<f64>,
 }
 
 #[derive(Args)]
@@ -269,6 +293,9 @@ fn main() -> ExitCode {
         Command::Bench {
             experiment: Experiment::Latches(args),
         } => bench_latches(args),
+        Command::Bench {
+            experiment: Experiment::Workload(args),
+        } => bench_workload(args),
         Command::Tpch { command } => tpch::run(command),
         Command::Tpcc { command } => tpcc::run(command),
     }
@@ -488,6 +515,60 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
     };
     match report {
         Ok(report) => emit(&report, experiment, args.common.json, args.common.out),
+        Err(e) => exit::usage(e),
+    }
+}
+
+fn bench_workload(args: WorkloadArgs) -> ExitCode {
+    use maestro_bench::workload::{self, WorkloadParams};
+    let contexts = match tpch::contexts(args.common.contexts) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let mut p = if args.common.quick {
+        WorkloadParams::quick(contexts)
+    } else {
+        WorkloadParams::full(contexts)
+    };
+    if let Some(v) = args.variants {
+        p.variants = v;
+    }
+    p.reps = match args.common.reps() {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
+    if let Some(c) = args.olap_clients {
+        p.olap_clients = c;
+    }
+    if let Some(r) = args.tpcc_rate {
+        p.tpcc_rate = r;
+    }
+    if let Some(d) = args.duration {
+        if !(d > 0.0 && d.is_finite()) {
+            return exit::usage("--duration must be a positive number of seconds");
+        }
+        p.duration = std::time::Duration::from_secs_f64(d);
+    }
+    if let Some(sf) = args.sf {
+        match tpch::scale_factor(sf) {
+            Ok(sf) => p.sf = sf,
+            Err(code) => return code,
+        }
+    }
+    eprintln!(
+        "bench workload: {contexts} contexts, SF {}, W={}, OLAP clients {:?}, {} terminals at {} tx/s, {:.1} s per run, variants {}, {} repetition(s)",
+        p.sf,
+        p.warehouses,
+        p.olap_clients,
+        p.tpcc_terminals,
+        p.tpcc_rate,
+        p.duration.as_secs_f64(),
+        p.variants.join(","),
+        p.reps
+    );
+    let progress = |line: &str| eprintln!("  {line}");
+    match workload::workload(contexts, &p, &progress) {
+        Ok(report) => emit(&report, "workload", args.common.json, args.common.out),
         Err(e) => exit::usage(e),
     }
 }

@@ -92,14 +92,14 @@ pub fn run(a: RunArgs) -> ExitCode {
         "running {} TPC-H client(s) and {} TPC-C terminal(s) on {} for {} s",
         a.tpch_clients, a.tpcc_terminals, variant, a.duration
     );
-    let config = MixedConfig {
-        variant,
+    let config = MixedConfig::new(
+        &variant,
         contexts,
-        tpch_clients: a.tpch_clients,
-        tpcc_terminals: a.tpcc_terminals,
-        duration: Duration::from_secs_f64(a.duration),
-        seed: a.seed,
-    };
+        a.tpch_clients,
+        a.tpcc_terminals,
+        Duration::from_secs_f64(a.duration),
+        a.seed,
+    );
     let outcome = match mixed::run_mixed(&dbs, &config, &print_live) {
         Ok(o) => o,
         Err(e) => return failure(e),

@@ -130,6 +130,9 @@ pub struct RunConfig {
     /// [`crate::lock::CANCEL_POLL`] of a lock wait, rolls back and counts as
     /// timed out (not retried); `None`: no timeout.
     pub txn_timeout: Option<Duration>,
+    /// The scheduler workload class transactions run in (scheduler modes;
+    /// `None`: the default class at the transaction priority, urgent).
+    pub class: Option<maestro_scheduler::ClassId>,
 }
 
 impl RunConfig {
@@ -151,6 +154,7 @@ impl RunConfig {
             max_tps: None,
             txn_timeout: None,
             latch: LatchFlavour::default(),
+            class: None,
         }
     }
 
@@ -258,7 +262,8 @@ pub fn run_on(
                     .max_tps
                     .map(|r| Duration::from_secs_f64(config.terminals as f64 / r));
                 let terminal = Terminal::new(db, &locks, scheduler, &stop, &live[t], pace)
-                    .with_txn_timeout(config.txn_timeout);
+                    .with_txn_timeout(config.txn_timeout)
+                    .with_class(config.class);
                 let generator = terminal::generator(db.warehouses(), t, config.seed, constants);
                 s.spawn(move || terminal.run(generator))
             })

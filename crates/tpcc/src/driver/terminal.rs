@@ -81,6 +81,7 @@ pub(super) struct Terminal<'a> {
     /// The interval between this terminal's transaction starts, if paced.
     pace: Option<Duration>,
     txn_timeout: Option<Duration>,
+    class: Option<maestro_scheduler::ClassId>,
 }
 
 impl<'a> Terminal<'a> {
@@ -100,6 +101,7 @@ impl<'a> Terminal<'a> {
             live,
             pace,
             txn_timeout: None,
+            class: None,
         }
     }
 
@@ -107,6 +109,12 @@ impl<'a> Terminal<'a> {
     /// ([`crate::driver::RunConfig::txn_timeout`]).
     pub(super) fn with_txn_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.txn_timeout = timeout;
+        self
+    }
+
+    /// Runs each transaction in workload class `class` (scheduler modes).
+    pub(super) fn with_class(mut self, class: Option<maestro_scheduler::ClassId>) -> Self {
+        self.class = class;
         self
     }
 
@@ -134,9 +142,10 @@ impl<'a> Terminal<'a> {
                 Some(c) => execute_cancellable(db, locks, &mut state, &input, c),
                 None => execute(db, locks, &mut state, &input),
             };
-            let result = match self.scheduler {
-                Some(s) => s.install_with_priority(TRANSACTION_PRIORITY, run),
-                None => run(),
+            let result = match (self.scheduler, self.class) {
+                (Some(s), Some(class)) => s.install_in(class, run),
+                (Some(s), None) => s.install_with_priority(TRANSACTION_PRIORITY, run),
+                (None, _) => run(),
             };
             let latency = start.elapsed();
             let done: Executed = match result {
