@@ -224,3 +224,39 @@ pub fn workload(
         attachments,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_parameters_are_refused_with_a_reason() {
+        let ok = WorkloadParams::quick(2);
+        assert!(ok.check().is_ok());
+        let bad = WorkloadParams {
+            variants: vec!["classes".into(), "strict".into()],
+            ..ok.clone()
+        };
+        assert!(bad.check().unwrap_err().contains("unknown variant \"strict\""));
+        for bad in [
+            WorkloadParams {
+                tpcc_rate: 0.0,
+                ..ok.clone()
+            },
+            WorkloadParams {
+                tpcc_rate: f64::NAN,
+                ..ok.clone()
+            },
+            WorkloadParams {
+                olap_clients: vec![],
+                ..ok.clone()
+            },
+            WorkloadParams {
+                tpcc_terminals: 0,
+                ..ok.clone()
+            },
+        ] {
+            assert!(bad.check().is_err(), "{bad:?}");
+        }
+    }
+}
