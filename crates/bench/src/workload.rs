@@ -237,7 +237,11 @@ mod tests {
             variants: vec!["classes".into(), "strict".into()],
             ..ok.clone()
         };
-        assert!(bad.check().unwrap_err().contains("unknown variant \"strict\""));
+        assert!(
+            bad.check()
+                .unwrap_err()
+                .contains("unknown variant \"strict\"")
+        );
         for bad in [
             WorkloadParams {
                 tpcc_rate: 0.0,

@@ -16,7 +16,9 @@ use clap::{Args, Parser, Subcommand};
 use maestro_bench::scheduler::{self, Params};
 use maestro_execution::Granularity;
 
-use variants::{EngineVariant, GranularityParser, SchedulerVariant, TpccVariant, names_or_all};
+use variants::{
+    EngineVariant, GranularityParser, MixedVariant, SchedulerVariant, TpccVariant, names_or_all,
+};
 
 #[derive(Parser)]
 #[command(
@@ -140,9 +142,9 @@ struct LatchesArgs {
 struct MixedArgs {
     #[command(flatten)]
     common: CommonArgs,
-    /// Comma-separated engine variants (default: all).
+    /// Comma-separated variants (default: the engine variants; single-classes on request).
     #[arg(long, value_enum, value_delimiter = ',')]
-    variants: Option<Vec<EngineVariant>>,
+    variants: Option<Vec<MixedVariant>>,
     /// Comma-separated TPC-H client counts (timeline uses the largest).
     #[arg(long, value_delimiter = ',')]
     tpch_clients: Option<Vec<usize>>,

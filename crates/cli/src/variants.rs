@@ -45,6 +45,18 @@ pub(crate) enum EngineVariant {
     Rayon,
 }
 
+/// `bench mixed`/`timeline`: the engine variants and `single-classes`
+/// (`maestro_bench::mixed_bench::MIXED_VARIANTS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum MixedVariant {
+    MultiplePools,
+    SinglePoolNosys,
+    SinglePool,
+    SingleHints,
+    Rayon,
+    SingleClasses,
+}
+
 /// TPC-C execution: one scheduler task per transaction on a preset, or each
 /// terminal on its own thread (`maestro_tpcc::driver::Mode::ALL`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -118,6 +130,10 @@ mod tests {
             maestro_bench::scheduler::VARIANTS
         );
         assert_eq!(all::<EngineVariant>(), maestro_bench::tpch::ENGINE_VARIANTS);
+        assert_eq!(
+            all::<MixedVariant>(),
+            maestro_bench::mixed_bench::MIXED_VARIANTS
+        );
         let modes: Vec<&str> = maestro_tpcc::driver::Mode::ALL
             .iter()
             .map(|m| m.name())

@@ -41,6 +41,7 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
+use crate::admission::{AdmissionCounts, AdmissionLimits, AdmissionQueue};
 use crate::queues::RootQueues;
 
 /// Classes a scheduler can hold, the default class included (guessed: HANA
@@ -74,7 +75,7 @@ impl ClassId {
 
 /// A class's configuration (all of it can be changed at run time with
 /// [`Scheduler::update_class`](crate::Scheduler::update_class)).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ClassSpec {
     /// Unique within the scheduler; `[A-Za-z0-9_.-]`, 1–64 characters.
     pub name: String,
@@ -91,6 +92,10 @@ pub struct ClassSpec {
     /// Statement timeout for whoever runs statements of this class (see
     /// [`Scheduler::class_timeout`](crate::Scheduler::class_timeout)).
     pub timeout: Option<Duration>,
+    /// Admission control for the class's statements
+    /// ([`Scheduler::admit`](crate::Scheduler::admit)); `None`: every
+    /// statement is admitted at once (small transactional classes).
+    pub admission: Option<AdmissionLimits>,
 }
 
 impl ClassSpec {
@@ -102,6 +107,7 @@ impl ClassSpec {
             priority: crate::DEFAULT_PRIORITY,
             max_parallelism: None,
             timeout: None,
+            admission: None,
         }
     }
 }
@@ -145,6 +151,8 @@ pub struct ClassStats {
     pub queued_roots: usize,
     /// Times a worker moved to this class to run one of its tasks.
     pub entered: u64,
+    /// Admission control's counters (all 0 without limits).
+    pub admission: AdmissionCounts,
 }
 
 pub(crate) struct ClassSlot {
@@ -160,6 +168,8 @@ pub(crate) struct ClassSlot {
     entered: AtomicU64,
     /// The class's roots (unused for the default class).
     pub(crate) roots: RootQueues,
+    admission_limits: Mutex<Option<AdmissionLimits>>,
+    pub(crate) admission: AdmissionQueue,
 }
 
 pub(crate) struct Classes {
@@ -182,6 +192,8 @@ impl Classes {
                 timeout_ms: AtomicU64::new(0),
                 entered: AtomicU64::new(0),
                 roots: RootQueues::new(priority_levels),
+                admission_limits: Mutex::new(None),
+                admission: AdmissionQueue::default(),
             })
             .collect();
         Classes {
@@ -256,6 +268,9 @@ impl Classes {
         if spec.timeout.is_some_and(|t| t.as_millis() == 0) {
             return bad("timeout", "below 1 ms (use None for no timeout)".into());
         }
+        if let Some(Err(why)) = spec.admission.as_ref().map(AdmissionLimits::validate) {
+            return bad("admission", why);
+        }
         Ok(())
     }
 
@@ -269,6 +284,12 @@ impl Classes {
             .timeout
             .map_or(0, |t| t.as_millis().min(u64::MAX as u128) as u64);
         s.timeout_ms.store(ms, Ordering::Relaxed);
+        *s.admission_limits.lock() = spec.admission.clone();
+    }
+
+    /// The class's admission limits now (`None`: admitted at once).
+    pub(crate) fn admission_limits(&self, c: ClassId) -> Option<AdmissionLimits> {
+        self.slot(c).admission_limits.lock().clone()
     }
 
     pub(crate) fn define(
@@ -350,6 +371,7 @@ impl Classes {
                         s.roots.len()
                     },
                     entered: s.entered.load(Ordering::Relaxed),
+                    admission: s.admission.counts(),
                 }
             })
             .collect()

@@ -111,6 +111,12 @@ pub struct SchedulerConfig {
     /// context. At least one context. Guessed: half, the split Multiple-Pools gets
     /// from the OS with as many terminals as pool threads.
     pub urgent_share: f64,
+    /// Period over which admission control's load samples are averaged
+    /// before they enter its moving average (DEBull 2019: every second).
+    pub admission_sample: Duration,
+    /// Weight of the newest period in admission control's moving average
+    /// (DEBull 2019: λ = 0.7), in (0, 1].
+    pub admission_lambda: f64,
     /// Seed for the workers' random choices (dispatch, priorities); None = from entropy.
     pub seed: Option<u64>,
 }
@@ -187,6 +193,8 @@ impl SchedulerConfig {
             timeline_capacity_samples: 100_000,
             caller_runs: CallerRuns::Counted,
             urgent_share: 0.5,
+            admission_sample: Duration::from_secs(1),
+            admission_lambda: 0.7,
             seed: None,
         }
     }
@@ -275,6 +283,15 @@ impl SchedulerConfig {
             return bad(
                 "urgent_share",
                 format!("{} must be in (0, 1]", self.urgent_share),
+            );
+        }
+        if self.admission_sample.is_zero() {
+            return bad("admission_sample", "must be positive".into());
+        }
+        if !(self.admission_lambda > 0.0 && self.admission_lambda <= 1.0) {
+            return bad(
+                "admission_lambda",
+                format!("{} must be in (0, 1]", self.admission_lambda),
             );
         }
         if self.timeline_capacity_samples == 0 {

@@ -20,6 +20,7 @@
 //! is in `PROTOCOL.md` beside this crate's manifest.
 
 mod abort;
+mod admission;
 mod caller;
 mod cancel;
 mod class;
@@ -45,6 +46,7 @@ use std::sync::atomic::Ordering;
 
 use parking_lot::Mutex;
 
+pub use admission::{AdmissionCounts, AdmissionLimits, RejectReason, Rejected};
 pub use cancel::{CancelReason, CancelToken, Cancelled, catch_cancelled};
 pub use class::{
     CLASS_WEIGHT_MAX, CLASSES_MAX, ClassError, ClassId, ClassSpec, ClassStats, current_class,
@@ -72,6 +74,34 @@ use crate::worker::WorkerThread;
 
 /// Default priority of graphs and jobs (of `priority_levels`, 0 = lowest).
 pub const DEFAULT_PRIORITY: usize = 1;
+
+/// An admitted statement's place in its class (see [`Scheduler::admit`]):
+/// dropping it ends the statement and admits the next one waiting.
+pub struct Admitted<'a> {
+    scheduler: &'a Scheduler,
+    /// `None`: admitted without limits (nothing to give back).
+    class: Option<ClassId>,
+}
+
+impl std::fmt::Debug for Admitted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Admitted")
+            .field("class", &self.class)
+            .finish()
+    }
+}
+
+impl Drop for Admitted<'_> {
+    fn drop(&mut self) {
+        if let Some(class) = self.class {
+            let classes = &self.scheduler.shared.classes;
+            classes.slot(class).admission.done(
+                classes.admission_limits(class).as_ref(),
+                self.scheduler.admission_load(),
+            );
+        }
+    }
+}
 
 /// A running scheduler: its workers and its watchdog. Dropping it stops the
 /// watchdog and lets the workers exit once the queues are empty.
@@ -249,6 +279,45 @@ impl Scheduler {
     /// Every class's weight and counters.
     pub fn class_stats(&self) -> Vec<ClassStats> {
         self.shared.classes.stats()
+    }
+
+    /// Admission control for one statement of `class` (`admission.rs`): runs
+    /// now, waits in the class's bounded queue, or is rejected with a
+    /// retryable error. Hold the returned guard while the statement runs.
+    /// A class without limits (or an id this scheduler does not have) is
+    /// admitted at once.
+    pub fn admit(&self, class: ClassId) -> Result<Admitted<'_>, Rejected> {
+        let classes = &self.shared.classes;
+        let limits = classes
+            .exists(class)
+            .then(|| classes.admission_limits(class))
+            .flatten();
+        let Some(limits) = limits else {
+            return Ok(Admitted {
+                scheduler: self,
+                class: None,
+            });
+        };
+        let queue = &classes.slot(class).admission;
+        match queue.admit(&limits, self.admission_load(), || self.admission_load()) {
+            admission::Decision::Admitted => Ok(Admitted {
+                scheduler: self,
+                class: Some(class),
+            }),
+            admission::Decision::Rejected(reason) => Err(Rejected {
+                class: classes
+                    .stats()
+                    .get(class.index())
+                    .map_or_else(|| format!("{class:?}"), |s| s.name.clone()),
+                reason,
+            }),
+        }
+    }
+
+    /// The load admission control judges by (`admission.rs`): the moving
+    /// average of (busy workers + queued roots) ÷ contexts.
+    pub fn admission_load(&self) -> f64 {
+        f64::from_bits(self.shared.admission_load_bits.load(Ordering::Relaxed))
     }
 
     /// [`install`](Self::install) in workload class `class`, at the class's

@@ -113,6 +113,8 @@ pub(crate) struct Shared {
     /// `idle.len() == counts.parked()`.
     idle: hooksafe::Mutex<Vec<usize>>,
     pub(crate) hint: AtomicUsize,
+    /// Admission control's load average, as f64 bits (`admission.rs`).
+    pub(crate) admission_load_bits: AtomicU64,
     /// The hint's unrounded EMA of free contexts, as f64 bits (0 when pinned).
     pub(crate) hint_free_bits: AtomicU64,
     pub(crate) stats: Counters,
@@ -163,6 +165,7 @@ impl Shared {
             free_slots: hooksafe::Mutex::new((0..config.workers_max).collect()),
             idle: hooksafe::Mutex::new(Vec::new()),
             hint: AtomicUsize::new(config.contexts),
+            admission_load_bits: AtomicU64::new(0f64.to_bits()),
             hint_free_bits: AtomicU64::new((config.contexts as f64).to_bits()),
             stats: Counters::default(),
             peak_workers: AtomicUsize::new(0),
@@ -619,6 +622,30 @@ impl Shared {
                 return ParkOutcome::Exit;
             }
             // Spurious wake-up or timeout of a base worker: stay parked.
+        }
+    }
+
+    // ---- admission control -------------------------------------------------------
+
+    /// One sample of the demand on the contexts: (busy workers + queued
+    /// roots) ÷ contexts (`admission.rs`, "Load").
+    pub(crate) fn demand(&self) -> f64 {
+        let active = self.active_level(self.counts.load());
+        let busy = active.saturating_sub(self.searching.load(Ordering::Relaxed));
+        let roots = self.roots.len()
+            + (1..self.classes.defined())
+                .map(|i| self.classes.slot(ClassId::from_index(i)).roots.len())
+                .sum::<usize>();
+        (busy + roots) as f64 / self.config.contexts as f64
+    }
+
+    /// After a load update: every class's queue admits what the load allows.
+    pub(crate) fn regrant_admissions(&self, load: f64) {
+        for i in 0..self.classes.defined() {
+            let c = ClassId::from_index(i);
+            if let Some(limits) = self.classes.admission_limits(c) {
+                self.classes.slot(c).admission.regrant(&limits, load);
+            }
         }
     }
 

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::admission::LoadAverage;
 use crate::config::HintPolicy;
 use crate::hint::HintEstimator;
 use crate::shared::{Activated, Activation, Shared};
@@ -78,6 +79,8 @@ fn run(shared: Arc<Shared>, stop: Arc<(Mutex<bool>, Condvar)>) {
         )),
         HintPolicy::PinnedToContexts => None,
     };
+    let mut load = LoadAverage::new(cfg.admission_lambda);
+    let mut next_load = Instant::now() + cfg.admission_sample;
     let mut next_tick = Instant::now() + period;
     let mut next_hint = hint.as_ref().map(|(_, p)| Instant::now() + *p);
     loop {
@@ -108,6 +111,15 @@ fn run(shared: Arc<Shared>, stop: Arc<(Mutex<bool>, Condvar)>) {
         }
         if now >= next_tick {
             tick(&shared);
+            load.add(shared.demand());
+            if now >= next_load {
+                let l = load.fold();
+                shared
+                    .admission_load_bits
+                    .store(l.to_bits(), Ordering::Relaxed);
+                shared.regrant_admissions(l);
+                next_load = now + cfg.admission_sample;
+            }
             next_tick += period;
             if next_tick < now {
                 // Fell behind (a descheduled watchdog): do not burst to catch up.
