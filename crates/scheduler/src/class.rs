@@ -16,7 +16,9 @@
 //! last task was of class `c`, and uncounted callers running class `c` work.
 //! A class is *demanding* when it has roots queued or work running. With `W`
 //! the sum of the demanding classes' weights, class `c` is *entitled* to
-//! `contexts × w_c / W` contexts. A worker looking for work first takes a
+//! `capacity × w_c / W`, where the capacity is the contexts, or the sum of
+//! `running` when uncounted callers (urgent *extras*, which run beside busy
+//! workers) oversubscribe them: the weights then divide what runs. A worker looking for work first takes a
 //! queued root of a class below its entitlement (the one with the smallest
 //! `running / weight`), before its own deque and the pools; only then does
 //! it follow the ordinary order (deque, pools, other deques, roots), where
@@ -419,6 +421,7 @@ impl Classes {
         let mut demand = [(ClassId::NONE, 0usize, 0u64, false); CLASSES_MAX];
         let mut k = 0;
         let mut total_weight = 0u64;
+        let mut total_running = 0u64;
         for i in 0..n {
             let id = ClassId(i as u16);
             let mut running = self.slot(id).running.load(Ordering::Relaxed);
@@ -431,16 +434,21 @@ impl Classes {
             }
             let w = u64::from(self.weight(id));
             total_weight += w;
+            total_running += running as u64;
             demand[k] = (id, running, w, roots);
             k += 1;
         }
+        // The capacity shared: the contexts, or more while uncounted callers
+        // (extras) oversubscribe them — then each class's fraction of what
+        // runs is what the weights divide.
+        let capacity = (contexts as u64).max(total_running);
         let mut best: Option<(ClassId, usize, u64)> = None;
         for &(id, running, w, roots) in &demand[..k] {
             if !roots || !allowed(id, self.priority(id)) {
                 continue;
             }
-            // running / contexts < w / W, in integers.
-            if below_share && (running as u64) * total_weight >= (contexts as u64) * w {
+            // running / capacity < w / W, in integers.
+            if below_share && (running as u64) * total_weight >= capacity * w {
                 continue;
             }
             let better = match best {
@@ -570,6 +578,10 @@ mod tests {
         // A worker leaving c1 (3 running, itself included) sees c1 below share.
         set_running(&c, &[1, 3]);
         assert_eq!(c.choose(4, true, ClassId(1), all, any), Some(ClassId(1)));
+        // Oversubscribed by extras (3 + 3 running on 4 contexts): the shares
+        // divide what runs, 6, so c1 (entitled 4.5) is below its share.
+        set_running(&c, &[3, 3]);
+        assert_eq!(c.choose(4, true, NO_CLASS, all, any), Some(ClassId(1)));
         // A class without demand does not dilute the others: c1 alone is
         // entitled to all 4.
         set_running(&c, &[0, 3]);
