@@ -97,6 +97,9 @@ pub struct WorkloadClasses {
     pub olap_weight: u32,
     /// Tasks per operator of one query at most (`None`: no cap).
     pub olap_max_parallelism: Option<usize>,
+    /// Admission control for the queries (`None`: every query runs at once).
+    #[serde(skip)]
+    pub olap_admission: Option<maestro_scheduler::AdmissionLimits>,
 }
 
 impl WorkloadClasses {
@@ -111,6 +114,7 @@ impl WorkloadClasses {
         let olap = scheduler
             .define_class(&ClassSpec {
                 max_parallelism: self.olap_max_parallelism,
+                admission: self.olap_admission.clone(),
                 ..ClassSpec::new("olap", self.olap_weight)
             })
             .map_err(|e| e.to_string())?;
@@ -142,6 +146,12 @@ pub struct MixedOutcome {
     pub tpch_queries: usize,
     pub tpch_queries_per_minute: f64,
     pub tpch_latency: Option<Latency>,
+    /// Queries admission control admitted, made wait, and rejected (with
+    /// classes that have limits; else 0). Every query a client submitted
+    /// either completed or was rejected (checked).
+    pub tpch_admitted: u64,
+    pub tpch_queued: u64,
+    pub tpch_rejected: u64,
     pub tpmc: f64,
     pub tpcc_transactions_per_second: f64,
     pub tpcc_abort_rate: f64,
@@ -174,6 +184,10 @@ fn tpcc_mode(variant: &str) -> Mode {
     variant.parse().unwrap_or(Mode::Receivers)
 }
 
+/// How long a TPC-H client waits after admission control rejected its query
+/// (guessed: a client's retry pause; short against a query at SF ≥ 0.1).
+const REJECTED_BACKOFF: Duration = Duration::from_millis(10);
+
 /// Runs TPC-H clients and TPC-C terminals together on `config.variant`.
 pub fn run_mixed(
     dbs: &Databases,
@@ -201,12 +215,15 @@ pub fn run_mixed(
     let cpu0 = process_cpu_times();
     let stop = AtomicBool::new(false);
     let queries = AtomicUsize::new(0);
+    let submitted = AtomicUsize::new(0);
+    let rejected = AtomicUsize::new(0);
     let mut samples = Vec::new();
     let start = Instant::now();
     let (tpch_latencies, tpcc_report) = std::thread::scope(|s| {
         let clients: Vec<_> = (0..config.tpch_clients)
             .map(|c| {
                 let (exec, stop, queries) = (&exec, &stop, &queries);
+                let (submitted, rejected, scheduler) = (&submitted, &rejected, &scheduler);
                 s.spawn(move || -> Result<Vec<f64>, String> {
                     if let Some((_, olap)) = classes {
                         maestro_scheduler::set_thread_class(olap);
@@ -221,6 +238,21 @@ pub fn run_mixed(
                             let p = QueryParams::random(q, dbs.tpch.scale_factor, seed)
                                 .map_err(|e| e.to_string())?;
                             let t = Instant::now();
+                            submitted.fetch_add(1, Ordering::Relaxed);
+                            // Admission control (a class without limits
+                            // admits at once); a rejected query is counted
+                            // and the client backs off before its next one.
+                            let _admitted = match classes {
+                                Some((_, olap)) => match scheduler.admit(olap) {
+                                    Ok(a) => Some(a),
+                                    Err(_) => {
+                                        rejected.fetch_add(1, Ordering::Relaxed);
+                                        std::thread::sleep(REJECTED_BACKOFF);
+                                        continue;
+                                    }
+                                },
+                                None => None,
+                            };
                             run_profiled(exec, &dbs.tpch, &p)
                                 .map_err(|e| format!("TPC-H client {c} Q{q}: {e}"))?;
                             times.push(t.elapsed().as_secs_f64());
@@ -288,10 +320,18 @@ pub fn run_mixed(
     });
     let elapsed = start.elapsed().as_secs_f64();
     let tpch_latencies = tpch_latencies?;
+    let (submitted, rejected) = (submitted.into_inner(), rejected.into_inner());
+    if submitted != tpch_latencies.len() + rejected {
+        return Err(format!(
+            "lost queries: {submitted} submitted, {} completed, {rejected} rejected",
+            tpch_latencies.len()
+        ));
+    }
+    let admission = classes.map(|(_, olap)| scheduler.class_stats()[olap.index()].admission);
     let tpcc_report = tpcc_report.transpose()?;
     let cpu1 = process_cpu_times();
     let after = scheduler.stats();
-    Ok(outcome(
+    let mut o = outcome(
         config,
         elapsed,
         tpch_latencies,
@@ -301,7 +341,11 @@ pub fn run_mixed(
         scheduler_timeline(&scheduler, shared.is_some(), started_ms),
         samples,
         dbs,
-    ))
+    );
+    if let Some(a) = admission {
+        (o.tpch_admitted, o.tpch_queued, o.tpch_rejected) = (a.admitted, a.queued, a.rejected);
+    }
+    Ok(o)
 }
 
 fn scheduler_timeline(s: &Arc<Scheduler>, used: bool, after_ms: f64) -> Vec<TimelineSample> {
@@ -338,6 +382,9 @@ fn outcome(
         tpch_queries: queries,
         tpch_queries_per_minute: queries as f64 * 60.0 / elapsed,
         tpch_latency: (queries > 0).then(|| Latency::of(tpch_latencies)),
+        tpch_admitted: 0,
+        tpch_queued: 0,
+        tpch_rejected: 0,
         tpmc: tpcc.as_ref().map_or(0.0, RunReport::tpmc),
         tpcc_transactions_per_second: tpcc
             .as_ref()

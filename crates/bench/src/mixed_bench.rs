@@ -114,6 +114,7 @@ fn one_run(
             oltp_weight: CLASSES_OLTP_WEIGHT,
             olap_weight: CLASSES_OLAP_WEIGHT,
             olap_max_parallelism: None,
+            olap_admission: None,
         });
     }
     let o = run_mixed(dbs, &config, &|_| {})?;
