@@ -36,8 +36,9 @@ pub(crate) struct OmpArgs {
     /// maestro-gomp-master-task.
     #[arg(long, value_delimiter = ',')]
     runtimes: Option<Vec<String>>,
-    /// Comma-separated database priorities relative to OpenMP's (default: all): low,
-    /// equal, high.
+    /// Comma-separated database priorities relative to OpenMP's (default: low, equal,
+    /// high); `shares` puts the database and the application in workload classes of
+    /// equal weight.
     #[arg(long, value_delimiter = ',')]
     db_priorities: Option<Vec<String>>,
     /// Incomplete aggregation jobs at most (the paper's 100).

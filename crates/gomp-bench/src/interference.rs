@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use maestro_scheduler::{DEFAULT_PRIORITY, Scheduler};
+use maestro_scheduler::{ClassId, ClassSpec, DEFAULT_PRIORITY, Scheduler, set_thread_class};
 
 use crate::{AppRuntime, run};
 use maestro_gomp::{self as runtime, MasterPlacement};
@@ -63,31 +63,45 @@ pub enum DbPriority {
     Equal,
     /// One level above (urgent in our scheduler).
     High,
+    /// The same level, but the database and the application each in its own
+    /// workload class of equal weight (issue 13's shares; stock libgomp's
+    /// threads are not the scheduler's, so only its database side is in a
+    /// class). Not in the default list.
+    Shares,
 }
 
 impl DbPriority {
+    /// The default list.
     pub const ALL: [DbPriority; 3] = [DbPriority::Low, DbPriority::Equal, DbPriority::High];
+    /// Every value `parse` accepts.
+    pub const SELECTABLE: [DbPriority; 4] = [
+        DbPriority::Low,
+        DbPriority::Equal,
+        DbPriority::High,
+        DbPriority::Shares,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             DbPriority::Low => "low",
             DbPriority::Equal => "equal",
             DbPriority::High => "high",
+            DbPriority::Shares => "shares",
         }
     }
 
     pub fn parse(s: &str) -> Result<DbPriority, String> {
-        DbPriority::ALL
+        DbPriority::SELECTABLE
             .into_iter()
             .find(|p| p.name() == s.trim())
-            .ok_or_else(|| format!("unknown database priority {s:?} (low, equal, high)"))
+            .ok_or_else(|| format!("unknown database priority {s:?} (low, equal, high, shares)"))
     }
 
     /// The scheduler level of database jobs (OpenMP runs at [`DEFAULT_PRIORITY`]).
     pub fn level(self) -> usize {
         match self {
             DbPriority::Low => DEFAULT_PRIORITY - 1,
-            DbPriority::Equal => DEFAULT_PRIORITY,
+            DbPriority::Equal | DbPriority::Shares => DEFAULT_PRIORITY,
             DbPriority::High => DEFAULT_PRIORITY + 1,
         }
     }
@@ -526,8 +540,28 @@ pub fn interference(
         }
     }
 
+    // The `shares` mode's classes, defined on first use (classes live as long
+    // as the scheduler; other modes keep everything in the default class).
+    let classes = std::sync::OnceLock::new();
+    let classes_for = |db: Option<DbPriority>| -> Result<Option<(ClassId, ClassId)>, String> {
+        if db != Some(DbPriority::Shares) {
+            return Ok(None);
+        }
+        if let Some(&c) = classes.get() {
+            return Ok(Some(c));
+        }
+        let define = |name: &str| {
+            sched
+                .class_by_name(name)
+                .map_or_else(|| sched.define_class(&ClassSpec::new(name, 1)), Ok)
+                .map_err(|e| e.to_string())
+        };
+        let c = (define("db")?, define("omp-app")?);
+        Ok(Some(*classes.get_or_init(|| c)))
+    };
     let one =
         |runtime: Option<AppRuntime>, db: Option<DbPriority>| -> Result<InterferenceRow, String> {
+            let classes = classes_for(db)?;
             if let Some(r) = runtime {
                 place(r);
             }
@@ -546,6 +580,9 @@ pub fn interference(
                     std::thread::Builder::new()
                         .name("db-submitter".into())
                         .spawn_scoped(sc, move || {
+                            if let Some((db_class, _)) = classes {
+                                set_thread_class(db_class);
+                            }
                             drive_db(sched, data, p.level(), setup.jobs_in_flight_max, deadline)
                         })
                         .expect("spawning the submitter")
@@ -556,7 +593,12 @@ pub fn interference(
                     .map(|(i, m)| {
                         std::thread::Builder::new()
                             .name(format!("omp-app-{i}"))
-                            .spawn_scoped(sc, move || drive_app(m, expected_product, deadline))
+                            .spawn_scoped(sc, move || {
+                                if let Some((_, app_class)) = classes {
+                                    set_thread_class(app_class);
+                                }
+                                drive_app(m, expected_product, deadline)
+                            })
                             .expect("spawning an application thread")
                     })
                     .collect();
@@ -626,7 +668,7 @@ mod tests {
         for r in AppRuntime::ALL {
             assert_eq!(AppRuntime::parse(r.name()), Ok(r));
         }
-        for p in DbPriority::ALL {
+        for p in DbPriority::SELECTABLE {
             assert_eq!(DbPriority::parse(p.name()), Ok(p));
         }
         assert!(AppRuntime::parse("iomp5").is_err());
