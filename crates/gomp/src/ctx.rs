@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use crate::icv::Icv;
 use crate::task::WaitSet;
+use crate::taskred::Registration;
 use crate::team::TeamShared;
 use crate::workshare::WorkShare;
 
@@ -36,11 +37,26 @@ pub(crate) struct Ctx {
     inherited_group: Option<Arc<WaitSet>>,
     /// Taskgroups this task opened and has not ended, innermost last (empty, so
     /// no allocation, for the usual task that opens none).
-    pub groups: RefCell<Vec<Arc<WaitSet>>>,
+    pub groups: RefCell<Vec<Group>>,
+    /// The task reductions of the taskgroup this task was created in (or, for
+    /// a member, of its `parallel reduction(task, …)`), which its
+    /// `in_reduction` items refer to unless a group it opened registers more.
+    inherited_red: Option<Arc<Registration>>,
     /// Inside a `final` task every task created is included (run at once).
     pub in_final: bool,
     pub ws: WsCursor,
     prev: Cell<*const Ctx>,
+}
+
+/// A taskgroup a task opened: what its end waits for, and the task reductions
+/// its tasks see.
+pub(crate) struct Group {
+    pub set: Arc<WaitSet>,
+    /// Those of the enclosing scope until the group registers its own.
+    pub red: Option<Arc<Registration>>,
+    /// Opened by a work-sharing construct or `scope` with task reductions,
+    /// closed by `GOMP_workshare_task_reduction_unregister`.
+    pub workshare: bool,
 }
 
 /// A member's position in its team's sequence of work-sharing constructs.
@@ -92,6 +108,7 @@ impl Ctx {
             children: OnceCell::new(),
             inherited_group: group,
             groups: RefCell::new(Vec::new()),
+            inherited_red: None,
             in_final,
             ws: WsCursor::default(),
             prev: Cell::new(ptr::null()),
@@ -124,6 +141,21 @@ impl Ctx {
         Ctx::with_team(team, num, icv, group, in_final)
     }
 
+    /// Gives the context the task reductions it inherits (see `inherited_red`).
+    pub fn with_reductions(mut self, red: Option<Arc<Registration>>) -> Ctx {
+        self.inherited_red = red;
+        self
+    }
+
+    /// The task reductions in scope: those of the innermost taskgroup this
+    /// task opened (which start as the inherited ones), else the inherited ones.
+    pub fn reductions(&self) -> Option<Arc<Registration>> {
+        match self.groups.borrow().last() {
+            Some(g) => g.red.clone(),
+            None => self.inherited_red.clone(),
+        }
+    }
+
     /// The set of this task's deferred children, made on first use.
     pub fn children(&self) -> &Arc<WaitSet> {
         self.children.get_or_init(|| Arc::new(WaitSet::new()))
@@ -134,7 +166,7 @@ impl Ctx {
         self.groups
             .borrow()
             .last()
-            .cloned()
+            .map(|g| g.set.clone())
             .or_else(|| self.inherited_group.clone())
     }
 

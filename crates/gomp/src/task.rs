@@ -28,17 +28,23 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use maestro_scheduler::sync::{Condvar, Mutex};
 
 use crate::abi::tasks::{ArgBlock, TaskFn};
-use crate::ctx::{Ctx, with_current};
+use crate::ctx::{Ctx, Group, with_current};
 use crate::icv::Icv;
 use crate::runtime;
+use crate::taskred::Registration;
 use crate::team::TeamShared;
 
 /// A deferred task's body: GCC's outlined task function and the task's own
 /// copy of its argument block, kept apart (not boxed as a closure) so that a
 /// task costs one allocation fewer.
 pub(crate) struct TaskBody {
-    pub f: TaskFn,
-    pub block: ArgBlock,
+    f: TaskFn,
+    block: ArgBlock,
+    /// The task reductions in scope where the task was created (its
+    /// `in_reduction` items map into them). Here rather than in the record so
+    /// that they are released when the task ends, not when the last queue
+    /// lets go of the record.
+    red: Option<Arc<Registration>>,
 }
 
 impl TaskBody {
@@ -109,7 +115,8 @@ pub(crate) fn run_body(t: &TaskRec) -> bool {
     };
     let num = with_current(|c| c.num);
     // SAFETY: `t`, and with it `t.team`, outlives `ctx` (dropped below).
-    let ctx = unsafe { Ctx::borrowing(&t.team, num, t.icv, t.group.clone(), t.in_final) };
+    let ctx = unsafe { Ctx::borrowing(&t.team, num, t.icv, t.group.clone(), t.in_final) }
+        .with_reductions(body.red.clone());
     ctx.enter();
     body.run();
     ctx.leave();
@@ -141,7 +148,8 @@ pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
             parent.group(),
             parent.in_final || final_task,
         )
-    };
+    }
+    .with_reductions(parent.reductions());
     ctx.enter();
     body();
     ctx.leave();
@@ -164,7 +172,8 @@ pub(crate) fn run_now_each(parent: &Ctx, final_task: bool, count: u64, mut body:
             parent.group(),
             parent.in_final || final_task,
         )
-    };
+    }
+    .with_reductions(parent.reductions());
     ctx.enter();
     for i in 0..count {
         ctx.icv.set(parent.icv.get());
@@ -173,8 +182,13 @@ pub(crate) fn run_now_each(parent: &Ctx, final_task: bool, count: u64, mut body:
     ctx.leave();
 }
 
-/// Defers `body` as a child of `parent`.
-pub(crate) fn defer(parent: &Ctx, final_task: bool, body: TaskBody) {
+/// Defers `f(block)` as a child of `parent`.
+pub(crate) fn defer(parent: &Ctx, final_task: bool, f: TaskFn, block: ArgBlock) {
+    let body = TaskBody {
+        f,
+        block,
+        red: parent.reductions(),
+    };
     let t = Arc::new(TaskRec {
         taken: AtomicBool::new(false),
         body: UnsafeCell::new(Some(body)),
@@ -286,14 +300,39 @@ impl WaitSet {
 
 /// `taskgroup` start: tasks created from here on (and their descendants) join it.
 pub(crate) fn taskgroup_start(ctx: &Ctx) {
-    ctx.groups.borrow_mut().push(Arc::new(WaitSet::new()));
+    open_group(ctx, false);
+}
+
+/// Opens a taskgroup that sees the task reductions in scope; `workshare`: one
+/// a work-sharing construct with task reductions opens for each member.
+pub(crate) fn open_group(ctx: &Ctx, workshare: bool) {
+    let red = ctx.reductions();
+    ctx.groups.borrow_mut().push(Group {
+        set: Arc::new(WaitSet::new()),
+        red,
+        workshare,
+    });
 }
 
 /// `taskgroup` end: waits for the group's tasks.
 pub(crate) fn taskgroup_end(ctx: &Ctx) {
+    close_group(ctx, false);
+}
+
+/// Ends the innermost taskgroup (which must be a work-sharing one exactly when
+/// `workshare`): waits for its tasks, then drops it and with it its task
+/// reductions.
+pub(crate) fn close_group(ctx: &Ctx, workshare: bool) {
     let g = ctx.groups.borrow_mut().pop();
     match g {
-        Some(g) => g.wait(),
+        Some(g) if g.workshare == workshare => g.set.wait(),
+        Some(_) if workshare => runtime::fatal(
+            "GOMP_workshare_task_reduction_unregister: the innermost taskgroup is not the construct's",
+        ),
+        Some(_) => runtime::fatal("GOMP_taskgroup_end: the innermost taskgroup is a construct's"),
+        None if workshare => runtime::fatal(
+            "GOMP_workshare_task_reduction_unregister without a construct with task reductions",
+        ),
         None => runtime::fatal("GOMP_taskgroup_end without a taskgroup"),
     }
 }

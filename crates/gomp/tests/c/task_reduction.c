@@ -1,0 +1,309 @@
+/* Task reductions (OpenMP 5.1 as GCC 12 lowers them): taskgroup
+ * task_reduction with task in_reduction, nested taskgroups, tasks nested in
+ * in_reduction tasks, parallel reduction(task, ...), for / sections
+ * reduction(task, ...) (static, dynamic, runtime, ordered, unsigned long long),
+ * scope reduction(...), taskloop reduction / in_reduction, orphaned taskgroups,
+ * array sections; +, *, max, & on several types. Every result is checked
+ * against the sequential one computed here. Also passes on stock libgomp. */
+#include <omp.h>
+#include <stdint.h>
+#include "check.h"
+
+#define N 1000
+
+static long seq_sum(long n) { return n * (n - 1) / 2; }
+
+/* taskgroup task_reduction from a single producer, with the team's other
+ * members running the tasks; several operators at once. */
+static void taskgroup_from_single(int threads) {
+  long sum = 0;
+  double prod = 1.0;
+  int mx = -1000;
+  unsigned bits = ~0u;
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+  {
+#pragma omp taskgroup task_reduction(+: sum) task_reduction(*: prod) \
+    task_reduction(max: mx) task_reduction(&: bits)
+    {
+      for (int i = 0; i < N; i++) {
+#pragma omp task in_reduction(+: sum) in_reduction(*: prod) \
+    in_reduction(max: mx) in_reduction(&: bits) firstprivate(i)
+        {
+          sum += i;
+          if (i % 100 == 0)
+            prod *= 2.0;
+          if ((i * 37) % 1001 > mx)
+            mx = (i * 37) % 1001;
+          bits &= ~(1u << (i % 20));
+        }
+      }
+    }
+  }
+  int want_mx = -1000;
+  for (int i = 0; i < N; i++)
+    if ((i * 37) % 1001 > want_mx)
+      want_mx = (i * 37) % 1001;
+  CHECK_EQ(sum, seq_sum(N));
+  CHECK(prod == 1024.0);
+  CHECK_EQ(mx, want_mx);
+  CHECK_EQ(bits, ~0u & ~((1u << 20) - 1));
+}
+
+/* Every member opens its own taskgroup and creates tasks. */
+static void taskgroup_per_member(int threads) {
+  long total = 0;
+#pragma omp parallel num_threads(threads) reduction(+: total)
+  {
+    long mine = 0;
+#pragma omp taskgroup task_reduction(+: mine)
+    {
+      for (int i = 0; i < 200; i++) {
+#pragma omp task in_reduction(+: mine) firstprivate(i)
+        mine += i;
+      }
+    }
+    CHECK_EQ(mine, seq_sum(200));
+    total += mine;
+  }
+  CHECK_EQ(total, seq_sum(200) * threads);
+}
+
+/* Nested taskgroups: the inner one registers another variable; tasks reduce
+ * into both; a task in_reduction creates child tasks in_reduction. */
+static void nested(int threads) {
+  long outer = 0, inner = 0;
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+  {
+#pragma omp taskgroup task_reduction(+: outer)
+    {
+      for (int i = 0; i < 50; i++) {
+#pragma omp task in_reduction(+: outer) firstprivate(i)
+        {
+          outer += i;
+          for (int j = 0; j < 4; j++) {
+#pragma omp task in_reduction(+: outer) firstprivate(j)
+            outer += j;
+          }
+        }
+      }
+#pragma omp taskgroup task_reduction(+: inner)
+      {
+        for (int i = 0; i < 50; i++) {
+#pragma omp task in_reduction(+: outer, inner) firstprivate(i)
+          {
+            outer += 1;
+            inner += i;
+          }
+        }
+      }
+      CHECK_EQ(inner, seq_sum(50));
+    }
+  }
+  CHECK_EQ(outer, seq_sum(50) + 50 * seq_sum(4) + 50);
+}
+
+/* parallel reduction(task, ...): the implicit tasks and explicit tasks. */
+static void parallel_task_modifier(int threads) {
+  long sum = 5;
+  double prod = 1.0;
+  int team = 0;
+#pragma omp parallel num_threads(threads) reduction(task, +: sum) \
+    reduction(task, *: prod)
+  {
+#pragma omp single
+    team = omp_get_num_threads();
+    sum += omp_get_thread_num();
+    prod *= 2.0;
+    for (int i = 0; i < 30; i++) {
+#pragma omp task in_reduction(+: sum) in_reduction(*: prod) firstprivate(i)
+      {
+        sum += i;
+        if (i == 0)
+          prod *= 3.0;
+      }
+    }
+  }
+  CHECK_EQ(sum, 5 + seq_sum(team) + team * seq_sum(30));
+  double want = 1.0;
+  for (int t = 0; t < team; t++)
+    want *= 6.0;
+  CHECK(prod == want);
+}
+
+/* for reduction(task, ...) under several schedules. */
+static void loops(int threads) {
+  long s_static = 0, s_dyn = 0, s_rt = 0, s_ord = 0;
+  unsigned long long s_ull = 0;
+  unsigned long long lo = 3, hi = 3 + N;
+  long order_next = 0;
+  int order_ok = 1;
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for reduction(task, +: s_static)
+    for (int i = 0; i < N; i++) {
+      s_static += 1;
+#pragma omp task in_reduction(+: s_static) firstprivate(i)
+      s_static += i;
+    }
+#pragma omp for reduction(task, +: s_dyn) schedule(dynamic, 7)
+    for (int i = 0; i < N; i++) {
+#pragma omp task in_reduction(+: s_dyn) firstprivate(i)
+      s_dyn += i;
+    }
+#pragma omp for reduction(task, +: s_rt) schedule(runtime)
+    for (int i = 0; i < N; i++) {
+#pragma omp task in_reduction(+: s_rt) firstprivate(i)
+      s_rt += i;
+    }
+#pragma omp for reduction(task, +: s_ull) schedule(guided)
+    for (unsigned long long i = lo; i < hi; i++) {
+#pragma omp task in_reduction(+: s_ull) firstprivate(i)
+      s_ull += i;
+    }
+#pragma omp for ordered reduction(task, +: s_ord) schedule(dynamic, 3)
+    for (int i = 0; i < 200; i++) {
+#pragma omp task in_reduction(+: s_ord) firstprivate(i)
+      s_ord += i;
+#pragma omp ordered
+      {
+        if (order_next != i)
+          order_ok = 0;
+        order_next++;
+      }
+    }
+  }
+  CHECK_EQ(s_static, N + seq_sum(N));
+  CHECK_EQ(s_dyn, seq_sum(N));
+  CHECK_EQ(s_rt, seq_sum(N));
+  CHECK_EQ(s_ull, seq_sum(N) + 3ULL * N);
+  CHECK_EQ(s_ord, seq_sum(200));
+  CHECK(order_ok);
+}
+
+/* sections reduction(task, ...) and scope reduction(...). */
+static void sections_and_scope(int threads) {
+  long sec = 0, sc = 0, plain = 0;
+  double scp = 1.0;
+  int team = 0;
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp single
+    team = omp_get_num_threads();
+#pragma omp sections reduction(task, +: sec)
+    {
+#pragma omp section
+      {
+        for (int i = 0; i < 100; i++) {
+#pragma omp task in_reduction(+: sec) firstprivate(i)
+          sec += i;
+        }
+      }
+#pragma omp section
+      sec += 1000;
+#pragma omp section
+      {
+#pragma omp task in_reduction(+: sec)
+        sec += 7;
+      }
+    }
+#pragma omp scope reduction(task, +: sc) reduction(task, *: scp)
+    {
+      sc += 1;
+      for (int i = 0; i < 10; i++) {
+#pragma omp task in_reduction(+: sc) in_reduction(*: scp) firstprivate(i)
+        {
+          sc += i;
+          if (i == 9)
+            scp *= 2.0;
+        }
+      }
+    }
+#pragma omp scope reduction(+: plain)
+    plain += 2;
+  }
+  CHECK_EQ(sec, seq_sum(100) + 1007);
+  CHECK_EQ(sc, team * (1 + seq_sum(10)));
+  double want = 1.0;
+  for (int t = 0; t < team; t++)
+    want *= 2.0;
+  CHECK(scp == want);
+  CHECK_EQ(plain, 2 * team);
+}
+
+/* taskloop reduction, taskloop in_reduction, and an empty taskloop. */
+static void taskloops(int threads) {
+  long tl = 0, tin = 0, empty = 0;
+  int n0 = 0;
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+  {
+#pragma omp taskloop reduction(+: tl) grainsize(16)
+    for (int i = 0; i < N; i++)
+      tl += i;
+#pragma omp taskloop reduction(+: empty)
+    for (int i = 0; i < n0; i++)
+      empty += 1;
+#pragma omp taskgroup task_reduction(+: tin)
+    {
+#pragma omp taskloop in_reduction(+: tin) num_tasks(13)
+      for (int i = 0; i < N; i++)
+        tin += 2 * i;
+#pragma omp task in_reduction(+: tin)
+      tin += 1;
+    }
+  }
+  CHECK_EQ(tl, seq_sum(N));
+  CHECK_EQ(empty, 0);
+  CHECK_EQ(tin, 2 * seq_sum(N) + 1);
+}
+
+/* An array section and an orphaned taskgroup (outside any region). */
+static void array_and_orphaned(void) {
+  long a[4] = {1, 2, 3, 4};
+  long want[4] = {1, 2, 3, 4};
+  for (int i = 0; i < 64; i++)
+    want[i % 4] += i;
+#pragma omp parallel num_threads(3)
+#pragma omp single
+  {
+#pragma omp taskgroup task_reduction(+: a[0:4])
+    {
+      for (int i = 0; i < 64; i++) {
+#pragma omp task in_reduction(+: a[0:4]) firstprivate(i)
+        a[i % 4] += i;
+      }
+    }
+  }
+  for (int k = 0; k < 4; k++)
+    CHECK_EQ(a[k], want[k]);
+
+  long o = 0;
+#pragma omp taskgroup task_reduction(+: o)
+  {
+    for (int i = 0; i < 10; i++) {
+#pragma omp task in_reduction(+: o) firstprivate(i)
+      o += i;
+    }
+  }
+  CHECK_EQ(o, seq_sum(10));
+}
+
+int main(void) {
+  int sizes[] = {1, 2, 3, 5, 8};
+  for (unsigned k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    int t = sizes[k];
+    for (int rep = 0; rep < 3; rep++) {
+      taskgroup_from_single(t);
+      taskgroup_per_member(t);
+      nested(t);
+      parallel_task_modifier(t);
+      loops(t);
+      sections_and_scope(t);
+      taskloops(t);
+    }
+  }
+  array_and_orphaned();
+  return 0;
+}
