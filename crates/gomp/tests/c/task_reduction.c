@@ -259,6 +259,59 @@ static void taskloops(int threads) {
   CHECK_EQ(tin, 2 * seq_sum(N) + 1);
 }
 
+/* A user-defined reduction whose initializer takes omp_orig (GCC then asks
+ * GOMP_task_reduction_remap for the original list item too), also from a
+ * task nested in an in_reduction task (remapping another member's copy). */
+struct pair {
+  long v, n;
+};
+static void pair_comb(struct pair *o, const struct pair *i) {
+  o->v += i->v;
+  o->n += i->n;
+}
+static void pair_init(struct pair *p, const struct pair *orig) {
+  CHECK(orig != 0 && orig->v >= 5);
+  p->v = 0;
+  p->n = 0;
+}
+#pragma omp declare reduction(pplus: struct pair: pair_comb(&omp_out, &omp_in)) \
+    initializer(pair_init(&omp_priv, &omp_orig))
+
+static void user_defined(int threads) {
+  struct pair p = {5, 0};
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+  {
+#pragma omp taskgroup task_reduction(pplus: p)
+    {
+      for (int i = 0; i < 100; i++) {
+#pragma omp task in_reduction(pplus: p) firstprivate(i)
+        {
+          p.v += i;
+          p.n++;
+          if (i % 10 == 0) {
+#pragma omp task in_reduction(pplus: p)
+            p.n += 1000;
+          }
+        }
+      }
+    }
+  }
+  CHECK_EQ(p.v, 5 + seq_sum(100));
+  CHECK_EQ(p.n, 100 + 10 * 1000);
+}
+
+/* The combined parallel for with reduction(task, ...). */
+static void parallel_for(int threads) {
+  long s = 0;
+#pragma omp parallel for num_threads(threads) reduction(task, +: s) schedule(dynamic, 5)
+  for (int i = 0; i < N; i++) {
+#pragma omp task in_reduction(+: s) firstprivate(i)
+    s += i;
+  }
+  CHECK_EQ(s, seq_sum(N));
+}
+
 /* An array section and an orphaned taskgroup (outside any region). */
 static void array_and_orphaned(void) {
   long a[4] = {1, 2, 3, 4};
@@ -302,6 +355,8 @@ int main(void) {
       loops(t);
       sections_and_scope(t);
       taskloops(t);
+      user_defined(t);
+      parallel_for(t);
     }
   }
   array_and_orphaned();
