@@ -187,6 +187,16 @@ impl Ctx {
     }
 }
 
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        // Nobody can `taskwait` on this task's children any more: break the
+        // cycle between the set and the records queued in it.
+        if let Some(children) = self.children.get() {
+            children.forget_queued();
+        }
+    }
+}
+
 /// A context's reference to its team: one of its own ([`Ctx::new`]) or a copy
 /// of one that outlives the context ([`Ctx::borrowing`]). Derefs to the `Arc`,
 /// so `ctx.team.clone()` makes a reference of one's own either way (the type is

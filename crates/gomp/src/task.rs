@@ -276,6 +276,17 @@ impl WaitSet {
         }
     }
 
+    /// Lets go of the queued records: for a task's children once the task has
+    /// ended, when nobody can wait for them any more. Each record holds the set
+    /// (`TaskRec::parent`), so without this a task that left children it never
+    /// waited for kept its set, their records and with them the team alive for
+    /// good (measured: 2 KB per region of a `single` making 8 tasks). The
+    /// children still run: they are in the team's queue too.
+    pub fn forget_queued(&self) {
+        let queued = std::mem::take(&mut self.state.lock().queued);
+        drop(queued);
+    }
+
     /// Waits until every task of the set finished, running queued ones meanwhile.
     pub fn wait(&self) {
         let mut s = self.state.lock();
