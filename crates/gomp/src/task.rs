@@ -110,13 +110,13 @@ pub(crate) fn execute(t: Arc<TaskRec>) {
 /// ([`TeamShared::count_task_done`](crate::team::TeamShared)), which saves a
 /// lock round trip per task.
 pub(crate) fn run_body(t: &TaskRec) -> bool {
-    let Some(body) = t.claim() else {
+    let Some(mut body) = t.claim() else {
         return false;
     };
     let num = with_current(|c| c.num);
     // SAFETY: `t`, and with it `t.team`, outlives `ctx` (dropped below).
     let ctx = unsafe { Ctx::borrowing(&t.team, num, t.icv, t.group.clone(), t.in_final) }
-        .with_reductions(body.red.clone());
+        .with_reductions(body.red.take());
     ctx.enter();
     body.run();
     ctx.leave();

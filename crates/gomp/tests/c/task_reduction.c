@@ -4,7 +4,8 @@
  * reduction(task, ...) (static, dynamic, runtime, ordered, unsigned long long),
  * scope reduction(...), taskloop reduction / in_reduction, orphaned taskgroups,
  * array sections; +, *, max, & on several types. Every result is checked
- * against the sequential one computed here. Also passes on stock libgomp. */
+ * against the sequential one computed here. Also passes on stock libgomp.
+ * maestro-test: also-stock */
 #include <omp.h>
 #include <stdint.h>
 #include "check.h"
