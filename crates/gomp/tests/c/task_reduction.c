@@ -313,6 +313,54 @@ static void parallel_for(int threads) {
   CHECK_EQ(s, seq_sum(N));
 }
 
+/* Orphaned for / scope with reduction(task, ...) (outside any region: a team
+ * of one), and parallel reduction(task, ...) nested in a member and in the
+ * iterations of a for reduction(task, ...), whose inner team's copies are
+ * combined into the outer member's copy. */
+static long orphan_for_sum, orphan_scope_sum, nested_sum;
+
+static void orphaned_and_nested(void) {
+#pragma omp for reduction(task, +: orphan_for_sum)
+  for (int i = 0; i < 100; i++) {
+#pragma omp task in_reduction(+: orphan_for_sum) firstprivate(i)
+    orphan_for_sum += i;
+  }
+  CHECK_EQ(orphan_for_sum, seq_sum(100));
+#pragma omp scope reduction(task, +: orphan_scope_sum)
+  {
+#pragma omp task in_reduction(+: orphan_scope_sum)
+    orphan_scope_sum += 3;
+  }
+  CHECK_EQ(orphan_scope_sum, 3);
+
+  int levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(2);
+  long total = 0;
+#pragma omp parallel num_threads(2) reduction(+: total)
+  {
+    long s = 0;
+#pragma omp parallel num_threads(3) reduction(task, +: s)
+    {
+      s += 1;
+#pragma omp task in_reduction(+: s)
+      s += 10;
+    }
+    CHECK_EQ(s, 33);
+    total += s;
+#pragma omp for reduction(task, +: nested_sum) schedule(static, 1)
+    for (int i = 0; i < 10; i++) {
+#pragma omp parallel num_threads(2) reduction(task, +: nested_sum)
+      {
+#pragma omp task in_reduction(+: nested_sum)
+        nested_sum += 1;
+      }
+    }
+  }
+  CHECK_EQ(total, 66);
+  CHECK_EQ(nested_sum, 20);
+  omp_set_max_active_levels(levels);
+}
+
 /* An array section and an orphaned taskgroup (outside any region). */
 static void array_and_orphaned(void) {
   long a[4] = {1, 2, 3, 4};
@@ -361,5 +409,6 @@ int main(void) {
     }
   }
   array_and_orphaned();
+  orphaned_and_nested();
   return 0;
 }
