@@ -3,9 +3,9 @@
 //! controls. Entry points we do not implement are deliberately *not* exported, so
 //! a program that needs them fails at link time with the symbol's name instead of
 //! misbehaving: offloading (`GOMP_target*`, `GOMP_teams*`), doacross loops
-//! (`ordered(n)`, `GOMP_doacross_*`) and `GOMP_error`/`GOMP_warning`. Cancellation compiles and is
-//! ignored (every cancellation point reports "not cancelled", which OpenMP allows
-//! while `OMP_CANCELLATION` is false).
+//! (`ordered(n)`, `GOMP_doacross_*`) and `GOMP_error`/`GOMP_warning`.
+//! Cancellation compiles and is ignored (every cancellation point reports "not
+//! cancelled", which OpenMP allows while `OMP_CANCELLATION` is false).
 //!
 //! Every entry point is `unsafe extern "C"`: GCC guarantees the pointers it passes
 //! are valid for the documented use, and calling them any other way is undefined.
