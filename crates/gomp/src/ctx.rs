@@ -76,7 +76,7 @@ pub(crate) struct WsCursor {
 
 thread_local! {
     static CURRENT: Cell<*const Ctx> = const { Cell::new(ptr::null()) };
-    static INITIAL: Ctx = Ctx::new(TeamShared::initial(), 0, crate::runtime::initial_icv(), None, false);
+    static INITIAL: Ctx = Ctx::new(TeamShared::initial(), 0, crate::runtime::initial_icv(), None, None, false);
 }
 
 impl Ctx {
@@ -85,13 +85,14 @@ impl Ctx {
         num: usize,
         icv: Icv,
         group: Option<Arc<WaitSet>>,
+        red: Option<Arc<Registration>>,
         in_final: bool,
     ) -> Ctx {
         let team = TeamRef {
             arc: ManuallyDrop::new(team),
             owned: true,
         };
-        Ctx::with_team(team, num, icv, group, in_final)
+        Ctx::with_team(team, num, icv, group, red, in_final)
     }
 
     fn with_team(
@@ -99,6 +100,7 @@ impl Ctx {
         num: usize,
         icv: Icv,
         group: Option<Arc<WaitSet>>,
+        red: Option<Arc<Registration>>,
         in_final: bool,
     ) -> Ctx {
         Ctx {
@@ -108,7 +110,7 @@ impl Ctx {
             children: OnceCell::new(),
             inherited_group: group,
             groups: RefCell::new(Vec::new()),
-            inherited_red: None,
+            inherited_red: red,
             in_final,
             ws: WsCursor::default(),
             prev: Cell::new(ptr::null()),
@@ -128,6 +130,7 @@ impl Ctx {
         num: usize,
         icv: Icv,
         group: Option<Arc<WaitSet>>,
+        red: Option<Arc<Registration>>,
         in_final: bool,
     ) -> Ctx {
         // SAFETY: a bitwise copy of the `Arc` that is never dropped (`owned` is
@@ -138,13 +141,7 @@ impl Ctx {
             arc: ManuallyDrop::new(copy),
             owned: false,
         };
-        Ctx::with_team(team, num, icv, group, in_final)
-    }
-
-    /// Gives the context the task reductions it inherits (see `inherited_red`).
-    pub fn with_reductions(mut self, red: Option<Arc<Registration>>) -> Ctx {
-        self.inherited_red = red;
-        self
+        Ctx::with_team(team, num, icv, group, red, in_final)
     }
 
     /// The task reductions in scope: those of the innermost taskgroup this

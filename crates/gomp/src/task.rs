@@ -115,8 +115,16 @@ pub(crate) fn run_body(t: &TaskRec) -> bool {
     };
     let num = with_current(|c| c.num);
     // SAFETY: `t`, and with it `t.team`, outlives `ctx` (dropped below).
-    let ctx = unsafe { Ctx::borrowing(&t.team, num, t.icv, t.group.clone(), t.in_final) }
-        .with_reductions(body.red.take());
+    let ctx = unsafe {
+        Ctx::borrowing(
+            &t.team,
+            num,
+            t.icv,
+            t.group.clone(),
+            body.red.take(),
+            t.in_final,
+        )
+    };
     ctx.enter();
     body.run();
     ctx.leave();
@@ -146,10 +154,10 @@ pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
             parent.num,
             parent.icv.get(),
             parent.group(),
+            parent.reductions(),
             parent.in_final || final_task,
         )
-    }
-    .with_reductions(parent.reductions());
+    };
     ctx.enter();
     body();
     ctx.leave();
@@ -170,10 +178,10 @@ pub(crate) fn run_now_each(parent: &Ctx, final_task: bool, count: u64, mut body:
             parent.num,
             parent.icv.get(),
             parent.group(),
+            parent.reductions(),
             parent.in_final || final_task,
         )
-    }
-    .with_reductions(parent.reductions());
+    };
     ctx.enter();
     for i in 0..count {
         ctx.icv.set(parent.icv.get());

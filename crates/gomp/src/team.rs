@@ -323,8 +323,14 @@ impl TeamShared {
     }
 
     pub(crate) fn member_ctx(self: &Arc<Self>, k: usize) -> Ctx {
-        let ctx = Ctx::new(self.clone(), k, self.member_icv, None, false)
-            .with_reductions(self.red.clone());
+        let ctx = Ctx::new(
+            self.clone(),
+            k,
+            self.member_icv,
+            None,
+            self.red.clone(),
+            false,
+        );
         if let Some(ws) = &self.pre_ws {
             *ctx.ws.current.borrow_mut() = Some((0, ws.clone()));
             ctx.ws.next_seq.set(1);
