@@ -153,6 +153,17 @@ impl Ctx {
         }
     }
 
+    /// Runs `f` on the task reductions in scope without taking a reference
+    /// (`in_reduction` remaps once per task; a clone would touch a count that
+    /// every member's tasks touch). `f` must not open or close a taskgroup.
+    pub fn with_reductions<R>(&self, f: impl FnOnce(Option<&Registration>) -> R) -> R {
+        let groups = self.groups.borrow();
+        match groups.last() {
+            Some(g) => f(g.red.as_deref()),
+            None => f(self.inherited_red.as_deref()),
+        }
+    }
+
     /// The set of this task's deferred children, made on first use.
     pub fn children(&self) -> &Arc<WaitSet> {
         self.children.get_or_init(|| Arc::new(WaitSet::new()))

@@ -292,13 +292,30 @@ pub(crate) unsafe fn take_handle(data: *mut usize) -> Option<Arc<Registration>> 
 /// # Safety
 /// `ptrs` is valid for reads and writes of `cnt + cntorig` pointers.
 pub(crate) unsafe fn remap(ctx: &Ctx, cnt: usize, cntorig: usize, ptrs: *mut *mut c_void) {
-    let Some(reg) = ctx.reductions() else {
-        runtime::fatal("GOMP_task_reduction_remap: in_reduction outside any task reduction");
-    };
+    ctx.with_reductions(|reg| {
+        let Some(reg) = reg else {
+            runtime::fatal("GOMP_task_reduction_remap: in_reduction outside any task reduction");
+        };
+        // SAFETY: forwarded contract.
+        unsafe { remap_in(reg, ctx.num, cnt, cntorig, ptrs) }
+    });
+}
+
+/// [`remap`] for member `id` in `reg`.
+///
+/// # Safety
+/// As for [`remap`].
+unsafe fn remap_in(
+    reg: &Registration,
+    id: usize,
+    cnt: usize,
+    cntorig: usize,
+    ptrs: *mut *mut c_void,
+) {
     for i in 0..cnt {
         // SAFETY: `i < cnt`, within the caller's bounds.
         let p = unsafe { ptrs.add(i).read() } as usize;
-        let Some((copy, orig)) = reg.remap(p, ctx.num) else {
+        let Some((copy, orig)) = reg.remap(p, id) else {
             runtime::fatal(&format!(
                 "GOMP_task_reduction_remap: no task_reduction or reduction(task, ...) \
                  matches the in_reduction item at {p:#x}"
