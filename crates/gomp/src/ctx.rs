@@ -144,6 +144,16 @@ impl Ctx {
         Ctx::with_team(team, num, icv, group, red, in_final)
     }
 
+    /// What a task created here inherits: the innermost open taskgroup, which
+    /// it joins, and the task reductions in scope ([`Ctx::reductions`]), with
+    /// one look at the groups.
+    pub fn inherited(&self) -> (Option<Arc<WaitSet>>, Option<Arc<Registration>>) {
+        match self.groups.borrow().last() {
+            Some(g) => (Some(g.set.clone()), g.red.clone()),
+            None => (self.inherited_group.clone(), self.inherited_red.clone()),
+        }
+    }
+
     /// The task reductions in scope: those of the innermost taskgroup this
     /// task opened (which start as the inherited ones), else the inherited ones.
     pub fn reductions(&self) -> Option<Arc<Registration>> {
@@ -167,15 +177,6 @@ impl Ctx {
     /// The set of this task's deferred children, made on first use.
     pub fn children(&self) -> &Arc<WaitSet> {
         self.children.get_or_init(|| Arc::new(WaitSet::new()))
-    }
-
-    /// The innermost open taskgroup, which tasks created here belong to.
-    pub fn group(&self) -> Option<Arc<WaitSet>> {
-        self.groups
-            .borrow()
-            .last()
-            .map(|g| g.set.clone())
-            .or_else(|| self.inherited_group.clone())
     }
 
     /// Makes `self` the calling thread's context until [`Ctx::leave`].

@@ -147,14 +147,15 @@ pub(crate) fn must_run_now(parent: &Ctx) -> bool {
 /// Runs an included/undeferred task now, in a task context of its own (so that its
 /// `taskwait` waits for its own children only).
 pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
+    let (group, red) = parent.inherited();
     // SAFETY: `parent` outlives `ctx`, a local of this call.
     let ctx = unsafe {
         Ctx::borrowing(
             &parent.team,
             parent.num,
             parent.icv.get(),
-            parent.group(),
-            parent.reductions(),
+            group,
+            red,
             parent.in_final || final_task,
         )
     };
@@ -171,14 +172,15 @@ pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
 /// more waiting than the rule asks, never less (those children must finish
 /// before the batch's taskloop ends anyway).
 pub(crate) fn run_now_each(parent: &Ctx, final_task: bool, count: u64, mut body: impl FnMut(u64)) {
+    let (group, red) = parent.inherited();
     // SAFETY: `parent` outlives `ctx`, a local of this call.
     let ctx = unsafe {
         Ctx::borrowing(
             &parent.team,
             parent.num,
             parent.icv.get(),
-            parent.group(),
-            parent.reductions(),
+            group,
+            red,
             parent.in_final || final_task,
         )
     };
@@ -192,11 +194,8 @@ pub(crate) fn run_now_each(parent: &Ctx, final_task: bool, count: u64, mut body:
 
 /// Defers `f(block)` as a child of `parent`.
 pub(crate) fn defer(parent: &Ctx, final_task: bool, f: TaskFn, block: ArgBlock) {
-    let body = TaskBody {
-        f,
-        block,
-        red: parent.reductions(),
-    };
+    let (group, red) = parent.inherited();
+    let body = TaskBody { f, block, red };
     let t = Arc::new(TaskRec {
         taken: AtomicBool::new(false),
         body: UnsafeCell::new(Some(body)),
@@ -204,7 +203,7 @@ pub(crate) fn defer(parent: &Ctx, final_task: bool, f: TaskFn, block: ArgBlock) 
         icv: parent.icv.get(),
         in_final: final_task,
         parent: parent.children().clone(),
-        group: parent.group(),
+        group,
     });
     t.parent.add(&t);
     if let Some(g) = &t.group {
