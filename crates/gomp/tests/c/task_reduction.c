@@ -361,6 +361,55 @@ static void orphaned_and_nested(void) {
   omp_set_max_active_levels(levels);
 }
 
+/* Combined parallel sections reduction(task, ...); reductions on taskloops
+ * whose tasks run at once (if(0), inside a final task) and on taskloop simd;
+ * in_reduction tasks that are undeferred (if(0)) or final with a child. */
+static void undeferred_and_combined(int threads) {
+  long a = 0, b = 0, c = 0, d = 0, e = 0;
+#pragma omp parallel sections reduction(task, +: a) num_threads(threads)
+  {
+#pragma omp section
+    {
+#pragma omp task in_reduction(+: a)
+      a += 1;
+    }
+#pragma omp section
+    a += 2;
+  }
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+  {
+#pragma omp taskloop reduction(+: b) if(0)
+    for (int i = 0; i < 100; i++)
+      b += i;
+#pragma omp taskloop simd reduction(+: c)
+    for (int i = 0; i < 100; i++)
+      c += i;
+#pragma omp task final(1)
+    {
+#pragma omp taskloop reduction(+: d)
+      for (int i = 0; i < 100; i++)
+        d += i;
+    }
+#pragma omp taskgroup task_reduction(+: e)
+    {
+#pragma omp task in_reduction(+: e) if(0)
+      e += 5;
+#pragma omp task in_reduction(+: e) final(1)
+      {
+        e += 1;
+#pragma omp task in_reduction(+: e)
+        e += 1;
+      }
+    }
+  }
+  CHECK_EQ(a, 3);
+  CHECK_EQ(b, seq_sum(100));
+  CHECK_EQ(c, seq_sum(100));
+  CHECK_EQ(d, seq_sum(100));
+  CHECK_EQ(e, 7);
+}
+
 /* An array section and an orphaned taskgroup (outside any region). */
 static void array_and_orphaned(void) {
   long a[4] = {1, 2, 3, 4};
@@ -406,6 +455,7 @@ int main(void) {
       taskloops(t);
       user_defined(t);
       parallel_for(t);
+      undeferred_and_combined(t);
     }
   }
   array_and_orphaned();
