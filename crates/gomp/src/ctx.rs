@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use crate::icv::Icv;
 use crate::task::WaitSet;
+use crate::taskred::Registration;
 use crate::team::TeamShared;
 use crate::workshare::WorkShare;
 
@@ -36,11 +37,26 @@ pub(crate) struct Ctx {
     inherited_group: Option<Arc<WaitSet>>,
     /// Taskgroups this task opened and has not ended, innermost last (empty, so
     /// no allocation, for the usual task that opens none).
-    pub groups: RefCell<Vec<Arc<WaitSet>>>,
+    pub groups: RefCell<Vec<Group>>,
+    /// The task reductions of the taskgroup this task was created in (or, for
+    /// a member, of its `parallel reduction(task, …)`), which its
+    /// `in_reduction` items refer to unless a group it opened registers more.
+    inherited_red: Option<Arc<Registration>>,
     /// Inside a `final` task every task created is included (run at once).
     pub in_final: bool,
     pub ws: WsCursor,
     prev: Cell<*const Ctx>,
+}
+
+/// A taskgroup a task opened: what its end waits for, and the task reductions
+/// its tasks see.
+pub(crate) struct Group {
+    pub set: Arc<WaitSet>,
+    /// Those of the enclosing scope until the group registers its own.
+    pub red: Option<Arc<Registration>>,
+    /// Opened by a work-sharing construct or `scope` with task reductions,
+    /// closed by `GOMP_workshare_task_reduction_unregister`.
+    pub workshare: bool,
 }
 
 /// A member's position in its team's sequence of work-sharing constructs.
@@ -60,7 +76,7 @@ pub(crate) struct WsCursor {
 
 thread_local! {
     static CURRENT: Cell<*const Ctx> = const { Cell::new(ptr::null()) };
-    static INITIAL: Ctx = Ctx::new(TeamShared::initial(), 0, crate::runtime::initial_icv(), None, false);
+    static INITIAL: Ctx = Ctx::new(TeamShared::initial(), 0, crate::runtime::initial_icv(), None, None, false);
 }
 
 impl Ctx {
@@ -69,13 +85,14 @@ impl Ctx {
         num: usize,
         icv: Icv,
         group: Option<Arc<WaitSet>>,
+        red: Option<Arc<Registration>>,
         in_final: bool,
     ) -> Ctx {
         let team = TeamRef {
             arc: ManuallyDrop::new(team),
             owned: true,
         };
-        Ctx::with_team(team, num, icv, group, in_final)
+        Ctx::with_team(team, num, icv, group, red, in_final)
     }
 
     fn with_team(
@@ -83,6 +100,7 @@ impl Ctx {
         num: usize,
         icv: Icv,
         group: Option<Arc<WaitSet>>,
+        red: Option<Arc<Registration>>,
         in_final: bool,
     ) -> Ctx {
         Ctx {
@@ -92,6 +110,7 @@ impl Ctx {
             children: OnceCell::new(),
             inherited_group: group,
             groups: RefCell::new(Vec::new()),
+            inherited_red: red,
             in_final,
             ws: WsCursor::default(),
             prev: Cell::new(ptr::null()),
@@ -111,6 +130,7 @@ impl Ctx {
         num: usize,
         icv: Icv,
         group: Option<Arc<WaitSet>>,
+        red: Option<Arc<Registration>>,
         in_final: bool,
     ) -> Ctx {
         // SAFETY: a bitwise copy of the `Arc` that is never dropped (`owned` is
@@ -121,21 +141,42 @@ impl Ctx {
             arc: ManuallyDrop::new(copy),
             owned: false,
         };
-        Ctx::with_team(team, num, icv, group, in_final)
+        Ctx::with_team(team, num, icv, group, red, in_final)
+    }
+
+    /// What a task created here inherits: the innermost open taskgroup, which
+    /// it joins, and the task reductions in scope ([`Ctx::reductions`]), with
+    /// one look at the groups.
+    pub fn inherited(&self) -> (Option<Arc<WaitSet>>, Option<Arc<Registration>>) {
+        match self.groups.borrow().last() {
+            Some(g) => (Some(g.set.clone()), g.red.clone()),
+            None => (self.inherited_group.clone(), self.inherited_red.clone()),
+        }
+    }
+
+    /// The task reductions in scope: those of the innermost taskgroup this
+    /// task opened (which start as the inherited ones), else the inherited ones.
+    pub fn reductions(&self) -> Option<Arc<Registration>> {
+        match self.groups.borrow().last() {
+            Some(g) => g.red.clone(),
+            None => self.inherited_red.clone(),
+        }
+    }
+
+    /// Runs `f` on the task reductions in scope without taking a reference
+    /// (`in_reduction` remaps once per task; a clone would touch a count that
+    /// every member's tasks touch). `f` must not open or close a taskgroup.
+    pub fn with_reductions<R>(&self, f: impl FnOnce(Option<&Registration>) -> R) -> R {
+        let groups = self.groups.borrow();
+        match groups.last() {
+            Some(g) => f(g.red.as_deref()),
+            None => f(self.inherited_red.as_deref()),
+        }
     }
 
     /// The set of this task's deferred children, made on first use.
     pub fn children(&self) -> &Arc<WaitSet> {
         self.children.get_or_init(|| Arc::new(WaitSet::new()))
-    }
-
-    /// The innermost open taskgroup, which tasks created here belong to.
-    pub fn group(&self) -> Option<Arc<WaitSet>> {
-        self.groups
-            .borrow()
-            .last()
-            .cloned()
-            .or_else(|| self.inherited_group.clone())
     }
 
     /// Makes `self` the calling thread's context until [`Ctx::leave`].
@@ -152,6 +193,16 @@ impl Ctx {
             debug_assert_eq!(c.get(), self as *const Ctx, "contexts left out of order");
             c.set(self.prev.get());
         });
+    }
+}
+
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        // Nobody can `taskwait` on this task's children any more: break the
+        // cycle between the set and the records queued in it.
+        if let Some(children) = self.children.get() {
+            children.forget_queued();
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use maestro_scheduler::sync::current_worker_state;
 
 use crate::ctx::{self, Ctx, with_current};
 use crate::runtime::{self, MasterPlacement};
+use crate::taskred::Registration;
 use crate::team::{RegionFn, TeamShared};
 use crate::workshare::WorkShare;
 
@@ -45,11 +46,22 @@ pub(crate) fn run_region(
     requested: usize,
     pre_ws: impl FnOnce(&Ctx, usize) -> Option<WorkShare>,
 ) {
+    run_region_with(body, requested, pre_ws, |_| None);
+}
+
+/// [`run_region`] whose members see the task reductions `red(n)` gives for a
+/// team of `n` (`parallel reduction(task, …)`), made before any member starts.
+pub(crate) fn run_region_with(
+    body: RegionFn,
+    requested: usize,
+    pre_ws: impl FnOnce(&Ctx, usize) -> Option<WorkShare>,
+    red: impl FnOnce(usize) -> Option<Arc<Registration>>,
+) {
     let offload = runtime::master_placement() == MasterPlacement::Scheduler
         && ctx::in_initial_context()
         && current_worker_state().is_none();
     if offload {
-        let team = with_current(|p| fork_team(p, body, requested, |n| pre_ws(p, n)));
+        let team = with_current(|p| fork_team(p, body, requested, |n| pre_ws(p, n), red));
         runtime::scheduler().install_on_worker(runtime::priority(), move || {
             // The whole `RegionFn` (which is `Send`), not its raw pointer field.
             let body = body;
@@ -62,7 +74,10 @@ pub(crate) fn run_region(
         });
         return;
     }
-    let master = with_current(|p| fork(p, body, requested, |n| pre_ws(p, n)));
+    let master = with_current(|p| {
+        let team = fork_team(p, body, requested, |n| pre_ws(p, n), red);
+        Master::enter(&team)
+    });
     // SAFETY: as above, on the calling thread, which owns the argument block.
     unsafe { (body.f)(body.data) };
     join(master);
@@ -87,7 +102,7 @@ pub(crate) fn fork(
     requested: usize,
     pre_ws: impl FnOnce(usize) -> Option<WorkShare>,
 ) -> Master {
-    let team = fork_team(parent, body, requested, pre_ws);
+    let team = fork_team(parent, body, requested, pre_ws, |_| None);
     Master::enter(&team)
 }
 
@@ -98,6 +113,7 @@ fn fork_team(
     body: RegionFn,
     requested: usize,
     pre_ws: impl FnOnce(usize) -> Option<WorkShare>,
+    red: impl FnOnce(usize) -> Option<Arc<Registration>>,
 ) -> Arc<TeamShared> {
     let n = team_size(parent, requested);
     let level = parent.team.level + 1;
@@ -111,7 +127,7 @@ fn fork_team(
     }
     let active_level = parent.team.active_level + usize::from(n > 1);
     let pre_ws = pre_ws(n).map(Arc::new);
-    let team = Arc::new(TeamShared::build(
+    let mut team = TeamShared::build(
         n,
         level,
         active_level,
@@ -119,7 +135,9 @@ fn fork_team(
         Some(body),
         icv,
         pre_ws.clone(),
-    ));
+    );
+    team.red = red(n);
+    let team = Arc::new(team);
     if let Some(ws) = &pre_ws {
         team.ws.insert_first(ws.clone());
     }

@@ -35,6 +35,7 @@ mod loops;
 mod native;
 mod runtime;
 mod task;
+mod taskred;
 mod team;
 mod wordlock;
 mod workshare;

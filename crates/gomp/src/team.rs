@@ -18,6 +18,7 @@ use crate::ctx::Ctx;
 use crate::icv::Icv;
 use crate::runtime;
 use crate::task::{self, TaskRec};
+use crate::taskred::Registration;
 use crate::workshare::{WorkShare, WsTable};
 
 /// The outlined body of a parallel region and its argument block.
@@ -67,6 +68,9 @@ pub(crate) struct TeamShared {
     /// `single` constructs won so far (see [`TeamShared::single_start`]).
     singles: AtomicU64,
     pub ws: WsTable,
+    /// The task reductions of a `parallel reduction(task, …)`, which every
+    /// member's implicit task sees (`GOMP_parallel_reductions`).
+    pub red: Option<Arc<Registration>>,
 }
 
 /// How long a barrier waiter spins before it sleeps. Guessed: above the
@@ -131,6 +135,7 @@ impl TeamShared {
             cv: Condvar::new(),
             singles: AtomicU64::new(0),
             ws: WsTable::new(n),
+            red: None,
         }
     }
 
@@ -318,7 +323,14 @@ impl TeamShared {
     }
 
     pub(crate) fn member_ctx(self: &Arc<Self>, k: usize) -> Ctx {
-        let ctx = Ctx::new(self.clone(), k, self.member_icv, None, false);
+        let ctx = Ctx::new(
+            self.clone(),
+            k,
+            self.member_icv,
+            None,
+            self.red.clone(),
+            false,
+        );
         if let Some(ws) = &self.pre_ws {
             *ctx.ws.current.borrow_mut() = Some((0, ws.clone()));
             ctx.ws.next_seq.set(1);

@@ -14,6 +14,7 @@ use maestro_scheduler::sync::Mutex;
 
 use crate::ctx::Ctx;
 use crate::loops::LoopWs;
+use crate::taskred::Chunks;
 
 /// What a construct shares.
 // The loop variant is large (its cursor has a cache line of its own); boxing
@@ -25,6 +26,8 @@ pub(crate) enum WsKind {
     Loop(LoopWs),
     /// `single copyprivate`: the executing member publishes its data block.
     Copy(AtomicPtr<c_void>),
+    /// `scope` with task reductions: only shares their private copies.
+    Scope,
 }
 
 pub(crate) struct WorkShare {
@@ -33,6 +36,9 @@ pub(crate) struct WorkShare {
     /// Zeroed memory GCC asks for through `GOMP_loop_start`'s `mem` argument
     /// (scan reductions, `lastprivate(conditional:)`), shared by the team.
     scratch: Option<Scratch>,
+    /// The private copies of the construct's task reductions
+    /// (`reduction(task, …)`), one per reductions array; empty without.
+    task_red: Vec<Arc<Chunks>>,
 }
 
 impl WorkShare {
@@ -41,7 +47,17 @@ impl WorkShare {
             kind,
             left: AtomicUsize::new(0),
             scratch: None,
+            task_red: Vec::new(),
         }
+    }
+
+    pub fn with_task_reductions(mut self, chunks: Vec<Arc<Chunks>>) -> WorkShare {
+        self.task_red = chunks;
+        self
+    }
+
+    pub fn task_reductions(&self) -> &[Arc<Chunks>] {
+        &self.task_red
     }
 
     pub fn with_scratch(mut self, bytes: usize) -> WorkShare {
@@ -58,7 +74,7 @@ impl WorkShare {
     pub fn as_loop(&self) -> Option<&LoopWs> {
         match &self.kind {
             WsKind::Loop(l) => Some(l),
-            WsKind::Copy(_) => None,
+            WsKind::Copy(_) | WsKind::Scope => None,
         }
     }
 }
@@ -146,6 +162,21 @@ pub(crate) fn begin(ctx: &Ctx, init: impl FnOnce() -> WorkShare) -> (Arc<WorkSha
     *ctx.ws.current.borrow_mut() = Some((seq, ws.clone()));
     ctx.ws.trip.set(0);
     ctx.ws.chunk.set(None);
+    (ws, first)
+}
+
+/// Meets the calling member's next construct and leaves it at once: for a
+/// construct that only shares what its first member made (`scope` with task
+/// reductions), leaving the member's current construct alone. True if this
+/// member made it.
+pub(crate) fn meet(ctx: &Ctx, init: impl FnOnce() -> WorkShare) -> (Arc<WorkShare>, bool) {
+    let seq = ctx.ws.next_seq.get();
+    ctx.ws.next_seq.set(seq + 1);
+    if ctx.team.n == 1 {
+        return (Arc::new(init()), true);
+    }
+    let (ws, first) = ctx.team.ws.find_or_create(seq, init);
+    ctx.team.ws.leave(seq, &ws);
     (ws, first)
 }
 

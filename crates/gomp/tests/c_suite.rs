@@ -9,6 +9,8 @@
 //! - `maestro-test: expect-fail TEXT` expects a failing exit with TEXT on stderr;
 //! - `maestro-test: also-preload` also builds it against stock libgomp and runs it
 //!   with our library in `LD_PRELOAD`.
+//! - `maestro-test: also-stock` also builds it against stock libgomp and runs it
+//!   there, unchanged (the program's checks hold on libgomp too).
 //!
 //! Without gcc the test fails with a message (CI installs it); `MAESTRO_OMP_CC`
 //! names another compiler driver.
@@ -61,6 +63,7 @@ struct Spec {
     env: Vec<(String, String)>,
     expect_fail: Option<String>,
     also_preload: bool,
+    also_stock: bool,
 }
 
 fn spec(source: &str) -> Spec {
@@ -77,6 +80,8 @@ fn spec(source: &str) -> Spec {
             s.expect_fail = Some(text.trim().into());
         } else if rest == "also-preload" {
             s.also_preload = true;
+        } else if rest == "also-stock" {
+            s.also_stock = true;
         } else {
             panic!("unknown maestro-test directive: {rest}");
         }
@@ -178,8 +183,8 @@ fn test_program(cc: &str, src: &Path, lib: &Path, out_dir: &Path) -> Result<(), 
         &format!("linking {name}"),
     )?;
     check_linkage(&bin)?;
-    let mut runs = vec![(bin.clone(), None)];
-    if spec.also_preload {
+    let mut runs = vec![(bin.clone(), None, false)];
+    if spec.also_preload || spec.also_stock {
         let stock = out_dir.join(format!("{name}-stock"));
         run(
             Command::new(cc)
@@ -190,12 +195,19 @@ fn test_program(cc: &str, src: &Path, lib: &Path, out_dir: &Path) -> Result<(), 
                 .arg("-lm"),
             &format!("building {name} against stock libgomp"),
         )?;
-        runs.push((stock, Some(lib.join("libmaestro_gomp.so"))));
+        if spec.also_preload {
+            runs.push((stock.clone(), Some(lib.join("libmaestro_gomp.so")), false));
+        }
+        if spec.also_stock {
+            runs.push((stock, None, true));
+        }
     }
-    for (bin, preload) in runs {
+    for (bin, preload, stock) in runs {
         let (ok, text) = execute(&bin, &spec.env, preload.as_deref())?;
         let label = if preload.is_some() {
             format!("{name} (preloaded)")
+        } else if stock {
+            format!("{name} (stock libgomp)")
         } else {
             name.clone()
         };
@@ -267,9 +279,10 @@ fn c_openmp_suite_runs_on_maestro_gomp() {
 #[test]
 fn headers_parse() {
     let s = spec(
-        "/* maestro-test: env A=1\n * maestro-test: expect-fail boom bang\n maestro-test: also-preload */",
+        "/* maestro-test: env A=1\n * maestro-test: expect-fail boom bang\n maestro-test: also-preload\n maestro-test: also-stock */",
     );
     assert_eq!(s.env, vec![("A".to_string(), "1".to_string())]);
     assert_eq!(s.expect_fail.as_deref(), Some("boom bang"));
     assert!(s.also_preload);
+    assert!(s.also_stock);
 }

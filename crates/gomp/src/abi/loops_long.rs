@@ -8,7 +8,7 @@
 use std::ffi::{c_long, c_void};
 use std::ptr;
 
-use super::{Kind, begin_loop, next_chunk, no_task_reductions};
+use super::{Kind, begin_loop, next_chunk};
 use crate::ctx::with_current;
 use crate::icv::Sched;
 use crate::loops::Space;
@@ -42,6 +42,7 @@ fn start(kind: Kind, s: c_long, e: c_long, incr: c_long, chunk: c_long, ordered:
                 kind,
                 chunk as u64,
                 ordered,
+                ptr::null_mut(),
                 ptr::null_mut(),
             )
         };
@@ -137,7 +138,8 @@ loop_next! {
 ///
 /// # Safety
 /// `istart`/`iend` are null or valid for writes; `mem` is null or valid for a
-/// read and a write; `reductions` must be null (task reductions are refused).
+/// read and a write; `reductions` is null or GCC's array of the loop's task
+/// reductions (see `begin_loop`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn GOMP_loop_start(
     start_: c_long,
@@ -189,10 +191,9 @@ fn generic_start(
     mem: *mut *mut c_void,
     ordered: bool,
 ) -> bool {
-    no_task_reductions(reductions, "GOMP_loop_start");
     let space = Space::long(start_, end, incr);
     with_current(|ctx| {
-        // SAFETY: `mem` comes from GCC (null or a valid in/out slot).
+        // SAFETY: `mem` and `reductions` come from GCC (null or valid).
         unsafe {
             begin_loop(
                 ctx,
@@ -201,6 +202,7 @@ fn generic_start(
                 chunk as u64,
                 ordered,
                 mem,
+                reductions,
             )
         };
     });

@@ -5,7 +5,7 @@
 use std::ffi::{c_long, c_void};
 use std::ptr;
 
-use super::{Kind, begin_loop, next_chunk, no_task_reductions};
+use super::{Kind, begin_loop, next_chunk};
 use crate::ctx::with_current;
 use crate::icv::Sched;
 use crate::loops::Space;
@@ -31,7 +31,17 @@ unsafe fn store(chunk: Option<(u64, u64)>, istart: *mut Ull, iend: *mut Ull) -> 
 fn start(kind: Kind, space: Space, chunk: Ull, ordered: bool) {
     with_current(|ctx| {
         // SAFETY: a null scratch pointer is allowed.
-        unsafe { begin_loop(ctx, space, kind, chunk, ordered, ptr::null_mut()) };
+        unsafe {
+            begin_loop(
+                ctx,
+                space,
+                kind,
+                chunk,
+                ordered,
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        };
     });
 }
 
@@ -123,7 +133,8 @@ ull_next! {
 ///
 /// # Safety
 /// `istart`/`iend` are null or valid for writes; `mem` is null or valid for a
-/// read and a write; `reductions` must be null.
+/// read and a write; `reductions` is null or GCC's array of the loop's task
+/// reductions.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn GOMP_loop_ull_start(
     up: bool,
@@ -173,10 +184,19 @@ fn generic_start(
     mem: *mut *mut c_void,
     ordered: bool,
 ) -> bool {
-    no_task_reductions(reductions, "GOMP_loop_ull_start");
     with_current(|ctx| {
-        // SAFETY: `mem` comes from GCC (null or a valid in/out slot).
-        unsafe { begin_loop(ctx, space, Kind::from_gfs(sched), chunk, ordered, mem) };
+        // SAFETY: `mem` and `reductions` come from GCC (null or valid).
+        unsafe {
+            begin_loop(
+                ctx,
+                space,
+                Kind::from_gfs(sched),
+                chunk,
+                ordered,
+                mem,
+                reductions,
+            )
+        };
     });
     if istart.is_null() {
         return true;

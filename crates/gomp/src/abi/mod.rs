@@ -3,11 +3,9 @@
 //! controls. Entry points we do not implement are deliberately *not* exported, so
 //! a program that needs them fails at link time with the symbol's name instead of
 //! misbehaving: offloading (`GOMP_target*`, `GOMP_teams*`), doacross loops
-//! (`ordered(n)`, `GOMP_doacross_*`), task reductions (`reduction(task, …)`,
-//! `in_reduction`, `GOMP_taskgroup_reduction_*`, `GOMP_parallel_reductions`)
-//! and `GOMP_error`/`GOMP_warning`. Cancellation compiles and is
-//! ignored (every cancellation point reports "not cancelled", which OpenMP allows
-//! while `OMP_CANCELLATION` is false).
+//! (`ordered(n)`, `GOMP_doacross_*`) and `GOMP_error`/`GOMP_warning`.
+//! Cancellation compiles and is ignored (every cancellation point reports "not
+//! cancelled", which OpenMP allows while `OMP_CANCELLATION` is false).
 //!
 //! Every entry point is `unsafe extern "C"`: GCC guarantees the pointers it passes
 //! are valid for the documented use, and calling them any other way is undefined.
@@ -22,6 +20,7 @@ pub mod omp_lock;
 pub mod parallel;
 pub mod parallel_loops;
 pub mod sync;
+pub mod task_reductions;
 pub mod taskloop;
 pub mod tasks;
 
@@ -32,6 +31,7 @@ use crate::ctx::Ctx;
 use crate::icv::Sched;
 use crate::loops::{LoopWs, Space};
 use crate::runtime;
+use crate::taskred;
 use crate::workshare::{self, WorkShare, WsKind};
 
 /// A schedule as GCC names it: fixed, or `runtime` (read run-sched-var).
@@ -80,9 +80,15 @@ pub(crate) fn loop_ws(
 
 /// Enters a loop construct (created by the first member to arrive). `scratch` is
 /// GCC's `mem` argument: on entry the bytes wanted, on return the shared block.
+/// `reductions` is GCC's array of the loop's task reductions
+/// (`reduction(task, …)`), or null: the first member allocates the private
+/// copies with the construct, and every member registers its array on them in
+/// a taskgroup of its own that `GOMP_workshare_task_reduction_unregister` ends.
 ///
 /// # Safety
-/// `scratch` is null or valid for a read and a write of a pointer.
+/// `scratch` is null or valid for a read and a write of a pointer;
+/// `reductions` is null or a reductions array as GCC emits it, alive until the
+/// member's `GOMP_workshare_task_reduction_unregister`.
 pub(crate) unsafe fn begin_loop(
     ctx: &Ctx,
     space: Space,
@@ -90,19 +96,27 @@ pub(crate) unsafe fn begin_loop(
     chunk: u64,
     ordered: bool,
     scratch: *mut *mut c_void,
+    reductions: *mut usize,
 ) -> Arc<WorkShare> {
     let (ws, _) = workshare::begin(ctx, || {
-        let ws = loop_ws(ctx, ctx.team.n, space, kind, chunk, ordered);
-        if scratch.is_null() {
-            ws
-        } else {
+        let mut ws = loop_ws(ctx, ctx.team.n, space, kind, chunk, ordered);
+        if !scratch.is_null() {
             // SAFETY: the caller guarantees `scratch` is readable.
-            ws.with_scratch(unsafe { *scratch } as usize)
+            ws = ws.with_scratch(unsafe { *scratch } as usize);
         }
+        if !reductions.is_null() {
+            // SAFETY: the caller's contract on `reductions`.
+            ws = ws.with_task_reductions(unsafe { taskred::allocate(reductions, ctx.team.n) });
+        }
+        ws
     });
     if !scratch.is_null() {
         // SAFETY: as above, and writable.
         unsafe { *scratch = ws.scratch_ptr() };
+    }
+    if !reductions.is_null() {
+        // SAFETY: the caller's contract on `reductions`.
+        unsafe { taskred::workshare_register(ctx, reductions, ws.task_reductions()) };
     }
     ws
 }
@@ -115,13 +129,4 @@ pub(crate) fn next_chunk(ctx: &Ctx) -> Option<(u64, u64)> {
         Some(l.space.bounds(c))
     })
     .flatten()
-}
-
-/// Refuses a non-null `reductions` argument (task reductions are not supported).
-pub(crate) fn no_task_reductions(reductions: *mut usize, what: &str) {
-    if !reductions.is_null() {
-        runtime::fatal(&format!(
-            "{what}: task reductions (reduction(task, ...)) are not supported"
-        ));
-    }
 }

@@ -7,7 +7,7 @@ use std::ffi::{c_uint, c_void};
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
-use super::{Kind, begin_loop, next_chunk, no_task_reductions};
+use super::{Kind, begin_loop, next_chunk};
 use crate::ctx::with_current;
 use crate::icv::Sched;
 use crate::loops::Space;
@@ -91,7 +91,7 @@ pub extern "C" fn GOMP_single_copy_start() -> *mut c_void {
         ctx.team.barrier();
         let data = match &ws.kind {
             WsKind::Copy(p) => p.load(Ordering::Acquire),
-            WsKind::Loop(_) => runtime::fatal("GOMP_single_copy_start: work-share mismatch"),
+            _ => runtime::fatal("GOMP_single_copy_start: work-share mismatch"),
         };
         workshare::end(ctx);
         data
@@ -112,11 +112,22 @@ pub extern "C" fn GOMP_single_copy_end(data: *mut c_void) {
     });
 }
 
-fn sections_begin(count: c_uint, mem: *mut *mut c_void) -> c_uint {
+fn sections_begin(count: c_uint, mem: *mut *mut c_void, reductions: *mut usize) -> c_uint {
     with_current(|ctx| {
         let space = Space::indices(u64::from(count));
-        // SAFETY: `mem` is null or GCC's valid in/out slot (our callers' contract).
-        unsafe { begin_loop(ctx, space, Kind::Fixed(Sched::Dynamic), 1, false, mem) };
+        // SAFETY: `mem` is null or GCC's valid in/out slot, `reductions` null or
+        // GCC's reductions array (our callers' contract).
+        unsafe {
+            begin_loop(
+                ctx,
+                space,
+                Kind::Fixed(Sched::Dynamic),
+                1,
+                false,
+                mem,
+                reductions,
+            )
+        };
         section_number(next_chunk(ctx))
     })
 }
@@ -129,22 +140,22 @@ fn section_number(chunk: Option<(u64, u64)>) -> c_uint {
 /// this member runs (1-based), 0 if none.
 #[unsafe(no_mangle)]
 pub extern "C" fn GOMP_sections_start(count: c_uint) -> c_uint {
-    sections_begin(count, ptr::null_mut())
+    sections_begin(count, ptr::null_mut(), ptr::null_mut())
 }
 
 /// [`GOMP_sections_start`] of GCC ≥ 9 with the scratch memory of
 /// `lastprivate(conditional:)`.
 ///
 /// # Safety
-/// `mem` is null or valid for a read and a write; `reductions` must be null.
+/// `mem` is null or valid for a read and a write; `reductions` is null or
+/// GCC's array of the construct's task reductions (`reduction(task, …)`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn GOMP_sections2_start(
     count: c_uint,
     reductions: *mut usize,
     mem: *mut *mut c_void,
 ) -> c_uint {
-    no_task_reductions(reductions, "GOMP_sections2_start");
-    sections_begin(count, mem)
+    sections_begin(count, mem, reductions)
 }
 
 /// The next section for this member (1-based), 0 when none is left.

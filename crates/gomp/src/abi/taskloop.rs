@@ -11,6 +11,7 @@ use crate::ctx::{Ctx, with_current};
 use crate::loops::Space;
 use crate::runtime;
 use crate::task;
+use crate::taskred;
 
 const FLAG_FINAL: c_uint = 1 << 1;
 const FLAG_UP: c_uint = 1 << 8;
@@ -95,14 +96,34 @@ fn partition(n: u64, flags: c_uint, num_tasks: u64, team_size: usize) -> u64 {
 /// # Safety
 /// `l` holds what GCC passed to `GOMP_taskloop*`.
 unsafe fn run(l: Loop, space: Space) {
-    if l.flags & FLAG_REDUCTION != 0 {
-        runtime::fatal("GOMP_taskloop: reductions on taskloop are not supported");
-    }
     let n = space.count;
+    let group = l.flags & FLAG_NOGROUP == 0;
+    // `taskloop reduction(…)`: the block's third word is GCC's reductions array,
+    // registered on the implicit taskgroup (OpenMP forbids it with `nogroup`).
+    let reductions = if l.flags & FLAG_REDUCTION != 0 {
+        if !group {
+            runtime::fatal("GOMP_taskloop: reduction together with nogroup");
+        }
+        // SAFETY: with the flag, GCC's block is {start, end, reductions array, …}.
+        unsafe { l.data.cast::<*mut usize>().add(2).read() }
+    } else {
+        std::ptr::null_mut()
+    };
+    if !reductions.is_null() && n == 0 {
+        // No iterations: no taskgroup, and `reductions[2] = 0` tells the
+        // compiler's code that nothing was registered (nothing to combine).
+        // SAFETY: GCC's reductions array, ours to write until this returns.
+        unsafe { reductions.add(2).write(0) };
+        return;
+    }
     with_current(|ctx| {
-        let group = l.flags & FLAG_NOGROUP == 0;
         if group {
             task::taskgroup_start(ctx);
+        }
+        if !reductions.is_null() {
+            // SAFETY: GCC's array, alive until the compiler's code unregisters
+            // it after this call.
+            unsafe { taskred::taskgroup_register(ctx, reductions) };
         }
         let split = Split::of(n, l.flags, l.num_tasks, ctx.team.n);
         let tasks = split.tasks(n);

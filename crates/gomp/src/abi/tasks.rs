@@ -166,7 +166,7 @@ pub(super) unsafe fn copy_block(
 
 /// Defers `f(block)` as a child task of `ctx`.
 pub(super) fn defer(ctx: &crate::ctx::Ctx, f: TaskFn, block: ArgBlock, final_task: bool) {
-    task::defer(ctx, final_task, task::TaskBody { f, block });
+    task::defer(ctx, final_task, f, block);
 }
 
 /// `#pragma omp taskwait`: waits for the current task's children, running them
