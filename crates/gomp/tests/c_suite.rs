@@ -114,8 +114,12 @@ fn execute(
     let out_path = bin.with_extension("out");
     let out = File::create(&out_path).map_err(|e| e.to_string())?;
     let mut cmd = Command::new(bin);
+    // `cargo test` puts target/<profile> on LD_LIBRARY_PATH, which the loader
+    // searches before the binary's RUNPATH: a stale libmaestro_gomp.so left
+    // there by an earlier `cargo build` would shadow the private copy.
     cmd.stdout(out.try_clone().map_err(|e| e.to_string())?)
         .stderr(out)
+        .env_remove("LD_LIBRARY_PATH")
         .envs(env.iter().map(|(k, v)| (k, v)));
     if let Some(lib) = preload {
         cmd.env("LD_PRELOAD", lib);
