@@ -1,10 +1,124 @@
 //! TPC-C on maestro-txn (`--cc mvcc`): the MVCC database holds what the 2PL
 //! loader generated, and its indexes find exactly the visible rows.
 
-use maestro_tpcc::keys::{DistrictKey, OrderKey, WarehouseKey};
-use maestro_tpcc::mvcc::{MvccDatabase, load_mvcc};
-use maestro_tpcc::{District, IndexId, LoadConfig, NewOrder, Warehouse, load};
+use maestro_tpcc::keys::{DistrictKey, OrderKey, StockKey, WarehouseKey};
+use maestro_tpcc::mvcc::{self, MvccDatabase, load_mvcc, run_with_retry};
+use maestro_tpcc::txn::{
+    MAX_ORDER_LINES, NewOrderInput, NewOrderLine, Outcome, TxnOutput, UNUSED_ITEM_ID,
+};
+use maestro_tpcc::{
+    District, IndexId, LoadConfig, NewOrder, Order, OrderLine, Stock, Warehouse, load,
+};
 use maestro_txn::{DatabaseConfig, Isolation};
+
+fn new_order_input(items: &[u32]) -> NewOrderInput {
+    let mut lines = [NewOrderLine::default(); MAX_ORDER_LINES];
+    for (line, &i_id) in lines.iter_mut().zip(items) {
+        *line = NewOrderLine {
+            i_id,
+            supply_w_id: 1,
+            quantity: 5,
+        };
+    }
+    NewOrderInput {
+        w_id: 1,
+        d_id: 1,
+        c_id: 42,
+        lines,
+        ol_cnt: items.len() as u8,
+    }
+}
+
+fn district(db: &MvccDatabase) -> District {
+    let mut txn = db.txn.begin(Isolation::Snapshot).unwrap();
+    let key = DistrictKey { w_id: 1, d_id: 1 }.pack().unwrap();
+    db.lookup(&mut txn, IndexId::District, key)
+        .unwrap()
+        .unwrap()
+        .1
+}
+
+fn stock(db: &MvccDatabase, i_id: u32) -> Stock {
+    let mut txn = db.txn.begin(Isolation::Snapshot).unwrap();
+    let key = StockKey { w_id: 1, i_id }.pack().unwrap();
+    db.lookup(&mut txn, IndexId::Stock, key).unwrap().unwrap().1
+}
+
+#[test]
+fn new_order_commits_its_rows_and_its_rollback_leaves_no_trace() {
+    let (db, _) = load_mvcc(&LoadConfig::new(1), &|_| {}).unwrap();
+    let before = district(&db);
+    let stock_before = stock(&db, 11);
+    let rolled = mvcc::new_order(&db, &new_order_input(&[11, 22, UNUSED_ITEM_ID]), 7).unwrap();
+    assert_eq!(rolled.outcome, Outcome::RolledBack);
+    assert_eq!(district(&db), before);
+    assert_eq!(stock(&db, 11), stock_before);
+
+    let done = mvcc::new_order(&db, &new_order_input(&[11, 22, 33]), 7).unwrap();
+    assert_eq!(done.retries, 0);
+    let Outcome::Committed(TxnOutput::NewOrder { o_id, ol_cnt, .. }) = done.outcome else {
+        panic!("not committed: {done:?}");
+    };
+    assert_eq!((o_id, ol_cnt), (before.d_next_o_id, 3));
+    assert_eq!(district(&db).d_next_o_id, o_id + 1);
+    let s = stock(&db, 11);
+    assert_eq!(s.s_order_cnt, stock_before.s_order_cnt + 1);
+    assert_eq!(s.s_ytd, stock_before.s_ytd + 5);
+    let mut txn = db.txn.begin(Isolation::Snapshot).unwrap();
+    let key = OrderKey {
+        w_id: 1,
+        d_id: 1,
+        o_id,
+    }
+    .pack()
+    .unwrap();
+    let order: Option<(_, Order)> = db.lookup(&mut txn, IndexId::Orders, key).unwrap();
+    assert_eq!(order.unwrap().1.o_ol_cnt, 3);
+    let no: Option<(_, NewOrder)> = db.lookup(&mut txn, IndexId::NewOrder, key).unwrap();
+    assert!(no.is_some());
+    let mut lines = 0;
+    txn.scan(&db.order_line, |_, l: &OrderLine| {
+        lines += u32::from(l.ol_o_id == o_id && l.ol_d_id == 1 && l.ol_w_id == 1);
+    });
+    assert_eq!(lines, 3);
+}
+
+#[test]
+fn a_conflict_reruns_the_transaction_on_a_fresh_snapshot() {
+    let db = MvccDatabase::new(1, DatabaseConfig::default());
+    let mut setup = db.txn.begin(Isolation::Snapshot).unwrap();
+    let row = setup
+        .insert(
+            &db.new_order,
+            NewOrder {
+                no_o_id: 1,
+                no_d_id: 1,
+                no_w_id: 1,
+            },
+        )
+        .unwrap();
+    setup.commit().unwrap();
+    let mut attempts = 0;
+    let done = run_with_retry(&db, |db, txn| {
+        attempts += 1;
+        if attempts == 1 {
+            // Another transaction commits a newer version after our snapshot.
+            let mut other = db.txn.begin(Isolation::Snapshot).unwrap();
+            let mut r = other.read(&db.new_order, row).unwrap();
+            r.no_o_id += 100;
+            other.update(&db.new_order, row, r).unwrap();
+            other.commit().unwrap();
+        }
+        let mut r = txn.read(&db.new_order, row).unwrap();
+        r.no_o_id += 1;
+        txn.update(&db.new_order, row, r)?;
+        Ok(TxnOutput::StockLevel { low_stock: 0 })
+    })
+    .unwrap();
+    assert_eq!((done.retries, attempts), (1, 2));
+    let snapshot = db.txn.snapshot().unwrap();
+    assert_eq!(db.new_order.read(&snapshot, row).unwrap().no_o_id, 102);
+}
 
 #[test]
 fn mvcc_load_matches_2pl_load_and_indexes_find_rows() {

@@ -1,9 +1,28 @@
 //! TPC-C on maestro-txn (issue 16, part 2): versioned tables with snapshot
 //! isolation instead of strict 2PL. The 2PL path (`db`, `lock`, `txn`)
 //! remains the default.
+//!
+//! So far: the database and its indexes, the retry loop, New-Order. Not yet:
+//! Payment, Order-Status, Delivery, Stock-Level, the driver's `--cc mvcc`.
 
 mod db;
+mod exec;
 mod index;
+mod new_order;
 
 pub use db::{MvccDatabase, MvccIndexes, MvccRow, load_mvcc};
+pub use exec::{MvccAbort, MvccExecuted, run_with_retry};
 pub use index::OrderedIndex;
+
+use crate::error::TpccError;
+use crate::schema::Timestamp;
+use crate::txn::NewOrderInput;
+
+/// Runs New-Order to its end (retrying conflicts); `now` is its entry date.
+pub fn new_order(
+    db: &MvccDatabase,
+    input: &NewOrderInput,
+    now: Timestamp,
+) -> Result<MvccExecuted, TpccError> {
+    run_with_retry(db, |db, txn| new_order::run(db, txn, input, now))
+}

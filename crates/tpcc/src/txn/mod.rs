@@ -40,7 +40,7 @@
 mod customer;
 mod delivery;
 mod input;
-mod new_order;
+pub(crate) mod new_order;
 mod order_status;
 mod payment;
 mod stock_level;
