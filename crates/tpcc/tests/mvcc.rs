@@ -1,11 +1,15 @@
 //! TPC-C on maestro-txn (`--cc mvcc`): the MVCC database holds what the 2PL
 //! loader generated, and its indexes find exactly the visible rows.
 
+use maestro_tpcc::keys::CustomerKey;
 use maestro_tpcc::keys::{DistrictKey, OrderKey, StockKey, WarehouseKey};
 use maestro_tpcc::mvcc::{self, MvccDatabase, load_mvcc, run_with_retry};
+use maestro_tpcc::random::last_name;
 use maestro_tpcc::txn::{
-    MAX_ORDER_LINES, NewOrderInput, NewOrderLine, Outcome, TxnOutput, UNUSED_ITEM_ID,
+    CustomerSelector, MAX_ORDER_LINES, NewOrderInput, NewOrderLine, Outcome, PaymentInput,
+    TxnOutput, UNUSED_ITEM_ID,
 };
+use maestro_tpcc::{Customer, History};
 use maestro_tpcc::{
     District, IndexId, LoadConfig, NewOrder, Order, OrderLine, Stock, Warehouse, load,
 };
@@ -188,4 +192,75 @@ fn index_entries_of_uncommitted_aborted_and_deleted_rows_are_invisible() {
     let mut new = db.txn.begin(Isolation::Snapshot).unwrap();
     let seen: Option<(_, NewOrder)> = db.lookup(&mut new, IndexId::NewOrder, key).unwrap();
     assert!(seen.is_none(), "deleted row visible");
+}
+
+fn customer(db: &MvccDatabase, c_id: u16) -> Customer {
+    let mut txn = db.txn.begin(Isolation::Snapshot).unwrap();
+    let key = CustomerKey {
+        w_id: 1,
+        d_id: 2,
+        c_id,
+    }
+    .pack()
+    .unwrap();
+    db.lookup(&mut txn, IndexId::Customer, key)
+        .unwrap()
+        .unwrap()
+        .1
+}
+
+fn warehouse_ytd(db: &MvccDatabase) -> i64 {
+    let mut txn = db.txn.begin(Isolation::Snapshot).unwrap();
+    let key = WarehouseKey { w_id: 1 }.pack().unwrap();
+    let w: Warehouse = db
+        .lookup(&mut txn, IndexId::Warehouse, key)
+        .unwrap()
+        .unwrap()
+        .1;
+    w.w_ytd
+}
+
+#[test]
+fn payment_moves_the_amount_by_id_and_by_last_name() {
+    let (db, _) = load_mvcc(&LoadConfig::new(1), &|_| {}).unwrap();
+    let input = |customer| PaymentInput {
+        w_id: 1,
+        d_id: 1,
+        c_w_id: 1,
+        c_d_id: 2,
+        customer,
+        h_amount: 1_234,
+    };
+    let c_before = customer(&db, 7);
+    let d_before = district(&db);
+    let w_before = warehouse_ytd(&db);
+    let done = mvcc::payment(&db, &input(CustomerSelector::Id(7)), 9).unwrap();
+    let Outcome::Committed(TxnOutput::Payment {
+        c_id, c_balance, ..
+    }) = done.outcome
+    else {
+        panic!("not committed: {done:?}");
+    };
+    assert_eq!(c_id, 7);
+    let c = customer(&db, 7);
+    assert_eq!(c.c_balance, c_before.c_balance - 1_234);
+    assert_eq!(c_balance, c.c_balance);
+    assert_eq!(c.c_ytd_payment, c_before.c_ytd_payment + 1_234);
+    assert_eq!(c.c_payment_cnt, c_before.c_payment_cnt + 1);
+    assert_eq!(district(&db).d_ytd, d_before.d_ytd + 1_234);
+    assert_eq!(warehouse_ytd(&db), w_before + 1_234);
+    let mut txn = db.txn.begin(Isolation::Snapshot).unwrap();
+    let mut found = 0;
+    txn.scan(&db.history, |_, h: &History| {
+        found += u32::from(h.h_date == 9 && h.h_c_id == 7 && h.h_amount == 1_234);
+    });
+    assert_eq!(found, 1);
+
+    // c_ids 1..=1000 carry last name number c_id - 1 (clause 4.3.2.3).
+    let done = mvcc::payment(&db, &input(CustomerSelector::LastName(5)), 9).unwrap();
+    let Outcome::Committed(TxnOutput::Payment { c_id, .. }) = done.outcome else {
+        panic!("not committed: {done:?}");
+    };
+    assert_eq!(customer(&db, c_id).c_last, last_name(5));
+    assert_eq!(warehouse_ytd(&db), w_before + 2 * 1_234);
 }

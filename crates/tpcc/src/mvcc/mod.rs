@@ -2,13 +2,14 @@
 //! isolation instead of strict 2PL. The 2PL path (`db`, `lock`, `txn`)
 //! remains the default.
 //!
-//! So far: the database and its indexes, the retry loop, New-Order. Not yet:
-//! Payment, Order-Status, Delivery, Stock-Level, the driver's `--cc mvcc`.
+//! So far: the database and its indexes, the retry loop, New-Order, Payment.
+//! Not yet: Order-Status, Delivery, Stock-Level, the driver's `--cc mvcc`.
 
 mod db;
 mod exec;
 mod index;
 mod new_order;
+mod payment;
 
 pub use db::{MvccDatabase, MvccIndexes, MvccRow, load_mvcc};
 pub use exec::{MvccAbort, MvccExecuted, run_with_retry};
@@ -16,7 +17,7 @@ pub use index::OrderedIndex;
 
 use crate::error::TpccError;
 use crate::schema::Timestamp;
-use crate::txn::NewOrderInput;
+use crate::txn::{NewOrderInput, PaymentInput};
 
 /// Runs New-Order to its end (retrying conflicts); `now` is its entry date.
 pub fn new_order(
@@ -25,4 +26,13 @@ pub fn new_order(
     now: Timestamp,
 ) -> Result<MvccExecuted, TpccError> {
     run_with_retry(db, |db, txn| new_order::run(db, txn, input, now))
+}
+
+/// Runs Payment to its end (retrying conflicts); `now` is its `h_date`.
+pub fn payment(
+    db: &MvccDatabase,
+    input: &PaymentInput,
+    now: Timestamp,
+) -> Result<MvccExecuted, TpccError> {
+    run_with_retry(db, |db, txn| payment::run(db, txn, input, now))
 }
