@@ -9,6 +9,7 @@ use maestro_tpcc::txn::{
     CustomerSelector, MAX_ORDER_LINES, NewOrderInput, NewOrderLine, Outcome, PaymentInput,
     TxnOutput, UNUSED_ITEM_ID,
 };
+use maestro_tpcc::txn::{OrderStatusInput, StockLevelInput};
 use maestro_tpcc::{Customer, History};
 use maestro_tpcc::{
     District, IndexId, LoadConfig, NewOrder, Order, OrderLine, Stock, Warehouse, load,
@@ -263,4 +264,47 @@ fn payment_moves_the_amount_by_id_and_by_last_name() {
     };
     assert_eq!(customer(&db, c_id).c_last, last_name(5));
     assert_eq!(warehouse_ytd(&db), w_before + 2 * 1_234);
+}
+
+#[test]
+fn order_status_finds_the_latest_order_and_stock_level_counts_its_items() {
+    let (db, _) = load_mvcc(&LoadConfig::new(1), &|_| {}).unwrap();
+    let done = mvcc::new_order(&db, &new_order_input(&[11, 22, 33]), 7).unwrap();
+    let Outcome::Committed(TxnOutput::NewOrder { o_id, .. }) = done.outcome else {
+        panic!("not committed: {done:?}");
+    };
+    let input = OrderStatusInput {
+        w_id: 1,
+        d_id: 1,
+        customer: CustomerSelector::Id(42),
+    };
+    let done = mvcc::order_status(&db, &input).unwrap();
+    let Outcome::Committed(TxnOutput::OrderStatus { c_id, order, .. }) = done.outcome else {
+        panic!("not committed: {done:?}");
+    };
+    assert_eq!((c_id, order), (42, Some((o_id, None, 3))));
+
+    let stock_level = |threshold| {
+        let input = StockLevelInput {
+            w_id: 1,
+            d_id: 1,
+            threshold,
+        };
+        match mvcc::stock_level(&db, &input).unwrap().outcome {
+            Outcome::Committed(TxnOutput::StockLevel { low_stock }) => low_stock,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(stock_level(0), 0);
+    // Every quantity is below i32::MAX: the distinct items of the last 20 orders.
+    let mut txn = db.txn.begin(Isolation::Snapshot).unwrap();
+    let mut items = Vec::new();
+    txn.scan(&db.order_line, |_, l: &OrderLine| {
+        if l.ol_w_id == 1 && l.ol_d_id == 1 && l.ol_o_id + 20 > o_id {
+            items.push(l.ol_i_id);
+        }
+    });
+    items.sort_unstable();
+    items.dedup();
+    assert_eq!(stock_level(i32::MAX), items.len() as u32);
 }

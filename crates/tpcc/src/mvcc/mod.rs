@@ -2,14 +2,15 @@
 //! isolation instead of strict 2PL. The 2PL path (`db`, `lock`, `txn`)
 //! remains the default.
 //!
-//! So far: the database and its indexes, the retry loop, New-Order, Payment.
-//! Not yet: Order-Status, Delivery, Stock-Level, the driver's `--cc mvcc`.
+//! So far: the database and its indexes, the retry loop, New-Order, Payment,
+//! Order-Status, Stock-Level. Not yet: Delivery, the driver's `--cc mvcc`.
 
 mod db;
 mod exec;
 mod index;
 mod new_order;
 mod payment;
+mod reads;
 
 pub use db::{MvccDatabase, MvccIndexes, MvccRow, load_mvcc};
 pub use exec::{MvccAbort, MvccExecuted, run_with_retry};
@@ -17,7 +18,7 @@ pub use index::OrderedIndex;
 
 use crate::error::TpccError;
 use crate::schema::Timestamp;
-use crate::txn::{NewOrderInput, PaymentInput};
+use crate::txn::{NewOrderInput, OrderStatusInput, PaymentInput, StockLevelInput};
 
 /// Runs New-Order to its end (retrying conflicts); `now` is its entry date.
 pub fn new_order(
@@ -35,4 +36,17 @@ pub fn payment(
     now: Timestamp,
 ) -> Result<MvccExecuted, TpccError> {
     run_with_retry(db, |db, txn| payment::run(db, txn, input, now))
+}
+
+/// Runs Order-Status (read-only: never retried).
+pub fn order_status(
+    db: &MvccDatabase,
+    input: &OrderStatusInput,
+) -> Result<MvccExecuted, TpccError> {
+    run_with_retry(db, |db, txn| reads::order_status(db, txn, input))
+}
+
+/// Runs Stock-Level (read-only: never retried).
+pub fn stock_level(db: &MvccDatabase, input: &StockLevelInput) -> Result<MvccExecuted, TpccError> {
+    run_with_retry(db, |db, txn| reads::stock_level(db, txn, input))
 }
