@@ -9,7 +9,7 @@ use maestro_tpcc::txn::{
     CustomerSelector, MAX_ORDER_LINES, NewOrderInput, NewOrderLine, Outcome, PaymentInput,
     TxnOutput, UNUSED_ITEM_ID,
 };
-use maestro_tpcc::txn::{OrderStatusInput, StockLevelInput};
+use maestro_tpcc::txn::{DeliveryInput, OrderStatusInput, StockLevelInput};
 use maestro_tpcc::{Customer, History};
 use maestro_tpcc::{
     District, IndexId, LoadConfig, NewOrder, Order, OrderLine, Stock, Warehouse, load,
@@ -307,4 +307,79 @@ fn order_status_finds_the_latest_order_and_stock_level_counts_its_items() {
     items.sort_unstable();
     items.dedup();
     assert_eq!(stock_level(i32::MAX), items.len() as u32);
+}
+
+#[test]
+fn delivery_takes_each_districts_oldest_new_order() {
+    let (db, _) = load_mvcc(&LoadConfig::new(1), &|_| {}).unwrap();
+    let input = DeliveryInput {
+        w_id: 1,
+        o_carrier_id: 4,
+    };
+    // The loader leaves orders 2101..=3000 of every district undelivered.
+    let key = OrderKey {
+        w_id: 1,
+        d_id: 1,
+        o_id: 2101,
+    }
+    .pack()
+    .unwrap();
+    let mut txn = db.txn.begin(Isolation::Snapshot).unwrap();
+    let order: Order = db
+        .lookup(&mut txn, IndexId::Orders, key)
+        .unwrap()
+        .unwrap()
+        .1;
+    txn.abort();
+    let c_before = {
+        let mut txn = db.txn.begin(Isolation::Snapshot).unwrap();
+        let key = CustomerKey {
+            w_id: 1,
+            d_id: 1,
+            c_id: order.o_c_id,
+        };
+        let c: Customer = db
+            .lookup(&mut txn, IndexId::Customer, key.pack().unwrap())
+            .unwrap()
+            .unwrap()
+            .1;
+        c
+    };
+    for o_id in [2101, 2102] {
+        let done = mvcc::delivery(&db, &input, 11).unwrap();
+        assert_eq!(
+            done.outcome,
+            Outcome::Committed(TxnOutput::Delivery {
+                delivered: [Some(o_id); 10]
+            })
+        );
+    }
+    let mut txn = db.txn.begin(Isolation::Snapshot).unwrap();
+    let no: Option<(_, NewOrder)> = db.lookup(&mut txn, IndexId::NewOrder, key).unwrap();
+    assert!(no.is_none());
+    let delivered: Order = db
+        .lookup(&mut txn, IndexId::Orders, key)
+        .unwrap()
+        .unwrap()
+        .1;
+    assert_eq!(delivered.o_carrier_id, Some(4));
+    let mut amount = 0;
+    txn.scan(&db.order_line, |_, l: &OrderLine| {
+        if (l.ol_w_id, l.ol_d_id, l.ol_o_id) == (1, 1, 2101) {
+            assert_eq!(l.ol_delivery_d, Some(11));
+            amount += l.ol_amount;
+        }
+    });
+    let key = CustomerKey {
+        w_id: 1,
+        d_id: 1,
+        c_id: order.o_c_id,
+    };
+    let c: Customer = db
+        .lookup(&mut txn, IndexId::Customer, key.pack().unwrap())
+        .unwrap()
+        .unwrap()
+        .1;
+    assert!(c.c_delivery_cnt > c_before.c_delivery_cnt);
+    assert!(c.c_balance >= c_before.c_balance + amount);
 }

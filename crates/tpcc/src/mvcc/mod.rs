@@ -2,10 +2,11 @@
 //! isolation instead of strict 2PL. The 2PL path (`db`, `lock`, `txn`)
 //! remains the default.
 //!
-//! So far: the database and its indexes, the retry loop, New-Order, Payment,
-//! Order-Status, Stock-Level. Not yet: Delivery, the driver's `--cc mvcc`.
+//! So far: the database and its indexes, the retry loop, the five transactions.
+//! Not yet: the driver's `--cc mvcc`.
 
 mod db;
+mod delivery;
 mod exec;
 mod index;
 mod new_order;
@@ -18,7 +19,7 @@ pub use index::OrderedIndex;
 
 use crate::error::TpccError;
 use crate::schema::Timestamp;
-use crate::txn::{NewOrderInput, OrderStatusInput, PaymentInput, StockLevelInput};
+use crate::txn::{DeliveryInput, NewOrderInput, OrderStatusInput, PaymentInput, StockLevelInput};
 
 /// Runs New-Order to its end (retrying conflicts); `now` is its entry date.
 pub fn new_order(
@@ -49,4 +50,13 @@ pub fn order_status(
 /// Runs Stock-Level (read-only: never retried).
 pub fn stock_level(db: &MvccDatabase, input: &StockLevelInput) -> Result<MvccExecuted, TpccError> {
     run_with_retry(db, |db, txn| reads::stock_level(db, txn, input))
+}
+
+/// Runs Delivery to its end (retrying conflicts); `now` is `ol_delivery_d`.
+pub fn delivery(
+    db: &MvccDatabase,
+    input: &DeliveryInput,
+    now: Timestamp,
+) -> Result<MvccExecuted, TpccError> {
+    run_with_retry(db, |db, txn| delivery::run(db, txn, input, now))
 }
