@@ -383,3 +383,71 @@ fn delivery_takes_each_districts_oldest_new_order() {
     assert!(c.c_delivery_cnt > c_before.c_delivery_cnt);
     assert!(c.c_balance >= c_before.c_balance + amount);
 }
+
+/// Runs `per_terminal` generated inputs on each of `terminals` threads
+/// (terminal t on warehouse t % W + 1); returns (committed New-Orders, retries).
+fn run_terminals(db: &MvccDatabase, seed: u64, terminals: u16, per_terminal: usize) -> (u64, u64) {
+    use maestro_tpcc::txn::{InputGenerator, TxnInput};
+    use maestro_tpcc::{NuRandConstants, TpccRng};
+    let constants = NuRandConstants::for_load(&mut fastrand::Rng::with_seed(seed));
+    let results: Vec<(u64, u64)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..terminals)
+            .map(|t| {
+                s.spawn(move || {
+                    let w_id = t % db.warehouses() + 1;
+                    let rng = TpccRng::new(seed ^ u64::from(t + 1) * 0x9E37, constants);
+                    let mut generator = InputGenerator::new(rng, db.warehouses(), w_id, 1);
+                    let (mut new_orders, mut retries) = (0, 0);
+                    for n in 0..per_terminal {
+                        let now = n as u64;
+                        let done = match generator.next_input() {
+                            TxnInput::NewOrder(i) => mvcc::new_order(db, &i, now),
+                            TxnInput::Payment(i) => mvcc::payment(db, &i, now),
+                            TxnInput::OrderStatus(i) => mvcc::order_status(db, &i),
+                            TxnInput::Delivery(i) => mvcc::delivery(db, &i, now),
+                            TxnInput::StockLevel(i) => mvcc::stock_level(db, &i),
+                        }
+                        .unwrap();
+                        retries += u64::from(done.retries);
+                        if let Outcome::Committed(TxnOutput::NewOrder { .. }) = done.outcome {
+                            new_orders += 1;
+                        }
+                    }
+                    (new_orders, retries)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    results
+        .into_iter()
+        .fold((0, 0), |(a, b), (c, d)| (a + c, b + d))
+}
+
+fn seed() -> u64 {
+    let seed = std::env::var("TPCC_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| fastrand::u64(..));
+    println!("TPCC_SEED={seed}");
+    seed
+}
+
+fn orders(db: &MvccDatabase) -> u64 {
+    let mut txn = db.txn.begin(Isolation::Snapshot).unwrap();
+    let mut n = 0;
+    txn.scan(&db.orders, |_, _| n += 1);
+    n
+}
+
+#[test]
+fn concurrent_terminals_keep_the_consistency_conditions() {
+    let seed = seed();
+    let (db, report) = load_mvcc(&LoadConfig::new(1), &|_| {}).unwrap();
+    assert!(db.check_consistency().unwrap().is_empty());
+    let (new_orders, retries) = run_terminals(&db, seed, 4, 150);
+    println!("committed New-Orders {new_orders}, retries {retries}");
+    assert_eq!(orders(&db), report.counts.orders + new_orders);
+    let violations = db.check_consistency().unwrap();
+    assert!(violations.is_empty(), "seed {seed}: {violations:?}");
+}

@@ -84,5 +84,8 @@ pub fn run_with_retry(
             return Err(err);
         }
         retries += 1;
+        // The winner still holds its uncommitted version: let it finish
+        // rather than re-run straight into the same conflict.
+        std::thread::yield_now();
     }
 }

@@ -5,6 +5,7 @@
 //! So far: the database and its indexes, the retry loop, the five transactions.
 //! Not yet: the driver's `--cc mvcc`.
 
+mod check;
 mod db;
 mod delivery;
 mod exec;
