@@ -395,7 +395,7 @@ fn run_terminals(db: &MvccDatabase, seed: u64, terminals: u16, per_terminal: usi
             .map(|t| {
                 s.spawn(move || {
                     let w_id = t % db.warehouses() + 1;
-                    let rng = TpccRng::new(seed ^ u64::from(t + 1) * 0x9E37, constants);
+                    let rng = TpccRng::new(seed ^ (u64::from(t + 1) * 0x9E37), constants);
                     let mut generator = InputGenerator::new(rng, db.warehouses(), w_id, 1);
                     let (mut new_orders, mut retries) = (0, 0);
                     for n in 0..per_terminal {
