@@ -32,6 +32,9 @@ pub enum TpccError {
     /// The transaction was cancelled or hit its timeout (while waiting for a
     /// lock, or before it started one); it rolled back and left nothing.
     Cancelled(maestro_scheduler::Cancelled),
+    /// An MVCC operation failed (`--cc mvcc`); retryable ones are re-run by
+    /// the MVCC transactions' retry loop before they get here.
+    Txn(maestro_txn::TxnError),
 }
 
 impl fmt::Display for TpccError {
@@ -53,6 +56,7 @@ impl fmt::Display for TpccError {
             TpccError::NotFound { table, key } => write!(f, "no {table} row {key}"),
             TpccError::Io(e) => write!(f, "export failed: {e}"),
             TpccError::Cancelled(c) => write!(f, "transaction rolled back: {c}"),
+            TpccError::Txn(e) => write!(f, "MVCC transaction failed: {e}"),
         }
     }
 }
@@ -69,5 +73,11 @@ impl std::error::Error for TpccError {
 impl From<std::io::Error> for TpccError {
     fn from(e: std::io::Error) -> Self {
         TpccError::Io(e)
+    }
+}
+
+impl From<maestro_txn::TxnError> for TpccError {
+    fn from(e: maestro_txn::TxnError) -> Self {
+        TpccError::Txn(e)
     }
 }

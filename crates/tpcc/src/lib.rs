@@ -73,6 +73,7 @@ pub mod keys;
 mod load;
 pub mod lock;
 mod lookup;
+pub mod mvcc;
 pub mod random;
 mod row_keys;
 pub mod schema;

@@ -11,7 +11,7 @@ use crate::table::RowId;
 /// `c_first` as a fixed-size sort key: the loader's are 8..=16 ASCII
 /// characters, so the zero-padded bytes order like the strings (a longer
 /// name would be compared on its first 16 characters only).
-fn first_name_key(c_first: &str) -> [u8; 16] {
+pub(crate) fn first_name_key(c_first: &str) -> [u8; 16] {
     let mut key = [0u8; 16];
     let bytes = c_first.as_bytes();
     let n = bytes.len().min(key.len());

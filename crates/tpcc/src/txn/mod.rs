@@ -37,12 +37,12 @@
 //! queue head with X `DeliveryQueue`, so two Deliveries cannot take the same
 //! order, nor one skip an order another might still roll back.
 
-mod customer;
+pub(crate) mod customer;
 mod delivery;
 mod input;
-mod new_order;
+pub(crate) mod new_order;
 mod order_status;
-mod payment;
+pub(crate) mod payment;
 mod stock_level;
 mod undo;
 

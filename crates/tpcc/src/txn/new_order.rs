@@ -18,7 +18,7 @@ fn not_found(table: &'static str, key: String) -> TpccError {
 
 /// `amount · (1 − c_discount) · (1 + w_tax + d_tax)` in cents, rounded half up
 /// (rates are ten-thousandths, so the product carries a factor 10^8).
-fn total_amount(amount: Money, c_discount: Rate, w_tax: Rate, d_tax: Rate) -> Money {
+pub(crate) fn total_amount(amount: Money, c_discount: Rate, w_tax: Rate, d_tax: Rate) -> Money {
     const SCALE: i128 = 10_000 * 10_000;
     let factor = i128::from(10_000 - c_discount) * i128::from(10_000 + w_tax + d_tax);
     let scaled = i128::from(amount) * factor;

@@ -14,10 +14,10 @@ use crate::lock::{LockMode, LockName};
 use crate::schema::*;
 
 /// `c_data` keeps at most this many characters (clause 2.5.2.2).
-const C_DATA_MAX_CHARS: usize = 500;
+pub(crate) const C_DATA_MAX_CHARS: usize = 500;
 
 /// The largest char boundary of `s` at or below `at`.
-fn floor_boundary(s: &str, mut at: usize) -> usize {
+pub(crate) fn floor_boundary(s: &str, mut at: usize) -> usize {
     at = at.min(s.len());
     while !s.is_char_boundary(at) {
         at -= 1;

@@ -1,0 +1,91 @@
+//! Running one MVCC transaction to its end: a retryable error (first-updater
+//! conflict, a snapshot too old, a failed validation) aborts it and runs the
+//! same input again on a fresh snapshot, counting the retries.
+
+use maestro_txn::{Isolation, Transaction};
+
+use super::db::MvccDatabase;
+use crate::error::TpccError;
+use crate::txn::{Outcome, TxnOutput};
+
+/// Why an MVCC transaction body stopped before commit.
+#[derive(Debug)]
+pub enum MvccAbort {
+    /// New-Order's unused item (clause 2.4.2.3): abort for good.
+    UserRollback,
+    /// A data-layer or MVCC error; retryable MVCC errors are retried.
+    Error(TpccError),
+}
+
+impl From<TpccError> for MvccAbort {
+    fn from(e: TpccError) -> Self {
+        MvccAbort::Error(e)
+    }
+}
+
+impl From<maestro_txn::TxnError> for MvccAbort {
+    fn from(e: maestro_txn::TxnError) -> Self {
+        MvccAbort::Error(TpccError::Txn(e))
+    }
+}
+
+/// A finished MVCC transaction and how often it was retried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MvccExecuted {
+    pub outcome: Outcome,
+    /// Attempts aborted by a retryable error before the final one.
+    pub retries: u32,
+}
+
+fn retryable(e: &TpccError) -> bool {
+    matches!(e, TpccError::Txn(t) if t.is_retryable())
+}
+
+/// Runs `body` until it commits, rolls back for good, or fails with an error
+/// that is not retryable.
+pub fn run_with_retry(
+    db: &MvccDatabase,
+    mut body: impl FnMut(&MvccDatabase, &mut Transaction) -> Result<TxnOutput, MvccAbort>,
+) -> Result<MvccExecuted, TpccError> {
+    let mut retries = 0u32;
+    loop {
+        let mut txn = match db.txn.begin(Isolation::Snapshot) {
+            Ok(t) => t,
+            Err(e) if e.is_retryable() => {
+                retries += 1;
+                std::thread::yield_now();
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let err = match body(db, &mut txn) {
+            Ok(output) => match txn.commit() {
+                Ok(_) => {
+                    return Ok(MvccExecuted {
+                        outcome: Outcome::Committed(output),
+                        retries,
+                    });
+                }
+                Err(e) => TpccError::Txn(e),
+            },
+            Err(MvccAbort::UserRollback) => {
+                txn.abort();
+                return Ok(MvccExecuted {
+                    outcome: Outcome::RolledBack,
+                    retries,
+                });
+            }
+            Err(MvccAbort::Error(e)) => {
+                txn.abort();
+                e
+            }
+        };
+        if !retryable(&err) {
+            return Err(err);
+        }
+        retries += 1;
+        // The winner still holds its uncommitted version: let it finish
+        // rather than re-run straight into the same conflict.
+        std::thread::yield_now();
+    }
+}

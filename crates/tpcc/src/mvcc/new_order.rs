@@ -1,0 +1,140 @@
+//! New-Order (clause 2.4.2) on maestro-txn: the same steps as the 2PL
+//! version; the district row is written first (it is the hottest write, so a
+//! conflicting pair fails before doing the line work), the unused item of the
+//! 1 % rollback aborts the transaction (its versions and index entries become
+//! invisible; see `OrderedIndex`).
+
+use maestro_txn::Transaction;
+
+use super::db::MvccDatabase;
+use super::exec::MvccAbort;
+use crate::db::IndexId;
+use crate::error::TpccError;
+use crate::keys::*;
+use crate::random::ORIGINAL;
+use crate::schema::*;
+use crate::txn::new_order::total_amount;
+use crate::txn::{NewOrderInput, TxnOutput};
+
+fn not_found(table: &'static str, key: String) -> MvccAbort {
+    MvccAbort::Error(TpccError::NotFound { table, key })
+}
+
+pub(crate) fn run(
+    db: &MvccDatabase,
+    txn: &mut Transaction,
+    input: &NewOrderInput,
+    now: Timestamp,
+) -> Result<TxnOutput, MvccAbort> {
+    let (w_id, d_id, c_id) = (input.w_id, input.d_id, input.c_id);
+    let lines = input.lines();
+    let d_index = usize::from(d_id).wrapping_sub(1);
+    if d_index >= usize::from(DISTRICTS_PER_WAREHOUSE) || lines.is_empty() {
+        return Err(not_found(
+            "district",
+            format!("w={w_id} d={d_id} with {} lines", lines.len()),
+        ));
+    }
+    let (_, w): (_, Warehouse) = db
+        .lookup(txn, IndexId::Warehouse, WarehouseKey { w_id }.pack()?)?
+        .ok_or_else(|| not_found("warehouse", format!("w={w_id}")))?;
+    let (_, c): (_, Customer) = db
+        .lookup(
+            txn,
+            IndexId::Customer,
+            CustomerKey { w_id, d_id, c_id }.pack()?,
+        )?
+        .ok_or_else(|| not_found("customer", format!("w={w_id} d={d_id} c={c_id}")))?;
+
+    let (d_row, mut d): (_, District) = db
+        .lookup(txn, IndexId::District, DistrictKey { w_id, d_id }.pack()?)?
+        .ok_or_else(|| not_found("district", format!("w={w_id} d={d_id}")))?;
+    let o_id = d.take_next_o_id()?;
+    let d_tax = d.d_tax;
+    txn.update(&db.district, d_row, d)?;
+
+    let all_local = lines.iter().all(|l| l.supply_w_id == w_id);
+    let ol_cnt = lines.len() as u8; // ≤ MAX_ORDER_LINES
+    db.insert(
+        txn,
+        Order {
+            o_id,
+            o_d_id: d_id,
+            o_w_id: w_id,
+            o_c_id: c_id,
+            o_entry_d: now,
+            o_carrier_id: None,
+            o_ol_cnt: ol_cnt,
+            o_all_local: u8::from(all_local),
+        },
+    )?;
+    db.insert(
+        txn,
+        NewOrder {
+            no_o_id: o_id,
+            no_d_id: d_id,
+            no_w_id: w_id,
+        },
+    )?;
+
+    let (mut amount, mut brand_lines) = (0, 0);
+    for (n, line) in lines.iter().enumerate() {
+        let item: Option<(_, Item)> =
+            db.lookup(txn, IndexId::Item, ItemKey { i_id: line.i_id }.pack()?)?;
+        let Some((_, item)) = item else {
+            return Err(MvccAbort::UserRollback);
+        };
+        let w = line.supply_w_id;
+        let (s_row, mut s): (_, Stock) = db
+            .lookup(
+                txn,
+                IndexId::Stock,
+                StockKey {
+                    w_id: w,
+                    i_id: line.i_id,
+                }
+                .pack()?,
+            )?
+            .ok_or_else(|| not_found("stock", format!("w={w} i={}", line.i_id)))?;
+        let q = i32::from(line.quantity);
+        s.s_quantity = if s.s_quantity >= q + 10 {
+            s.s_quantity - q
+        } else {
+            s.s_quantity - q + 91
+        };
+        s.s_ytd = s.s_ytd.saturating_add(u32::from(line.quantity));
+        s.s_order_cnt = s.s_order_cnt.saturating_add(1);
+        if w != w_id {
+            s.s_remote_cnt = s.s_remote_cnt.saturating_add(1);
+        }
+        let dist_info = s.s_dist[d_index];
+        let brand_b = item.i_data.contains(ORIGINAL) && s.s_data.contains(ORIGINAL);
+        txn.update(&db.stock, s_row, s)?;
+
+        let ol_amount = Money::from(line.quantity) * item.i_price;
+        amount += ol_amount;
+        brand_lines += u8::from(brand_b);
+        db.insert(
+            txn,
+            OrderLine {
+                ol_o_id: o_id,
+                ol_d_id: d_id,
+                ol_w_id: w_id,
+                ol_number: n as u8 + 1, // ≤ 15
+                ol_i_id: line.i_id,
+                ol_supply_w_id: w,
+                ol_delivery_d: None,
+                ol_quantity: line.quantity,
+                ol_amount,
+                ol_dist_info: dist_info,
+            },
+        )?;
+    }
+    Ok(TxnOutput::NewOrder {
+        o_id,
+        ol_cnt,
+        amount,
+        total: total_amount(amount, c.c_discount, w.w_tax, d_tax),
+        brand_lines,
+    })
+}

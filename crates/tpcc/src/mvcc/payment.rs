@@ -1,0 +1,132 @@
+//! Payment (clause 2.5.2) on maestro-txn, and the customer choice by id or
+//! last name it shares with Order-Status.
+//!
+//! Not split yet: `d_ytd` and `w_ytd` live in the district and warehouse
+//! rows, so a Payment and a New-Order of the same district conflict (both
+//! write the district row) and every two Payments of a warehouse conflict on
+//! its row; the loser re-runs (counted as a retry).
+
+use std::fmt::Write as _;
+
+use maestro_txn::{RowId, Transaction};
+
+use super::db::MvccDatabase;
+use super::exec::MvccAbort;
+use crate::db::IndexId;
+use crate::error::TpccError;
+use crate::export::format_fixed;
+use crate::keys::*;
+use crate::schema::*;
+use crate::txn::customer::first_name_key;
+use crate::txn::payment::{C_DATA_MAX_CHARS, floor_boundary};
+use crate::txn::{CustomerSelector, PaymentInput, TxnOutput};
+
+fn not_found(table: &'static str, key: String) -> MvccAbort {
+    MvccAbort::Error(TpccError::NotFound { table, key })
+}
+
+/// The customer the selector names, as this transaction sees it.
+pub(crate) fn select_customer(
+    db: &MvccDatabase,
+    txn: &mut Transaction,
+    w_id: u16,
+    d_id: u8,
+    selector: CustomerSelector,
+) -> Result<(RowId, Customer), MvccAbort> {
+    match selector {
+        CustomerSelector::Id(c_id) => db
+            .lookup(
+                txn,
+                IndexId::Customer,
+                CustomerKey { w_id, d_id, c_id }.pack()?,
+            )?
+            .ok_or_else(|| not_found("customer", format!("w={w_id} d={d_id} c={c_id}"))),
+        CustomerSelector::LastName(name) => {
+            let key = |c_id| CustomerNameKey {
+                w_id,
+                d_id,
+                name,
+                c_id,
+            };
+            let range = key(0).pack()?..=key(MAX_C_ID).pack()?;
+            let mut matches = Vec::new();
+            for (_, row) in db.index.get(IndexId::CustomerName).range(range) {
+                if let Some(c) = txn.read(&db.customer, row) {
+                    matches.push((first_name_key(&c.c_first), row, c));
+                }
+            }
+            if matches.is_empty() {
+                return Err(not_found(
+                    "customer",
+                    format!("w={w_id} d={d_id} last name number {name}"),
+                ));
+            }
+            // Stable sort by c_first of rows in c_id order; position ⌈n/2⌉.
+            matches.sort_by_key(|m| m.0);
+            let (_, row, c) = matches.swap_remove(matches.len().div_ceil(2) - 1);
+            Ok((row, c))
+        }
+    }
+}
+
+pub(crate) fn run(
+    db: &MvccDatabase,
+    txn: &mut Transaction,
+    input: &PaymentInput,
+    now: Timestamp,
+) -> Result<TxnOutput, MvccAbort> {
+    let (w_id, d_id, c_w_id, c_d_id) = (input.w_id, input.d_id, input.c_w_id, input.c_d_id);
+    let amount = input.h_amount;
+    let (c_row, mut c) = select_customer(db, txn, c_w_id, c_d_id, input.customer)?;
+    let c_id = c.c_id;
+    c.c_balance -= amount;
+    c.c_ytd_payment += amount;
+    c.c_payment_cnt = c.c_payment_cnt.saturating_add(1);
+    let bad_credit = c.c_credit == "BC";
+    if bad_credit {
+        let mut data = String::with_capacity(C_DATA_MAX_CHARS);
+        let _ = write!(
+            data,
+            "{c_id} {c_d_id} {c_w_id} {d_id} {w_id} {} ",
+            format_fixed(amount, 2)
+        );
+        let keep = floor_boundary(&c.c_data, C_DATA_MAX_CHARS.saturating_sub(data.len()));
+        data.push_str(&c.c_data[..keep]);
+        c.c_data = data;
+    }
+    let c_balance = c.c_balance;
+    txn.update(&db.customer, c_row, c)?;
+
+    let (d_row, mut d): (_, District) = db
+        .lookup(txn, IndexId::District, DistrictKey { w_id, d_id }.pack()?)?
+        .ok_or_else(|| not_found("district", format!("w={w_id} d={d_id}")))?;
+    let (w_row, mut w): (_, Warehouse) = db
+        .lookup(txn, IndexId::Warehouse, WarehouseKey { w_id }.pack()?)?
+        .ok_or_else(|| not_found("warehouse", format!("w={w_id}")))?;
+    let mut h_data = String::with_capacity(24);
+    h_data.push_str(&w.w_name);
+    h_data.push_str("    ");
+    h_data.push_str(&d.d_name);
+    db.insert(
+        txn,
+        History {
+            h_c_id: c_id,
+            h_c_d_id: c_d_id,
+            h_c_w_id: c_w_id,
+            h_d_id: d_id,
+            h_w_id: w_id,
+            h_date: now,
+            h_amount: amount,
+            h_data,
+        },
+    )?;
+    d.d_ytd += amount;
+    txn.update(&db.district, d_row, d)?;
+    w.w_ytd += amount;
+    txn.update(&db.warehouse, w_row, w)?;
+    Ok(TxnOutput::Payment {
+        c_id,
+        c_balance,
+        bad_credit,
+    })
+}
