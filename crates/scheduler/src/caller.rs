@@ -68,7 +68,7 @@ impl Shared {
             priority
         };
         let queued_before = if classed {
-            self.classes.exists(class) && !self.classes.slot(class).roots.is_empty()
+            self.classes.exists(class) && self.class_has_roots(class)
         } else {
             self.roots.any_above(floor)
         };
@@ -125,20 +125,13 @@ impl Shared {
     /// Whether `class` holds fewer contexts than its entitlement among the
     /// demanding classes (`class.rs`, "Shares"), counting itself as demanding.
     fn class_below_share(&self, class: ClassId) -> bool {
-        let has_roots = |id: ClassId| {
-            id == class
-                || if id == ClassId::DEFAULT {
-                    !self.roots.is_empty()
-                } else {
-                    !self.classes.slot(id).roots.is_empty()
-                }
-        };
+        let has_roots = |id: ClassId| id == class || self.class_has_roots(id);
         let only_this = |id: ClassId, _| id == class;
         self.classes
             .choose(
                 self.config.contexts,
                 true,
-                crate::class::NO_CLASS,
+                ClassId::NONE,
                 has_roots,
                 only_this,
             )
@@ -151,8 +144,7 @@ impl Shared {
     fn other_work_waits(&self) -> bool {
         !self.pools.iter().all(Pool::is_empty)
             || self.roots.any_at_or_below(crate::DEFAULT_PRIORITY)
-            || (1..self.classes.defined())
-                .any(|i| !self.classes.slot(ClassId::from_index(i)).roots.is_empty())
+            || (1..self.classes.defined()).any(|i| self.class_has_roots(ClassId::from_index(i)))
     }
 
     /// A guest (or a worker) leaves the counts as active; then, like a worker
@@ -224,14 +216,14 @@ struct ExtraClassGuard<'a>(&'a Shared, ClassId);
 
 impl<'a> ExtraClassGuard<'a> {
     fn enter(shared: &'a Shared, class: ClassId) -> Self {
-        shared.classes.move_count(crate::class::NO_CLASS, class);
+        shared.classes.move_count(ClassId::NONE, class);
         ExtraClassGuard(shared, class)
     }
 }
 
 impl Drop for ExtraClassGuard<'_> {
     fn drop(&mut self) {
-        self.0.classes.move_count(self.1, crate::class::NO_CLASS);
+        self.0.classes.move_count(self.1, ClassId::NONE);
     }
 }
 

@@ -63,7 +63,7 @@ impl ClassId {
     /// keep the priority levels and the urgent share).
     pub const DEFAULT: ClassId = ClassId(0);
     /// A worker thread between tasks: no class.
-    const NONE: ClassId = ClassId(u16::MAX);
+    pub(crate) const NONE: ClassId = ClassId(u16::MAX);
 
     pub fn index(self) -> usize {
         usize::from(self.0)
@@ -346,6 +346,15 @@ impl Classes {
         Ok(())
     }
 
+    /// Class `c`'s name (its id's debug form if it has none).
+    pub(crate) fn name(&self, c: ClassId) -> String {
+        self.names
+            .lock()
+            .get(c.index())
+            .cloned()
+            .unwrap_or_else(|| format!("{c:?}"))
+    }
+
     pub(crate) fn by_name(&self, name: &str) -> Option<ClassId> {
         let names = self.names.lock();
         names
@@ -529,8 +538,6 @@ impl Drop for ClassGuard {
     }
 }
 
-pub(crate) const NO_CLASS: ClassId = ClassId::NONE;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -560,33 +567,39 @@ mod tests {
         let all = |_| true;
         let any = |_, _| true;
         set_running(&c, &[1, 2]);
-        assert_eq!(c.choose(4, true, NO_CLASS, all, any), Some(ClassId(1)));
+        assert_eq!(c.choose(4, true, ClassId::NONE, all, any), Some(ClassId(1)));
         set_running(&c, &[0, 3]);
         assert_eq!(
-            c.choose(4, true, NO_CLASS, all, any),
+            c.choose(4, true, ClassId::NONE, all, any),
             Some(ClassId::DEFAULT)
         );
         set_running(&c, &[1, 3]);
         assert_eq!(
-            c.choose(4, true, NO_CLASS, all, any),
+            c.choose(4, true, ClassId::NONE, all, any),
             None,
             "both at their share"
         );
         // Work-conserving fallback: the smallest running/weight.
         set_running(&c, &[2, 3]);
-        assert_eq!(c.choose(4, false, NO_CLASS, all, any), Some(ClassId(1)));
+        assert_eq!(
+            c.choose(4, false, ClassId::NONE, all, any),
+            Some(ClassId(1))
+        );
         // A worker leaving c1 (3 running, itself included) sees c1 below share.
         set_running(&c, &[1, 3]);
         assert_eq!(c.choose(4, true, ClassId(1), all, any), Some(ClassId(1)));
         // Oversubscribed by extras (3 + 3 running on 4 contexts): the shares
         // divide what runs, 6, so c1 (entitled 4.5) is below its share.
         set_running(&c, &[3, 3]);
-        assert_eq!(c.choose(4, true, NO_CLASS, all, any), Some(ClassId(1)));
+        assert_eq!(c.choose(4, true, ClassId::NONE, all, any), Some(ClassId(1)));
         // A class without demand does not dilute the others: c1 alone is
         // entitled to all 4.
         set_running(&c, &[0, 3]);
         let only_c1 = |id: ClassId| id == ClassId(1);
-        assert_eq!(c.choose(4, true, NO_CLASS, only_c1, any), Some(ClassId(1)));
+        assert_eq!(
+            c.choose(4, true, ClassId::NONE, only_c1, any),
+            Some(ClassId(1))
+        );
     }
 
     #[test]
@@ -655,12 +668,12 @@ mod tests {
     #[test]
     fn counts_move_between_classes() {
         let c = classes(&[1, 1]);
-        c.move_count(NO_CLASS, ClassId(1));
+        c.move_count(ClassId::NONE, ClassId(1));
         c.move_count(ClassId(1), ClassId(1));
         assert_eq!(c.slot(ClassId(1)).running.load(Ordering::Relaxed), 1);
         c.move_count(ClassId(1), ClassId::DEFAULT);
         assert_eq!(c.slot(ClassId(1)).running.load(Ordering::Relaxed), 0);
-        c.move_count(ClassId::DEFAULT, NO_CLASS);
+        c.move_count(ClassId::DEFAULT, ClassId::NONE);
         assert_eq!(c.slot(ClassId::DEFAULT).running.load(Ordering::Relaxed), 0);
         assert_eq!(c.stats()[1].entered, 1);
     }

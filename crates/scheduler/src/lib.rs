@@ -305,10 +305,7 @@ impl Scheduler {
                 class: Some(class),
             }),
             admission::Decision::Rejected(reason) => Err(Rejected {
-                class: classes
-                    .stats()
-                    .get(class.index())
-                    .map_or_else(|| format!("{class:?}"), |s| s.name.clone()),
+                class: classes.name(class),
                 reason,
             }),
         }

@@ -632,11 +632,25 @@ impl Shared {
     pub(crate) fn demand(&self) -> f64 {
         let active = self.active_level(self.counts.load());
         let busy = active.saturating_sub(self.searching.load(Ordering::Relaxed));
-        let roots = self.roots.len()
+        (busy + self.queued_roots()) as f64 / self.config.contexts as f64
+    }
+
+    /// Roots waiting in every class's queues (the default class's included).
+    fn queued_roots(&self) -> usize {
+        self.roots.len()
             + (1..self.classes.defined())
                 .map(|i| self.classes.slot(ClassId::from_index(i)).roots.len())
-                .sum::<usize>();
-        (busy + roots) as f64 / self.config.contexts as f64
+                .sum::<usize>()
+    }
+
+    /// Whether class `class` has roots queued (the default class's are
+    /// `roots`).
+    pub(crate) fn class_has_roots(&self, class: ClassId) -> bool {
+        if class == ClassId::DEFAULT {
+            !self.roots.is_empty()
+        } else {
+            !self.classes.slot(class).roots.is_empty()
+        }
     }
 
     /// After a load update: every class's queue admits what the load allows.
@@ -653,10 +667,7 @@ impl Shared {
 
     pub(crate) fn sample(&self) -> TimelineSample {
         let c = self.counts.load();
-        let queued_roots = self.roots.len()
-            + (1..self.classes.defined())
-                .map(|i| self.classes.slot(ClassId::from_index(i)).roots.len())
-                .sum::<usize>();
+        let queued_roots = self.queued_roots();
         let queued_tasks = self.pools.iter().map(Pool::len).sum();
         TimelineSample {
             t_ms: self.started.elapsed().as_secs_f64() * 1e3,

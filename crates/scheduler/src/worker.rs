@@ -28,7 +28,7 @@ pub(crate) struct WorkerThread {
     rng: RefCell<fastrand::Rng>,
     state: Cell<WorkerState>,
     ready: RefCell<Vec<u32>>,
-    /// The workload class this worker counts for (`class::NO_CLASS` while it
+    /// The workload class this worker counts for (`ClassId::NONE` while it
     /// counts for none; `class.rs`, "Shares").
     counted: Cell<ClassId>,
 }
@@ -63,7 +63,7 @@ impl WorkerThread {
             rng: RefCell::new(fastrand::Rng::with_seed(seed)),
             state: Cell::new(WorkerState::Active),
             ready: RefCell::new(Vec::new()),
-            counted: Cell::new(crate::class::NO_CLASS),
+            counted: Cell::new(ClassId::NONE),
         }
     }
 
@@ -82,11 +82,11 @@ impl WorkerThread {
 
     /// The deque and parker back (a guest keeps them for its next job).
     pub(crate) fn into_parts(self) -> (Worker<JobRef>, Parker) {
-        self.count_for(crate::class::NO_CLASS);
+        self.count_for(ClassId::NONE);
         (self.deque, self.parker)
     }
 
-    /// Counts this worker for `class` from now on (none: `NO_CLASS`), if
+    /// Counts this worker for `class` from now on (none: `ClassId::NONE`), if
     /// its scheduler has classes.
     pub(crate) fn count_for(&self, class: ClassId) {
         let counted = self.counted.get();
@@ -94,11 +94,11 @@ impl WorkerThread {
             return;
         }
         let classes = &self.shared.classes;
-        if classes.defined() == 0 && counted == crate::class::NO_CLASS {
+        if classes.defined() == 0 && counted == ClassId::NONE {
             return;
         }
         // An id this scheduler does not have runs in its default class.
-        let class = if class == crate::class::NO_CLASS || classes.exists(class) {
+        let class = if class == ClassId::NONE || classes.exists(class) {
             class
         } else {
             ClassId::DEFAULT
@@ -191,17 +191,13 @@ impl WorkerThread {
         if !roots && crate::sync::locks_held() > 0 {
             return None;
         }
+        // Roots waiting: for the default class, urgent ones count only while
+        // waiting in a join.
         let default_roots = |id: ClassId| {
-            if id == ClassId::DEFAULT {
-                // Roots waiting: for the default class, urgent ones count only
-                // while waiting in a join.
-                if roots {
-                    !shared.roots.is_empty()
-                } else {
-                    shared.roots.any_above(crate::DEFAULT_PRIORITY)
-                }
+            if id == ClassId::DEFAULT && !roots {
+                shared.roots.any_above(crate::DEFAULT_PRIORITY)
             } else {
-                !shared.classes.slot(id).roots.is_empty()
+                shared.class_has_roots(id)
             }
         };
         let allowed = |id: ClassId, priority: usize| {
@@ -215,7 +211,7 @@ impl WorkerThread {
             if roots {
                 self.counted.get()
             } else {
-                crate::class::NO_CLASS
+                ClassId::NONE
             },
             default_roots,
             allowed,
@@ -473,7 +469,7 @@ impl WorkerThread {
                 continue;
             }
             // Nothing to do: count for no class while searching and parked.
-            self.count_for(crate::class::NO_CLASS);
+            self.count_for(ClassId::NONE);
             // Nothing found: look a little longer before giving the core back,
             // as a *searching* worker that an admitted caller may displace
             // (PROTOCOL.md, "Callers run, counted"): once the level exceeds
