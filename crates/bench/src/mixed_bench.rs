@@ -76,16 +76,7 @@ impl MixedParams {
     }
 
     fn check(&self) -> Result<(), String> {
-        if let Some(v) = self
-            .variants
-            .iter()
-            .find(|v| !MIXED_VARIANTS.contains(&v.as_str()))
-        {
-            return Err(format!(
-                "unknown variant {v:?}: expected one of {}",
-                MIXED_VARIANTS.join(", ")
-            ));
-        }
+        check_variants(&self.variants, &MIXED_VARIANTS)?;
         if self.tpch_clients.is_empty() || self.duration.is_zero() || self.warehouses == 0 {
             return Err("need TPC-H client counts, a positive duration and warehouses".into());
         }
@@ -117,21 +108,40 @@ fn one_run(
             olap_admission: None,
         });
     }
-    let o = run_mixed(dbs, &config, &|_| {})?;
+    run_consistent(dbs, &config, &format!("{variant}, {clients} TPC-H clients"))
+}
+
+/// [`run_mixed`], failing if TPC-C's consistency conditions do not hold
+/// after it (`what` names the run in the error).
+pub(crate) fn run_consistent(
+    dbs: &Databases,
+    config: &MixedConfig,
+    what: &str,
+) -> Result<MixedOutcome, String> {
+    let o = run_mixed(dbs, config, &|_| {})?;
     if !o.consistency_violations.is_empty() {
         return Err(format!(
-            "{variant}, {clients} TPC-H clients: TPC-C consistency violated: {}",
+            "{what}: TPC-C consistency violated: {}",
             o.consistency_violations.join("; ")
         ));
     }
     Ok(o)
 }
 
-fn row(variant: &str, clients: usize, metric: &str, value: f64, unit: &str) -> ResultRow {
+/// A result row of one (variant, client count) point, the count under
+/// `clients_key` (`tpch_clients`, `olap_clients`).
+pub(crate) fn point_row(
+    clients_key: &str,
+    variant: &str,
+    clients: usize,
+    metric: &str,
+    value: f64,
+    unit: &str,
+) -> ResultRow {
     let mut extra = serde_json::Map::new();
-    extra.insert("tpch_clients".into(), json!(clients));
+    extra.insert(clients_key.into(), json!(clients));
     ResultRow {
-        case: format!("tpch_clients={clients}"),
+        case: format!("{clients_key}={clients}"),
         variant: variant.into(),
         metric: metric.into(),
         value,
@@ -139,6 +149,36 @@ fn row(variant: &str, clients: usize, metric: &str, value: f64, unit: &str) -> R
         higher_is_better: matches!(metric, "tpmC" | "tpch_queries_per_minute"),
         extra,
         ..Default::default()
+    }
+}
+
+fn row(variant: &str, clients: usize, metric: &str, value: f64, unit: &str) -> ResultRow {
+    point_row("tpch_clients", variant, clients, metric, value, unit)
+}
+
+/// The points' rows grouped by variant, in `variants` order (each variant's
+/// curve together, as before the repetitions).
+pub(crate) fn grouped_by_variant(
+    variants: &[String],
+    per_point: &[Vec<ResultRow>],
+) -> Vec<ResultRow> {
+    let mut results = Vec::new();
+    for v in variants {
+        for rows in per_point {
+            results.extend(rows.iter().filter(|r| r.variant == *v).cloned());
+        }
+    }
+    results
+}
+
+/// `Err` naming the first of `variants` not in `known`.
+pub(crate) fn check_variants(variants: &[String], known: &[&str]) -> Result<(), String> {
+    match variants.iter().find(|v| !known.contains(&v.as_str())) {
+        Some(v) => Err(format!(
+            "unknown variant {v:?}: expected one of {}",
+            known.join(", ")
+        )),
+        None => Ok(()),
     }
 }
 
@@ -197,13 +237,7 @@ pub fn mixed(
         })?;
         per_point.push(crate::reps::aggregate(per_rep));
     }
-    // Grouped by variant, as before the repetitions (each variant's curve together).
-    let mut results: Vec<ResultRow> = Vec::new();
-    for v in &p.variants {
-        for rows in &per_point {
-            results.extend(rows.iter().filter(|r| r.variant == *v).cloned());
-        }
-    }
+    let results = grouped_by_variant(&p.variants, &per_point);
     let attachments = vec![
         (
             "mixed-tpch.svg".to_string(),

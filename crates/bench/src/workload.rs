@@ -22,7 +22,8 @@ use std::time::Duration;
 use maestro_tpcc::txn::TxnKind;
 use serde_json::json;
 
-use crate::mixed::{Databases, MixedConfig, MixedOutcome, WorkloadClasses, load_both, run_mixed};
+use crate::mixed::{Databases, MixedConfig, MixedOutcome, WorkloadClasses, load_both};
+use crate::mixed_bench::{check_variants, grouped_by_variant, point_row, run_consistent};
 use crate::{Report, ResultRow};
 
 /// The experiment's variants.
@@ -80,16 +81,7 @@ impl WorkloadParams {
     }
 
     fn check(&self) -> Result<(), String> {
-        if let Some(v) = self
-            .variants
-            .iter()
-            .find(|v| !VARIANTS.contains(&v.as_str()))
-        {
-            return Err(format!(
-                "unknown variant {v:?}: expected one of {}",
-                VARIANTS.join(", ")
-            ));
-        }
+        check_variants(&self.variants, &VARIANTS)?;
         if self.olap_clients.is_empty()
             || self.duration.is_zero()
             || self.warehouses == 0
@@ -133,14 +125,7 @@ fn one_run(
             olap_admission: Some(olap_admission(contexts)),
         });
     }
-    let o = run_mixed(dbs, &config, &|_| {})?;
-    if !o.consistency_violations.is_empty() {
-        return Err(format!(
-            "{variant}, {clients} OLAP clients: TPC-C consistency violated: {}",
-            o.consistency_violations.join("; ")
-        ));
-    }
-    Ok(o)
+    run_consistent(dbs, &config, &format!("{variant}, {clients} OLAP clients"))
 }
 
 /// The `classes` variant's admission limits for queries: as many running
@@ -158,18 +143,7 @@ pub fn olap_admission(contexts: usize) -> maestro_scheduler::AdmissionLimits {
 }
 
 fn row(variant: &str, clients: usize, metric: &str, value: f64, unit: &str) -> ResultRow {
-    let mut extra = serde_json::Map::new();
-    extra.insert("olap_clients".into(), json!(clients));
-    ResultRow {
-        case: format!("olap_clients={clients}"),
-        variant: variant.into(),
-        metric: metric.into(),
-        value,
-        unit: unit.into(),
-        higher_is_better: matches!(metric, "tpmC" | "tpch_queries_per_minute"),
-        extra,
-        ..Default::default()
-    }
+    point_row("olap_clients", variant, clients, metric, value, unit)
 }
 
 /// `workload`: OLTP latency and both throughputs per (variant, OLAP clients).
@@ -214,12 +188,7 @@ pub fn workload(
         })?;
         per_point.push(crate::reps::aggregate(per_rep));
     }
-    let mut results: Vec<ResultRow> = Vec::new();
-    for v in &p.variants {
-        for rows in &per_point {
-            results.extend(rows.iter().filter(|r| r.variant == *v).cloned());
-        }
-    }
+    let results = grouped_by_variant(&p.variants, &per_point);
     let attachments = vec![(
         "workload-oltp-p99.svg".to_string(),
         crate::chart_of(

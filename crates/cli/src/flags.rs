@@ -30,3 +30,13 @@ pub(crate) fn reps(given: Option<usize>, quick: bool) -> Result<usize, ExitCode>
     let n = given.unwrap_or_else(|| maestro_bench::reps::default_reps(quick));
     maestro_bench::reps::check_reps(n).map_err(usage)
 }
+
+/// `--duration` in seconds: positive and finite, else exit 2.
+pub(crate) fn duration(given: Option<f64>) -> Result<Option<std::time::Duration>, ExitCode> {
+    match given {
+        Some(d) if !(d > 0.0 && d.is_finite()) => {
+            Err(usage("--duration must be a positive number of seconds"))
+        }
+        d => Ok(d.map(std::time::Duration::from_secs_f64)),
+    }
+}

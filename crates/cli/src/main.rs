@@ -487,11 +487,10 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
     if let Some(w) = args.warehouses {
         p.warehouses = w;
     }
-    if let Some(d) = args.duration {
-        if !(d > 0.0 && d.is_finite()) {
-            return exit::usage("--duration must be a positive number of seconds");
-        }
-        p.duration = std::time::Duration::from_secs_f64(d);
+    match flags::duration(args.duration) {
+        Ok(Some(d)) => p.duration = d,
+        Ok(None) => {}
+        Err(code) => return code,
     }
     if let Some(sf) = args.sf {
         match tpch::scale_factor(sf) {
@@ -545,11 +544,10 @@ fn bench_workload(args: WorkloadArgs) -> ExitCode {
     if let Some(r) = args.tpcc_rate {
         p.tpcc_rate = r;
     }
-    if let Some(d) = args.duration {
-        if !(d > 0.0 && d.is_finite()) {
-            return exit::usage("--duration must be a positive number of seconds");
-        }
-        p.duration = std::time::Duration::from_secs_f64(d);
+    match flags::duration(args.duration) {
+        Ok(Some(d)) => p.duration = d,
+        Ok(None) => {}
+        Err(code) => return code,
     }
     if let Some(sf) = args.sf {
         match tpch::scale_factor(sf) {
@@ -609,11 +607,10 @@ fn bench_latches(args: LatchesArgs) -> ExitCode {
     if let Some(w) = args.warehouses {
         p.warehouses = w;
     }
-    if let Some(d) = args.duration {
-        if !(d > 0.0 && d.is_finite()) {
-            return usage("--duration must be a positive number of seconds");
-        }
-        p.duration = std::time::Duration::from_secs_f64(d);
+    match flags::duration(args.duration) {
+        Ok(Some(d)) => p.duration = d,
+        Ok(None) => {}
+        Err(code) => return code,
     }
     eprintln!(
         "bench latches: {contexts} contexts, W={}, terminals {:?}, {:.1} s per run, {} repetition(s)",

@@ -290,12 +290,7 @@ fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
     if a.streams.contains(&0) {
         return Err(usage("--streams must be at least 1"));
     }
-    let duration = match a.duration {
-        Some(d) if !(d > 0.0 && d.is_finite()) => {
-            return Err(usage("--duration must be a positive number of seconds"));
-        }
-        d => d.map(Duration::from_secs_f64),
-    };
+    let duration = crate::flags::duration(a.duration)?;
     let variant = flags::renamed(Some(a.variant), a.old_preset, "--preset", "--variant")
         .expect("--variant has a default");
     let plan = match &a.params {
