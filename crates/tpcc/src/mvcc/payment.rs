@@ -6,19 +6,16 @@
 //! write the district row) and every two Payments of a warehouse conflict on
 //! its row; the loser re-runs (counted as a retry).
 
-use std::fmt::Write as _;
-
 use maestro_txn::{RowId, Transaction};
 
 use super::db::MvccDatabase;
 use super::exec::MvccAbort;
 use crate::db::IndexId;
 use crate::error::TpccError;
-use crate::export::format_fixed;
 use crate::keys::*;
 use crate::schema::*;
 use crate::txn::customer::first_name_key;
-use crate::txn::payment::{C_DATA_MAX_CHARS, floor_boundary};
+use crate::txn::payment::bad_credit_data;
 use crate::txn::{CustomerSelector, PaymentInput, TxnOutput};
 
 fn not_found(table: &'static str, key: String) -> MvccAbort {
@@ -84,15 +81,7 @@ pub(crate) fn run(
     c.c_payment_cnt = c.c_payment_cnt.saturating_add(1);
     let bad_credit = c.c_credit == "BC";
     if bad_credit {
-        let mut data = String::with_capacity(C_DATA_MAX_CHARS);
-        let _ = write!(
-            data,
-            "{c_id} {c_d_id} {c_w_id} {d_id} {w_id} {} ",
-            format_fixed(amount, 2)
-        );
-        let keep = floor_boundary(&c.c_data, C_DATA_MAX_CHARS.saturating_sub(data.len()));
-        data.push_str(&c.c_data[..keep]);
-        c.c_data = data;
+        c.c_data = bad_credit_data(&c.c_data, c_id, input);
     }
     let c_balance = c.c_balance;
     txn.update(&db.customer, c_row, c)?;

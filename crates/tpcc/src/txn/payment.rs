@@ -25,6 +25,25 @@ pub(crate) fn floor_boundary(s: &str, mut at: usize) -> usize {
     at
 }
 
+/// A bad-credit customer's new `c_data` (clause 2.5.2.2): the payment's ids
+/// and amount, then as much of the old data (`old`) as fits. Shared by the
+/// 2PL and MVCC paths.
+pub(crate) fn bad_credit_data(old: &str, c_id: u16, input: &PaymentInput) -> String {
+    let mut data = String::with_capacity(C_DATA_MAX_CHARS);
+    let _ = write!(
+        data,
+        "{c_id} {} {} {} {} {} ",
+        input.c_d_id,
+        input.c_w_id,
+        input.d_id,
+        input.w_id,
+        format_fixed(input.h_amount, 2)
+    );
+    let keep = floor_boundary(old, C_DATA_MAX_CHARS.saturating_sub(data.len()));
+    data.push_str(&old[..keep]);
+    data
+}
+
 pub(super) fn run(txn: &mut Txn<'_>, input: &PaymentInput) -> Result<TxnOutput, Abort> {
     let db = txn.db;
     let (w_id, d_id, c_w_id, c_d_id) = (input.w_id, input.d_id, input.c_w_id, input.c_d_id);
@@ -49,14 +68,7 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &PaymentInput) -> Result<TxnOutput, 
         c.c_payment_cnt = c.c_payment_cnt.saturating_add(1);
         let bad_credit = c.c_credit == "BC";
         if bad_credit {
-            let mut data = String::with_capacity(C_DATA_MAX_CHARS);
-            let _ = write!(
-                data,
-                "{c_id} {c_d_id} {c_w_id} {d_id} {w_id} {} ",
-                format_fixed(amount, 2)
-            );
-            let keep = floor_boundary(&c.c_data, C_DATA_MAX_CHARS.saturating_sub(data.len()));
-            data.push_str(&c.c_data[..keep]);
+            let data = bad_credit_data(&c.c_data, c_id, input);
             let old = std::mem::replace(&mut c.c_data, data);
             txn.log(Undo::CustomerData {
                 row: c_row,
