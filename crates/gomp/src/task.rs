@@ -144,12 +144,16 @@ pub(crate) fn must_run_now(parent: &Ctx) -> bool {
     parent.in_final || parent.team.level == 0 || parent.team.over_task_throttle()
 }
 
-/// Runs an included/undeferred task now, in a task context of its own (so that its
-/// `taskwait` waits for its own children only).
-pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
+/// The context of an included/undeferred task of `parent`: the parent's
+/// team, thread, ICVs, taskgroup and task reductions, final if either is.
+///
+/// # Safety
+/// `parent` (whose team the context borrows) must outlive the context.
+#[inline]
+unsafe fn included_ctx(parent: &Ctx, final_task: bool) -> Ctx {
     let (group, red) = parent.inherited();
-    // SAFETY: `parent` outlives `ctx`, a local of this call.
-    let ctx = unsafe {
+    // SAFETY: forwarded to the caller's contract (`parent` holds the team).
+    unsafe {
         Ctx::borrowing(
             &parent.team,
             parent.num,
@@ -158,7 +162,14 @@ pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
             red,
             parent.in_final || final_task,
         )
-    };
+    }
+}
+
+/// Runs an included/undeferred task now, in a task context of its own (so that its
+/// `taskwait` waits for its own children only).
+pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
+    // SAFETY: `parent` outlives `ctx`, a local of this call.
+    let ctx = unsafe { included_ctx(parent, final_task) };
     ctx.enter();
     body();
     ctx.leave();
@@ -172,18 +183,8 @@ pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
 /// more waiting than the rule asks, never less (those children must finish
 /// before the batch's taskloop ends anyway).
 pub(crate) fn run_now_each(parent: &Ctx, final_task: bool, count: u64, mut body: impl FnMut(u64)) {
-    let (group, red) = parent.inherited();
     // SAFETY: `parent` outlives `ctx`, a local of this call.
-    let ctx = unsafe {
-        Ctx::borrowing(
-            &parent.team,
-            parent.num,
-            parent.icv.get(),
-            group,
-            red,
-            parent.in_final || final_task,
-        )
-    };
+    let ctx = unsafe { included_ctx(parent, final_task) };
     ctx.enter();
     for i in 0..count {
         ctx.icv.set(parent.icv.get());
