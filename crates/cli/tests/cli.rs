@@ -855,3 +855,96 @@ fn tpch_params_plan_runs_a_fixed_window_and_refuses_bad_plans() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bench_mixed_single_classes_and_bench_workload_run_with_classes() {
+    // Workload classes in the mixed workload: both sides make progress.
+    let out = maestro(&[
+        "bench",
+        "mixed",
+        "--quick",
+        "--json",
+        "--contexts",
+        "2",
+        "--sf",
+        "0.01",
+        "--duration",
+        "0.6",
+        "--warehouses",
+        "1",
+        "--tpch-clients",
+        "2",
+        "--variants",
+        "single-classes",
+    ]);
+    let v = json_of(&out);
+    let rows = v["results"].as_array().unwrap();
+    for metric in ["tpmC", "tpch_queries_per_minute"] {
+        let r = rows
+            .iter()
+            .find(|r| r["variant"] == "single-classes" && r["metric"] == metric)
+            .unwrap_or_else(|| panic!("no single-classes {metric} in {rows:?}"));
+        assert!(r["value"].as_f64().is_some_and(|x| x > 0.0), "{r}");
+    }
+    // bench workload: with classes the queries pass admission control, and
+    // every one is counted as admitted (none rejected at this load); without
+    // classes nothing is counted.
+    let out = maestro(&[
+        "bench",
+        "workload",
+        "--quick",
+        "--json",
+        "--contexts",
+        "2",
+        "--olap-clients",
+        "3",
+        "--duration",
+        "0.6",
+    ]);
+    let v = json_of(&out);
+    let rows = v["results"].as_array().unwrap();
+    let value = |variant: &str, metric: &str| -> f64 {
+        rows.iter()
+            .find(|r| r["variant"] == variant && r["metric"] == metric)
+            .and_then(|r| r["value"].as_f64())
+            .unwrap_or_else(|| panic!("no {variant} {metric} in {rows:?}"))
+    };
+    assert!(value("classes", "admitted") > 0.0);
+    assert!(value("classes", "oltp_p99_ms") > 0.0);
+    assert!(value("classes", "tpmC") > 0.0);
+    for metric in ["admitted", "queued", "rejected"] {
+        assert_eq!(value("no-classes", metric), 0.0, "{metric}");
+    }
+    let bad = maestro(&["bench", "workload", "--variants", "strict"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("unknown variant"), "{}", stderr(&bad));
+}
+
+#[test]
+fn bench_omp_interference_shares_runs_both_sides_in_classes() {
+    let out = maestro(&[
+        "bench",
+        "omp",
+        "--parts",
+        "interference",
+        "--quick",
+        "--json",
+        "--contexts",
+        "2",
+        "--duration",
+        "0.3",
+        "--db-priorities",
+        "shares",
+        "--runtimes",
+        "maestro-gomp-master-task",
+    ]);
+    let v = json_of(&out);
+    let rows = v["results"].as_array().unwrap();
+    for metric in ["db_exec_per_s", "app_exec_per_s"] {
+        let r = rows
+            .iter()
+            .find(|r| r["case"] == "db-shares" && r["metric"] == metric)
+            .unwrap_or_else(|| panic!("no db-shares {metric} in {rows:?}"));
+        assert!(r["value"].as_f64().is_some_and(|x| x > 0.0), "{r}");
+    }
+}
