@@ -1,17 +1,18 @@
-//! `maestro tpcc …`: run the TPC-C mix under strict 2PL and check the
-//! consistency conditions. Progress goes to stderr; stdout holds the table or,
+//! `maestro tpcc …`: run the TPC-C mix under strict 2PL (or snapshot
+//! isolation with `--cc mvcc`) and check the consistency conditions. Progress goes to stderr; stdout holds the table or,
 //! with `--json`, one JSON object. Exit codes: 0 success, 1 a failure while
 //! running or a consistency violation, 2 bad arguments.
 
 use crate::exit::{failure, usage};
 use crate::flags::renamed;
-use crate::variants::{TpccVariant, name_of};
+use crate::variants::{TpccCc, TpccVariant, name_of};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use maestro_tpcc::driver::{self, Mode, RunConfig, RunReport};
+use maestro_tpcc::driver::{self, Cc, Mode, RunConfig, RunReport, Storage};
+use maestro_tpcc::mvcc::{MvccDatabase, load_mvcc};
 use maestro_tpcc::{Database, LoadConfig, LoadReport, check_consistency, export_csv, load};
 use serde_json::{Value, json};
 
@@ -50,6 +51,10 @@ pub struct RunArgs {
         conflicts_with = "variant"
     )]
     old_scheduler: Option<TpccVariant>,
+    /// Concurrency control: strict two-phase locking on row tables, or
+    /// snapshot isolation on versioned tables (write conflicts retried).
+    #[arg(long, value_enum, default_value = "2pl")]
+    cc: TpccCc,
     /// Hardware contexts the scheduler keeps active (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
@@ -99,6 +104,9 @@ pub struct CheckArgs {
         conflicts_with = "variant"
     )]
     old_scheduler: Option<TpccVariant>,
+    /// Concurrency control of that run (as for `tpcc run`).
+    #[arg(long, value_enum, default_value = "2pl")]
+    cc: TpccCc,
     /// Hardware contexts of that run (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
@@ -170,11 +178,45 @@ impl RunOptions {
     }
 }
 
-fn load_db(warehouses: u16, seed: u64) -> Result<(Database, LoadReport), ExitCode> {
+/// A loaded database of either storage.
+enum Loaded {
+    Locking(Database),
+    Mvcc(MvccDatabase),
+}
+
+impl Loaded {
+    fn storage(&self) -> Storage<'_> {
+        match self {
+            Loaded::Locking(db) => Storage::Locking(db),
+            Loaded::Mvcc(db) => Storage::Mvcc(db),
+        }
+    }
+
+    /// Calls `f` on the rows as they are now: the tables themselves under
+    /// 2PL, one snapshot copied into row tables under MVCC.
+    fn with_rows<R>(&self, f: impl FnOnce(&Database) -> R) -> Result<R, ExitCode> {
+        match self {
+            Loaded::Locking(db) => Ok(f(db)),
+            Loaded::Mvcc(db) => Ok(f(&db.snapshot_to_2pl().map_err(failure)?)),
+        }
+    }
+}
+
+fn load_db(warehouses: u16, seed: u64, cc: Cc) -> Result<(Loaded, LoadReport), ExitCode> {
     let mut config = LoadConfig::new(warehouses);
     config.seed = seed;
-    eprintln!("loading TPC-C W={warehouses} …");
-    let (db, report) = load(&config, &|p| eprintln!("  {p}")).map_err(failure)?;
+    eprintln!("loading TPC-C W={warehouses} ({cc}) …");
+    let progress = |p: &maestro_tpcc::LoadProgress| eprintln!("  {p}");
+    let (db, report) = match cc {
+        Cc::TwoPhaseLocking => {
+            let (db, report) = load(&config, &progress).map_err(failure)?;
+            (Loaded::Locking(db), report)
+        }
+        Cc::Mvcc => {
+            let (db, report) = load_mvcc(&config, &progress).map_err(failure)?;
+            (Loaded::Mvcc(db), report)
+        }
+    };
     eprintln!(
         "loaded {} rows in {:.2} s",
         report.counts.total(),
@@ -183,15 +225,23 @@ fn load_db(warehouses: u16, seed: u64) -> Result<(Database, LoadReport), ExitCod
     Ok((db, report))
 }
 
-fn execute(db: &Database, config: &RunConfig) -> Result<RunReport, ExitCode> {
+fn execute(db: &Loaded, config: &RunConfig) -> Result<RunReport, ExitCode> {
     eprintln!(
-        "running {} terminals for {:.1} s ({}, {} contexts)",
+        "running {} terminals for {:.1} s ({}, {}, {} contexts)",
         config.terminals,
         config.duration.as_secs_f64(),
         config.mode,
+        db.storage().cc(),
         config.contexts
     );
-    driver::run(db, config, &|p| eprintln!("  {p}")).map_err(failure)
+    driver::run_storage(db.storage(), config, &|p| eprintln!("  {p}")).map_err(failure)
+}
+
+fn cc_of(cc: TpccCc) -> Cc {
+    match cc {
+        TpccCc::TwoPl => Cc::TwoPhaseLocking,
+        TpccCc::Mvcc => Cc::Mvcc,
+    }
 }
 
 /// Prints the violations on stderr; Err(exit 1) if there are any.
@@ -227,13 +277,14 @@ fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
             )));
         }
     };
-    let (db, loaded) = load_db(w, a.seed)?;
+    let (db, loaded) = load_db(w, a.seed, cc_of(a.cc))?;
     let mut config = options.config(&loaded);
     config.max_tps = a.max_tps;
     config.txn_timeout = txn_timeout;
-    let (rss_before, rows_before) = (resident_bytes(), db.counts());
+    let rss_before = resident_bytes();
     let report = execute(&db, &config)?;
-    let (rss_after, rows_after) = (resident_bytes(), db.counts());
+    // Before the MVCC snapshot copy below, which allocates a whole copy.
+    let rss_after = resident_bytes();
     if a.json {
         let mut json = report_json(&report, a.duration);
         json["resident_bytes_before"] = json!(rss_before);
@@ -242,8 +293,20 @@ fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
     } else {
         print!("{report}");
     }
+    db.with_rows(|rows| finish(rows, &loaded, (rss_before, rss_after), a.export.as_deref()))?
+        .map(|()| ExitCode::SUCCESS)
+}
+
+/// After a run: the memory line, the consistency check and the export, on
+/// the rows as they are after the run.
+fn finish(
+    db: &Database,
+    loaded: &LoadReport,
+    (rss_before, rss_after): (Option<u64>, Option<u64>),
+    export: Option<&std::path::Path>,
+) -> Result<(), ExitCode> {
     if let (Some(b), Some(after)) = (rss_before, rss_after) {
-        let inserted = rows_after.total().saturating_sub(rows_before.total());
+        let inserted = db.counts().total().saturating_sub(loaded.counts.total());
         let grown = after.saturating_sub(b);
         eprintln!(
             "resident memory: {:.1} MiB before the run, {:.1} MiB after: +{:.1} MiB for {inserted} \
@@ -254,9 +317,9 @@ fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
             grown as f64 / inserted.max(1) as f64
         );
     }
-    let checked = consistency(&db);
-    if let Some(dir) = &a.export {
-        let files = export_csv(&db, dir)
+    let checked = consistency(db);
+    if let Some(dir) = export {
+        let files = export_csv(db, dir)
             .map_err(|e| failure(format!("export to {}: {e}", dir.display())))?;
         let rows: u64 = files.iter().map(|(_, n)| n).sum();
         eprintln!(
@@ -265,7 +328,7 @@ fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
             dir.display()
         );
     }
-    checked.map(|()| ExitCode::SUCCESS)
+    checked
 }
 
 fn check(a: CheckArgs) -> Result<ExitCode, ExitCode> {
@@ -276,12 +339,12 @@ fn check(a: CheckArgs) -> Result<ExitCode, ExitCode> {
         .duration
         .map(|seconds| run_options(a.terminals, seconds, variant, a.contexts, a.seed))
         .transpose()?;
-    let (db, loaded) = load_db(w, a.seed)?;
+    let (db, loaded) = load_db(w, a.seed, cc_of(a.cc))?;
     if let Some(options) = options {
         let report = execute(&db, &options.config(&loaded))?;
         eprint!("{report}");
     }
-    consistency(&db)?;
+    db.with_rows(consistency)??;
     println!("ok: W={w}, consistency conditions 1-4 hold");
     Ok(ExitCode::SUCCESS)
 }
@@ -300,7 +363,11 @@ fn report_json(r: &RunReport, seconds: f64) -> Value {
         r.transactions_per_second(),
     );
     metric("abort_rate".into(), r.abort_rate());
-    metric("deadlock_aborts".into(), r.deadlock_aborts() as f64);
+    let aborts = match r.cc {
+        Cc::TwoPhaseLocking => "deadlock_aborts",
+        Cc::Mvcc => "conflict_retries",
+    };
+    metric(aborts.into(), r.deadlock_aborts() as f64);
     metric("user_rollbacks".into(), r.user_rollbacks() as f64);
     metric("timed_out".into(), r.timed_out() as f64);
     metric("committed".into(), r.committed() as f64);
@@ -309,7 +376,7 @@ fn report_json(r: &RunReport, seconds: f64) -> Value {
     for k in &r.kinds {
         let name = k.kind.name();
         metric(format!("{name}_committed"), k.committed as f64);
-        metric(format!("{name}_deadlock_aborts"), k.deadlock_aborts as f64);
+        metric(format!("{name}_{aborts}"), k.deadlock_aborts as f64);
         let l = &k.latency;
         for (p, d) in [
             ("p50", l.p50),
@@ -332,6 +399,7 @@ fn report_json(r: &RunReport, seconds: f64) -> Value {
     };
     json!({
         "experiment": "tpcc",
+        "cc": r.cc.name(),
         "warehouses": r.warehouses,
         "terminals": r.terminals,
         "seconds": seconds,

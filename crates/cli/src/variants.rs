@@ -67,6 +67,16 @@ pub(crate) enum TpccVariant {
     Receivers,
 }
 
+/// TPC-C concurrency control (`maestro_tpcc::driver::Cc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TpccCc {
+    /// Strict two-phase locking on row tables.
+    #[value(name = "2pl")]
+    TwoPl,
+    /// Snapshot isolation on versioned tables (first updater wins).
+    Mvcc,
+}
+
 /// A scheduler preset (`maestro_scheduler::SchedulerConfig::preset`). The
 /// shared prefix is the presets' own names.
 #[allow(clippy::enum_variant_names)]
@@ -139,6 +149,11 @@ mod tests {
             .map(|m| m.name())
             .collect();
         assert_eq!(all::<TpccVariant>(), modes);
+        let ccs: Vec<&str> = maestro_tpcc::driver::Cc::ALL
+            .iter()
+            .map(|c| c.name())
+            .collect();
+        assert_eq!(all::<TpccCc>(), ccs);
         for p in all::<Preset>() {
             assert!(
                 maestro_scheduler::SchedulerConfig::preset(&p).is_ok(),

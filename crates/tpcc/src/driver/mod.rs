@@ -17,6 +17,11 @@
 //! `(seed, t)` with the run's NURand constants (clause 2.1.6), drawn from the
 //! seed and the load's constants.
 //!
+//! Two storages ([`Storage`]): the row tables under strict 2PL (the default)
+//! or the versioned tables of [`crate::mvcc`] under snapshot isolation
+//! (`--cc mvcc`), where a write-write conflict aborts the later writer, which
+//! retries on a fresh snapshot (counted like a deadlock victim).
+//!
 //! The lock manager's shard latches are of [`RunConfig::latch`]'s flavour
 //! (blocking by default; see [`crate::lock::LatchFlavour`]).
 //!
@@ -44,7 +49,59 @@ use crate::random::NuRandConstants;
 pub use latency::{Histogram, LatencySummary, RELATIVE_ERROR};
 use report::Tally;
 pub use report::{Audit, KindReport, RunReport};
-use terminal::{Live, Terminal};
+use crate::mvcc::MvccDatabase;
+use terminal::{Engine, Live, Terminal};
+
+/// The concurrency control a run used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cc {
+    /// Strict two-phase locking on the row tables, deadlocks detected.
+    TwoPhaseLocking,
+    /// Snapshot isolation on versioned tables, first updater wins.
+    Mvcc,
+}
+
+impl Cc {
+    pub const ALL: [Cc; 2] = [Cc::TwoPhaseLocking, Cc::Mvcc];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Cc::TwoPhaseLocking => "2pl",
+            Cc::Mvcc => "mvcc",
+        }
+    }
+}
+
+impl fmt::Display for Cc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The database a run's transactions execute on.
+#[derive(Clone, Copy)]
+pub enum Storage<'a> {
+    /// Row tables under strict 2PL.
+    Locking(&'a Database),
+    /// Versioned tables under snapshot isolation.
+    Mvcc(&'a MvccDatabase),
+}
+
+impl Storage<'_> {
+    pub fn cc(self) -> Cc {
+        match self {
+            Storage::Locking(_) => Cc::TwoPhaseLocking,
+            Storage::Mvcc(_) => Cc::Mvcc,
+        }
+    }
+
+    pub fn warehouses(self) -> u16 {
+        match self {
+            Storage::Locking(db) => db.warehouses(),
+            Storage::Mvcc(db) => db.warehouses(),
+        }
+    }
+}
 
 /// How transactions execute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,6 +277,15 @@ pub fn run(
     config: &RunConfig,
     progress: &dyn Fn(&RunProgress),
 ) -> Result<RunReport, TpccError> {
+    run_storage(Storage::Locking(db), config, progress)
+}
+
+/// [`run`] on either storage.
+pub fn run_storage(
+    storage: Storage<'_>,
+    config: &RunConfig,
+    progress: &dyn Fn(&RunProgress),
+) -> Result<RunReport, TpccError> {
     config.validate()?;
     let own = match config.mode {
         Mode::Scheduler(_) => Some(
@@ -232,7 +298,7 @@ pub fn run(
         ),
         Mode::Receivers => None,
     };
-    run_on(db, config, own.as_ref(), progress)
+    run_on_storage(storage, config, own.as_ref(), progress)
 }
 
 /// [`run`] on a scheduler the caller owns (shared with other work, e.g. TPC-H
@@ -246,8 +312,23 @@ pub fn run_on(
     scheduler: Option<&Scheduler>,
     progress: &dyn Fn(&RunProgress),
 ) -> Result<RunReport, TpccError> {
+    run_on_storage(Storage::Locking(db), config, scheduler, progress)
+}
+
+/// [`run_on`] on either storage.
+pub fn run_on_storage(
+    storage: Storage<'_>,
+    config: &RunConfig,
+    scheduler: Option<&Scheduler>,
+    progress: &dyn Fn(&RunProgress),
+) -> Result<RunReport, TpccError> {
     config.validate()?;
+    // Unused under MVCC (its report shows no lock counters).
     let locks = LockManager::with_flavour(config.latch);
+    let engine = match storage {
+        Storage::Locking(db) => Engine::Locking { db, locks: &locks },
+        Storage::Mvcc(db) => Engine::Mvcc(db),
+    };
     let constants = NuRandConstants::for_run(
         &config.load_constants,
         &mut fastrand::Rng::with_seed(config.seed),
@@ -261,10 +342,11 @@ pub fn run_on(
                 let pace = config
                     .max_tps
                     .map(|r| Duration::from_secs_f64(config.terminals as f64 / r));
-                let terminal = Terminal::new(db, &locks, scheduler, &stop, &live[t], pace)
+                let terminal = Terminal::new(engine, scheduler, &stop, &live[t], pace)
                     .with_txn_timeout(config.txn_timeout)
                     .with_class(config.class);
-                let generator = terminal::generator(db.warehouses(), t, config.seed, constants);
+                let generator =
+                    terminal::generator(storage.warehouses(), t, config.seed, constants);
                 s.spawn(move || terminal.run(generator))
             })
             .collect();
@@ -281,8 +363,9 @@ pub fn run_on(
     }
     let head = (
         config.mode.name().to_string(),
+        storage.cc(),
         config.latch,
-        db.warehouses(),
+        storage.warehouses(),
         config.terminals,
         elapsed,
     );

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use maestro_scheduler::SchedulerStats;
 
+use super::Cc;
 use super::latency::{Histogram, LatencySummary};
 use crate::lock::{LatchFlavour, LockStats};
 use crate::schema::Money;
@@ -101,7 +102,8 @@ pub struct KindReport {
     pub committed: u64,
     /// New-Order's 1 % rollbacks (0 for the other types).
     pub rolled_back: u64,
-    /// Times a transaction was a deadlock victim, each retried.
+    /// Attempts aborted and retried: deadlock victims under 2PL, write-write
+    /// conflicts (and snapshots refused) under MVCC.
     pub deadlock_aborts: u64,
     /// Transactions stopped by `--txn-timeout` (rolled back, not retried,
     /// not in the latency).
@@ -116,6 +118,8 @@ pub struct KindReport {
 pub struct RunReport {
     /// `single-pool`, `single-pool-nosys`, `single-hints` or `receivers`.
     pub mode: String,
+    /// The concurrency control the transactions ran under.
+    pub cc: Cc,
     /// The lock manager's shard-latch flavour.
     pub latch: LatchFlavour,
     pub warehouses: u16,
@@ -132,12 +136,12 @@ pub struct RunReport {
 
 impl RunReport {
     pub(crate) fn new(
-        head: (String, LatchFlavour, u16, usize, Duration),
+        head: (String, Cc, LatchFlavour, u16, usize, Duration),
         tally: &Tally,
         locks: LockStats,
         scheduler: Option<SchedulerStats>,
     ) -> Self {
-        let (mode, latch, warehouses, terminals, elapsed) = head;
+        let (mode, cc, latch, warehouses, terminals, elapsed) = head;
         let kinds = TxnKind::ALL
             .iter()
             .map(|&kind| {
@@ -154,6 +158,7 @@ impl RunReport {
             .collect();
         RunReport {
             mode,
+            cc,
             latch,
             warehouses,
             terminals,
@@ -206,7 +211,7 @@ impl RunReport {
         self.per_second(self.completed())
     }
 
-    /// Deadlock aborts per attempt: aborts / (completed + aborts).
+    /// Retried aborts per attempt: aborts / (completed + aborts).
     pub fn abort_rate(&self) -> f64 {
         let aborts = self.deadlock_aborts();
         match self.completed() + aborts {
@@ -225,19 +230,24 @@ impl fmt::Display for RunReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "TPC-C {}: W={} T={} over {:.2} s",
+            "TPC-C {} ({}): W={} T={} over {:.2} s",
             self.mode,
+            self.cc,
             self.warehouses,
             self.terminals,
             self.elapsed.as_secs_f64()
         )?;
         writeln!(
             f,
-            "tpmC {:.0}   transactions/s {:.0}   abort rate {:.4} ({} deadlock aborts, {} user rollbacks, {} timed out)",
+            "tpmC {:.0}   transactions/s {:.0}   abort rate {:.4} ({} {}, {} user rollbacks, {} timed out)",
             self.tpmc(),
             self.transactions_per_second(),
             self.abort_rate(),
             self.deadlock_aborts(),
+            match self.cc {
+                Cc::TwoPhaseLocking => "deadlock aborts",
+                Cc::Mvcc => "write-conflict retries",
+            },
             self.user_rollbacks(),
             self.timed_out()
         )?;
@@ -261,15 +271,21 @@ impl fmt::Display for RunReport {
                 ms(l.max)
             )?;
         }
-        write!(
-            f,
-            "locks: {} acquired, {} waits, {} deadlock victims; {} latches, {} contended",
-            self.locks.acquired,
-            self.locks.waits,
-            self.locks.deadlock_victims,
-            self.latch,
-            self.locks.latch_contended
-        )?;
+        match self.cc {
+            Cc::TwoPhaseLocking => write!(
+                f,
+                "locks: {} acquired, {} waits, {} deadlock victims; {} latches, {} contended",
+                self.locks.acquired,
+                self.locks.waits,
+                self.locks.deadlock_victims,
+                self.latch,
+                self.locks.latch_contended
+            )?,
+            Cc::Mvcc => write!(
+                f,
+                "mvcc: snapshot isolation, first updater wins; no row locks"
+            )?,
+        }
         if let Some(s) = &self.scheduler {
             write!(
                 f,

@@ -10,6 +10,7 @@ use super::report::Tally;
 use crate::db::Database;
 use crate::error::TpccError;
 use crate::lock::LockManager;
+use crate::mvcc::{self, MvccDatabase};
 use crate::random::{NuRandConstants, TpccRng};
 use crate::schema::DISTRICTS_PER_WAREHOUSE;
 use crate::txn::{
@@ -72,9 +73,43 @@ pub(super) fn generator(
     InputGenerator::new(TpccRng::new(stream, constants), warehouses, w_id, d_id)
 }
 
+/// The storage a terminal's transactions run on, with its concurrency
+/// control.
+#[derive(Clone, Copy)]
+pub(super) enum Engine<'a> {
+    /// Row tables under strict two-phase locking.
+    Locking {
+        db: &'a Database,
+        locks: &'a LockManager,
+    },
+    /// Versioned tables under snapshot isolation (first updater wins).
+    Mvcc(&'a MvccDatabase),
+}
+
+impl Engine<'_> {
+    /// Runs `input` to its end; aborted attempts (deadlock victims, write
+    /// conflicts) are retried inside and counted in `deadlock_aborts`.
+    fn execute(
+        self,
+        state: &mut TxnState,
+        input: &crate::txn::TxnInput,
+        cancel: Option<&CancelToken>,
+    ) -> Result<Executed, TpccError> {
+        match self {
+            Engine::Locking { db, locks } => match cancel {
+                Some(c) => execute_cancellable(db, locks, state, input, c),
+                None => execute(db, locks, state, input),
+            },
+            Engine::Mvcc(db) => mvcc::execute(db, input, cancel).map(|done| Executed {
+                outcome: done.outcome,
+                deadlock_aborts: done.retries,
+            }),
+        }
+    }
+}
+
 pub(super) struct Terminal<'a> {
-    db: &'a Database,
-    locks: &'a LockManager,
+    engine: Engine<'a>,
     scheduler: Option<&'a Scheduler>,
     stop: &'a AtomicBool,
     live: &'a Live,
@@ -86,16 +121,14 @@ pub(super) struct Terminal<'a> {
 
 impl<'a> Terminal<'a> {
     pub(super) fn new(
-        db: &'a Database,
-        locks: &'a LockManager,
+        engine: Engine<'a>,
         scheduler: Option<&'a Scheduler>,
         stop: &'a AtomicBool,
         live: &'a Live,
         pace: Option<Duration>,
     ) -> Self {
         Terminal {
-            db,
-            locks,
+            engine,
             scheduler,
             stop,
             live,
@@ -122,7 +155,7 @@ impl<'a> Terminal<'a> {
     pub(super) fn run(self, mut inputs: InputGenerator) -> Result<Tally, TpccError> {
         let mut tally = Tally::default();
         let mut state = TxnState::default();
-        let (db, locks) = (self.db, self.locks);
+        let engine = self.engine;
         let mut next_start = Instant::now();
         while !self.stop.load(Ordering::Relaxed) {
             if let Some(pace) = self.pace {
@@ -138,10 +171,7 @@ impl<'a> Terminal<'a> {
             let start = Instant::now();
             // Made before submission: time spent queueing counts.
             let cancel = self.txn_timeout.map(CancelToken::with_timeout);
-            let mut run = || match &cancel {
-                Some(c) => execute_cancellable(db, locks, &mut state, &input, c),
-                None => execute(db, locks, &mut state, &input),
-            };
+            let mut run = || engine.execute(&mut state, &input, cancel.as_ref());
             let result = match (self.scheduler, self.class) {
                 (Some(s), Some(class)) => s.install_in(class, run),
                 (Some(s), None) => s.install_with_priority(TRANSACTION_PRIORITY, run),

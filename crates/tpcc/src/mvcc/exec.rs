@@ -2,6 +2,7 @@
 //! conflict, a snapshot too old, a failed validation) aborts it and runs the
 //! same input again on a fresh snapshot, counting the retries.
 
+use maestro_scheduler::{CancelToken, Cancelled};
 use maestro_txn::{Isolation, Transaction};
 
 use super::db::MvccDatabase;
@@ -45,10 +46,25 @@ fn retryable(e: &TpccError) -> bool {
 /// that is not retryable.
 pub fn run_with_retry(
     db: &MvccDatabase,
+    body: impl FnMut(&MvccDatabase, &mut Transaction) -> Result<TxnOutput, MvccAbort>,
+) -> Result<MvccExecuted, TpccError> {
+    run_with_retry_cancellable(db, None, body)
+}
+
+/// [`run_with_retry`] that stops before an attempt once `cancel` is
+/// cancelled or timed out, with [`TpccError::Cancelled`] (an attempt holds no
+/// locks, so there is nothing to interrupt inside one: it aborts or commits
+/// within its few microseconds).
+pub fn run_with_retry_cancellable(
+    db: &MvccDatabase,
+    cancel: Option<&CancelToken>,
     mut body: impl FnMut(&MvccDatabase, &mut Transaction) -> Result<TxnOutput, MvccAbort>,
 ) -> Result<MvccExecuted, TpccError> {
     let mut retries = 0u32;
     loop {
+        if let Some(reason) = cancel.and_then(CancelToken::reason) {
+            return Err(TpccError::Cancelled(Cancelled { reason }));
+        }
         let mut txn = match db.txn.begin(Isolation::Snapshot) {
             Ok(t) => t,
             Err(e) if e.is_retryable() => {

@@ -2,8 +2,8 @@
 //! isolation instead of strict 2PL. The 2PL path (`db`, `lock`, `txn`)
 //! remains the default.
 //!
-//! So far: the database and its indexes, the retry loop, the five transactions.
-//! Not yet: the driver's `--cc mvcc`.
+//! The database and its indexes, the retry loop, the five transactions;
+//! [`execute`] runs one [`TxnInput`] for the driver (`tpcc run --cc mvcc`).
 
 mod check;
 mod db;
@@ -15,12 +15,35 @@ mod payment;
 mod reads;
 
 pub use db::{MvccDatabase, MvccIndexes, MvccRow, load_mvcc};
-pub use exec::{MvccAbort, MvccExecuted, run_with_retry};
+pub use exec::{MvccAbort, MvccExecuted, run_with_retry, run_with_retry_cancellable};
 pub use index::OrderedIndex;
 
 use crate::error::TpccError;
 use crate::schema::Timestamp;
-use crate::txn::{DeliveryInput, NewOrderInput, OrderStatusInput, PaymentInput, StockLevelInput};
+use maestro_scheduler::CancelToken;
+
+use crate::txn::{
+    DeliveryInput, NewOrderInput, OrderStatusInput, PaymentInput, StockLevelInput, TxnInput,
+    unix_now,
+};
+
+/// Runs `input` to its end (retrying write-write conflicts on a fresh
+/// snapshot), stopping before an attempt once `cancel` fires; timestamps
+/// written are the time of the call, as on the 2PL path.
+pub fn execute(
+    db: &MvccDatabase,
+    input: &TxnInput,
+    cancel: Option<&CancelToken>,
+) -> Result<MvccExecuted, TpccError> {
+    let now = unix_now();
+    run_with_retry_cancellable(db, cancel, |db, txn| match input {
+        TxnInput::NewOrder(i) => new_order::run(db, txn, i, now),
+        TxnInput::Payment(i) => payment::run(db, txn, i, now),
+        TxnInput::OrderStatus(i) => reads::order_status(db, txn, i),
+        TxnInput::Delivery(i) => delivery::run(db, txn, i, now),
+        TxnInput::StockLevel(i) => reads::stock_level(db, txn, i),
+    })
+}
 
 /// Runs New-Order to its end (retrying conflicts); `now` is its entry date.
 pub fn new_order(
