@@ -1,5 +1,5 @@
 //! An append-only arena of row slots addressed by a dense row id, each slot a
-//! version chain behind a short physical latch.
+//! version chain (or a counter's deltas) behind a short physical latch.
 //!
 //! The layout is `maestro-tpcc`'s row table's: row id → chunk (`CHUNK` slots,
 //! allocated when first needed) → segment (segment `k` holds `2^k` chunk
@@ -17,8 +17,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::RwLock;
 
-use crate::version::Chain;
-
 /// The address of a row within its table.
 pub type RowId = u64;
 
@@ -29,14 +27,16 @@ const SEGMENTS: usize = 32;
 /// Row ids from this one on are refused.
 pub const ROWS_MAX: u64 = ((1u64 << SEGMENTS) - 1) << CHUNK_BITS;
 
-pub(crate) type Slot<R> = RwLock<Chain<R>>;
-type Chunk<R> = Box<[Slot<R>]>;
-type Segment<R> = Box<[OnceLock<Chunk<R>>]>;
+/// A row's slot: its contents `T` (a version chain, a counter's deltas)
+/// behind the latch.
+pub(crate) type Slot<T> = RwLock<T>;
+type Chunk<T> = Box<[Slot<T>]>;
+type Segment<T> = Box<[OnceLock<Chunk<T>>]>;
 
-pub(crate) struct Arena<R> {
+pub(crate) struct Arena<T> {
     /// Row ids handed out so far.
     next: AtomicU64,
-    segments: [OnceLock<Segment<R>>; SEGMENTS],
+    segments: [OnceLock<Segment<T>>; SEGMENTS],
 }
 
 /// Segment and index within it of chunk number `chunk` (< 2^32 − 1).
@@ -45,7 +45,7 @@ fn locate(chunk: u64) -> (usize, usize) {
     (segment as usize, (chunk + 1 - (1 << segment)) as usize)
 }
 
-impl<R> Arena<R> {
+impl<T: Default> Arena<T> {
     pub(crate) fn new() -> Self {
         Arena {
             next: AtomicU64::new(0),
@@ -55,7 +55,7 @@ impl<R> Arena<R> {
 
     /// Reserves a fresh row id and returns it with its (empty) slot; `None`
     /// when the arena is full.
-    pub(crate) fn allocate(&self) -> Option<(RowId, &Slot<R>)> {
+    pub(crate) fn allocate(&self) -> Option<(RowId, &Slot<T>)> {
         // Relaxed: the id only needs to be unique; the slot's contents are
         // published by its latch.
         let id = self.next.fetch_add(1, Ordering::Relaxed);
@@ -65,13 +65,13 @@ impl<R> Arena<R> {
         let (segment, index) = locate(id >> CHUNK_BITS);
         let chunk = self.segments[segment]
             .get_or_init(|| (0..1usize << segment).map(|_| OnceLock::new()).collect())[index]
-            .get_or_init(|| (0..CHUNK).map(|_| RwLock::new(Chain::default())).collect());
+            .get_or_init(|| (0..CHUNK).map(|_| RwLock::new(T::default())).collect());
         Some((id, &chunk[(id as usize) & (CHUNK - 1)]))
     }
 
     /// The slot of a row id handed out before; `None` for ids never handed out
     /// (or whose chunk another thread is still allocating).
-    pub(crate) fn slot(&self, id: RowId) -> Option<&Slot<R>> {
+    pub(crate) fn slot(&self, id: RowId) -> Option<&Slot<T>> {
         let chunk = id >> CHUNK_BITS;
         if chunk >= (1 << SEGMENTS) - 1 {
             return None;

@@ -26,6 +26,8 @@ pub enum TxnError {
     RowNotFound { table: &'static str, row: RowId },
     /// The table has handed out every row id it can address.
     TableFull { table: &'static str },
+    /// A transaction's additions to one counter would leave `i64`.
+    CounterOverflow { table: &'static str, row: RowId },
     /// Every snapshot slot is in use; `slots_max` is the configured bound.
     SnapshotSlotsExhausted { slots_max: usize },
 }
@@ -75,6 +77,9 @@ impl fmt::Display for TxnError {
                 write!(f, "{table} row {row} does not exist in this snapshot")
             }
             TxnError::TableFull { table } => write!(f, "table {table} is full"),
+            TxnError::CounterOverflow { table, row } => {
+                write!(f, "additions to counter {table} row {row} overflow 64 bits")
+            }
             TxnError::SnapshotSlotsExhausted { slots_max } => {
                 write!(f, "all {slots_max} snapshot slots are in use")
             }

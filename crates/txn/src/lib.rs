@@ -1,6 +1,7 @@
 //! Maestro's MVCC transaction core (issue 16): commit timestamps, snapshots,
 //! versioned rows with newest-first version chains, first-updater-wins
-//! write-write conflicts, an optional serializable mode (read-set validation
+//! write-write conflicts, commutative counters whose additions never
+//! conflict, an optional serializable mode (read-set validation
 //! at commit), and garbage collection of versions no snapshot can read.
 //!
 //! See `PROTOCOL.md` for the states, the commit order and the GC argument.
@@ -18,6 +19,7 @@
 
 mod arena;
 mod clock;
+mod counter;
 mod db;
 mod error;
 mod gc;
@@ -28,6 +30,7 @@ mod version;
 
 pub use arena::{ROWS_MAX, RowId};
 pub use clock::Timestamp;
+pub use counter::CounterTable;
 pub use db::{Database, DatabaseConfig};
 pub use error::TxnError;
 pub use gc::CollectStats;

@@ -12,12 +12,12 @@ use crate::arena::{Arena, RowId};
 use crate::clock::Timestamp;
 use crate::error::TxnError;
 use crate::snapshot::{Horizon, Snapshot};
-use crate::version::{Pruned, TxnState, WriteRefusal, Written};
+use crate::version::{Chain, Pruned, TxnState, WriteRefusal, Written};
 
 /// One table's rows and their versions. Share it as `Arc<Table<R>>`.
 pub struct Table<R> {
     name: &'static str,
-    rows: Arena<R>,
+    rows: Arena<Chain<R>>,
     /// Versions held by all chains (committed, uncommitted, tombstones).
     versions: AtomicUsize,
     /// Newest commit timestamp of a transaction that wrote this table; read

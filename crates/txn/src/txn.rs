@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use crate::arena::RowId;
 use crate::clock::Timestamp;
+use crate::counter::CounterTable;
 use crate::db::Shared;
 use crate::error::TxnError;
 use crate::snapshot::Snapshot;
@@ -128,6 +129,44 @@ impl Transaction {
         row: RowId,
     ) -> Result<(), TxnError> {
         self.write(table, row, None)
+    }
+
+    /// Creates a commutative counter holding `value` (visible to others once
+    /// this transaction commits).
+    pub fn create_counter(
+        &mut self,
+        table: &Arc<CounterTable>,
+        value: i64,
+    ) -> Result<RowId, TxnError> {
+        let row = table.create_as(&self.state, value)?;
+        self.writes.push((Arc::clone(table) as Arc<dyn Rows>, row));
+        Ok(row)
+    }
+
+    /// Adds `amount` to a counter. Additions commute, so this never conflicts
+    /// with another transaction's; readers see the sum of the additions
+    /// committed before their snapshot.
+    pub fn add(
+        &mut self,
+        table: &Arc<CounterTable>,
+        row: RowId,
+        amount: i64,
+    ) -> Result<(), TxnError> {
+        let written = table.add_as(&self.state, self.snapshot.read_ts(), row, amount)?;
+        if written == Written::NewVersion {
+            self.writes.push((Arc::clone(table) as Arc<dyn Rows>, row));
+        }
+        Ok(())
+    }
+
+    /// The counter as this transaction sees it (its snapshot plus its own
+    /// additions). In serializable mode it counts as read: a commit adding to
+    /// it after the snapshot fails this transaction's validation.
+    pub fn read_counter(&mut self, table: &Arc<CounterTable>, row: RowId) -> Option<i64> {
+        if self.isolation == Isolation::Serializable {
+            self.reads.push((Arc::clone(table) as Arc<dyn Rows>, row));
+        }
+        table.read_as(self.snapshot.read_ts(), Some(&self.state), row)
     }
 
     fn write<R: Clone + Send + Sync + 'static>(
