@@ -180,7 +180,7 @@ impl RunOptions {
 
 /// A loaded database of either storage.
 enum Loaded {
-    Locking(Database),
+    Locking(Box<Database>),
     Mvcc(MvccDatabase),
 }
 
@@ -210,7 +210,7 @@ fn load_db(warehouses: u16, seed: u64, cc: Cc) -> Result<(Loaded, LoadReport), E
     let (db, report) = match cc {
         Cc::TwoPhaseLocking => {
             let (db, report) = load(&config, &progress).map_err(failure)?;
-            (Loaded::Locking(db), report)
+            (Loaded::Locking(Box::new(db)), report)
         }
         Cc::Mvcc => {
             let (db, report) = load_mvcc(&config, &progress).map_err(failure)?;

@@ -9,7 +9,7 @@ use maestro_tpcc::txn::{
     CustomerSelector, MAX_ORDER_LINES, NewOrderInput, NewOrderLine, Outcome, PaymentInput,
     TxnOutput, UNUSED_ITEM_ID,
 };
-use maestro_tpcc::txn::{DeliveryInput, OrderStatusInput, StockLevelInput};
+use maestro_tpcc::txn::{DeliveryInput, OrderStatusInput, StockLevelInput, TxnInput};
 use maestro_tpcc::{Customer, History};
 use maestro_tpcc::{
     District, IndexId, LoadConfig, NewOrder, Order, OrderLine, Stock, Warehouse, load,
@@ -212,13 +212,12 @@ fn customer(db: &MvccDatabase, c_id: u16) -> Customer {
 
 fn warehouse_ytd(db: &MvccDatabase) -> i64 {
     let mut txn = db.txn.begin(Isolation::Snapshot).unwrap();
-    let key = WarehouseKey { w_id: 1 }.pack().unwrap();
-    let w: Warehouse = db
-        .lookup(&mut txn, IndexId::Warehouse, key)
-        .unwrap()
-        .unwrap()
-        .1;
-    w.w_ytd
+    db.warehouse_ytd(&mut txn, 1).unwrap()
+}
+
+fn district_ytd(db: &MvccDatabase) -> i64 {
+    let mut txn = db.txn.begin(Isolation::Snapshot).unwrap();
+    db.district_ytd(&mut txn, 1, 1).unwrap()
 }
 
 #[test]
@@ -233,7 +232,7 @@ fn payment_moves_the_amount_by_id_and_by_last_name() {
         h_amount: 1_234,
     };
     let c_before = customer(&db, 7);
-    let d_before = district(&db);
+    let d_before = district_ytd(&db);
     let w_before = warehouse_ytd(&db);
     let done = mvcc::payment(&db, &input(CustomerSelector::Id(7)), 9).unwrap();
     let Outcome::Committed(TxnOutput::Payment {
@@ -248,7 +247,7 @@ fn payment_moves_the_amount_by_id_and_by_last_name() {
     assert_eq!(c_balance, c.c_balance);
     assert_eq!(c.c_ytd_payment, c_before.c_ytd_payment + 1_234);
     assert_eq!(c.c_payment_cnt, c_before.c_payment_cnt + 1);
-    assert_eq!(district(&db).d_ytd, d_before.d_ytd + 1_234);
+    assert_eq!(district_ytd(&db), d_before + 1_234);
     assert_eq!(warehouse_ytd(&db), w_before + 1_234);
     let mut txn = db.txn.begin(Isolation::Snapshot).unwrap();
     let mut found = 0;
@@ -387,7 +386,7 @@ fn delivery_takes_each_districts_oldest_new_order() {
 /// Runs `per_terminal` generated inputs on each of `terminals` threads
 /// (terminal t on warehouse t % W + 1); returns (committed New-Orders, retries).
 fn run_terminals(db: &MvccDatabase, seed: u64, terminals: u16, per_terminal: usize) -> (u64, u64) {
-    use maestro_tpcc::txn::{InputGenerator, TxnInput};
+    use maestro_tpcc::txn::InputGenerator;
     use maestro_tpcc::{NuRandConstants, TpccRng};
     let constants = NuRandConstants::for_load(&mut fastrand::Rng::with_seed(seed));
     let results: Vec<(u64, u64)> = std::thread::scope(|s| {
@@ -450,4 +449,71 @@ fn concurrent_terminals_keep_the_consistency_conditions() {
     assert_eq!(orders(&db), report.counts.orders + new_orders);
     let violations = db.check_consistency().unwrap();
     assert!(violations.is_empty(), "seed {seed}: {violations:?}");
+}
+
+/// Payments of one warehouse on distinct customers only add to the YTD
+/// counters, so none of them may conflict, whatever their interleaving.
+#[test]
+fn concurrent_payments_of_one_warehouse_never_conflict() {
+    const THREADS: u16 = 4;
+    const PAYMENTS: u16 = 300;
+    let (db, _) = load_mvcc(&LoadConfig::new(1), &|_| {}).unwrap();
+    let w_before = warehouse_ytd(&db);
+    let retries: u32 = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let db = &db;
+                s.spawn(move || {
+                    let mut retries = 0;
+                    for i in 0..PAYMENTS {
+                        let input = PaymentInput {
+                            w_id: 1,
+                            d_id: (i % 10) as u8 + 1,
+                            c_w_id: 1,
+                            c_d_id: (i % 10) as u8 + 1,
+                            // Thread t owns customers t+1, t+1+THREADS, …
+                            customer: CustomerSelector::Id(t + 1 + (i % 100) * THREADS),
+                            h_amount: 100,
+                        };
+                        retries += mvcc::payment(db, &input, 9).unwrap().retries;
+                    }
+                    retries
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    assert_eq!(retries, 0, "payments on distinct customers conflicted");
+    let total = i64::from(THREADS) * i64::from(PAYMENTS) * 100;
+    assert_eq!(warehouse_ytd(&db), w_before + total);
+    assert!(db.check_consistency().unwrap().is_empty());
+}
+
+/// Delivered new-order entries leave the index once no snapshot can see
+/// them, and not before: an open snapshot keeps them.
+#[test]
+fn delivered_new_order_entries_leave_the_index_once_no_snapshot_needs_them() {
+    let (db, _) = load_mvcc(&LoadConfig::new(1), &|_| {}).unwrap();
+    let entries = || db.index.get(IndexId::NewOrder).len();
+    let before = entries();
+    let delivery = TxnInput::Delivery(DeliveryInput {
+        w_id: 1,
+        o_carrier_id: 3,
+    });
+    // An old snapshot pins the entries of the first Delivery.
+    let old = db.txn.snapshot().unwrap();
+    mvcc::execute(&db, &delivery, None).unwrap();
+    assert_eq!(
+        entries(),
+        before,
+        "removed while a snapshot could read them"
+    );
+    assert_eq!(db.index_entries_retired(), 10);
+    drop(old);
+    for _ in 0..4 {
+        mvcc::execute(&db, &delivery, None).unwrap();
+    }
+    assert_eq!(entries(), before - 50, "5 Deliveries × 10 districts");
+    assert_eq!(db.index_entries_retired(), 0);
+    assert!(db.check_consistency().unwrap().is_empty());
 }

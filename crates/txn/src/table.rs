@@ -106,26 +106,29 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         Ok(row)
     }
 
-    /// Updates (`Some`) or deletes (`None`) `row` as `writer`.
+    /// Updates (`Some`) or deletes (`None`) `row` as `writer`. A write
+    /// conflict also returns the holder of the newer uncommitted version.
     pub(crate) fn write_as(
         &self,
         writer: &Arc<TxnState>,
         read_ts: Timestamp,
         row: RowId,
         value: Option<R>,
-    ) -> Result<Written, TxnError> {
+    ) -> Result<Written, (TxnError, Option<Arc<TxnState>>)> {
         let table = self.name;
         let slot = self
             .rows
             .slot(row)
-            .ok_or(TxnError::RowNotFound { table, row })?;
+            .ok_or((TxnError::RowNotFound { table, row }, None))?;
         let written =
             slot.write()
                 .write(writer, read_ts, value)
                 .map_err(|refusal| match refusal {
-                    WriteRefusal::Locked => TxnError::WriteConflict { table, row },
-                    WriteRefusal::TooOld => TxnError::SnapshotTooOld { table, row },
-                    WriteRefusal::Missing => TxnError::RowNotFound { table, row },
+                    WriteRefusal::Locked(holder) => {
+                        (TxnError::WriteConflict { table, row }, Some(holder))
+                    }
+                    WriteRefusal::TooOld => (TxnError::SnapshotTooOld { table, row }, None),
+                    WriteRefusal::Missing => (TxnError::RowNotFound { table, row }, None),
                 })?;
         if written == Written::NewVersion {
             self.versions.fetch_add(1, Ordering::Relaxed);

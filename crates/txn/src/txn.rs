@@ -20,6 +20,25 @@ use crate::snapshot::Snapshot;
 use crate::table::{Rows, Table};
 use crate::version::{TxnState, Written};
 
+/// A transaction another one's write conflicted with (see
+/// [`Transaction::take_blocker`]).
+pub struct Blocker(Arc<TxnState>);
+
+impl Blocker {
+    /// True once the blocking transaction committed or aborted.
+    pub fn is_finished(&self) -> bool {
+        !matches!(self.0.status(), crate::version::Status::Active)
+    }
+}
+
+impl std::fmt::Debug for Blocker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Blocker")
+            .field("finished", &self.is_finished())
+            .finish()
+    }
+}
+
 /// How strongly a transaction is isolated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Isolation {
@@ -44,6 +63,8 @@ pub struct Transaction {
     isolation: Isolation,
     /// Rows with a version of this transaction, each once.
     writes: Vec<(Arc<dyn Rows>, RowId)>,
+    /// The holder of the uncommitted version the last refused write met.
+    blocker: Option<Arc<TxnState>>,
     /// Rows read (serializable mode only), possibly repeated.
     reads: Vec<(Arc<dyn Rows>, RowId)>,
     /// Tables scanned (serializable mode only), possibly repeated.
@@ -59,6 +80,7 @@ impl Transaction {
             state: TxnState::new(),
             isolation,
             writes: Vec::new(),
+            blocker: None,
             reads: Vec::new(),
             scans: Vec::new(),
             finished: false,
@@ -175,11 +197,23 @@ impl Transaction {
         row: RowId,
         value: Option<R>,
     ) -> Result<(), TxnError> {
-        let written = table.write_as(&self.state, self.snapshot.read_ts(), row, value)?;
+        let written = table
+            .write_as(&self.state, self.snapshot.read_ts(), row, value)
+            .map_err(|(error, holder)| {
+                self.blocker = holder;
+                error
+            })?;
         if written == Written::NewVersion {
             self.writes.push((Arc::clone(table) as Arc<dyn Rows>, row));
         }
         Ok(())
+    }
+
+    /// After a [`TxnError::WriteConflict`]: the transaction holding the
+    /// row's uncommitted version. Retrying before it finishes meets the same
+    /// conflict, so a retry loop waits for [`Blocker::is_finished`] first.
+    pub fn take_blocker(&mut self) -> Option<Blocker> {
+        self.blocker.take().map(Blocker)
     }
 
     /// Commits; returns the commit timestamp, or `None` for a transaction

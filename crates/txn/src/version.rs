@@ -21,6 +21,12 @@ pub(crate) struct TxnState {
     commit_ts: AtomicU64,
 }
 
+impl std::fmt::Debug for TxnState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TxnState({:?})", self.status())
+    }
+}
+
 /// The state a reader observed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Status {
@@ -66,10 +72,11 @@ struct Version<R> {
 }
 
 /// Why a write to a row was refused; the table turns it into a `TxnError`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) enum WriteRefusal {
-    /// Another transaction's uncommitted (or just aborted) version is newest.
-    Locked,
+    /// Another transaction's uncommitted (or just aborted) version is newest;
+    /// that transaction's state, to wait for.
+    Locked(Arc<TxnState>),
     /// A version committed after the writer's snapshot is newest.
     TooOld,
     /// The row does not exist in the writer's snapshot.
@@ -152,7 +159,9 @@ impl<R: Clone> Chain<R> {
             return Ok(Written::OwnVersionReplaced);
         }
         match front.writer.status() {
-            Status::Active | Status::Aborted => return Err(WriteRefusal::Locked),
+            Status::Active | Status::Aborted => {
+                return Err(WriteRefusal::Locked(Arc::clone(&front.writer)));
+            }
             Status::Committed(ts) if ts > read_ts => return Err(WriteRefusal::TooOld),
             Status::Committed(_) => {}
         }

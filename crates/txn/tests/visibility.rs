@@ -162,3 +162,25 @@ fn scan_sees_exactly_the_snapshot() {
     table.scan(&after, |_, v| seen.push(*v));
     assert_eq!(seen, [1, 3, 4]);
 }
+
+#[test]
+fn a_write_conflict_names_a_blocker_that_finishes_with_its_holder() {
+    let db = Database::default();
+    let t = Table::<i64>::new("t");
+    let mut setup = db.begin(Isolation::Snapshot).unwrap();
+    let row = setup.insert(&t, 1).unwrap();
+    setup.commit().unwrap();
+    let mut holder = db.begin(Isolation::Snapshot).unwrap();
+    holder.update(&t, row, 2).unwrap();
+    let mut loser = db.begin(Isolation::Snapshot).unwrap();
+    assert!(matches!(
+        loser.update(&t, row, 3),
+        Err(maestro_txn::TxnError::WriteConflict { .. })
+    ));
+    let blocker = loser.take_blocker().expect("a conflict names its blocker");
+    assert!(loser.take_blocker().is_none(), "taken once");
+    assert!(!blocker.is_finished());
+    holder.commit().unwrap();
+    assert!(blocker.is_finished());
+    loser.abort();
+}

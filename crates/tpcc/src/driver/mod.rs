@@ -46,10 +46,10 @@ use crate::error::TpccError;
 use crate::lock::{LatchFlavour, LockManager};
 use crate::random::NuRandConstants;
 
+use crate::mvcc::MvccDatabase;
 pub use latency::{Histogram, LatencySummary, RELATIVE_ERROR};
 use report::Tally;
 pub use report::{Audit, KindReport, RunReport};
-use crate::mvcc::MvccDatabase;
 use terminal::{Engine, Live, Terminal};
 
 /// The concurrency control a run used.

@@ -2,13 +2,26 @@
 //! `maestro_txn::Table`s and the same ten indexes as the 2PL path (same
 //! packed keys, from each row's [`Row::index_entries`]) as [`OrderedIndex`]es.
 //!
+//! The year-to-date balances `w_ytd` and `d_ytd` live in commutative
+//! counters ([`CounterTable`]), not in the warehouse and district rows (whose
+//! `w_ytd`/`d_ytd` fields keep the loaded value and are never read here):
+//! Payment only *adds* to them, so concurrent Payments of one warehouse never
+//! conflict, and a Payment no longer writes the district row New-Order
+//! updates (`d_next_o_id`). Counter row ids are dense in key order:
+//! warehouse `w` → `w − 1`, district `(w, d)` → `(w − 1)·10 + d − 1`.
+//!
 //! Loading reuses the 2PL loader: [`load_mvcc`] generates the data into a
 //! 2PL [`Database`] (same generator, same seed → same rows) and copies every
 //! table into the MVCC tables in one committed transaction per table.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
-use maestro_txn::{Database as TxnDatabase, DatabaseConfig, Isolation, RowId, Table, Transaction};
+use parking_lot::Mutex;
+
+use maestro_txn::{
+    CounterTable, Database as TxnDatabase, DatabaseConfig, Isolation, RowId, Table, Transaction,
+};
 
 use super::index::OrderedIndex;
 use crate::db::{Database, IndexId, Row};
@@ -49,7 +62,22 @@ pub struct MvccDatabase {
     pub order_line: Arc<Table<OrderLine>>,
     pub item: Arc<Table<Item>>,
     pub stock: Arc<Table<Stock>>,
+    /// `w_ytd` per warehouse (see the module docs for the row ids).
+    pub warehouse_ytd: Arc<CounterTable>,
+    /// `d_ytd` per district.
+    pub district_ytd: Arc<CounterTable>,
     pub index: MvccIndexes,
+    /// Index entries of deleted rows, oldest first, each removable once no
+    /// snapshot reads below its timestamp.
+    retired: Mutex<VecDeque<Retired>>,
+}
+
+/// An index entry whose row was deleted by a transaction committed at or
+/// before `after_ts`.
+struct Retired {
+    after_ts: maestro_txn::Timestamp,
+    index: IndexId,
+    key: u64,
 }
 
 /// A row type's MVCC table.
@@ -94,12 +122,83 @@ impl MvccDatabase {
             order_line: Table::new("order_line"),
             item: Table::new("item"),
             stock: Table::new("stock"),
+            warehouse_ytd: CounterTable::new("warehouse_ytd"),
+            district_ytd: CounterTable::new("district_ytd"),
             index: MvccIndexes(Default::default()),
+            retired: Mutex::new(VecDeque::new()),
         }
     }
 
     pub fn warehouses(&self) -> u16 {
         self.warehouses
+    }
+
+    /// Queues `key` of `index` for removal: its row was deleted by a
+    /// transaction that has committed (now, so at or before the newest commit
+    /// timestamp). Removed by [`MvccDatabase::reclaim_index_entries`] once
+    /// every live snapshot reads at or after that timestamp — none of them
+    /// can see the row then, so none needs the entry.
+    pub fn retire(&self, index: IndexId, key: u64) {
+        let after_ts = self.txn.last_commit_ts();
+        self.retired.lock().push_back(Retired {
+            after_ts,
+            index,
+            key,
+        });
+    }
+
+    /// Removes the retired entries no snapshot needs any more; returns how
+    /// many. Cheap when there are none.
+    pub fn reclaim_index_entries(&self) -> usize {
+        let low_watermark = self.txn.low_watermark();
+        let mut removed = 0;
+        let mut retired = self.retired.lock();
+        while retired.front().is_some_and(|r| r.after_ts <= low_watermark) {
+            let r = retired.pop_front().expect("front checked");
+            self.index.get(r.index).remove(r.key);
+            removed += 1;
+        }
+        removed
+    }
+
+    /// Retired index entries not removed yet.
+    pub fn index_entries_retired(&self) -> usize {
+        self.retired.lock().len()
+    }
+
+    /// The counter row of warehouse `w_id`'s `w_ytd`.
+    pub fn warehouse_ytd_row(w_id: u16) -> RowId {
+        u64::from(w_id).wrapping_sub(1)
+    }
+
+    /// The counter row of district `(w_id, d_id)`'s `d_ytd`.
+    pub fn district_ytd_row(w_id: u16, d_id: u8) -> RowId {
+        Self::warehouse_ytd_row(w_id)
+            .wrapping_mul(u64::from(DISTRICTS_PER_WAREHOUSE))
+            .wrapping_add(u64::from(d_id).wrapping_sub(1))
+    }
+
+    /// `w_ytd` of warehouse `w_id` as `txn` sees it.
+    pub fn warehouse_ytd(&self, txn: &mut Transaction, w_id: u16) -> Result<Money, TpccError> {
+        txn.read_counter(&self.warehouse_ytd, Self::warehouse_ytd_row(w_id))
+            .ok_or_else(|| TpccError::NotFound {
+                table: "warehouse_ytd",
+                key: format!("w={w_id}"),
+            })
+    }
+
+    /// `d_ytd` of district `(w_id, d_id)` as `txn` sees it.
+    pub fn district_ytd(
+        &self,
+        txn: &mut Transaction,
+        w_id: u16,
+        d_id: u8,
+    ) -> Result<Money, TpccError> {
+        txn.read_counter(&self.district_ytd, Self::district_ytd_row(w_id, d_id))
+            .ok_or_else(|| TpccError::NotFound {
+                table: "district_ytd",
+                key: format!("w={w_id} d={d_id}"),
+            })
     }
 
     /// Inserts `row` in `txn` and adds its index entries (visible to others
@@ -138,6 +237,32 @@ impl MvccDatabase {
         self.copy_table(&source.new_order)?;
         self.copy_table(&source.order_line)?;
         self.copy_table(&source.stock)?;
+        self.create_ytd_counters(source)
+    }
+
+    /// One counter per warehouse and per district, in key order, holding the
+    /// loaded `w_ytd`/`d_ytd`.
+    fn create_ytd_counters(&self, source: &Database) -> Result<(), TpccError> {
+        let mut warehouses = Vec::new();
+        source
+            .warehouse
+            .scan(|_, w| warehouses.push((w.w_id, w.w_ytd)));
+        let mut districts = Vec::new();
+        source
+            .district
+            .scan(|_, d| districts.push(((d.d_w_id, d.d_id), d.d_ytd)));
+        warehouses.sort_unstable();
+        districts.sort_unstable();
+        let mut txn = self.txn.begin(Isolation::Snapshot)?;
+        for (w_id, ytd) in warehouses {
+            let row = txn.create_counter(&self.warehouse_ytd, ytd)?;
+            dense(row, Self::warehouse_ytd_row(w_id), "warehouse_ytd")?;
+        }
+        for ((w_id, d_id), ytd) in districts {
+            let row = txn.create_counter(&self.district_ytd, ytd)?;
+            dense(row, Self::district_ytd_row(w_id, d_id), "district_ytd")?;
+        }
+        txn.commit()?;
         Ok(())
     }
 
@@ -151,6 +276,18 @@ impl MvccDatabase {
         txn.commit()?;
         Ok(())
     }
+}
+
+/// Checks that a counter landed on the row id its key maps to (a load with
+/// a missing warehouse or district would shift every later one).
+fn dense(row: RowId, expected: RowId, table: &'static str) -> Result<(), TpccError> {
+    if row == expected {
+        return Ok(());
+    }
+    Err(TpccError::NotFound {
+        table,
+        key: format!("counter row {expected} (created as row {row}: keys are not dense)"),
+    })
 }
 
 /// Generates a database with the 2PL loader and copies it into an MVCC one.

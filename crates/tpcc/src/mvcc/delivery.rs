@@ -2,7 +2,8 @@
 //! row visible to the snapshot is deleted (two Deliveries of a warehouse
 //! racing for it conflict on that row; the loser re-runs on a fresh
 //! snapshot), its order gets the carrier, its lines the delivery date, and
-//! the customer the lines' total.
+//! the customer the lines' total. Once committed, the delivered new-order
+//! keys are retired from the index (`mvcc::execute`).
 
 use maestro_txn::Transaction;
 
@@ -30,13 +31,10 @@ pub(crate) fn run(
     for d_id in 1..=DISTRICTS_PER_WAREHOUSE {
         let key = |o_id| OrderKey { w_id, d_id, o_id };
         let range = key(0).pack()?..=key(MAX_O_ID).pack()?;
-        let mut oldest = None;
-        for (k, row) in db.index.get(IndexId::NewOrder).range(range) {
-            if txn.read(&db.new_order, row).is_some() {
-                oldest = Some((OrderKey::unpack(k).o_id, row));
-                break;
-            }
-        }
+        let oldest = db.index.get(IndexId::NewOrder).find_map(range, |k, row| {
+            txn.read(&db.new_order, row)
+                .map(|_| (OrderKey::unpack(k).o_id, row))
+        });
         let Some((o_id, no_row)) = oldest else {
             continue;
         };

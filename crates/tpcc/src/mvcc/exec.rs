@@ -1,9 +1,17 @@
 //! Running one MVCC transaction to its end: a retryable error (first-updater
 //! conflict, a snapshot too old, a failed validation) aborts it and runs the
 //! same input again on a fresh snapshot, counting the retries.
+//!
+//! After a write-write conflict the retry waits for the transaction holding
+//! the row's uncommitted version to finish ([`wait_for`]): retrying earlier
+//! meets the same version again, and with more terminals than cores the
+//! holder may be descheduled for a whole time slice, which immediate retries
+//! used to spend in thousands of useless attempts.
 
 use maestro_scheduler::{CancelToken, Cancelled};
-use maestro_txn::{Isolation, Transaction};
+use std::time::{Duration, Instant};
+
+use maestro_txn::{Blocker, Isolation, Transaction};
 
 use super::db::MvccDatabase;
 use crate::error::TpccError;
@@ -74,6 +82,7 @@ pub fn run_with_retry_cancellable(
             }
             Err(e) => return Err(e.into()),
         };
+        let mut blocker = None;
         let err = match body(db, &mut txn) {
             Ok(output) => match txn.commit() {
                 Ok(_) => {
@@ -92,6 +101,7 @@ pub fn run_with_retry_cancellable(
                 });
             }
             Err(MvccAbort::Error(e)) => {
+                blocker = txn.take_blocker();
                 txn.abort();
                 e
             }
@@ -100,8 +110,42 @@ pub fn run_with_retry_cancellable(
             return Err(err);
         }
         retries += 1;
-        // The winner still holds its uncommitted version: let it finish
-        // rather than re-run straight into the same conflict.
+        match blocker {
+            Some(blocker) => wait_for(&blocker, cancel),
+            None => std::thread::yield_now(),
+        }
+    }
+}
+
+/// Yielding rounds before a conflict wait starts sleeping. Guessed: a
+/// running holder finishes a TPC-C transaction within tens of µs.
+const BLOCKER_SPINS: u32 = 32;
+/// First and longest sleep of a conflict wait (doubling in between). Guessed.
+const BLOCKER_SLEEP_FIRST: Duration = Duration::from_micros(20);
+const BLOCKER_SLEEP_MAX: Duration = Duration::from_micros(500);
+/// A conflict wait gives up after this long and retries anyway (the holder
+/// may itself be waiting). Guessed; far above a transaction's length.
+const BLOCKER_WAIT_MAX: Duration = Duration::from_millis(50);
+
+/// Waits until `blocker` committed or aborted (or `cancel` fired, or
+/// [`BLOCKER_WAIT_MAX`] passed): yields first, then sleeps with backoff.
+/// Never waits forever, so no wait-for cycle can hang: two transactions
+/// waiting for each other are impossible anyway, since a waiter has aborted
+/// (it holds no versions) before it waits.
+fn wait_for(blocker: &Blocker, cancel: Option<&CancelToken>) {
+    for _ in 0..BLOCKER_SPINS {
+        if blocker.is_finished() {
+            return;
+        }
         std::thread::yield_now();
+    }
+    let start = Instant::now();
+    let mut sleep = BLOCKER_SLEEP_FIRST;
+    while !blocker.is_finished()
+        && start.elapsed() < BLOCKER_WAIT_MAX
+        && !cancel.is_some_and(CancelToken::is_cancelled)
+    {
+        std::thread::sleep(sleep);
+        sleep = (sleep * 2).min(BLOCKER_SLEEP_MAX);
     }
 }

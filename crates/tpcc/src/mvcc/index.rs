@@ -9,6 +9,11 @@
 //! (order ids are drawn from the district row, which first-updater-wins
 //! serializes), so the latest insert of a key overwriting an older, dead
 //! entry is correct.
+//!
+//! Entries of deleted rows are removed once no snapshot can read the row
+//! (`MvccDatabase::retire`): New-Order's index would otherwise keep every
+//! delivered order, and Delivery's search for the oldest undelivered one
+//! would walk all of them.
 
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
@@ -24,6 +29,22 @@ pub struct OrderedIndex {
 impl OrderedIndex {
     pub fn insert(&self, key: u64, row: RowId) {
         self.map.write().insert(key, row);
+    }
+
+    /// Removes `key` (a no-op if absent).
+    pub fn remove(&self, key: u64) {
+        self.map.write().remove(&key);
+    }
+
+    /// Walks `range` ascending under the read latch until `f` returns
+    /// `Some`. `f` may read rows (their latches are never held while the
+    /// index latch is taken), but must not touch this index.
+    pub fn find_map<T>(
+        &self,
+        range: RangeInclusive<u64>,
+        mut f: impl FnMut(u64, RowId) -> Option<T>,
+    ) -> Option<T> {
+        self.map.read().range(range).find_map(|(k, r)| f(*k, *r))
     }
 
     pub fn get(&self, key: u64) -> Option<RowId> {

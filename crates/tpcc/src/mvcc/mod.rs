@@ -22,6 +22,10 @@ use crate::error::TpccError;
 use crate::schema::Timestamp;
 use maestro_scheduler::CancelToken;
 
+use crate::db::IndexId;
+use crate::keys::OrderKey;
+use crate::txn::{Outcome, TxnOutput};
+
 use crate::txn::{
     DeliveryInput, NewOrderInput, OrderStatusInput, PaymentInput, StockLevelInput, TxnInput,
     unix_now,
@@ -36,13 +40,37 @@ pub fn execute(
     cancel: Option<&CancelToken>,
 ) -> Result<MvccExecuted, TpccError> {
     let now = unix_now();
-    run_with_retry_cancellable(db, cancel, |db, txn| match input {
+    let done = run_with_retry_cancellable(db, cancel, |db, txn| match input {
         TxnInput::NewOrder(i) => new_order::run(db, txn, i, now),
         TxnInput::Payment(i) => payment::run(db, txn, i, now),
         TxnInput::OrderStatus(i) => reads::order_status(db, txn, i),
         TxnInput::Delivery(i) => delivery::run(db, txn, i, now),
         TxnInput::StockLevel(i) => reads::stock_level(db, txn, i),
-    })
+    })?;
+    if let (TxnInput::Delivery(i), Outcome::Committed(TxnOutput::Delivery { delivered })) =
+        (input, &done.outcome)
+    {
+        retire_delivered(db, i.w_id, delivered)?;
+    }
+    Ok(done)
+}
+
+/// Retires the new-order index entries of the orders a committed Delivery
+/// took, and removes those (of any Delivery) no snapshot needs any more.
+fn retire_delivered(
+    db: &MvccDatabase,
+    w_id: u16,
+    delivered: &[Option<u32>; 10],
+) -> Result<(), TpccError> {
+    for (d, o_id) in delivered.iter().enumerate() {
+        if let Some(o_id) = *o_id {
+            let d_id = d as u8 + 1; // d < 10
+            let key = OrderKey { w_id, d_id, o_id }.pack()?;
+            db.retire(IndexId::NewOrder, key);
+        }
+    }
+    db.reclaim_index_entries();
+    Ok(())
 }
 
 /// Runs New-Order to its end (retrying conflicts); `now` is its entry date.
