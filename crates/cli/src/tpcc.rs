@@ -181,7 +181,7 @@ impl RunOptions {
 /// A loaded database of either storage.
 enum Loaded {
     Locking(Box<Database>),
-    Mvcc(MvccDatabase),
+    Mvcc(Box<MvccDatabase>),
 }
 
 impl Loaded {
@@ -214,7 +214,7 @@ fn load_db(warehouses: u16, seed: u64, cc: Cc) -> Result<(Loaded, LoadReport), E
         }
         Cc::Mvcc => {
             let (db, report) = load_mvcc(&config, &progress).map_err(failure)?;
-            (Loaded::Mvcc(db), report)
+            (Loaded::Mvcc(Box::new(db)), report)
         }
     };
     eprintln!(
