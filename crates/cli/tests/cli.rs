@@ -380,6 +380,67 @@ fn tpcc_run_json_export_and_check() {
 }
 
 #[test]
+fn tpcc_mvcc_run_reports_conflict_retries_exports_one_snapshot_and_checks() {
+    let dir = std::env::temp_dir().join(format!("maestro-tpcc-mvcc-{}", std::process::id()));
+    let out = maestro(&[
+        "tpcc",
+        "run",
+        "--cc",
+        "mvcc",
+        "--warehouses",
+        "1",
+        "--terminals",
+        "4",
+        "--duration",
+        "1",
+        "--json",
+        "--export",
+        dir.to_str().unwrap(),
+    ]);
+    let v = json_of(&out);
+    assert_eq!(v["cc"], "mvcc");
+    let rows = v["results"].as_array().unwrap();
+    let metric = |m: &str| {
+        rows.iter()
+            .find(|r| r["metric"] == m)
+            .and_then(|r| r["value"].as_f64())
+            .unwrap_or_else(|| panic!("{m} missing in {v}"))
+    };
+    assert!(metric("tpmC") > 0.0);
+    assert!(metric("conflict_retries") >= 0.0);
+    assert!(stderr(&out).contains("consistency conditions 1-4: ok"));
+    // The export comes from one snapshot, w_ytd from its counter: condition 1
+    // (w_ytd = sum of d_ytd) holds in the files too.
+    let column_sum = |table: &str, column: &str| -> f64 {
+        let text = std::fs::read_to_string(dir.join(format!("{table}.csv"))).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let at = header.iter().position(|c| *c == column).unwrap();
+        lines
+            .map(|l| l.split(',').nth(at).unwrap().parse::<f64>().unwrap())
+            .sum()
+    };
+    let (w_ytd, d_ytd) = (column_sum("warehouse", "w_ytd"), column_sum("district", "d_ytd"));
+    assert!((w_ytd - d_ytd).abs() < 0.005, "w_ytd {w_ytd} vs d_ytd {d_ytd}");
+    assert!(w_ytd > 300_000.0, "payments were added: {w_ytd}");
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let check = maestro(&[
+        "tpcc",
+        "check",
+        "--cc",
+        "mvcc",
+        "--warehouses",
+        "1",
+        "--duration",
+        "0.5",
+    ]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    let bad = maestro(&["tpcc", "check", "--cc", "occ", "--warehouses", "1"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
 fn tpcc_transactions_past_their_timeout_are_counted_and_leave_the_data_consistent() {
     // A nanosecond has passed before any transaction takes its first lock.
     let out = maestro(&[
