@@ -1,5 +1,6 @@
 //! The `maestro` command.
 
+mod ch;
 mod exit;
 mod flags;
 mod omp;
@@ -46,6 +47,11 @@ enum Command {
     Tpcc {
         #[command(subcommand)]
         command: tpcc::TpccCommand,
+    },
+    /// CH-benCHmark: TPC-C terminals and analytical queries on the same MVCC data.
+    Ch {
+        #[command(subcommand)]
+        command: ch::ChCommand,
     },
     /// TPC-H: run a query, run concurrent query streams, check the answers.
     Tpch {
@@ -300,6 +306,7 @@ fn main() -> ExitCode {
         } => bench_workload(args),
         Command::Tpch { command } => tpch::run(command),
         Command::Tpcc { command } => tpcc::run(command),
+        Command::Ch { command } => ch::run(command),
     }
 }
 

@@ -420,8 +420,14 @@ fn tpcc_mvcc_run_reports_conflict_retries_exports_one_snapshot_and_checks() {
             .map(|l| l.split(',').nth(at).unwrap().parse::<f64>().unwrap())
             .sum()
     };
-    let (w_ytd, d_ytd) = (column_sum("warehouse", "w_ytd"), column_sum("district", "d_ytd"));
-    assert!((w_ytd - d_ytd).abs() < 0.005, "w_ytd {w_ytd} vs d_ytd {d_ytd}");
+    let (w_ytd, d_ytd) = (
+        column_sum("warehouse", "w_ytd"),
+        column_sum("district", "d_ytd"),
+    );
+    assert!(
+        (w_ytd - d_ytd).abs() < 0.005,
+        "w_ytd {w_ytd} vs d_ytd {d_ytd}"
+    );
     assert!(w_ytd > 300_000.0, "payments were added: {w_ytd}");
     std::fs::remove_dir_all(&dir).unwrap();
 

@@ -40,7 +40,7 @@ impl CsvRow for Customer {
         l.text(&self.c_last).text(&self.c_street_1);
         l.text(&self.c_street_2).text(&self.c_city);
         l.text(&self.c_state).text(&self.c_zip);
-        l.text(&self.c_phone).num(self.c_since);
+        l.text(&self.c_phone).date(self.c_since);
         l.text(&self.c_credit).money(self.c_credit_lim);
         l.rate(self.c_discount).money(self.c_balance);
         l.money(self.c_ytd_payment).num(self.c_payment_cnt);
@@ -52,7 +52,7 @@ impl CsvRow for History {
     const HEADER: &'static str = "h_c_id,h_c_d_id,h_c_w_id,h_d_id,h_w_id,h_date,h_amount,h_data";
     fn write(&self, l: &mut Line) {
         l.num(self.h_c_id).num(self.h_c_d_id).num(self.h_c_w_id);
-        l.num(self.h_d_id).num(self.h_w_id).num(self.h_date);
+        l.num(self.h_d_id).num(self.h_w_id).date(self.h_date);
         l.money(self.h_amount).text(&self.h_data);
     }
 }
@@ -69,7 +69,7 @@ impl CsvRow for Order {
         "o_id,o_d_id,o_w_id,o_c_id,o_entry_d,o_carrier_id,o_ol_cnt,o_all_local";
     fn write(&self, l: &mut Line) {
         l.num(self.o_id).num(self.o_d_id).num(self.o_w_id);
-        l.num(self.o_c_id).num(self.o_entry_d);
+        l.num(self.o_c_id).date(self.o_entry_d);
         l.opt(self.o_carrier_id).num(self.o_ol_cnt);
         l.num(self.o_all_local);
     }
@@ -83,7 +83,7 @@ impl CsvRow for OrderLine {
     fn write(&self, l: &mut Line) {
         l.num(self.ol_o_id).num(self.ol_d_id).num(self.ol_w_id);
         l.num(self.ol_number).num(self.ol_i_id);
-        l.num(self.ol_supply_w_id).opt(self.ol_delivery_d);
+        l.num(self.ol_supply_w_id).opt_date(self.ol_delivery_d);
         l.num(self.ol_quantity).money(self.ol_amount);
         l.bytes(&self.ol_dist_info);
     }

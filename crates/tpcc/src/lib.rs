@@ -83,7 +83,7 @@ pub mod txn;
 pub use check::{Violation, check_consistency};
 pub use db::{Database, Index, IndexEntries, IndexId, Indexes, Row, TableCounts};
 pub use error::TpccError;
-pub use export::{export_csv, format_fixed};
+pub use export::{DateFormat, export_csv, export_csv_with, format_fixed};
 pub use load::{LoadConfig, LoadProgress, LoadReport, load};
 pub use random::{NuRand, NuRandConstants, TpccRng};
 pub use schema::*;

@@ -1,9 +1,9 @@
 //! Consistency conditions 1–4 on the MVCC database: one snapshot's rows are
 //! copied into a 2PL [`Database`] (with `w_ytd`/`d_ytd` taken from their
 //! counters in the same snapshot) and checked by [`check_consistency`], so
-//! both paths share one checker.
+//! both paths share one checker. The copy is also what exports go through.
 
-use maestro_txn::{Isolation, Transaction};
+use maestro_txn::Snapshot;
 
 use super::db::{MvccDatabase, MvccRow};
 use crate::check::{Violation, check_consistency};
@@ -12,26 +12,35 @@ use crate::error::TpccError;
 use crate::schema::*;
 
 impl MvccDatabase {
-    /// The rows visible to one snapshot, as a 2PL database.
+    /// The rows visible to a fresh snapshot, as a 2PL database.
     pub fn snapshot_to_2pl(&self) -> Result<Database, TpccError> {
+        self.rows_at(&self.txn.snapshot()?)
+    }
+
+    /// The rows visible to `snapshot`, as a 2PL database.
+    pub fn rows_at(&self, snapshot: &Snapshot) -> Result<Database, TpccError> {
         let target = Database::new(self.warehouses())?;
-        let mut txn = self.txn.begin(Isolation::Snapshot)?;
-        copy::<Warehouse>(self, &mut txn, &target, |db, txn, w| {
-            w.w_ytd = db.warehouse_ytd(txn, w.w_id)?;
+        copy::<Warehouse>(self, snapshot, &target, |db, s, w| {
+            w.w_ytd = counter(
+                db.warehouse_ytd
+                    .read(s, MvccDatabase::warehouse_ytd_row(w.w_id)),
+                "warehouse_ytd",
+                w.w_id,
+            )?;
             Ok(())
         })?;
-        copy::<District>(self, &mut txn, &target, |db, txn, d| {
-            d.d_ytd = db.district_ytd(txn, d.d_w_id, d.d_id)?;
+        copy::<District>(self, snapshot, &target, |db, s, d| {
+            let row = MvccDatabase::district_ytd_row(d.d_w_id, d.d_id);
+            d.d_ytd = counter(db.district_ytd.read(s, row), "district_ytd", d.d_w_id)?;
             Ok(())
         })?;
-        copy::<Customer>(self, &mut txn, &target, as_is)?;
-        copy::<History>(self, &mut txn, &target, as_is)?;
-        copy::<NewOrder>(self, &mut txn, &target, as_is)?;
-        copy::<Order>(self, &mut txn, &target, as_is)?;
-        copy::<OrderLine>(self, &mut txn, &target, as_is)?;
-        copy::<Item>(self, &mut txn, &target, as_is)?;
-        copy::<Stock>(self, &mut txn, &target, as_is)?;
-        txn.abort();
+        copy::<Customer>(self, snapshot, &target, as_is)?;
+        copy::<History>(self, snapshot, &target, as_is)?;
+        copy::<NewOrder>(self, snapshot, &target, as_is)?;
+        copy::<Order>(self, snapshot, &target, as_is)?;
+        copy::<OrderLine>(self, snapshot, &target, as_is)?;
+        copy::<Item>(self, snapshot, &target, as_is)?;
+        copy::<Stock>(self, snapshot, &target, as_is)?;
         Ok(target)
     }
 
@@ -39,25 +48,38 @@ impl MvccDatabase {
     pub fn check_consistency(&self) -> Result<Vec<Violation>, TpccError> {
         Ok(check_consistency(&self.snapshot_to_2pl()?))
     }
+
+    /// Consistency conditions 1–4 in `snapshot` (e.g. inside an analytical
+    /// query's snapshot while terminals run).
+    pub fn check_consistency_at(&self, snapshot: &Snapshot) -> Result<Vec<Violation>, TpccError> {
+        Ok(check_consistency(&self.rows_at(snapshot)?))
+    }
 }
 
-type Fix<R> = fn(&MvccDatabase, &mut Transaction, &mut R) -> Result<(), TpccError>;
+fn counter(value: Option<Money>, table: &'static str, w_id: u16) -> Result<Money, TpccError> {
+    value.ok_or_else(|| TpccError::NotFound {
+        table,
+        key: format!("counter of warehouse {w_id}"),
+    })
+}
 
-fn as_is<R>(_: &MvccDatabase, _: &mut Transaction, _: &mut R) -> Result<(), TpccError> {
+type Fix<R> = fn(&MvccDatabase, &Snapshot, &mut R) -> Result<(), TpccError>;
+
+fn as_is<R>(_: &MvccDatabase, _: &Snapshot, _: &mut R) -> Result<(), TpccError> {
     Ok(())
 }
 
-/// Copies every row `txn` sees into `target`, each passed through `fix`.
+/// Copies every row `snapshot` sees into `target`, each passed through `fix`.
 fn copy<R: MvccRow>(
     db: &MvccDatabase,
-    txn: &mut Transaction,
+    snapshot: &Snapshot,
     target: &Database,
     fix: Fix<R>,
 ) -> Result<(), TpccError> {
     let mut rows = Vec::new();
-    txn.scan(R::mvcc_table(db), |_, r| rows.push(r.clone()));
+    R::mvcc_table(db).scan(snapshot, |_, r| rows.push(r.clone()));
     for mut row in rows {
-        fix(db, txn, &mut row)?;
+        fix(db, snapshot, &mut row)?;
         target.insert(row)?;
     }
     Ok(())

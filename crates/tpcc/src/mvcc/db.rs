@@ -16,6 +16,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
@@ -28,6 +29,7 @@ use crate::db::{Database, IndexId, Row};
 use crate::error::TpccError;
 use crate::load::{LoadConfig, LoadProgress, LoadReport, load};
 use crate::schema::*;
+use crate::txn::unix_now;
 
 /// The ten indexes, in [`IndexId`] order.
 pub struct MvccIndexes([OrderedIndex; 10]);
@@ -70,7 +72,14 @@ pub struct MvccDatabase {
     /// Index entries of deleted rows, oldest first, each removable once no
     /// snapshot reads below its timestamp.
     retired: Mutex<VecDeque<Retired>>,
+    /// Seconds added to the system clock for the timestamps transactions
+    /// write ([`MvccDatabase::start_clock_at`]); 0 by default.
+    clock_offset_s: AtomicI64,
+    /// [`MvccDatabase::freeze_clock_at`]'s instant, or `NOT_FROZEN`.
+    frozen_clock: AtomicU64,
 }
+
+const NOT_FROZEN: u64 = u64::MAX;
 
 /// An index entry whose row was deleted by a transaction committed at or
 /// before `after_ts`.
@@ -126,11 +135,39 @@ impl MvccDatabase {
             district_ytd: CounterTable::new("district_ytd"),
             index: MvccIndexes(Default::default()),
             retired: Mutex::new(VecDeque::new()),
+            clock_offset_s: AtomicI64::new(0),
+            frozen_clock: AtomicU64::new(NOT_FROZEN),
         }
     }
 
     pub fn warehouses(&self) -> u16 {
         self.warehouses
+    }
+
+    /// Makes the clock transactions read start at `start` now and advance
+    /// with real time (deterministic timestamps for tests and snapshots).
+    pub fn start_clock_at(&self, start: Timestamp) {
+        let offset = start as i64 - unix_now() as i64;
+        // Relaxed: set before the terminals start (thread spawn orders it).
+        self.clock_offset_s.store(offset, Ordering::Relaxed);
+    }
+
+    /// Makes every transaction read `at` as "now" (deterministic tests).
+    pub fn freeze_clock_at(&self, at: Timestamp) {
+        // Relaxed: as in `start_clock_at`.
+        self.frozen_clock.store(at, Ordering::Relaxed);
+    }
+
+    /// "Now" for a transaction: the frozen instant if any, else the system
+    /// clock plus the offset.
+    pub fn now(&self) -> Timestamp {
+        match self.frozen_clock.load(Ordering::Relaxed) {
+            NOT_FROZEN => {
+                let offset = self.clock_offset_s.load(Ordering::Relaxed);
+                (unix_now() as i64).saturating_add(offset).max(0) as Timestamp
+            }
+            at => at,
+        }
     }
 
     /// Queues `key` of `index` for removal: its row was deleted by a

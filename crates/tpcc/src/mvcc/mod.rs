@@ -28,18 +28,17 @@ use crate::txn::{Outcome, TxnOutput};
 
 use crate::txn::{
     DeliveryInput, NewOrderInput, OrderStatusInput, PaymentInput, StockLevelInput, TxnInput,
-    unix_now,
 };
 
 /// Runs `input` to its end (retrying write-write conflicts on a fresh
 /// snapshot), stopping before an attempt once `cancel` fires; timestamps
-/// written are the time of the call, as on the 2PL path.
+/// written are the time of the call ([`MvccDatabase::now`]).
 pub fn execute(
     db: &MvccDatabase,
     input: &TxnInput,
     cancel: Option<&CancelToken>,
 ) -> Result<MvccExecuted, TpccError> {
-    let now = unix_now();
+    let now = db.now();
     let done = run_with_retry_cancellable(db, cancel, |db, txn| match input {
         TxnInput::NewOrder(i) => new_order::run(db, txn, i, now),
         TxnInput::Payment(i) => payment::run(db, txn, i, now),

@@ -1,0 +1,39 @@
+//! The 22 CH-benCHmark analytical queries (BenchBase's texts, in each file's
+//! header), hand-planned over one MVCC snapshot: scans of the versioned
+//! TPC-C tables (`Table::scan` with the query's snapshot, so a query never
+//! takes a lock and never sees part of a transaction) and hash joins and
+//! aggregations in plain Rust collections.
+//!
+//! Each query returns an [`Answer`] whose header is the query's select list
+//! (aliases as in the text) and whose rows follow its ORDER BY (ties broken
+//! by the remaining columns so answers are deterministic).
+
+use crate::answer::Answer;
+use crate::db::Snap;
+
+mod q01;
+mod q06;
+
+/// One query: its number and its plan.
+#[derive(Clone, Copy)]
+pub struct Query {
+    pub number: u8,
+    pub run: fn(&Snap) -> Answer,
+}
+
+/// The queries implemented so far, by number.
+pub const QUERIES: &[Query] = &[
+    Query {
+        number: 1,
+        run: q01::run,
+    },
+    Query {
+        number: 6,
+        run: q06::run,
+    },
+];
+
+/// Query `number`, if implemented.
+pub fn query(number: u8) -> Option<Query> {
+    QUERIES.iter().copied().find(|q| q.number == number)
+}
