@@ -447,6 +447,71 @@ fn tpcc_mvcc_run_reports_conflict_retries_exports_one_snapshot_and_checks() {
 }
 
 #[test]
+fn ch_run_reports_both_sides_and_snapshot_writes_tables_and_answers() {
+    let out = maestro(&[
+        "ch",
+        "run",
+        "--warehouses",
+        "1",
+        "--terminals",
+        "2",
+        "--olap-clients",
+        "1",
+        "--duration",
+        "1.5",
+        "--json",
+    ]);
+    let v = json_of(&out);
+    assert_eq!(v["experiment"], "ch");
+    let rows = v["results"].as_array().unwrap();
+    let metric = |m: &str| {
+        rows.iter()
+            .find(|r| r["metric"] == m)
+            .and_then(|r| r["value"].as_f64())
+            .unwrap_or_else(|| panic!("{m} missing in {v}"))
+    };
+    assert!(metric("tpmC") > 0.0, "{v}");
+    assert!(metric("queries_completed") >= 1.0, "{v}");
+    assert!(metric("q1_count") >= 1.0, "{v}");
+    assert!(stderr(&out).contains("consistency conditions 1-4: ok"));
+
+    let dir = std::env::temp_dir().join(format!("maestro-ch-snapshot-{}", std::process::id()));
+    let out = maestro(&[
+        "ch",
+        "snapshot",
+        "--warehouses",
+        "1",
+        "--run-seconds",
+        "0.5",
+        "--terminals",
+        "2",
+        "--clock-start",
+        "2020-01-01T00:00:00Z",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for file in ["order_line", "supplier", "nation", "region", "q1", "q6"] {
+        let path = dir.join(format!("{file}.csv"));
+        assert!(path.exists(), "{} missing", path.display());
+    }
+    let orders = std::fs::read_to_string(dir.join("orders.csv")).unwrap();
+    let entry_d = orders.lines().nth(1).unwrap().split(',').nth(4).unwrap().to_string();
+    assert_eq!(entry_d, "2020-01-01T00:00:00Z", "the load runs at --clock-start");
+    let nations = std::fs::read_to_string(dir.join("nation.csv")).unwrap();
+    assert_eq!(nations.lines().count(), 63, "header + 62 nations");
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    for bad in [
+        &["ch", "snapshot", "--out", "/tmp/x", "--clock-start", "soon"][..],
+        &["ch", "run", "--terminals", "0"],
+        &["ch", "run", "--duration", "0"],
+    ] {
+        assert_eq!(maestro(bad).status.code(), Some(2), "{bad:?}");
+    }
+}
+
+#[test]
 fn tpcc_transactions_past_their_timeout_are_counted_and_leave_the_data_consistent() {
     // A nanosecond has passed before any transaction takes its first lock.
     let out = maestro(&[
