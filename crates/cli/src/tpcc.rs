@@ -293,8 +293,21 @@ fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
     } else {
         print!("{report}");
     }
-    db.with_rows(|rows| finish(rows, &loaded, (rss_before, rss_after), a.export.as_deref()))?
-        .map(|()| ExitCode::SUCCESS)
+    let versions = match &db {
+        Loaded::Mvcc(mvcc) => Some(mvcc.versions_stored()),
+        Loaded::Locking(_) => None,
+    };
+    db.with_rows(|rows| {
+        if let Some(versions) = versions {
+            let live = rows.counts().total();
+            eprintln!(
+                "mvcc versions: {versions} stored for {live} live rows ({:+.1} %)",
+                100.0 * (versions as f64 / live.max(1) as f64 - 1.0)
+            );
+        }
+        finish(rows, &loaded, (rss_before, rss_after), a.export.as_deref())
+    })?
+    .map(|()| ExitCode::SUCCESS)
 }
 
 /// After a run: the memory line, the consistency check and the export, on

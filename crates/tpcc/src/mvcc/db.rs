@@ -198,6 +198,23 @@ impl MvccDatabase {
         removed
     }
 
+    /// Row versions stored in all tables (live ones, older ones some
+    /// snapshot may read, uncommitted ones, tombstones) plus unfolded counter
+    /// deltas: compare with the live rows for the version overhead.
+    pub fn versions_stored(&self) -> usize {
+        self.warehouse.versions()
+            + self.district.versions()
+            + self.customer.versions()
+            + self.history.versions()
+            + self.new_order.versions()
+            + self.orders.versions()
+            + self.order_line.versions()
+            + self.item.versions()
+            + self.stock.versions()
+            + self.warehouse_ytd.deltas()
+            + self.district_ytd.deltas()
+    }
+
     /// Retired index entries not removed yet.
     pub fn index_entries_retired(&self) -> usize {
         self.retired.lock().len()
