@@ -496,8 +496,18 @@ fn ch_run_reports_both_sides_and_snapshot_writes_tables_and_answers() {
         assert!(path.exists(), "{} missing", path.display());
     }
     let orders = std::fs::read_to_string(dir.join("orders.csv")).unwrap();
-    let entry_d = orders.lines().nth(1).unwrap().split(',').nth(4).unwrap().to_string();
-    assert_eq!(entry_d, "2020-01-01T00:00:00Z", "the load runs at --clock-start");
+    let entry_d = orders
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .nth(4)
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        entry_d, "2020-01-01T00:00:00Z",
+        "the load runs at --clock-start"
+    );
     let nations = std::fs::read_to_string(dir.join("nation.csv")).unwrap();
     assert_eq!(nations.lines().count(), 63, "header + 62 nations");
     std::fs::remove_dir_all(&dir).unwrap();

@@ -96,6 +96,16 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         self.rows.slot(row)?.read().read(read_ts, reader).cloned()
     }
 
+    pub(crate) fn read_with_as<T>(
+        &self,
+        read_ts: Timestamp,
+        reader: Option<&Arc<TxnState>>,
+        row: RowId,
+        f: impl FnOnce(&R) -> T,
+    ) -> Option<T> {
+        self.rows.slot(row)?.read().read(read_ts, reader).map(f)
+    }
+
     pub(crate) fn insert_as(&self, writer: &Arc<TxnState>, value: R) -> Result<RowId, TxnError> {
         let (row, slot) = self
             .rows

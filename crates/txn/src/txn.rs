@@ -108,6 +108,21 @@ impl Transaction {
         table.read_as(self.snapshot.read_ts(), Some(&self.state), row)
     }
 
+    /// `f` of the row as this transaction sees it, without copying the row
+    /// (it runs under the row's latch: keep it short). Recorded as a read in
+    /// serializable mode, as [`Transaction::read`].
+    pub fn read_with<R: Clone + Send + Sync + 'static, T>(
+        &mut self,
+        table: &Arc<Table<R>>,
+        row: RowId,
+        f: impl FnOnce(&R) -> T,
+    ) -> Option<T> {
+        if self.isolation == Isolation::Serializable {
+            self.reads.push((Arc::clone(table) as Arc<dyn Rows>, row));
+        }
+        table.read_with_as(self.snapshot.read_ts(), Some(&self.state), row, f)
+    }
+
     /// Calls `f` on every row this transaction sees (its snapshot plus its
     /// own writes), in row-id order. In serializable mode the whole table
     /// counts as read: a commit that wrote it after the snapshot fails this

@@ -184,3 +184,24 @@ fn a_write_conflict_names_a_blocker_that_finishes_with_its_holder() {
     assert!(blocker.is_finished());
     loser.abort();
 }
+
+#[test]
+fn read_with_projects_the_version_the_transaction_sees() {
+    let db = Database::default();
+    let t = Table::<(i64, String)>::new("t");
+    let mut setup = db.begin(Isolation::Snapshot).unwrap();
+    let row = setup.insert(&t, (1, "one".into())).unwrap();
+    setup.commit().unwrap();
+    let mut reader = db.begin(Isolation::Snapshot).unwrap();
+    let mut writer = db.begin(Isolation::Snapshot).unwrap();
+    writer.update(&t, row, (2, "two".into())).unwrap();
+    assert_eq!(writer.read_with(&t, row, |r| r.0), Some(2), "own write");
+    writer.commit().unwrap();
+    assert_eq!(
+        reader.read_with(&t, row, |r| r.1.len()),
+        Some(3),
+        "snapshot"
+    );
+    assert_eq!(reader.read_with(&t, 99, |r| r.0), None);
+    reader.abort();
+}

@@ -279,6 +279,21 @@ impl MvccDatabase {
         Ok(txn.read(R::mvcc_table(self), id).map(|r| (id, r)))
     }
 
+    /// `f` of the visible row under the unique `key` of `index`, with its id,
+    /// without copying the row.
+    pub fn lookup_with<R: MvccRow, T>(
+        &self,
+        txn: &mut Transaction,
+        index: IndexId,
+        key: u64,
+        f: impl FnOnce(&R) -> T,
+    ) -> Result<Option<(RowId, T)>, TpccError> {
+        let Some(id) = self.index.get(index).get(key) else {
+            return Ok(None);
+        };
+        Ok(txn.read_with(R::mvcc_table(self), id, f).map(|t| (id, t)))
+    }
+
     /// Copies every row of `source` into this database, one committed
     /// transaction per table.
     pub fn copy_from(&self, source: &Database) -> Result<(), TpccError> {

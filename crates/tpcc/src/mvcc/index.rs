@@ -1,5 +1,6 @@
-//! An ordered index for the MVCC path: packed key → row id in a `BTreeMap`
-//! behind a reader-writer latch.
+//! An ordered index for the MVCC path: packed key → row id in the project's
+//! OLC B+-tree (`maestro_storage::index::OlcBTree`, the 2PL path's index):
+//! lookups and scans take no lock, writers lock one node.
 //!
 //! Entries are not versioned. A transaction adds its rows' entries when it
 //! inserts them (before commit), and readers check every row they reach
@@ -15,64 +16,68 @@
 //! delivered order, and Delivery's search for the oldest undelivered one
 //! would walk all of them.
 
-use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
+use maestro_storage::index::OlcBTree;
 use maestro_txn::RowId;
-use parking_lot::RwLock;
 
 #[derive(Default)]
 pub struct OrderedIndex {
-    map: RwLock<BTreeMap<u64, RowId>>,
+    tree: OlcBTree<u64, RowId>,
 }
 
 impl OrderedIndex {
     pub fn insert(&self, key: u64, row: RowId) {
-        self.map.write().insert(key, row);
+        self.tree.insert(key, row);
     }
 
     /// Removes `key` (a no-op if absent).
     pub fn remove(&self, key: u64) {
-        self.map.write().remove(&key);
+        self.tree.remove(key);
     }
 
-    /// Walks `range` ascending under the read latch until `f` returns
-    /// `Some`. `f` may read rows (their latches are never held while the
-    /// index latch is taken), but must not touch this index.
+    /// Walks `range` ascending until `f` returns `Some`. Nothing is locked
+    /// while `f` runs (the tree hands out one leaf's entries at a time), so
+    /// `f` may read rows.
     pub fn find_map<T>(
         &self,
         range: RangeInclusive<u64>,
         mut f: impl FnMut(u64, RowId) -> Option<T>,
     ) -> Option<T> {
-        self.map.read().range(range).find_map(|(k, r)| f(*k, *r))
+        let mut found = None;
+        self.tree.range(range, |k, r| {
+            found = f(k, r);
+            found.is_none()
+        });
+        found
     }
 
     pub fn get(&self, key: u64) -> Option<RowId> {
-        self.map.read().get(&key).copied()
+        self.tree.lookup(key)
     }
 
-    /// The entries in `range`, ascending (a copy: the latch is not held while
-    /// the caller reads rows).
+    /// The entries in `range`, ascending.
     pub fn range(&self, range: RangeInclusive<u64>) -> Vec<(u64, RowId)> {
-        self.map
-            .read()
-            .range(range)
-            .map(|(k, r)| (*k, *r))
-            .collect()
+        let mut entries = Vec::new();
+        self.tree.range(range, |k, r| {
+            entries.push((k, r));
+            true
+        });
+        entries
     }
 
-    /// The entries in `range`, descending, at most `limit` of them.
+    /// The entries in `range`, descending, at most `limit` of them (the
+    /// tree scans ascending: for the short per-customer ranges it serves).
     pub fn range_rev(&self, range: RangeInclusive<u64>, limit: usize) -> Vec<(u64, RowId)> {
-        let map = self.map.read();
-        map.range(range)
-            .rev()
-            .take(limit)
-            .map(|(k, r)| (*k, *r))
-            .collect()
+        let mut entries = self.range(range);
+        entries.reverse();
+        entries.truncate(limit);
+        entries
     }
 
+    /// Entry count (exact when no writer runs).
     pub fn len(&self) -> usize {
-        self.map.read().len()
+        self.tree.len()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -35,14 +35,20 @@ pub(crate) fn run(
             format!("w={w_id} d={d_id} with {} lines", lines.len()),
         ));
     }
-    let (_, w): (_, Warehouse) = db
-        .lookup(txn, IndexId::Warehouse, WarehouseKey { w_id }.pack()?)?
+    let (_, w_tax) = db
+        .lookup_with(
+            txn,
+            IndexId::Warehouse,
+            WarehouseKey { w_id }.pack()?,
+            |w: &Warehouse| w.w_tax,
+        )?
         .ok_or_else(|| not_found("warehouse", format!("w={w_id}")))?;
-    let (_, c): (_, Customer) = db
-        .lookup(
+    let (_, c_discount) = db
+        .lookup_with(
             txn,
             IndexId::Customer,
             CustomerKey { w_id, d_id, c_id }.pack()?,
+            |c: &Customer| c.c_discount,
         )?
         .ok_or_else(|| not_found("customer", format!("w={w_id} d={d_id} c={c_id}")))?;
 
@@ -79,9 +85,13 @@ pub(crate) fn run(
 
     let (mut amount, mut brand_lines) = (0, 0);
     for (n, line) in lines.iter().enumerate() {
-        let item: Option<(_, Item)> =
-            db.lookup(txn, IndexId::Item, ItemKey { i_id: line.i_id }.pack()?)?;
-        let Some((_, item)) = item else {
+        let item = db.lookup_with(
+            txn,
+            IndexId::Item,
+            ItemKey { i_id: line.i_id }.pack()?,
+            |i: &Item| (i.i_price, i.i_data.contains(ORIGINAL)),
+        )?;
+        let Some((_, (i_price, item_original))) = item else {
             return Err(MvccAbort::UserRollback);
         };
         let w = line.supply_w_id;
@@ -108,10 +118,10 @@ pub(crate) fn run(
             s.s_remote_cnt = s.s_remote_cnt.saturating_add(1);
         }
         let dist_info = s.s_dist[d_index];
-        let brand_b = item.i_data.contains(ORIGINAL) && s.s_data.contains(ORIGINAL);
+        let brand_b = item_original && s.s_data.contains(ORIGINAL);
         txn.update(&db.stock, s_row, s)?;
 
-        let ol_amount = Money::from(line.quantity) * item.i_price;
+        let ol_amount = Money::from(line.quantity) * i_price;
         amount += ol_amount;
         brand_lines += u8::from(brand_b);
         db.insert(
@@ -134,7 +144,7 @@ pub(crate) fn run(
         o_id,
         ol_cnt,
         amount,
-        total: total_amount(amount, c.c_discount, w.w_tax, d_tax),
+        total: total_amount(amount, c_discount, w_tax, d_tax),
         brand_lines,
     })
 }

@@ -48,19 +48,25 @@ pub(crate) fn select_customer(
             let range = key(0).pack()?..=key(MAX_C_ID).pack()?;
             let mut matches = Vec::new();
             for (_, row) in db.index.get(IndexId::CustomerName).range(range) {
-                if let Some(c) = txn.read(&db.customer, row) {
-                    matches.push((first_name_key(&c.c_first), row, c));
+                if let Some(first) =
+                    txn.read_with(&db.customer, row, |c| first_name_key(&c.c_first))
+                {
+                    matches.push((first, row));
                 }
             }
-            if matches.is_empty() {
-                return Err(not_found(
+            let missing = || {
+                not_found(
                     "customer",
                     format!("w={w_id} d={d_id} last name number {name}"),
-                ));
+                )
+            };
+            if matches.is_empty() {
+                return Err(missing());
             }
             // Stable sort by c_first of rows in c_id order; position ⌈n/2⌉.
             matches.sort_by_key(|m| m.0);
-            let (_, row, c) = matches.swap_remove(matches.len().div_ceil(2) - 1);
+            let (_, row) = matches[matches.len().div_ceil(2) - 1];
+            let c = txn.read(&db.customer, row).ok_or_else(missing)?;
             Ok((row, c))
         }
     }
@@ -86,16 +92,23 @@ pub(crate) fn run(
     let c_balance = c.c_balance;
     txn.update(&db.customer, c_row, c)?;
 
-    let (_, d): (_, District) = db
-        .lookup(txn, IndexId::District, DistrictKey { w_id, d_id }.pack()?)?
-        .ok_or_else(|| not_found("district", format!("w={w_id} d={d_id}")))?;
-    let (_, w): (_, Warehouse) = db
-        .lookup(txn, IndexId::Warehouse, WarehouseKey { w_id }.pack()?)?
-        .ok_or_else(|| not_found("warehouse", format!("w={w_id}")))?;
+    // h_data = w_name, four spaces, d_name (clause 2.5.2.2), built in place.
     let mut h_data = String::with_capacity(24);
-    h_data.push_str(&w.w_name);
+    db.lookup_with(
+        txn,
+        IndexId::Warehouse,
+        WarehouseKey { w_id }.pack()?,
+        |w: &Warehouse| h_data.push_str(&w.w_name),
+    )?
+    .ok_or_else(|| not_found("warehouse", format!("w={w_id}")))?;
     h_data.push_str("    ");
-    h_data.push_str(&d.d_name);
+    db.lookup_with(
+        txn,
+        IndexId::District,
+        DistrictKey { w_id, d_id }.pack()?,
+        |d: &District| h_data.push_str(&d.d_name),
+    )?
+    .ok_or_else(|| not_found("district", format!("w={w_id} d={d_id}")))?;
     db.insert(
         txn,
         History {

@@ -86,30 +86,47 @@ pub(crate) fn stock_level(
     input: &StockLevelInput,
 ) -> Result<TxnOutput, MvccAbort> {
     let (w_id, d_id) = (input.w_id, input.d_id);
-    let (_, d): (_, District) = db
-        .lookup(txn, IndexId::District, DistrictKey { w_id, d_id }.pack()?)?
+    let (_, next) = db
+        .lookup_with(
+            txn,
+            IndexId::District,
+            DistrictKey { w_id, d_id }.pack()?,
+            |d: &District| d.d_next_o_id,
+        )?
         .ok_or_else(|| {
             MvccAbort::Error(TpccError::NotFound {
                 table: "district",
                 key: format!("w={w_id} d={d_id}"),
             })
         })?;
-    let next = d.d_next_o_id;
     let mut items = Vec::new();
     if next > 1 {
         let first = next.saturating_sub(RECENT_ORDERS).max(1);
-        for (_, line) in order_lines(db, txn, w_id, d_id, (first, next - 1))? {
-            items.push(line.ol_i_id);
+        let key = |o_id, ol_number| OrderLineKey {
+            w_id,
+            d_id,
+            o_id,
+            ol_number,
+        };
+        let range = key(first, 0).pack()?..=key(next - 1, MAX_OL_NUMBER).pack()?;
+        for (_, row) in db.index.get(IndexId::OrderLine).range(range) {
+            if let Some(i_id) = txn.read_with(&db.order_line, row, |l| l.ol_i_id) {
+                items.push(i_id);
+            }
         }
     }
     items.sort_unstable();
     items.dedup();
     let mut low_stock = 0;
     for i_id in items {
-        let s: Option<(_, Stock)> =
-            db.lookup(txn, IndexId::Stock, StockKey { w_id, i_id }.pack()?)?;
-        if let Some((_, s)) = s {
-            low_stock += u32::from(s.s_quantity < input.threshold);
+        let quantity = db.lookup_with(
+            txn,
+            IndexId::Stock,
+            StockKey { w_id, i_id }.pack()?,
+            |s: &Stock| s.s_quantity,
+        )?;
+        if let Some((_, quantity)) = quantity {
+            low_stock += u32::from(quantity < input.threshold);
         }
     }
     Ok(TxnOutput::StockLevel { low_stock })
