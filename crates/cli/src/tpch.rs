@@ -13,7 +13,7 @@ use maestro_bench::tpch::{
     self, ParamPlan, QueryTime, SingleParams, SingleReport, ThroughputParams,
 };
 use maestro_execution::{ExecError, Executor, Granularity};
-use maestro_scheduler::CancelToken;
+use maestro_scheduler::{CancelReason, CancelToken, StatementMemory};
 use maestro_tpch::queries::answers::{
     ANSWER_SCALE_FACTORS, answer_sets, answers_dir_at, official_sf1,
 };
@@ -67,6 +67,11 @@ pub struct QueryArgs {
     /// command fails saying so.
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
+    /// Statement memory limit in MiB: the query stops once its operators
+    /// have charged more (hash tables, intermediate vectors, sort runs; see
+    /// `--profile` for what a query charges), and the command fails saying so.
+    #[arg(long, value_name = "MIB")]
+    memory_limit_mb: Option<f64>,
 }
 
 #[derive(Args)]
@@ -251,6 +256,15 @@ fn query(a: QueryArgs) -> Result<ExitCode, ExitCode> {
             )));
         }
     };
+    let memory_limit = match a.memory_limit_mb {
+        None => None,
+        Some(mb) if mb.is_finite() && mb > 0.0 => Some((mb * 1048576.0) as u64),
+        Some(mb) => {
+            return Err(usage(format!(
+                "--memory-limit-mb {mb}: expected a positive number of MiB"
+            )));
+        }
+    };
     let scheduler =
         tpch::start_scheduler("single-hints", contexts(a.contexts)?).map_err(failure)?;
     eprintln!("loading TPC-H SF {sf} …");
@@ -258,14 +272,28 @@ fn query(a: QueryArgs) -> Result<ExitCode, ExitCode> {
     eprintln!("loaded in {:.2} s; Q{q} {params}", load.as_secs_f64());
     let exec = Executor::new(scheduler, a.granularity);
     let start = Instant::now();
-    let cancel = timeout.map_or_else(CancelToken::new, CancelToken::with_timeout);
+    let memory = StatementMemory::new(memory_limit, None);
+    let cancel = CancelToken::for_statement(timeout, Some(memory));
     let (result, profile) =
         run_profiled_cancellable(&exec, &db, &params, cancel).map_err(|e| match e {
-            ExecError::Cancelled(_) => failure(format!(
-                "Q{q}: {e} after {:.4} s (--timeout {})",
-                start.elapsed().as_secs_f64(),
-                a.timeout.unwrap_or_default()
-            )),
+            ExecError::Cancelled(c) => {
+                let limit = match c.reason {
+                    CancelReason::TimedOut => {
+                        format!("--timeout {}", a.timeout.unwrap_or_default())
+                    }
+                    CancelReason::StatementMemoryLimit => {
+                        format!(
+                            "--memory-limit-mb {}",
+                            a.memory_limit_mb.unwrap_or_default()
+                        )
+                    }
+                    _ => "cancelled".to_string(),
+                };
+                failure(format!(
+                    "Q{q}: {e} after {:.4} s ({limit})",
+                    start.elapsed().as_secs_f64(),
+                ))
+            }
             e => failure(e),
         })?;
     let elapsed = start.elapsed();
@@ -274,10 +302,11 @@ fn query(a: QueryArgs) -> Result<ExitCode, ExitCode> {
         println!();
     }
     eprintln!(
-        "Q{q}: {} row(s) in {:.4} s, {} operator task(s), granularity {}",
+        "Q{q}: {} row(s) in {:.4} s, {} operator task(s), {:.1} MiB charged, granularity {}",
         result.len(),
         elapsed.as_secs_f64(),
         profile.tasks,
+        profile.memory_charged as f64 / 1048576.0,
         a.granularity
     );
     if a.profile {

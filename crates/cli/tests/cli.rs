@@ -137,6 +137,41 @@ fn tpch_query_stops_at_its_statement_timeout_and_says_so() {
 }
 
 #[test]
+fn tpch_query_stops_at_its_memory_limit_and_says_so() {
+    // Q9 at SF 0.01 charges ~0.2 MiB (hash tables, positions): 0.01 MiB
+    // stops it whatever the machine; 1024 MiB lets it finish.
+    let out = maestro(&[
+        "tpch",
+        "query",
+        "9",
+        "--sf",
+        "0.01",
+        "--memory-limit-mb",
+        "0.01",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Q9: query stopped: statement memory limit exceeded"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty(), "no partial answer is printed");
+    let ok = maestro(&[
+        "tpch",
+        "query",
+        "9",
+        "--sf",
+        "0.01",
+        "--memory-limit-mb",
+        "1024",
+    ]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert!(stderr(&ok).contains("MiB charged"), "{}", stderr(&ok));
+    let bad = maestro(&["tpch", "query", "9", "--memory-limit-mb", "-1"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}
+
+#[test]
 fn tpch_query_json_and_parameters() {
     let out = maestro(&[
         "tpch",

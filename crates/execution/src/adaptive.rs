@@ -265,6 +265,7 @@ mod tests {
             })
             .collect();
         QueryProfile {
+            memory_charged: 0,
             template: "Q".into(),
             granularity: "adaptive".into(),
             elapsed: ops.iter().map(|o| o.elapsed).sum(),

@@ -82,6 +82,17 @@ impl<'c> OpRun<'c> {
         self.ctx
     }
 
+    /// Charges `bytes` the operator allocated to the statement (see
+    /// [`ExecContext::charge`]).
+    pub(crate) fn charge(&self, bytes: usize) {
+        self.ctx.charge(bytes);
+    }
+
+    /// Charges the output of `rows` elements of `T`.
+    pub(crate) fn charge_rows<T>(&self, rows: usize) {
+        self.charge(rows.saturating_mul(std::mem::size_of::<T>()));
+    }
+
     pub(crate) fn set_rows_out(&self, rows: usize) {
         self.rows_out.set(rows);
     }

@@ -62,6 +62,12 @@ impl fmt::Display for ExecError {
             ExecError::Cancelled(c) => match c.reason {
                 CancelReason::Cancelled => f.write_str("query cancelled"),
                 CancelReason::TimedOut => f.write_str("query stopped: statement timeout"),
+                CancelReason::StatementMemoryLimit => {
+                    f.write_str("query stopped: statement memory limit exceeded")
+                }
+                CancelReason::ClassMemoryLimit => {
+                    f.write_str("query stopped: workload class memory limit exceeded")
+                }
             },
         }
     }

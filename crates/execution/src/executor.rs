@@ -5,6 +5,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use maestro_scheduler::{CancelToken, Scheduler, catch_cancelled};
 use parking_lot::Mutex;
 use rayon::ThreadPool;
@@ -147,6 +149,7 @@ impl Executor {
                 started: Instant::now(),
                 recorder: Mutex::new(Recorder::default()),
                 cancel,
+                charged: AtomicU64::new(0),
             }),
         }
     }
@@ -174,6 +177,8 @@ struct Inner {
     started: Instant,
     recorder: Mutex<Recorder>,
     cancel: CancelToken,
+    /// Bytes operators charged (`charge`), with or without a limit.
+    charged: AtomicU64,
 }
 
 impl ExecContext {
@@ -210,6 +215,26 @@ impl ExecContext {
     /// The token this run stops on.
     pub fn cancel_token(&self) -> &CancelToken {
         &self.inner.cancel
+    }
+
+    /// Charges `bytes` an operator allocated for this run (hash tables,
+    /// intermediate vectors, sort runs) to the statement's memory account
+    /// (`maestro_scheduler::StatementMemory`, carried by the cancel token).
+    /// Over the statement's or its class's limit the run stops here: it
+    /// unwinds as a cancelled run does, with the memory reason. Charges
+    /// accumulate until the run ends (nothing is released early).
+    pub fn charge(&self, bytes: usize) {
+        let bytes = bytes as u64;
+        // Relaxed: a statistic, read once the run is over.
+        self.inner.charged.fetch_add(bytes, Ordering::Relaxed);
+        if let Err(stopped) = self.inner.cancel.charge(bytes) {
+            std::panic::resume_unwind(Box::new(stopped));
+        }
+    }
+
+    /// Bytes charged so far.
+    pub fn memory_charged(&self) -> u64 {
+        self.inner.charged.load(Ordering::Relaxed)
     }
 
     /// Stops the run here (unwinds) if it was cancelled or timed out.
@@ -260,6 +285,7 @@ impl ExecContext {
             granularity: self.inner.granularity.to_string(),
             elapsed: self.inner.started.elapsed(),
             tasks: ops.iter().map(|o| o.tasks).sum(),
+            memory_charged: self.memory_charged(),
             ops,
         };
         if let Some(ticket) = self.inner.ticket.lock().take() {

@@ -62,6 +62,8 @@ pub struct QueryProfile {
     pub elapsed: Duration,
     /// Tasks created by all operators.
     pub tasks: u64,
+    /// Bytes the operators charged to the statement (`ExecContext::charge`).
+    pub memory_charged: u64,
     /// One entry per operator, in the order they first ran.
     pub ops: Vec<OpProfile>,
 }
@@ -83,11 +85,12 @@ impl QueryProfile {
     /// A small text table, one line per operator.
     pub fn summary(&self) -> String {
         let mut s = format!(
-            "{} [{}]: {:.2} ms, {} tasks\n",
+            "{} [{}]: {:.2} ms, {} tasks, {:.1} MiB charged\n",
             self.template,
             self.granularity,
             ms(self.elapsed),
-            self.tasks
+            self.tasks,
+            self.memory_charged as f64 / 1048576.0
         );
         for o in &self.ops {
             let _ = writeln!(
@@ -190,6 +193,7 @@ mod tests {
         r.add(call("b", 1, 1));
         r.add(call("a", 3, 7));
         let p = QueryProfile {
+            memory_charged: 0,
             template: "t".into(),
             granularity: "static".into(),
             elapsed: Duration::from_millis(13),

@@ -48,6 +48,7 @@ pub fn project(
         out
     });
     let values = concat(parts);
+    run.charge_rows::<i64>(values.len());
     run.set_rows_out(values.len());
     Ok(Projection { values, scale })
 }
@@ -70,6 +71,7 @@ pub fn gather_positions(ctx: &ExecContext, op: OpId, outer: &[u32], inner: &[u32
             .collect::<Vec<u32>>()
     });
     let out = concat(parts);
+    run.charge_rows::<u32>(out.len());
     run.set_rows_out(out.len());
     out
 }

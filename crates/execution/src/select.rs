@@ -20,6 +20,7 @@ pub fn select(ctx: &ExecContext, op: OpId, len: usize, pred: &Pred) -> Result<Ve
         out
     });
     let out = concat(parts);
+    run.charge_rows::<u32>(out.len());
     run.set_rows_out(out.len());
     Ok(out)
 }
@@ -39,6 +40,7 @@ pub fn select_bitmap(
         input.for_each_vector(range, |pos| bits.set_sorted(pos));
     });
     let bitmap = bits.into_bitmap();
+    run.charge(len.div_ceil(8));
     run.set_rows_out(bitmap.count());
     Ok(bitmap)
 }

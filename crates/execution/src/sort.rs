@@ -97,6 +97,8 @@ pub fn sort(
         runs = merged;
     }
     let out = runs.pop().unwrap_or_default();
+    // The runs and each merge level hold the positions once.
+    run.charge_rows::<u32>(2 * input.len());
     run.set_rows_out(out.len());
     Ok(out)
 }

@@ -21,6 +21,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::memory::StatementMemory;
+
 /// Why a statement stopped early.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CancelReason {
@@ -28,6 +30,10 @@ pub enum CancelReason {
     Cancelled,
     /// The token's deadline passed (a statement timeout).
     TimedOut,
+    /// The statement charged more memory than its limit (`memory.rs`).
+    StatementMemoryLimit,
+    /// The statements of its class charged more than the class's limit.
+    ClassMemoryLimit,
 }
 
 /// The payload a checkpoint unwinds with, and the error [`catch_cancelled`]
@@ -42,6 +48,8 @@ impl std::fmt::Display for Cancelled {
         match self.reason {
             CancelReason::Cancelled => f.write_str("cancelled"),
             CancelReason::TimedOut => f.write_str("statement timeout"),
+            CancelReason::StatementMemoryLimit => f.write_str("statement memory limit exceeded"),
+            CancelReason::ClassMemoryLimit => f.write_str("workload class memory limit exceeded"),
         }
     }
 }
@@ -52,11 +60,25 @@ impl std::error::Error for Cancelled {}
 const RUNNING: u8 = 0;
 const CANCELLED: u8 = 1;
 const TIMED_OUT: u8 = 2;
+const STATEMENT_MEMORY: u8 = 3;
+const CLASS_MEMORY: u8 = 4;
+
+fn state_of(reason: CancelReason) -> u8 {
+    match reason {
+        CancelReason::Cancelled => CANCELLED,
+        CancelReason::TimedOut => TIMED_OUT,
+        CancelReason::StatementMemoryLimit => STATEMENT_MEMORY,
+        CancelReason::ClassMemoryLimit => CLASS_MEMORY,
+    }
+}
 
 struct State {
     /// `RUNNING`, or the first reason it stopped (never changes after).
     state: AtomicU8,
     deadline: Option<Instant>,
+    /// The statement's memory account (`memory.rs`); `None`: charges are
+    /// not counted.
+    memory: Option<StatementMemory>,
 }
 
 /// A shared flag (and an optional deadline) that stops work at its next
@@ -67,30 +89,68 @@ pub struct CancelToken(Arc<State>);
 impl CancelToken {
     /// A token that stops only when cancelled.
     pub fn new() -> CancelToken {
-        CancelToken(Arc::new(State {
-            state: AtomicU8::new(RUNNING),
-            deadline: None,
-        }))
+        CancelToken::for_statement(None, None)
     }
 
     /// A token that also stops once `timeout` has passed from now.
     pub fn with_timeout(timeout: Duration) -> CancelToken {
+        CancelToken::for_statement(Some(timeout), None)
+    }
+
+    /// A statement's token: an optional timeout from now and an optional
+    /// memory account that [`CancelToken::charge`] charges.
+    pub fn for_statement(
+        timeout: Option<Duration>,
+        memory: Option<StatementMemory>,
+    ) -> CancelToken {
         CancelToken(Arc::new(State {
             state: AtomicU8::new(RUNNING),
             // An overflowing deadline is as good as none.
-            deadline: Instant::now().checked_add(timeout),
+            deadline: timeout.and_then(|t| Instant::now().checked_add(t)),
+            memory,
         }))
     }
 
     /// Stops the work at its next checkpoint. Idempotent; a token that timed
     /// out stays timed out.
     pub fn cancel(&self) {
+        self.stop(CancelReason::Cancelled);
+    }
+
+    /// Records `reason` unless the token already stopped for another.
+    fn stop(&self, reason: CancelReason) {
         // Relaxed: a flag, not a synchronization — the work needs to see it
         // eventually, and nothing is published through it.
-        let _ =
-            self.0
-                .state
-                .compare_exchange(RUNNING, CANCELLED, Ordering::Relaxed, Ordering::Relaxed);
+        let _ = self.0.state.compare_exchange(
+            RUNNING,
+            state_of(reason),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Charges `bytes` the statement allocated to its memory account (a no-op
+    /// without one). Exceeding the statement's or its class's limit stops the
+    /// token — every checkpoint of the statement then unwinds — and returns
+    /// the reason, so the caller can stop at once.
+    pub fn charge(&self, bytes: u64) -> Result<(), Cancelled> {
+        let Some(memory) = &self.0.memory else {
+            return Ok(());
+        };
+        match memory.charge(bytes) {
+            None => Ok(()),
+            Some(reason) => {
+                self.stop(reason);
+                Err(Cancelled {
+                    reason: self.reason().unwrap_or(reason),
+                })
+            }
+        }
+    }
+
+    /// The statement's memory account, if it has one.
+    pub fn memory(&self) -> Option<&StatementMemory> {
+        self.0.memory.as_ref()
     }
 
     /// Why the work must stop, if it must. Records a passed deadline, so the
@@ -100,6 +160,8 @@ impl CancelToken {
             RUNNING => {}
             CANCELLED => return Some(CancelReason::Cancelled),
             TIMED_OUT => return Some(CancelReason::TimedOut),
+            STATEMENT_MEMORY => return Some(CancelReason::StatementMemoryLimit),
+            CLASS_MEMORY => return Some(CancelReason::ClassMemoryLimit),
             other => panic!("cancel token state {other} is not a state"),
         }
         let deadline = self.0.deadline?;
@@ -186,6 +248,21 @@ mod tests {
         assert_eq!(far.reason(), None);
         let never = CancelToken::with_timeout(Duration::MAX);
         assert_eq!(never.reason(), None, "an overflowing deadline is none");
+    }
+
+    #[test]
+    fn a_charge_over_the_limit_stops_the_token_with_the_memory_reason() {
+        let t = CancelToken::for_statement(None, Some(StatementMemory::new(Some(100), None)));
+        assert_eq!(t.charge(60), Ok(()));
+        assert_eq!(t.reason(), None);
+        let over = Err(Cancelled {
+            reason: CancelReason::StatementMemoryLimit,
+        });
+        assert_eq!(t.charge(60), over);
+        assert_eq!(catch_cancelled(|| t.checkpoint()), over);
+        assert_eq!(t.memory().unwrap().used_bytes(), 120);
+        // Without an account, charges are free.
+        assert_eq!(CancelToken::new().charge(1 << 40), Ok(()));
     }
 
     #[test]

@@ -33,6 +33,14 @@
 //! costs one comparison and no shared write. Nothing of this runs while no
 //! class is defined (one relaxed load per decision).
 //!
+//! # Memory
+//!
+//! A class may limit what one statement charges (`statement_memory_limit`)
+//! and what its running statements charge together (`memory_limit`);
+//! [`Scheduler::statement_token`](crate::Scheduler::statement_token) gives a
+//! statement a token carrying both (`memory.rs`), and [`ClassStats`] reports
+//! the class's usage and peak.
+//!
 //! Not modelled: decay within a class (Umbra's decaying priority for long
 //! queries); a worker blocked in a lock wait keeps counting for its class.
 
@@ -43,7 +51,10 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
+use std::sync::Arc;
+
 use crate::admission::{AdmissionCounts, AdmissionLimits, AdmissionQueue};
+use crate::memory::MemoryPool;
 use crate::queues::RootQueues;
 
 /// Classes a scheduler can hold, the default class included (guessed: HANA
@@ -98,6 +109,11 @@ pub struct ClassSpec {
     /// ([`Scheduler::admit`](crate::Scheduler::admit)); `None`: every
     /// statement is admitted at once (small transactional classes).
     pub admission: Option<AdmissionLimits>,
+    /// Most bytes one statement of the class may charge (`memory.rs`;
+    /// applied through [`Scheduler::statement_token`](crate::Scheduler::statement_token)).
+    pub statement_memory_limit: Option<u64>,
+    /// Most bytes the class's running statements may charge together.
+    pub memory_limit: Option<u64>,
 }
 
 impl ClassSpec {
@@ -110,6 +126,8 @@ impl ClassSpec {
             max_parallelism: None,
             timeout: None,
             admission: None,
+            statement_memory_limit: None,
+            memory_limit: None,
         }
     }
 }
@@ -155,6 +173,9 @@ pub struct ClassStats {
     pub entered: u64,
     /// Admission control's counters (all 0 without limits).
     pub admission: AdmissionCounts,
+    /// Bytes the class's running statements have charged, and the peak.
+    pub memory_used: u64,
+    pub memory_peak: u64,
 }
 
 pub(crate) struct ClassSlot {
@@ -172,6 +193,10 @@ pub(crate) struct ClassSlot {
     pub(crate) roots: RootQueues,
     admission_limits: Mutex<Option<AdmissionLimits>>,
     pub(crate) admission: AdmissionQueue,
+    /// 0: no per-statement limit.
+    statement_memory_limit: AtomicU64,
+    /// The class's memory (its limit is the class's `memory_limit`).
+    memory: Arc<MemoryPool>,
 }
 
 pub(crate) struct Classes {
@@ -196,6 +221,8 @@ impl Classes {
                 roots: RootQueues::new(priority_levels),
                 admission_limits: Mutex::new(None),
                 admission: AdmissionQueue::default(),
+                statement_memory_limit: AtomicU64::new(0),
+                memory: MemoryPool::new(None),
             })
             .collect();
         Classes {
@@ -238,6 +265,19 @@ impl Classes {
         }
     }
 
+    /// The per-statement memory limit of class `c`.
+    pub(crate) fn statement_memory_limit(&self, c: ClassId) -> Option<u64> {
+        match self.slot(c).statement_memory_limit.load(Ordering::Relaxed) {
+            0 => None,
+            bytes => Some(bytes),
+        }
+    }
+
+    /// Class `c`'s memory pool (shared with its statements' accounts).
+    pub(crate) fn memory_pool(&self, c: ClassId) -> Arc<MemoryPool> {
+        Arc::clone(&self.slot(c).memory)
+    }
+
     fn validate(spec: &ClassSpec, priority_levels: usize) -> Result<(), ClassError> {
         let bad = |field, why: String| Err(ClassError::Invalid { field, why });
         let name_ok = !spec.name.is_empty()
@@ -273,6 +313,15 @@ impl Classes {
         if let Some(Err(why)) = spec.admission.as_ref().map(AdmissionLimits::validate) {
             return bad("admission", why);
         }
+        if spec.statement_memory_limit == Some(0) {
+            return bad(
+                "statement_memory_limit",
+                "0 bytes (use None for no limit)".into(),
+            );
+        }
+        if spec.memory_limit == Some(0) {
+            return bad("memory_limit", "0 bytes (use None for no limit)".into());
+        }
         Ok(())
     }
 
@@ -287,6 +336,9 @@ impl Classes {
             .map_or(0, |t| t.as_millis().min(u64::MAX as u128) as u64);
         s.timeout_ms.store(ms, Ordering::Relaxed);
         *s.admission_limits.lock() = spec.admission.clone();
+        s.statement_memory_limit
+            .store(spec.statement_memory_limit.unwrap_or(0), Ordering::Relaxed);
+        s.memory.set_limit(spec.memory_limit);
     }
 
     /// The class's admission limits now (`None`: admitted at once).
@@ -383,6 +435,8 @@ impl Classes {
                     },
                     entered: s.entered.load(Ordering::Relaxed),
                     admission: s.admission.counts(),
+                    memory_used: s.memory.used_bytes(),
+                    memory_peak: s.memory.peak_bytes(),
                 }
             })
             .collect()

@@ -32,6 +32,7 @@ mod hint;
 mod job;
 mod join;
 mod latch;
+mod memory;
 mod parallel;
 mod queues;
 mod shared;
@@ -60,6 +61,7 @@ pub use counts::{WORKERS_MAX_LIMIT, WorkerCounts, WorkerState};
 pub use graph::{GraphError, GraphHandle, NodeId, Step, TaskGraph, TaskPanic};
 pub use hint::HintEstimator;
 pub use join::{Scope, join};
+pub use memory::{MemoryPool, StatementMemory};
 pub use parallel::ParallelForStats;
 pub use queues::POOL_DEPTH_LEVELS;
 pub use stats::{SchedulerReport, SchedulerStats, TimelineSample};
@@ -274,6 +276,32 @@ impl Scheduler {
             .exists(class)
             .then(|| self.shared.classes.timeout(class))
             .flatten()
+    }
+
+    /// A token for one statement of `class`: the class's statement timeout
+    /// and a memory account with the class's per-statement limit, drawing
+    /// from the class's pool (its limit and usage in [`ClassStats`]).
+    /// `memory_limit_bytes` tightens the statement limit further (`None`:
+    /// the class's). An unknown class gets a plain token.
+    pub fn statement_token(&self, class: ClassId, memory_limit_bytes: Option<u64>) -> CancelToken {
+        let classes = &self.shared.classes;
+        if !classes.exists(class) {
+            return CancelToken::for_statement(
+                None,
+                Some(StatementMemory::new(memory_limit_bytes, None)),
+            );
+        }
+        let limit = match (classes.statement_memory_limit(class), memory_limit_bytes) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        CancelToken::for_statement(
+            classes.timeout(class),
+            Some(StatementMemory::new(
+                limit,
+                Some(classes.memory_pool(class)),
+            )),
+        )
     }
 
     /// Every class's weight and counters.

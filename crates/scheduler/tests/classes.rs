@@ -229,3 +229,48 @@ fn classes_change_at_run_time() {
     assert!(s.define_class(&ClassSpec::new("olap-low", 1)).is_err());
     assert!(s.update_class(c, &ClassSpec::new("bad name", 1)).is_err());
 }
+
+#[test]
+fn statement_tokens_carry_the_class_memory_limits_and_release_at_the_end() {
+    use maestro_scheduler::CancelReason;
+    let s = Scheduler::new(SchedulerConfig::single_pool().with_contexts(2)).unwrap();
+    let olap = s
+        .define_class(&ClassSpec {
+            statement_memory_limit: Some(1000),
+            memory_limit: Some(1500),
+            ..ClassSpec::new("olap", 1)
+        })
+        .unwrap();
+    let usage = |s: &Scheduler| {
+        let stats = s.class_stats();
+        let c = stats.iter().find(|c| c.name == "olap").unwrap();
+        (c.memory_used, c.memory_peak)
+    };
+    let a = s.statement_token(olap, None);
+    let b = s.statement_token(olap, Some(400));
+    assert_eq!(a.charge(800), Ok(()));
+    assert_eq!(usage(&s), (800, 800));
+    // b's own limit (400, tighter than the class's 1000) stops it.
+    assert_eq!(
+        b.charge(500).unwrap_err().reason,
+        CancelReason::StatementMemoryLimit
+    );
+    assert_eq!(b.reason(), Some(CancelReason::StatementMemoryLimit));
+    drop(b);
+    assert_eq!(usage(&s), (800, 1300));
+    let c = s.statement_token(olap, None);
+    // 800 + 800 > the class's 1500, though c stays under its own 1000.
+    assert_eq!(
+        c.charge(800).unwrap_err().reason,
+        CancelReason::ClassMemoryLimit
+    );
+    drop((a, c));
+    assert_eq!(usage(&s).0, 0, "every statement ended: nothing charged");
+    assert!(
+        s.define_class(&ClassSpec {
+            memory_limit: Some(0),
+            ..ClassSpec::new("zero", 1)
+        })
+        .is_err()
+    );
+}

@@ -62,6 +62,12 @@ pub fn aggregate(
         key_scales,
         columns,
     };
+    // Keys and one accumulator (≤ 16 bytes) per aggregate for every group.
+    run.charge(
+        result
+            .len()
+            .saturating_mul(8 * keys.len() + 16 * aggs.len()),
+    );
     run.set_rows_out(result.len());
     Ok(result)
 }

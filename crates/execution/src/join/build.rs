@@ -45,8 +45,14 @@ impl JoinTable {
         }
         let run = OpRun::new(ctx, op, OpKind::JoinBuild, input.len());
         let table = with_key_width!(keys.len(), N => build_n::<N>(&run, input, keys, key_scales));
+        run.charge(table.heap_bytes());
         run.set_rows_out(table.len());
         Ok(table)
+    }
+
+    /// Bytes the table holds on the heap.
+    fn heap_bytes(&self) -> usize {
+        4 * (self.rows.len() + self.heads.len() + self.next.len()) + 8 * self.keys.len()
     }
 
     /// Number of entries (selected build positions).

@@ -38,6 +38,11 @@ impl JoinTable {
         let run = OpRun::new(ctx, op, OpKind::JoinProbe, input.len());
         let out =
             with_key_width!(self.width, N => self.probe_n::<N>(&run, kind, input, keys, residual));
+        run.charge(match &out {
+            JoinOutput::Pairs(p) => 8 * p.len(),
+            JoinOutput::Positions(p) => 4 * p.len(),
+            JoinOutput::Marks(b) => b.len().div_ceil(8),
+        });
         run.set_rows_out(match &out {
             JoinOutput::Pairs(p) => p.len(),
             JoinOutput::Positions(p) => p.len(),

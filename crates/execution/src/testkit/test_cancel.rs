@@ -117,3 +117,37 @@ fn a_real_panic_in_a_cancellable_run_stays_a_panic() {
     }));
     assert!(r.is_err(), "the operator's panic must reach the caller");
 }
+
+/// A selection whose output exceeds the statement's memory limit stops the
+/// run with the memory reason; without a limit the same run charges its
+/// output (4 bytes per selected position) and succeeds.
+#[test]
+fn a_run_over_its_memory_limit_stops_with_the_memory_reason() {
+    use super::Fixture;
+    use crate::{CmpOp, Pred, select};
+    use maestro_scheduler::StatementMemory;
+    let fx = Fixture::new(10_000, 1);
+    let pred = Pred::cmp(fx.q(), CmpOp::Ge, 0i64).unwrap(); // every row
+    let exec = executor("static");
+    let run = |limit: Option<u64>| {
+        let token = CancelToken::for_statement(None, Some(StatementMemory::new(limit, None)));
+        let ctx = exec.context_cancellable("memory", token);
+        let outcome = exec.run_plan_cancellable(|| select(&ctx, "all", fx.n, &pred).map(|_| ()));
+        (outcome, ctx.memory_charged())
+    };
+    let (free, charged) = run(None);
+    assert!(free.is_ok(), "{free:?}");
+    assert_eq!(charged, 4 * fx.n as u64, "one u32 per selected row");
+    let (limited, _) = run(Some(charged / 2));
+    match limited {
+        Err(ExecError::Cancelled(Cancelled {
+            reason: CancelReason::StatementMemoryLimit,
+        })) => {}
+        other => panic!("expected the memory limit to stop the run: {other:?}"),
+    }
+    let message = ExecError::Cancelled(Cancelled {
+        reason: CancelReason::StatementMemoryLimit,
+    })
+    .to_string();
+    assert_eq!(message, "query stopped: statement memory limit exceeded");
+}
