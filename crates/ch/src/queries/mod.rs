@@ -11,7 +11,9 @@
 use crate::answer::Answer;
 use crate::db::Snap;
 
+mod keys;
 mod q01;
+mod q02;
 mod q06;
 
 /// One query: its number and its plan.
@@ -26,6 +28,10 @@ pub const QUERIES: &[Query] = &[
     Query {
         number: 1,
         run: q01::run,
+    },
+    Query {
+        number: 2,
+        run: q02::run,
     },
     Query {
         number: 6,

@@ -1,0 +1,71 @@
+//! What the hash joins of the queries share: a fast multiplicative hasher
+//! for their integer keys (the default SipHash is built against adversarial
+//! keys, which these are not) and nation lookups.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::db::Snap;
+
+/// FxHash's step: one rotate, xor and multiply per word.
+#[derive(Default, Clone, Copy)]
+pub(super) struct KeyHasher(u64);
+
+const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl KeyHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(SEED);
+    }
+}
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, v: u8) {
+        self.add(u64::from(v));
+    }
+
+    fn write_u16(&mut self, v: u16) {
+        self.add(u64::from(v));
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.add(u64::from(v));
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.add(v);
+    }
+
+    fn write_usize(&mut self, v: usize) {
+        self.add(v as u64);
+    }
+}
+
+pub(super) type KeyMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
+
+/// Per nation key (index 0–255): whether the nation exists and its region's
+/// name satisfies `region`.
+pub(super) fn nations_in_region(s: &Snap, region: impl Fn(&str) -> bool) -> [bool; 256] {
+    let mut in_region = [false; 256];
+    for n in &s.tables().nations {
+        if s.tables()
+            .region(n.n_regionkey)
+            .is_some_and(|r| region(r.r_name))
+        {
+            in_region[usize::from(n.n_nationkey)] = true;
+        }
+    }
+    in_region
+}
