@@ -1,11 +1,21 @@
-//! What the hash joins of the queries share: a fast multiplicative hasher
-//! for their integer keys (the default SipHash is built against adversarial
-//! keys, which these are not) and nation lookups.
+//! What the hash joins of the queries share: TPC-C's composite keys packed
+//! into one `u64`, and a fast multiplicative hasher for them (the default
+//! SipHash is built against adversarial keys, which these are not).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::db::Snap;
+
+/// `(w_id, d_id, o_id)` of an order (and of its lines and new-order row).
+pub(super) fn order_key(w_id: u16, d_id: u8, o_id: u32) -> u64 {
+    (u64::from(w_id) << 40) | (u64::from(d_id) << 32) | u64::from(o_id)
+}
+
+/// `(w_id, d_id, c_id)` of a customer.
+pub(super) fn customer_key(w_id: u16, d_id: u8, c_id: u16) -> u64 {
+    (u64::from(w_id) << 24) | (u64::from(d_id) << 16) | u64::from(c_id)
+}
 
 /// FxHash's step: one rotate, xor and multiply per word.
 #[derive(Default, Clone, Copy)]
@@ -54,6 +64,7 @@ impl Hasher for KeyHasher {
 }
 
 pub(super) type KeyMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
+pub(super) type KeySet<K> = HashSet<K, BuildHasherDefault<KeyHasher>>;
 
 /// Per nation key (index 0–255): whether the nation exists and its region's
 /// name satisfies `region`.

@@ -14,6 +14,7 @@ use crate::db::Snap;
 mod keys;
 mod q01;
 mod q02;
+mod q03;
 mod q06;
 
 /// One query: its number and its plan.
@@ -32,6 +33,10 @@ pub const QUERIES: &[Query] = &[
     Query {
         number: 2,
         run: q02::run,
+    },
+    Query {
+        number: 3,
+        run: q03::run,
     },
     Query {
         number: 6,
