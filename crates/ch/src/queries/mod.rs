@@ -15,6 +15,7 @@ mod keys;
 mod q01;
 mod q02;
 mod q03;
+mod q04;
 mod q06;
 
 /// One query: its number and its plan.
@@ -37,6 +38,10 @@ pub const QUERIES: &[Query] = &[
     Query {
         number: 3,
         run: q03::run,
+    },
+    Query {
+        number: 4,
+        run: q04::run,
     },
     Query {
         number: 6,
