@@ -16,6 +16,7 @@ mod q01;
 mod q02;
 mod q03;
 mod q04;
+mod q05;
 mod q06;
 
 /// One query: its number and its plan.
@@ -42,6 +43,10 @@ pub const QUERIES: &[Query] = &[
     Query {
         number: 4,
         run: q04::run,
+    },
+    Query {
+        number: 5,
+        run: q05::run,
     },
     Query {
         number: 6,
