@@ -66,6 +66,15 @@ impl Hasher for KeyHasher {
 pub(super) type KeyMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
 pub(super) type KeySet<K> = HashSet<K, BuildHasherDefault<KeyHasher>>;
 
+/// The key of the nation named `name` (the queries name nations by name).
+pub(super) fn nation_named(s: &Snap, name: &str) -> Option<u8> {
+    s.tables()
+        .nations
+        .iter()
+        .find(|n| n.n_name == name)
+        .map(|n| n.n_nationkey)
+}
+
 /// Per nation key (index 0–255): whether the nation exists and its region's
 /// name satisfies `region`.
 pub(super) fn nations_in_region(s: &Snap, region: impl Fn(&str) -> bool) -> [bool; 256] {
@@ -79,4 +88,14 @@ pub(super) fn nations_in_region(s: &Snap, region: impl Fn(&str) -> bool) -> [boo
         }
     }
     in_region
+}
+
+/// Supplier key → its nation key (index 0, no supplier: 0, no nation's key).
+pub(super) fn supplier_nations(s: &Snap) -> Vec<u8> {
+    let suppliers = &s.tables().suppliers;
+    let mut nation = vec![0u8; suppliers.len() + 1];
+    for su in suppliers {
+        nation[su.su_suppkey as usize] = su.su_nationkey;
+    }
+    nation
 }

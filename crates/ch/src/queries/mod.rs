@@ -18,6 +18,7 @@ mod q03;
 mod q04;
 mod q05;
 mod q06;
+mod q07;
 
 /// One query: its number and its plan.
 #[derive(Clone, Copy)]
@@ -51,6 +52,10 @@ pub const QUERIES: &[Query] = &[
     Query {
         number: 6,
         run: q06::run,
+    },
+    Query {
+        number: 7,
+        run: q07::run,
     },
 ];
 

@@ -26,7 +26,7 @@ use crate::db::Snap;
 use crate::tables::supplier_of;
 use crate::time::at;
 
-use super::keys::{KeyMap, customer_key, nations_in_region, order_key};
+use super::keys::{KeyMap, customer_key, nations_in_region, order_key, supplier_nations};
 
 pub(super) fn run(s: &Snap) -> Answer {
     let since = at(2007, 1, 2, 0, 0, 0);
@@ -50,11 +50,7 @@ pub(super) fn run(s: &Snap) -> Answer {
             orders.insert(order_key(o.o_w_id, o.o_d_id, o.o_id), nation);
         }
     });
-    // Supplier key → nation key (0: none).
-    let mut supplier_nation = vec![0u8; t.suppliers.len() + 1];
-    for su in &t.suppliers {
-        supplier_nation[su.su_suppkey as usize] = su.su_nationkey;
-    }
+    let supplier_nation = supplier_nations(s);
     let mut revenue: [Option<i128>; 256] = [None; 256];
     db.order_line.scan(&s.snapshot, |_, ol| {
         if let Some(&nation) = orders.get(&order_key(ol.ol_w_id, ol.ol_d_id, ol.ol_o_id))
