@@ -19,6 +19,7 @@ mod q04;
 mod q05;
 mod q06;
 mod q07;
+mod q08;
 
 /// One query: its number and its plan.
 #[derive(Clone, Copy)]
@@ -56,6 +57,10 @@ pub const QUERIES: &[Query] = &[
     Query {
         number: 7,
         run: q07::run,
+    },
+    Query {
+        number: 8,
+        run: q08::run,
     },
 ];
 
