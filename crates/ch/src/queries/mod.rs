@@ -20,6 +20,7 @@ mod q05;
 mod q06;
 mod q07;
 mod q08;
+mod q09;
 
 /// One query: its number and its plan.
 #[derive(Clone, Copy)]
@@ -61,6 +62,10 @@ pub const QUERIES: &[Query] = &[
     Query {
         number: 8,
         run: q08::run,
+    },
+    Query {
+        number: 9,
+        run: q09::run,
     },
 ];
 
