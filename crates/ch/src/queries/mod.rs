@@ -21,6 +21,7 @@ mod q06;
 mod q07;
 mod q08;
 mod q09;
+mod q10;
 
 /// One query: its number and its plan.
 #[derive(Clone, Copy)]
@@ -66,6 +67,10 @@ pub const QUERIES: &[Query] = &[
     Query {
         number: 9,
         run: q09::run,
+    },
+    Query {
+        number: 10,
+        run: q10::run,
     },
 ];
 
