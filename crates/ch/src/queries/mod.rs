@@ -22,6 +22,7 @@ mod q07;
 mod q08;
 mod q09;
 mod q10;
+mod q11;
 
 /// One query: its number and its plan.
 #[derive(Clone, Copy)]
@@ -71,6 +72,10 @@ pub const QUERIES: &[Query] = &[
     Query {
         number: 10,
         run: q10::run,
+    },
+    Query {
+        number: 11,
+        run: q11::run,
     },
 ];
 
