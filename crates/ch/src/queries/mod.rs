@@ -23,6 +23,7 @@ mod q08;
 mod q09;
 mod q10;
 mod q11;
+mod q12;
 
 /// One query: its number and its plan.
 #[derive(Clone, Copy)]
@@ -76,6 +77,10 @@ pub const QUERIES: &[Query] = &[
     Query {
         number: 11,
         run: q11::run,
+    },
+    Query {
+        number: 12,
+        run: q12::run,
     },
 ];
 
