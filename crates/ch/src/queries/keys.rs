@@ -1,6 +1,7 @@
 //! What the hash joins of the queries share: TPC-C's composite keys packed
-//! into one `u64`, and a fast multiplicative hasher for them (the default
-//! SipHash is built against adversarial keys, which these are not).
+//! into one `u64`, a fast multiplicative hasher for them (the default
+//! SipHash is built against adversarial keys, which these are not), and
+//! lookups of nations and suppliers' nations.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -17,7 +18,8 @@ pub(super) fn customer_key(w_id: u16, d_id: u8, c_id: u16) -> u64 {
     (u64::from(w_id) << 24) | (u64::from(d_id) << 16) | u64::from(c_id)
 }
 
-/// FxHash's step: one rotate, xor and multiply per word.
+/// FxHash's step (one rotate, xor and multiply per word) and rustc-hash 2's
+/// final rotation.
 #[derive(Default, Clone, Copy)]
 pub(super) struct KeyHasher(u64);
 
@@ -31,7 +33,11 @@ impl KeyHasher {
 
 impl Hasher for KeyHasher {
     fn finish(&self) -> u64 {
-        self.0
+        // A product's low bits depend only on the key's low bits, and the
+        // table picks buckets by the low bits: without the rotation, the
+        // orders of different districts with one o_id (and the customers
+        // with one c_id) would all start probing at the same bucket.
+        self.0.rotate_left(26)
     }
 
     fn write(&mut self, bytes: &[u8]) {
