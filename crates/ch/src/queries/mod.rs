@@ -11,8 +11,19 @@
 use crate::answer::Answer;
 use crate::db::Snap;
 
+mod keys;
 mod q01;
+mod q02;
+mod q03;
+mod q04;
+mod q05;
 mod q06;
+mod q07;
+mod q08;
+mod q09;
+mod q10;
+mod q11;
+mod q12;
 
 /// One query: its number and its plan.
 #[derive(Clone, Copy)]
@@ -28,8 +39,48 @@ pub const QUERIES: &[Query] = &[
         run: q01::run,
     },
     Query {
+        number: 2,
+        run: q02::run,
+    },
+    Query {
+        number: 3,
+        run: q03::run,
+    },
+    Query {
+        number: 4,
+        run: q04::run,
+    },
+    Query {
+        number: 5,
+        run: q05::run,
+    },
+    Query {
         number: 6,
         run: q06::run,
+    },
+    Query {
+        number: 7,
+        run: q07::run,
+    },
+    Query {
+        number: 8,
+        run: q08::run,
+    },
+    Query {
+        number: 9,
+        run: q09::run,
+    },
+    Query {
+        number: 10,
+        run: q10::run,
+    },
+    Query {
+        number: 11,
+        run: q11::run,
+    },
+    Query {
+        number: 12,
+        run: q12::run,
     },
 ];
 
