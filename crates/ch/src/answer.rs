@@ -147,6 +147,8 @@ fn field_eq(a: &str, b: &str) -> bool {
         return true;
     }
     match (a.parse::<f64>(), b.parse::<f64>()) {
+        // DuckDB prints 0/0 as `nan`, Rust as `NaN`: the same value.
+        (Ok(x), Ok(y)) if x.is_nan() || y.is_nan() => x.is_nan() && y.is_nan(),
         (Ok(x), Ok(y)) => {
             let diff = (x - y).abs();
             diff <= 1e-9 || diff <= 1e-9 * x.abs().max(y.abs())
@@ -216,5 +218,9 @@ mod tests {
         assert!(b.compare_csv("k\n0\n1\n# rows: 3\n").is_ok());
         assert!(b.compare_csv("k\n0\n1\n# rows: 4\n").is_err());
         assert!(b.compare_csv("k\n0\n2\n# rows: 3\n").is_err());
+        let mut nan = Answer::new(&["share"]);
+        nan.push(vec![Value::Float(f64::NAN)]);
+        assert!(nan.compare_csv("share\nnan\n").is_ok());
+        assert!(nan.compare_csv("share\n0.5\n").is_err());
     }
 }
