@@ -12,6 +12,7 @@ use std::ops::Deref;
 use std::ptr;
 use std::sync::Arc;
 
+use crate::depend::DepTable;
 use crate::icv::Icv;
 use crate::task::WaitSet;
 use crate::taskred::Registration;
@@ -32,6 +33,10 @@ pub(crate) struct Ctx {
     /// made when the first child is deferred, so a task without children costs no
     /// allocation for it.
     pub children: OnceCell<Arc<WaitSet>>,
+    /// This task's children with dependences that have not completed (see the
+    /// `depend` module); made when a detached task with dependences or a task
+    /// blocked behind one is created.
+    pub deps: OnceCell<Arc<DepTable>>,
     /// The taskgroup this task was created in (its descendants count in it
     /// too); not one this task can end.
     inherited_group: Option<Arc<WaitSet>>,
@@ -108,6 +113,7 @@ impl Ctx {
             num,
             icv: Cell::new(icv),
             children: OnceCell::new(),
+            deps: OnceCell::new(),
             inherited_group: group,
             groups: RefCell::new(Vec::new()),
             inherited_red: red,
@@ -177,6 +183,12 @@ impl Ctx {
     /// The set of this task's deferred children, made on first use.
     pub fn children(&self) -> &Arc<WaitSet> {
         self.children.get_or_init(|| Arc::new(WaitSet::new()))
+    }
+
+    /// The table of this task's pending children with dependences, made on
+    /// first use.
+    pub fn deps(&self) -> &Arc<DepTable> {
+        self.deps.get_or_init(|| Arc::new(DepTable::new()))
     }
 
     /// Makes `self` the calling thread's context until [`Ctx::leave`].

@@ -29,6 +29,7 @@
 pub mod abi;
 mod alloc;
 mod ctx;
+mod depend;
 mod fork;
 mod icv;
 mod loops;

@@ -17,7 +17,15 @@
 //! `depend` clauses, tasks outside any parallel region) run at once in the
 //! creating task. Running every `depend` task at once, in creation order, satisfies
 //! every dependence between siblings (dependences only order sibling tasks, and
-//! earlier siblings have then all finished), at the price of their parallelism.
+//! earlier siblings have then all finished), at the price of their parallelism —
+//! except for siblings that are still *pending*: a `detach`ed task completes when
+//! its body has returned *and* its event has been fulfilled (`omp_fulfill_event`),
+//! so a later sibling that depends on it is deferred until then (the `depend`
+//! module).
+//!
+//! A detached task's record counts two parts (its body, its event) in `parts`;
+//! whoever finishes the second signals the completion ([`TaskRec::finish_part`]),
+//! so the body's end and the fulfilment may come in either order, on any threads.
 
 use std::cell::UnsafeCell;
 
@@ -29,6 +37,7 @@ use maestro_scheduler::sync::{Condvar, Mutex};
 
 use crate::abi::tasks::{ArgBlock, TaskFn};
 use crate::ctx::{Ctx, Group, with_current};
+use crate::depend::{DepTable, Deps};
 use crate::icv::Icv;
 use crate::runtime;
 use crate::taskred::Registration;
@@ -70,6 +79,26 @@ pub(crate) struct TaskRec {
     in_final: bool,
     parent: Arc<WaitSet>,
     group: Option<Arc<WaitSet>>,
+    /// `detach`: the task completes when both parts, its body and its event,
+    /// are done (see [`TaskRec::finish_part`]).
+    detached: bool,
+    /// Parts not done yet (2 for a detached task; unused otherwise). AcqRel
+    /// decrements: the part finished last acquires what the other part's
+    /// thread wrote before its Release, and passes both on to the waiters with
+    /// the completion's own Release decrements (`WaitSet::done`, the team mutex).
+    parts: AtomicUsize,
+    /// The task's entry among its parent's pending tasks with dependences, if
+    /// it has one (see the `depend` module).
+    dep: Option<DepLink>,
+    /// Pending siblings this task still waits for (a blocked task only).
+    /// Only read and written under its parent's `DepTable` mutex, so Relaxed.
+    blockers: AtomicUsize,
+}
+
+/// A task's entry in its parent's [`DepTable`].
+pub(crate) struct DepLink {
+    pub table: Arc<DepTable>,
+    pub id: u64,
 }
 
 // SAFETY: `body` is only touched by its creator before the record is shared and
@@ -80,6 +109,37 @@ unsafe impl Sync for TaskRec {}
 impl TaskRec {
     fn is_taken(&self) -> bool {
         self.taken.load(Ordering::Relaxed)
+    }
+
+    /// Sets the number of pending siblings a blocked task waits for (under its
+    /// parent's `DepTable` mutex).
+    pub(crate) fn set_blockers(&self, n: usize) {
+        self.blockers.store(n, Ordering::Relaxed);
+    }
+
+    /// One of the task's blockers completed (under its parent's `DepTable`
+    /// mutex); true if it was the last, and the task may run now.
+    pub(crate) fn unblock(&self) -> bool {
+        self.blockers.fetch_sub(1, Ordering::Relaxed) == 1
+    }
+
+    /// One part of the task is done: its body, or (for a detached task) its
+    /// event. True if the task completed with it: then its completion has been
+    /// signalled to its dependent siblings, its parent and its group, and the
+    /// caller owes the team one completion.
+    fn finish_part(&self) -> bool {
+        // AcqRel: see `parts`.
+        if self.detached && self.parts.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return false;
+        }
+        if let Some(link) = &self.dep {
+            link.table.complete(link.id);
+        }
+        self.parent.done();
+        if let Some(g) = &self.group {
+            g.done();
+        }
+        true
     }
 
     /// The body, for the one caller that claims it first.
@@ -129,11 +189,28 @@ pub(crate) fn run_body(t: &TaskRec) -> bool {
     body.run();
     ctx.leave();
     drop(ctx);
-    t.parent.done();
-    if let Some(g) = &t.group {
-        g.done();
+    t.finish_part()
+}
+
+/// `omp_fulfill_event`: the event part of detached task `t` is done.
+pub(crate) fn fulfill(t: &TaskRec) {
+    if !t.detached {
+        runtime::fatal("omp_fulfill_event: the handle is not a detached task's event");
     }
-    true
+    if t.finish_part() {
+        t.team.task_done();
+    }
+}
+
+/// Queues a blocked task whose last blocker completed, like a deferred task
+/// (it has counted in its parent, group and team since its creation).
+pub(crate) fn release(t: Arc<TaskRec>) {
+    t.parent.enqueue(&t);
+    if let Some(g) = &t.group {
+        g.enqueue(&t);
+    }
+    let team = Arc::clone(&t.team);
+    team.queue_task(t);
 }
 
 /// Whether a task created in `parent` must run at once: in a `final` task,
@@ -205,6 +282,10 @@ pub(crate) fn defer(parent: &Ctx, final_task: bool, f: TaskFn, block: ArgBlock) 
         in_final: final_task,
         parent: parent.children().clone(),
         group,
+        detached: false,
+        parts: AtomicUsize::new(1),
+        dep: None,
+        blockers: AtomicUsize::new(0),
     });
     t.parent.add(&t);
     if let Some(g) = &t.group {
@@ -214,6 +295,123 @@ pub(crate) fn defer(parent: &Ctx, final_task: bool, f: TaskFn, block: ArgBlock) 
         // Over the throttle: run it now, as libgomp does.
         execute(t);
     }
+}
+
+/// A task that needs more than [`defer`]'s plain record: a detached one, or
+/// one with dependences on a pending sibling. Made without its body, so that
+/// its event handle (the record's address) exists before GCC's argument block
+/// is copied: the handle goes into the block too.
+pub(crate) struct Tracked {
+    rec: Arc<TaskRec>,
+    deps: Option<Deps>,
+}
+
+impl Tracked {
+    /// A record for a task created in `parent`; `run_here`: it will run at once
+    /// in its creator (then it is final if its creator is).
+    pub fn new(
+        parent: &Ctx,
+        final_task: bool,
+        detach: bool,
+        deps: Option<Deps>,
+        run_here: bool,
+    ) -> Tracked {
+        let (group, red) = parent.inherited();
+        let dep = deps.as_ref().map(|_| {
+            let table = Arc::clone(parent.deps());
+            let id = table.new_id();
+            DepLink { table, id }
+        });
+        let rec = Arc::new(TaskRec {
+            taken: AtomicBool::new(false),
+            body: UnsafeCell::new(Some(TaskBody {
+                f: noop,
+                block: ArgBlock::empty(),
+                red,
+            })),
+            team: Arc::clone(&parent.team),
+            icv: parent.icv.get(),
+            in_final: final_task || (run_here && parent.in_final),
+            parent: parent.children().clone(),
+            group,
+            detached: detach,
+            parts: AtomicUsize::new(if detach { 2 } else { 1 }),
+            dep,
+            blockers: AtomicUsize::new(0),
+        });
+        Tracked { rec, deps }
+    }
+
+    /// The event handle of a detached task: the record's address, holding a
+    /// reference that `omp_fulfill_event` ([`Tracked::from_event`]) gives back.
+    pub fn event(&self) -> usize {
+        Arc::into_raw(Arc::clone(&self.rec)) as usize
+    }
+
+    /// The task an event handle names.
+    ///
+    /// # Safety
+    /// `handle` came from [`Tracked::event`] and has not been passed here before.
+    pub unsafe fn from_event(handle: usize) -> Arc<TaskRec> {
+        // SAFETY: the caller's contract: the handle is a reference made by
+        // `Arc::into_raw` in `event` and not yet taken back.
+        unsafe { Arc::from_raw(handle as *const TaskRec) }
+    }
+
+    /// Gives the task its body: GCC's function and the task's own block.
+    pub fn set_body(&self, f: TaskFn, block: ArgBlock) {
+        // SAFETY: the record has not been shared with another thread yet (the
+        // event handle only sits in the creator's variables and block, which
+        // nothing reads before the task runs or the creator returns).
+        let body = unsafe { &mut *self.rec.body.get() };
+        if let Some(b) = body.as_mut() {
+            b.f = f;
+            b.block = block;
+        }
+    }
+
+    /// Counts the task in its parent, group and team, enters it among its
+    /// parent's pending tasks if it has dependences, and then: if a pending
+    /// sibling blocks it, leaves it to be queued when the last such completes;
+    /// else runs it here (`run_here`, the caller having waited for conflicting
+    /// siblings) or queues it.
+    pub fn submit(self, run_here: bool) {
+        let t = self.rec;
+        t.parent.count();
+        if let Some(g) = &t.group {
+            g.count();
+        }
+        t.team.count_task();
+        if let (Some(link), Some(deps)) = (&t.dep, self.deps) {
+            let blocked = (!run_here).then_some(&t);
+            if link.table.register(link.id, deps, blocked) > 0 {
+                return;
+            }
+        }
+        if run_here {
+            execute(t);
+        } else {
+            release(t);
+        }
+    }
+}
+
+/// The placeholder body of a [`Tracked`] record until [`Tracked::set_body`].
+unsafe extern "C" fn noop(_: *mut std::ffi::c_void) {}
+
+/// Waits (running the caller's queued children) until no pending child of
+/// `ctx` with dependences conflicts with `deps`: before an undeferred task with
+/// dependences runs, and for `taskwait depend(…)`.
+pub(crate) fn wait_for_deps(ctx: &Ctx, deps: &[crate::depend::Dep]) {
+    if let Some(table) = ctx.deps.get() {
+        table.wait_for(deps, ctx.children.get().map(|c| &**c));
+    }
+}
+
+/// Whether a task with `deps` created in `ctx` would be blocked by a pending
+/// sibling.
+pub(crate) fn deps_blocked(ctx: &Ctx, deps: &[crate::depend::Dep]) -> bool {
+    ctx.deps.get().is_some_and(|t| t.conflicts(deps))
 }
 
 /// Tasks a waiter waits for: a task's children, or a taskgroup.
@@ -235,6 +433,9 @@ struct WaitState {
     queued: SmallVec<[Arc<TaskRec>; 4]>,
     prune_at: usize,
     waiters: usize,
+    /// Set when the set's task ended ([`WaitSet::forget_queued`]): tasks
+    /// released later are not queued here (nobody would take them out).
+    forgotten: bool,
 }
 
 impl Default for WaitSet {
@@ -268,6 +469,36 @@ impl WaitSet {
         }
     }
 
+    /// Counts a task without queuing it (see [`WaitSet::enqueue`]).
+    fn count(&self) {
+        let _s = self.state.lock();
+        // Relaxed: the mutex orders it against the waiter's check (taken under it).
+        self.outstanding.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Queues a task counted by [`WaitSet::count`] for a waiter to run.
+    fn enqueue(&self, t: &Arc<TaskRec>) {
+        let mut s = self.state.lock();
+        if s.forgotten {
+            return;
+        }
+        if s.queued.len() >= s.prune_at.max(32) {
+            s.queued.retain(|t| !t.is_taken());
+            s.prune_at = 2 * s.queued.len();
+        }
+        s.queued.push(t.clone());
+        let wake = s.waiters > 0;
+        drop(s);
+        if wake {
+            self.cv.notify_one();
+        }
+    }
+
+    /// The last queued task, if any (maybe one already taken).
+    pub fn pop_queued(&self) -> Option<Arc<TaskRec>> {
+        self.state.lock().queued.pop()
+    }
+
     /// One task of the set finished. No wake-up is lost: a waiter registers
     /// (`waiters += 1`) and checks the count under the mutex before it sleeps,
     /// and the last task to finish takes that mutex after its decrement — so
@@ -291,7 +522,11 @@ impl WaitSet {
     /// good (measured: 2 KB per region of a `single` making 8 tasks). The
     /// children still run: they are in the team's queue too.
     pub fn forget_queued(&self) {
-        let queued = std::mem::take(&mut self.state.lock().queued);
+        let queued = {
+            let mut s = self.state.lock();
+            s.forgotten = true;
+            std::mem::take(&mut s.queued)
+        };
         drop(queued);
     }
 

@@ -258,6 +258,26 @@ impl TeamShared {
         true
     }
 
+    /// Counts a new explicit task that is queued later ([`Self::queue_task`])
+    /// or run at once by its creator.
+    pub fn count_task(&self) {
+        let mut s = self.sync.lock();
+        s.outstanding += 1;
+        self.outstanding.store(s.outstanding, Ordering::Relaxed);
+    }
+
+    /// Queues a task counted by [`Self::count_task`] for waiters to help with
+    /// (whatever the throttle: the task exists already).
+    pub fn queue_task(&self, t: Arc<TaskRec>) {
+        let mut s = self.sync.lock();
+        s.queued.push_back(t);
+        let wake = s.waiters > 0;
+        drop(s);
+        if wake {
+            self.cv.notify_one();
+        }
+    }
+
     /// Whether the team has more unfinished explicit tasks than its throttle
     /// allows (new ones then run at once in their creator).
     pub fn over_task_throttle(&self) -> bool {
