@@ -14,7 +14,7 @@
 //!   idle worker searches, as a *searching* worker a caller may displace, before
 //!   it parks; default the preset's).
 //! - `MAESTRO_OMP_IGNORE_UNSUPPORTED=1`: warn instead of aborting on unsupported
-//!   variables (`OMP_STACKSIZE`, `OMP_CANCELLATION=true`).
+//!   variables (`OMP_STACKSIZE`).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -104,6 +104,11 @@ pub(crate) fn warn_if_fixed_pool() {
 
 /// Reports a condition the runtime cannot continue from and aborts (we are called
 /// from C, so unwinding is not an option).
+/// cancel-var (`OMP_CANCELLATION`): whether `cancel` constructs take effect.
+pub(crate) fn cancellation() -> bool {
+    env().cancellation
+}
+
 pub(crate) fn fatal(msg: &str) -> ! {
     eprintln!("maestro-gomp: {msg}");
     std::process::abort()

@@ -124,13 +124,29 @@ impl TaskRec {
     }
 
     /// One part of the task is done: its body, or (for a detached task) its
-    /// event. True if the task completed with it: then its completion has been
-    /// signalled to its dependent siblings, its parent and its group, and the
-    /// caller owes the team one completion.
-    fn finish_part(&self) -> bool {
-        // AcqRel: see `parts`.
-        if self.detached && self.parts.fetch_sub(1, Ordering::AcqRel) != 1 {
-            return false;
+    /// event; `all`: every part is (a cancelled task that will never run: its
+    /// event no longer matters, as in libgomp). True if the task completed
+    /// with it: then its completion has been signalled to its dependent
+    /// siblings, its parent and its group, and the caller owes the team one
+    /// completion. A part finished after the task completed (an event
+    /// fulfilled after its task was cancelled) changes nothing.
+    fn finish_part(&self, all: bool) -> bool {
+        if self.detached {
+            // AcqRel: see `parts`.
+            let before = if all {
+                self.parts.swap(0, Ordering::AcqRel)
+            } else {
+                match self
+                    .parts
+                    .fetch_update(Ordering::AcqRel, Ordering::Acquire, |p| p.checked_sub(1))
+                {
+                    Ok(p) => p,
+                    Err(_) => return false,
+                }
+            };
+            if before == 0 || (!all && before != 1) {
+                return false;
+            }
         }
         if let Some(link) = &self.dep {
             link.table.complete(link.id);
@@ -140,6 +156,12 @@ impl TaskRec {
             g.done();
         }
         true
+    }
+
+    /// Whether the task's region or taskgroup has been cancelled (then a task
+    /// that has not started never does).
+    fn cancelled(&self) -> bool {
+        self.team.is_cancelled() || self.group.as_ref().is_some_and(|g| g.is_cancelled())
     }
 
     /// The body, for the one caller that claims it first.
@@ -185,11 +207,17 @@ pub(crate) fn run_body(t: &TaskRec) -> bool {
             t.in_final,
         )
     };
+    if t.cancelled() {
+        // Cancelled before it started: it never runs.
+        drop(body);
+        drop(ctx);
+        return t.finish_part(true);
+    }
     ctx.enter();
     body.run();
     ctx.leave();
     drop(ctx);
-    t.finish_part()
+    t.finish_part(false)
 }
 
 /// `omp_fulfill_event`: the event part of detached task `t` is done.
@@ -197,7 +225,7 @@ pub(crate) fn fulfill(t: &TaskRec) {
     if !t.detached {
         runtime::fatal("omp_fulfill_event: the handle is not a detached task's event");
     }
-    if t.finish_part() {
+    if t.finish_part(false) {
         t.team.task_done();
     }
 }
@@ -414,6 +442,26 @@ pub(crate) fn deps_blocked(ctx: &Ctx, deps: &[crate::depend::Dep]) -> bool {
     ctx.deps.get().is_some_and(|t| t.conflicts(deps))
 }
 
+/// Whether a task created now in `ctx` is not to be created at all: its
+/// region or its taskgroup has been cancelled (libgomp's rule).
+pub(crate) fn creation_cancelled(ctx: &Ctx) -> bool {
+    runtime::cancellation()
+        && (ctx.team.is_cancelled() || ctx.inherited().0.is_some_and(|g| g.is_cancelled()))
+}
+
+/// `cancel taskgroup` in `ctx`: cancels the innermost taskgroup (for one a
+/// work-sharing construct opened, the one enclosing it, as libgomp does).
+pub(crate) fn cancel_taskgroup(ctx: &Ctx) {
+    if let Some(g) = ctx.inherited().0 {
+        g.cancel_target().cancelled.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Whether the innermost taskgroup of `ctx` is cancelled.
+pub(crate) fn taskgroup_cancelled(ctx: &Ctx) -> bool {
+    ctx.inherited().0.is_some_and(|g| g.is_cancelled())
+}
+
 /// Tasks a waiter waits for: a task's children, or a taskgroup.
 pub(crate) struct WaitSet {
     /// Tasks added and not finished. Incremented under `state`'s mutex (by
@@ -423,6 +471,12 @@ pub(crate) struct WaitSet {
     outstanding: AtomicUsize,
     state: Mutex<WaitState>,
     cv: Condvar,
+    /// A taskgroup's `cancel taskgroup`. Relaxed: no data is published with
+    /// it, and a task that sees it late runs, which OpenMP allows.
+    cancelled: AtomicBool,
+    /// For a taskgroup a work-sharing construct opened: the enclosing one,
+    /// which `cancel taskgroup` inside the construct's tasks cancels.
+    outer: Option<Arc<WaitSet>>,
 }
 
 #[derive(Default)]
@@ -446,11 +500,29 @@ impl Default for WaitSet {
 
 impl WaitSet {
     pub fn new() -> WaitSet {
+        WaitSet::with_outer(None)
+    }
+
+    fn with_outer(outer: Option<Arc<WaitSet>>) -> WaitSet {
         WaitSet {
             outstanding: AtomicUsize::new(0),
             state: Mutex::new(WaitState::default()),
             cv: Condvar::new(),
+            cancelled: AtomicBool::new(false),
+            outer,
         }
+    }
+
+    /// The group `cancel taskgroup` marks when this one is innermost.
+    fn cancel_target(&self) -> &WaitSet {
+        self.outer.as_deref().unwrap_or(self)
+    }
+
+    /// Whether this taskgroup (or, for a construct's, the enclosing one) is
+    /// cancelled.
+    fn is_cancelled(&self) -> bool {
+        self.cancel_target().cancelled.load(Ordering::Relaxed)
+            || self.cancelled.load(Ordering::Relaxed)
     }
 
     fn add(&self, t: &Arc<TaskRec>) {
@@ -561,8 +633,9 @@ pub(crate) fn taskgroup_start(ctx: &Ctx) {
 /// a work-sharing construct with task reductions opens for each member.
 pub(crate) fn open_group(ctx: &Ctx, workshare: bool) {
     let red = ctx.reductions();
+    let outer = if workshare { ctx.inherited().0 } else { None };
     ctx.groups.borrow_mut().push(Group {
-        set: Arc::new(WaitSet::new()),
+        set: Arc::new(WaitSet::with_outer(outer)),
         red,
         workshare,
     });
@@ -588,5 +661,109 @@ pub(crate) fn close_group(ctx: &Ctx, workshare: bool) {
             "GOMP_workshare_task_reduction_unregister without a construct with task reductions",
         ),
         None => runtime::fatal("GOMP_taskgroup_end without a taskgroup"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::depend::Dep;
+    use crate::team::TeamShared;
+
+    fn parent() -> Ctx {
+        Ctx::new(
+            TeamShared::initial(),
+            0,
+            runtime::initial_icv(),
+            None,
+            None,
+            false,
+        )
+    }
+
+    fn outstanding(ctx: &Ctx) -> usize {
+        ctx.children().outstanding.load(Ordering::Acquire)
+    }
+
+    /// A detached task of `ctx` (with `deps`, if any), submitted but not run.
+    fn detached(ctx: &Ctx, deps: Option<Deps>) -> Arc<TaskRec> {
+        let t = Tracked::new(ctx, false, true, deps, false);
+        t.set_body(noop, ArgBlock::empty());
+        let rec = Arc::clone(&t.rec);
+        t.submit(false);
+        rec
+    }
+
+    #[test]
+    fn a_detached_task_completes_after_body_and_event_in_either_order() {
+        let ctx = parent();
+        let a = detached(&ctx, None);
+        let b = detached(&ctx, None);
+        assert_eq!(outstanding(&ctx), 2);
+        // a: body first, then the event.
+        assert!(!run_body(&a));
+        assert_eq!(outstanding(&ctx), 2);
+        fulfill(&a);
+        assert_eq!(outstanding(&ctx), 1);
+        // b: the event first, then the body.
+        fulfill(&b);
+        assert_eq!(outstanding(&ctx), 1);
+        assert!(run_body(&b));
+        b.team.task_done();
+        assert_eq!(outstanding(&ctx), 0);
+    }
+
+    #[test]
+    fn a_cancelled_detached_task_completes_once_and_a_late_event_is_ignored() {
+        let ctx = parent();
+        let t = detached(&ctx, None);
+        assert!(t.finish_part(true));
+        assert_eq!(outstanding(&ctx), 0);
+        assert!(!t.finish_part(false), "the event after the cancellation");
+        assert_eq!(outstanding(&ctx), 0);
+    }
+
+    #[test]
+    fn a_dependent_task_is_released_when_its_detached_sibling_completes() {
+        let ctx = parent();
+        let x = Dep {
+            addr: 64,
+            out: true,
+        };
+        let d = detached(&ctx, Some([x].into_iter().collect()));
+        // Queued at once: nothing blocks it.
+        assert!(ctx.children().pop_queued().is_some());
+        let reader = [Dep {
+            addr: 64,
+            out: false,
+        }];
+        assert!(deps_blocked(&ctx, &reader));
+        let r = Tracked::new(
+            &ctx,
+            false,
+            false,
+            Some(reader.into_iter().collect()),
+            false,
+        );
+        r.set_body(noop, ArgBlock::empty());
+        let rec = Arc::clone(&r.rec);
+        r.submit(false);
+        assert_eq!(outstanding(&ctx), 2);
+        assert!(
+            ctx.children().pop_queued().is_none(),
+            "blocked: queued nowhere"
+        );
+        assert!(!run_body(&d));
+        assert!(
+            ctx.children().pop_queued().is_none(),
+            "the event is missing"
+        );
+        fulfill(&d);
+        let released = ctx.children().pop_queued().expect("released");
+        assert!(Arc::ptr_eq(&released, &rec));
+        assert!(run_body(&released));
+        released.team.task_done();
+        assert_eq!(outstanding(&ctx), 0);
+        assert!(!deps_blocked(&ctx, &reader));
     }
 }

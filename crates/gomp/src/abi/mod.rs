@@ -4,8 +4,8 @@
 //! a program that needs them fails at link time with the symbol's name instead of
 //! misbehaving: offloading (`GOMP_target*`, `GOMP_teams*`), doacross loops
 //! (`ordered(n)`, `GOMP_doacross_*`) and `GOMP_error`/`GOMP_warning`.
-//! Cancellation compiles and is ignored (every cancellation point reports "not
-//! cancelled", which OpenMP allows while `OMP_CANCELLATION` is false).
+//! Cancellation takes effect with `OMP_CANCELLATION=true` (see [`parallel`]);
+//! without it every cancellation point reports "not cancelled", as in libgomp.
 //!
 //! Every entry point is `unsafe extern "C"`: GCC guarantees the pointers it passes
 //! are valid for the documented use, and calling them any other way is undefined.

@@ -124,6 +124,9 @@ pub unsafe extern "C" fn GOMP_task(
 ) {
     let final_task = flags & FLAG_FINAL != 0;
     with_current(|ctx| {
+        if task::creation_cancelled(ctx) {
+            return;
+        }
         let undeferred = !if_clause || task::must_run_now(ctx);
         let deps = (flags & FLAG_DEPEND != 0).then(|| {
             // SAFETY: GCC passes its depend array with the flag.
