@@ -30,6 +30,7 @@ pub mod abi;
 mod alloc;
 mod ctx;
 mod depend;
+mod doacross;
 mod fork;
 mod icv;
 mod loops;
