@@ -127,7 +127,9 @@ impl Doacross {
         while !done() {
             self.cv.wait(&mut g);
         }
-        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        // Relaxed: under the mutex; a poster that still sees this waiter
+        // only takes the mutex for nothing.
+        self.waiters.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// Spins up to [`SPIN`] for `done`, only while the scheduler's load allows
