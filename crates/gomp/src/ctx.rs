@@ -12,7 +12,6 @@ use std::ops::Deref;
 use std::ptr;
 use std::sync::Arc;
 
-use crate::depend::DepTable;
 use crate::icv::Icv;
 use crate::task::WaitSet;
 use crate::taskred::Registration;
@@ -33,10 +32,6 @@ pub(crate) struct Ctx {
     /// made when the first child is deferred, so a task without children costs no
     /// allocation for it.
     pub children: OnceCell<Arc<WaitSet>>,
-    /// This task's children with dependences that have not completed (see the
-    /// `depend` module); made when a detached task with dependences or a task
-    /// blocked behind one is created.
-    pub deps: OnceCell<Arc<DepTable>>,
     /// The taskgroup this task was created in (its descendants count in it
     /// too); not one this task can end.
     inherited_group: Option<Arc<WaitSet>>,
@@ -113,7 +108,6 @@ impl Ctx {
             num,
             icv: Cell::new(icv),
             children: OnceCell::new(),
-            deps: OnceCell::new(),
             inherited_group: group,
             groups: RefCell::new(Vec::new()),
             inherited_red: red,
@@ -160,6 +154,17 @@ impl Ctx {
         }
     }
 
+    /// Runs `f` on the innermost taskgroup (one this task opened, else the
+    /// one it was created in) without taking a reference. `f` must not open
+    /// or close a taskgroup.
+    pub fn with_group<R>(&self, f: impl FnOnce(Option<&WaitSet>) -> R) -> R {
+        let groups = self.groups.borrow();
+        match groups.last() {
+            Some(g) => f(Some(&g.set)),
+            None => f(self.inherited_group.as_deref()),
+        }
+    }
+
     /// The task reductions in scope: those of the innermost taskgroup this
     /// task opened (which start as the inherited ones), else the inherited ones.
     pub fn reductions(&self) -> Option<Arc<Registration>> {
@@ -183,12 +188,6 @@ impl Ctx {
     /// The set of this task's deferred children, made on first use.
     pub fn children(&self) -> &Arc<WaitSet> {
         self.children.get_or_init(|| Arc::new(WaitSet::new()))
-    }
-
-    /// The table of this task's pending children with dependences, made on
-    /// first use.
-    pub fn deps(&self) -> &Arc<DepTable> {
-        self.deps.get_or_init(|| Arc::new(DepTable::new()))
     }
 
     /// Makes `self` the calling thread's context until [`Ctx::leave`].

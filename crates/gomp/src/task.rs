@@ -30,8 +30,8 @@
 use std::cell::UnsafeCell;
 
 use smallvec::SmallVec;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use maestro_scheduler::sync::{Condvar, Mutex};
 
@@ -161,7 +161,8 @@ impl TaskRec {
     /// Whether the task's region or taskgroup has been cancelled (then a task
     /// that has not started never does).
     fn cancelled(&self) -> bool {
-        self.team.is_cancelled() || self.group.as_ref().is_some_and(|g| g.is_cancelled())
+        runtime::anything_cancelled()
+            && (self.team.is_cancelled() || self.group.as_ref().is_some_and(|g| g.is_cancelled()))
     }
 
     /// The body, for the one caller that claims it first.
@@ -346,7 +347,7 @@ impl Tracked {
     ) -> Tracked {
         let (group, red) = parent.inherited();
         let dep = deps.as_ref().map(|_| {
-            let table = Arc::clone(parent.deps());
+            let table = Arc::clone(parent.children().deps());
             let id = table.new_id();
             DepLink { table, id }
         });
@@ -431,28 +432,34 @@ unsafe extern "C" fn noop(_: *mut std::ffi::c_void) {}
 /// `ctx` with dependences conflicts with `deps`: before an undeferred task with
 /// dependences runs, and for `taskwait depend(…)`.
 pub(crate) fn wait_for_deps(ctx: &Ctx, deps: &[crate::depend::Dep]) {
-    if let Some(table) = ctx.deps.get() {
-        table.wait_for(deps, ctx.children.get().map(|c| &**c));
+    if let Some(children) = ctx.children.get()
+        && let Some(table) = children.deps.get()
+    {
+        table.wait_for(deps, Some(children));
     }
 }
 
 /// Whether a task with `deps` created in `ctx` would be blocked by a pending
 /// sibling.
 pub(crate) fn deps_blocked(ctx: &Ctx, deps: &[crate::depend::Dep]) -> bool {
-    ctx.deps.get().is_some_and(|t| t.conflicts(deps))
+    ctx.children
+        .get()
+        .and_then(|c| c.deps.get())
+        .is_some_and(|t| t.conflicts(deps))
 }
 
 /// Whether a task created now in `ctx` is not to be created at all: its
 /// region or its taskgroup has been cancelled (libgomp's rule).
 pub(crate) fn creation_cancelled(ctx: &Ctx) -> bool {
-    runtime::cancellation()
-        && (ctx.team.is_cancelled() || ctx.inherited().0.is_some_and(|g| g.is_cancelled()))
+    runtime::anything_cancelled()
+        && (ctx.team.is_cancelled() || ctx.with_group(|g| g.is_some_and(WaitSet::is_cancelled)))
 }
 
 /// `cancel taskgroup` in `ctx`: cancels the innermost taskgroup (for one a
 /// work-sharing construct opened, the one enclosing it, as libgomp does).
 pub(crate) fn cancel_taskgroup(ctx: &Ctx) {
     if let Some(g) = ctx.inherited().0 {
+        runtime::note_cancellation();
         g.cancel_target().cancelled.store(true, Ordering::Relaxed);
     }
 }
@@ -477,6 +484,12 @@ pub(crate) struct WaitSet {
     /// For a taskgroup a work-sharing construct opened: the enclosing one,
     /// which `cancel taskgroup` inside the construct's tasks cancels.
     outer: Option<Arc<WaitSet>>,
+    /// For a task's children: those with dependences that have not completed
+    /// (see the `depend` module); made, by the task itself, when a detached
+    /// task with dependences or a task blocked behind one is created. Here
+    /// rather than in the task's context, which every included task makes
+    /// and drops.
+    deps: OnceLock<Arc<DepTable>>,
 }
 
 #[derive(Default)]
@@ -510,7 +523,14 @@ impl WaitSet {
             cv: Condvar::new(),
             cancelled: AtomicBool::new(false),
             outer,
+            deps: OnceLock::new(),
         }
+    }
+
+    /// The table of this task's pending children with dependences, made on
+    /// first use (by the task whose children these are).
+    pub fn deps(&self) -> &Arc<DepTable> {
+        self.deps.get_or_init(|| Arc::new(DepTable::new()))
     }
 
     /// The group `cancel taskgroup` marks when this one is innermost.

@@ -192,6 +192,7 @@ impl TeamShared {
     /// the flag is set under the team mutex, under which a waiter checks it
     /// before it sleeps.
     pub fn cancel(&self) {
+        runtime::note_cancellation();
         let mut s = self.sync.lock();
         s.cancelled = true;
         self.cancelled.store(true, Ordering::Relaxed);

@@ -128,30 +128,7 @@ pub unsafe extern "C" fn GOMP_task(
             return;
         }
         let undeferred = !if_clause || task::must_run_now(ctx);
-        let deps = (flags & FLAG_DEPEND != 0).then(|| {
-            // SAFETY: GCC passes its depend array with the flag.
-            unsafe { depend::parse(depend) }
-        });
-        let detached = flags & FLAG_DETACH != 0;
-        if let Some(d) = &deps {
-            if undeferred {
-                task::wait_for_deps(ctx, d);
-            } else if detached || task::deps_blocked(ctx, d) {
-                // A pending sibling blocks it, or it will be pending itself.
-                let spec = TaskSpec {
-                    f,
-                    data,
-                    cpyfn,
-                    arg_size,
-                    arg_align,
-                    final_task,
-                };
-                // SAFETY: forwarded GCC contract on the arguments.
-                unsafe { tracked(ctx, spec, deps, detached.then_some(detach), false) };
-                return;
-            }
-        }
-        if detached {
+        if flags & (FLAG_DEPEND | FLAG_DETACH) != 0 {
             let spec = TaskSpec {
                 f,
                 data,
@@ -161,32 +138,71 @@ pub unsafe extern "C" fn GOMP_task(
                 final_task,
             };
             // SAFETY: forwarded GCC contract on the arguments.
-            unsafe { tracked(ctx, spec, deps, Some(detach), undeferred) };
+            if unsafe { with_depend_or_detach(ctx, spec, flags, undeferred, depend, detach) } {
+                return;
+            }
+            // With dependences on completed siblings only: running it now is
+            // correct (see the `task` module).
+        } else if !undeferred {
+            // SAFETY: forwarded GCC contract on `data`, `cpyfn` and `arg_size`.
+            let block = unsafe { copy_block(data, cpyfn, arg_size, arg_align) };
+            defer(ctx, f, block, final_task);
             return;
         }
-        // Undeferred, or with dependences on completed siblings only (then
-        // running it now is correct, see the `task` module).
-        if undeferred || deps.is_some() {
-            task::run_now(ctx, final_task, || match cpyfn {
-                Some(copy) => {
-                    let block = ArgBlock::new(arg_size, arg_align, false);
-                    // SAFETY: GCC's copy function fills a block of `arg_size`
-                    // bytes from `data`; then the body reads it.
-                    unsafe {
-                        copy(block.as_ptr(), data);
-                        f(block.as_ptr());
-                    }
+        task::run_now(ctx, final_task, || match cpyfn {
+            Some(copy) => {
+                let block = ArgBlock::new(arg_size, arg_align, false);
+                // SAFETY: GCC's copy function fills a block of `arg_size`
+                // bytes from `data`; then the body reads it.
+                unsafe {
+                    copy(block.as_ptr(), data);
+                    f(block.as_ptr());
                 }
-                // SAFETY: an undeferred task may use the creator's block in place,
-                // which outlives this call.
-                None => unsafe { f(data) },
-            });
-            return;
-        }
-        // SAFETY: forwarded GCC contract on `data`, `cpyfn` and `arg_size`.
-        let block = unsafe { copy_block(data, cpyfn, arg_size, arg_align) };
-        defer(ctx, f, block, final_task);
+            }
+            // SAFETY: an undeferred task may use the creator's block in place,
+            // which outlives this call.
+            None => unsafe { f(data) },
+        });
     });
+}
+
+/// `GOMP_task` with `depend` or `detach`: waits for conflicting pending
+/// siblings first if the task is `undeferred`; makes a record of its own
+/// ([`tracked`]) for a detached task or one a pending sibling blocks, and
+/// returns true; returns false for a task with dependences on completed
+/// siblings only, which the caller runs now.
+///
+/// # Safety
+/// As for [`GOMP_task`].
+unsafe fn with_depend_or_detach(
+    ctx: &Ctx,
+    spec: TaskSpec,
+    flags: c_uint,
+    undeferred: bool,
+    depend: *mut *mut c_void,
+    detach: *mut c_void,
+) -> bool {
+    let deps = (flags & FLAG_DEPEND != 0).then(|| {
+        // SAFETY: GCC passes its depend array with the flag.
+        unsafe { depend::parse(depend) }
+    });
+    let detached = flags & FLAG_DETACH != 0;
+    if let Some(d) = &deps {
+        if undeferred {
+            task::wait_for_deps(ctx, d);
+        } else if detached || task::deps_blocked(ctx, d) {
+            // A pending sibling blocks it, or it will be pending itself.
+            // SAFETY: forwarded GCC contract on the arguments.
+            unsafe { tracked(ctx, spec, deps, detached.then_some(detach), false) };
+            return true;
+        }
+    }
+    if detached {
+        // SAFETY: forwarded GCC contract on the arguments.
+        unsafe { tracked(ctx, spec, deps, Some(detach), undeferred) };
+        return true;
+    }
+    false
 }
 
 /// `GOMP_task`'s description of a task's body.
