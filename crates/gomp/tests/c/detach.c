@@ -141,6 +141,33 @@ int main(void) {
     CHECK_EQ(x, 10);
   }
 
+  /* 4b. Other dependence kinds behind a detached task: mutexinoutset and a
+   * depobj (GCC's second depend layout; GCC 12 has no omp_all_memory). */
+  for (int threads = 1; threads <= 3; threads++) {
+    int x = 0, flag = 0, seen_m = 0, seen_o = 0;
+    #pragma omp parallel num_threads(threads)
+    #pragma omp single
+    {
+      omp_event_handle_t ev;
+      omp_depend_t obj;
+      #pragma omp depobj(obj) depend(in: x)
+      #pragma omp task depend(out: x) detach(ev) shared(x)
+      x = 1;
+      #pragma omp task depend(mutexinoutset: x) shared(flag, seen_m)
+      seen_m = fulfilled_flag(&flag);
+      #pragma omp task depend(depobj: obj) shared(flag, seen_o)
+      seen_o = fulfilled_flag(&flag);
+      usleep(10000);
+      set_flag(&flag);
+      omp_fulfill_event(ev);
+      #pragma omp taskwait
+      #pragma omp depobj(obj) destroy
+    }
+    CHECK_EQ(seen_m, 1);
+    CHECK_EQ(seen_o, 1);
+    CHECK_EQ(x, 1);
+  }
+
   /* 5. A chain behind a detached task, logged in order; the fulfilling task has
    * no dependence and sleeps first. */
   for (int threads = 1; threads <= 4; threads++) {
