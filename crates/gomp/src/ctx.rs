@@ -154,6 +154,17 @@ impl Ctx {
         }
     }
 
+    /// Runs `f` on the innermost taskgroup (one this task opened, else the
+    /// one it was created in) without taking a reference. `f` must not open
+    /// or close a taskgroup.
+    pub fn with_group<R>(&self, f: impl FnOnce(Option<&WaitSet>) -> R) -> R {
+        let groups = self.groups.borrow();
+        match groups.last() {
+            Some(g) => f(Some(&g.set)),
+            None => f(self.inherited_group.as_deref()),
+        }
+    }
+
     /// The task reductions in scope: those of the innermost taskgroup this
     /// task opened (which start as the inherited ones), else the inherited ones.
     pub fn reductions(&self) -> Option<Arc<Registration>> {

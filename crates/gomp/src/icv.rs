@@ -68,6 +68,8 @@ pub(crate) struct EnvSettings {
     /// `OMP_DISPLAY_ENV`: `Some(verbose)` to display the environment once the
     /// runtime starts.
     pub display_env: Option<bool>,
+    /// `OMP_CANCELLATION` (cancel-var): whether `cancel` constructs take effect.
+    pub cancellation: bool,
     /// Set variables we cannot honour, with why (the runtime refuses to start).
     pub unsupported: Vec<String>,
     /// Values we could not parse (reported once, then ignored like libgomp does).
@@ -85,6 +87,7 @@ pub(crate) fn parse_env(get: impl Fn(&str) -> Option<String>) -> EnvSettings {
         thread_limit: None,
         default_allocator: crate::alloc::DEFAULT_MEM_ALLOC,
         display_env: None,
+        cancellation: false,
         unsupported: Vec::new(),
         warnings: Vec::new(),
     };
@@ -104,10 +107,7 @@ pub(crate) fn parse_env(get: impl Fn(&str) -> Option<String>) -> EnvSettings {
     };
     s.dynamic = flag("OMP_DYNAMIC", &mut s).unwrap_or(false);
     s.nested = flag("OMP_NESTED", &mut s);
-    if flag("OMP_CANCELLATION", &mut s) == Some(true) {
-        s.unsupported
-            .push("OMP_CANCELLATION=true: cancellation is not supported".into());
-    }
+    s.cancellation = flag("OMP_CANCELLATION", &mut s).unwrap_or(false);
     if let Some(v) = get("OMP_MAX_ACTIVE_LEVELS") {
         match v.trim().parse::<usize>() {
             Ok(n) => s.max_active_levels = Some(n.min(SUPPORTED_ACTIVE_LEVELS)),
@@ -280,7 +280,10 @@ mod tests {
             ("OMP_CANCELLATION", "true"),
         ]);
         assert_eq!(s.warnings.len(), 2);
-        assert_eq!(s.unsupported.len(), 2);
+        assert_eq!(s.unsupported.len(), 1);
+        assert!(s.cancellation);
+        assert!(!env(&[("OMP_CANCELLATION", "false")]).cancellation);
+        assert!(!env(&[]).cancellation);
         assert_eq!(s.initial_icv(3).nthreads, 3);
     }
 

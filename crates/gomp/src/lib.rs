@@ -22,13 +22,15 @@
 //! crate's manifest. Unsupported: `threadprivate` (it compiles to thread-local
 //! storage, which scheduler workers do not give per member) and `OMP_STACKSIZE`
 //! (the scheduler owns the threads); the runtime aborts with a message when
-//! `OMP_STACKSIZE` or `OMP_CANCELLATION=true` is set.
+//! `OMP_STACKSIZE` is set.
 
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 pub mod abi;
 mod alloc;
 mod ctx;
+mod depend;
+mod doacross;
 mod fork;
 mod icv;
 mod loops;

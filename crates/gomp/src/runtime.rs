@@ -14,7 +14,7 @@
 //!   idle worker searches, as a *searching* worker a caller may displace, before
 //!   it parks; default the preset's).
 //! - `MAESTRO_OMP_IGNORE_UNSUPPORTED=1`: warn instead of aborting on unsupported
-//!   variables (`OMP_STACKSIZE`, `OMP_CANCELLATION=true`).
+//!   variables (`OMP_STACKSIZE`).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -104,6 +104,29 @@ pub(crate) fn warn_if_fixed_pool() {
 
 /// Reports a condition the runtime cannot continue from and aborts (we are called
 /// from C, so unwinding is not an option).
+/// Set by the first `cancel parallel` or `cancel taskgroup` that takes effect.
+/// Every task's creation and start check it before they look for a cancelled
+/// region or taskgroup, so a program that never cancels pays one load of a
+/// flag that never changes. Relaxed: set before the cancellation's own flag,
+/// and a task that sees it late is created or started, which OpenMP allows;
+/// the cancellation's flags decide.
+static CANCELLED_ANY: AtomicBool = AtomicBool::new(false);
+
+/// Notes that something was cancelled (see [`CANCELLED_ANY`]).
+pub(crate) fn note_cancellation() {
+    CANCELLED_ANY.store(true, Ordering::Relaxed);
+}
+
+/// Whether anything was ever cancelled (see [`CANCELLED_ANY`]).
+pub(crate) fn anything_cancelled() -> bool {
+    CANCELLED_ANY.load(Ordering::Relaxed)
+}
+
+/// cancel-var (`OMP_CANCELLATION`): whether `cancel` constructs take effect.
+pub(crate) fn cancellation() -> bool {
+    env().cancellation
+}
+
 pub(crate) fn fatal(msg: &str) -> ! {
     eprintln!("maestro-gomp: {msg}");
     std::process::abort()

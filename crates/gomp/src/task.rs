@@ -17,18 +17,27 @@
 //! `depend` clauses, tasks outside any parallel region) run at once in the
 //! creating task. Running every `depend` task at once, in creation order, satisfies
 //! every dependence between siblings (dependences only order sibling tasks, and
-//! earlier siblings have then all finished), at the price of their parallelism.
+//! earlier siblings have then all finished), at the price of their parallelism —
+//! except for siblings that are still *pending*: a `detach`ed task completes when
+//! its body has returned *and* its event has been fulfilled (`omp_fulfill_event`),
+//! so a later sibling that depends on it is deferred until then (the `depend`
+//! module).
+//!
+//! A detached task's record counts two parts (its body, its event) in `parts`;
+//! whoever finishes the second signals the completion ([`TaskRec::finish_part`]),
+//! so the body's end and the fulfilment may come in either order, on any threads.
 
 use std::cell::UnsafeCell;
 
 use smallvec::SmallVec;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use maestro_scheduler::sync::{Condvar, Mutex};
 
 use crate::abi::tasks::{ArgBlock, TaskFn};
 use crate::ctx::{Ctx, Group, with_current};
+use crate::depend::{DepTable, Deps};
 use crate::icv::Icv;
 use crate::runtime;
 use crate::taskred::Registration;
@@ -70,6 +79,26 @@ pub(crate) struct TaskRec {
     in_final: bool,
     parent: Arc<WaitSet>,
     group: Option<Arc<WaitSet>>,
+    /// `detach`: the task completes when both parts, its body and its event,
+    /// are done (see [`TaskRec::finish_part`]).
+    detached: bool,
+    /// Parts not done yet (2 for a detached task; unused otherwise). AcqRel
+    /// decrements: the part finished last acquires what the other part's
+    /// thread wrote before its Release, and passes both on to the waiters with
+    /// the completion's own Release decrements (`WaitSet::done`, the team mutex).
+    parts: AtomicUsize,
+    /// The task's entry among its parent's pending tasks with dependences, if
+    /// it has one (see the `depend` module).
+    dep: Option<DepLink>,
+    /// Pending siblings this task still waits for (a blocked task only).
+    /// Only read and written under its parent's `DepTable` mutex, so Relaxed.
+    blockers: AtomicUsize,
+}
+
+/// A task's entry in its parent's [`DepTable`].
+pub(crate) struct DepLink {
+    pub table: Arc<DepTable>,
+    pub id: u64,
 }
 
 // SAFETY: `body` is only touched by its creator before the record is shared and
@@ -80,6 +109,60 @@ unsafe impl Sync for TaskRec {}
 impl TaskRec {
     fn is_taken(&self) -> bool {
         self.taken.load(Ordering::Relaxed)
+    }
+
+    /// Sets the number of pending siblings a blocked task waits for (under its
+    /// parent's `DepTable` mutex).
+    pub(crate) fn set_blockers(&self, n: usize) {
+        self.blockers.store(n, Ordering::Relaxed);
+    }
+
+    /// One of the task's blockers completed (under its parent's `DepTable`
+    /// mutex); true if it was the last, and the task may run now.
+    pub(crate) fn unblock(&self) -> bool {
+        self.blockers.fetch_sub(1, Ordering::Relaxed) == 1
+    }
+
+    /// One part of the task is done: its body, or (for a detached task) its
+    /// event; `all`: every part is (a cancelled task that will never run: its
+    /// event no longer matters, as in libgomp). True if the task completed
+    /// with it: then its completion has been signalled to its dependent
+    /// siblings, its parent and its group, and the caller owes the team one
+    /// completion. A part finished after the task completed (an event
+    /// fulfilled after its task was cancelled) changes nothing.
+    fn finish_part(&self, all: bool) -> bool {
+        if self.detached {
+            // AcqRel: see `parts`.
+            let before = if all {
+                self.parts.swap(0, Ordering::AcqRel)
+            } else {
+                match self
+                    .parts
+                    .fetch_update(Ordering::AcqRel, Ordering::Acquire, |p| p.checked_sub(1))
+                {
+                    Ok(p) => p,
+                    Err(_) => return false,
+                }
+            };
+            if before == 0 || (!all && before != 1) {
+                return false;
+            }
+        }
+        if let Some(link) = &self.dep {
+            link.table.complete(link.id);
+        }
+        self.parent.done();
+        if let Some(g) = &self.group {
+            g.done();
+        }
+        true
+    }
+
+    /// Whether the task's region or taskgroup has been cancelled (then a task
+    /// that has not started never does).
+    fn cancelled(&self) -> bool {
+        runtime::anything_cancelled()
+            && (self.team.is_cancelled() || self.group.as_ref().is_some_and(|g| g.is_cancelled()))
     }
 
     /// The body, for the one caller that claims it first.
@@ -125,15 +208,38 @@ pub(crate) fn run_body(t: &TaskRec) -> bool {
             t.in_final,
         )
     };
+    if t.cancelled() {
+        // Cancelled before it started: it never runs.
+        drop(body);
+        drop(ctx);
+        return t.finish_part(true);
+    }
     ctx.enter();
     body.run();
     ctx.leave();
     drop(ctx);
-    t.parent.done();
-    if let Some(g) = &t.group {
-        g.done();
+    t.finish_part(false)
+}
+
+/// `omp_fulfill_event`: the event part of detached task `t` is done.
+pub(crate) fn fulfill(t: &TaskRec) {
+    if !t.detached {
+        runtime::fatal("omp_fulfill_event: the handle is not a detached task's event");
     }
-    true
+    if t.finish_part(false) {
+        t.team.task_done();
+    }
+}
+
+/// Queues a blocked task whose last blocker completed, like a deferred task
+/// (it has counted in its parent, group and team since its creation).
+pub(crate) fn release(t: Arc<TaskRec>) {
+    t.parent.enqueue(&t);
+    if let Some(g) = &t.group {
+        g.enqueue(&t);
+    }
+    let team = Arc::clone(&t.team);
+    team.queue_task(t);
 }
 
 /// Whether a task created in `parent` must run at once: in a `final` task,
@@ -205,6 +311,10 @@ pub(crate) fn defer(parent: &Ctx, final_task: bool, f: TaskFn, block: ArgBlock) 
         in_final: final_task,
         parent: parent.children().clone(),
         group,
+        detached: false,
+        parts: AtomicUsize::new(1),
+        dep: None,
+        blockers: AtomicUsize::new(0),
     });
     t.parent.add(&t);
     if let Some(g) = &t.group {
@@ -216,6 +326,149 @@ pub(crate) fn defer(parent: &Ctx, final_task: bool, f: TaskFn, block: ArgBlock) 
     }
 }
 
+/// A task that needs more than [`defer`]'s plain record: a detached one, or
+/// one with dependences on a pending sibling. Made without its body, so that
+/// its event handle (the record's address) exists before GCC's argument block
+/// is copied: the handle goes into the block too.
+pub(crate) struct Tracked {
+    rec: Arc<TaskRec>,
+    deps: Option<Deps>,
+}
+
+impl Tracked {
+    /// A record for a task created in `parent`; `run_here`: it will run at once
+    /// in its creator (then it is final if its creator is).
+    pub fn new(
+        parent: &Ctx,
+        final_task: bool,
+        detach: bool,
+        deps: Option<Deps>,
+        run_here: bool,
+    ) -> Tracked {
+        let (group, red) = parent.inherited();
+        let dep = deps.as_ref().map(|_| {
+            let table = Arc::clone(parent.children().deps());
+            let id = table.new_id();
+            DepLink { table, id }
+        });
+        let rec = Arc::new(TaskRec {
+            taken: AtomicBool::new(false),
+            body: UnsafeCell::new(Some(TaskBody {
+                f: noop,
+                block: ArgBlock::empty(),
+                red,
+            })),
+            team: Arc::clone(&parent.team),
+            icv: parent.icv.get(),
+            in_final: final_task || (run_here && parent.in_final),
+            parent: parent.children().clone(),
+            group,
+            detached: detach,
+            parts: AtomicUsize::new(if detach { 2 } else { 1 }),
+            dep,
+            blockers: AtomicUsize::new(0),
+        });
+        Tracked { rec, deps }
+    }
+
+    /// The event handle of a detached task: the record's address, holding a
+    /// reference that `omp_fulfill_event` ([`Tracked::from_event`]) gives back.
+    pub fn event(&self) -> usize {
+        Arc::into_raw(Arc::clone(&self.rec)) as usize
+    }
+
+    /// The task an event handle names.
+    ///
+    /// # Safety
+    /// `handle` came from [`Tracked::event`] and has not been passed here before.
+    pub unsafe fn from_event(handle: usize) -> Arc<TaskRec> {
+        // SAFETY: the caller's contract: the handle is a reference made by
+        // `Arc::into_raw` in `event` and not yet taken back.
+        unsafe { Arc::from_raw(handle as *const TaskRec) }
+    }
+
+    /// Gives the task its body: GCC's function and the task's own block.
+    pub fn set_body(&self, f: TaskFn, block: ArgBlock) {
+        // SAFETY: the record has not been shared with another thread yet (the
+        // event handle only sits in the creator's variables and block, which
+        // nothing reads before the task runs or the creator returns).
+        let body = unsafe { &mut *self.rec.body.get() };
+        if let Some(b) = body.as_mut() {
+            b.f = f;
+            b.block = block;
+        }
+    }
+
+    /// Counts the task in its parent, group and team, enters it among its
+    /// parent's pending tasks if it has dependences, and then: if a pending
+    /// sibling blocks it, leaves it to be queued when the last such completes;
+    /// else runs it here (`run_here`, the caller having waited for conflicting
+    /// siblings) or queues it.
+    pub fn submit(self, run_here: bool) {
+        let t = self.rec;
+        t.parent.count();
+        if let Some(g) = &t.group {
+            g.count();
+        }
+        t.team.count_task();
+        if let (Some(link), Some(deps)) = (&t.dep, self.deps) {
+            let blocked = (!run_here).then_some(&t);
+            if link.table.register(link.id, deps, blocked) > 0 {
+                return;
+            }
+        }
+        if run_here {
+            execute(t);
+        } else {
+            release(t);
+        }
+    }
+}
+
+/// The placeholder body of a [`Tracked`] record until [`Tracked::set_body`].
+unsafe extern "C" fn noop(_: *mut std::ffi::c_void) {}
+
+/// Waits (running the caller's queued children) until no pending child of
+/// `ctx` with dependences conflicts with `deps`: before an undeferred task with
+/// dependences runs, and for `taskwait depend(…)`.
+pub(crate) fn wait_for_deps(ctx: &Ctx, deps: &[crate::depend::Dep]) {
+    if let Some(children) = ctx.children.get()
+        && let Some(table) = children.deps.get()
+    {
+        table.wait_for(deps, Some(children));
+    }
+}
+
+/// Whether a task with `deps` created in `ctx` would be blocked by a pending
+/// sibling.
+pub(crate) fn deps_blocked(ctx: &Ctx, deps: &[crate::depend::Dep]) -> bool {
+    ctx.children
+        .get()
+        .and_then(|c| c.deps.get())
+        .is_some_and(|t| t.conflicts(deps))
+}
+
+/// Whether a task created now in `ctx` is not to be created at all: its
+/// region or its taskgroup has been cancelled (libgomp's rule).
+pub(crate) fn creation_cancelled(ctx: &Ctx) -> bool {
+    runtime::anything_cancelled()
+        && (ctx.team.is_cancelled() || ctx.with_group(|g| g.is_some_and(WaitSet::is_cancelled)))
+}
+
+/// `cancel taskgroup` in `ctx`: cancels the innermost taskgroup (for one a
+/// work-sharing construct opened, the one enclosing it, as libgomp does).
+pub(crate) fn cancel_taskgroup(ctx: &Ctx) {
+    if let Some(g) = ctx.inherited().0 {
+        runtime::note_cancellation();
+        g.cancel_target().cancelled.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Whether the innermost taskgroup of `ctx` is cancelled.
+pub(crate) fn taskgroup_cancelled(ctx: &Ctx) -> bool {
+    ctx.inherited().0.is_some_and(|g| g.is_cancelled())
+}
+
 /// Tasks a waiter waits for: a task's children, or a taskgroup.
 pub(crate) struct WaitSet {
     /// Tasks added and not finished. Incremented under `state`'s mutex (by
@@ -225,6 +478,18 @@ pub(crate) struct WaitSet {
     outstanding: AtomicUsize,
     state: Mutex<WaitState>,
     cv: Condvar,
+    /// A taskgroup's `cancel taskgroup`. Relaxed: no data is published with
+    /// it, and a task that sees it late runs, which OpenMP allows.
+    cancelled: AtomicBool,
+    /// For a taskgroup a work-sharing construct opened: the enclosing one,
+    /// which `cancel taskgroup` inside the construct's tasks cancels.
+    outer: Option<Arc<WaitSet>>,
+    /// For a task's children: those with dependences that have not completed
+    /// (see the `depend` module); made, by the task itself, when a detached
+    /// task with dependences or a task blocked behind one is created. Here
+    /// rather than in the task's context, which every included task makes
+    /// and drops.
+    deps: OnceLock<Arc<DepTable>>,
 }
 
 #[derive(Default)]
@@ -235,6 +500,9 @@ struct WaitState {
     queued: SmallVec<[Arc<TaskRec>; 4]>,
     prune_at: usize,
     waiters: usize,
+    /// Set when the set's task ended ([`WaitSet::forget_queued`]): tasks
+    /// released later are not queued here (nobody would take them out).
+    forgotten: bool,
 }
 
 impl Default for WaitSet {
@@ -245,11 +513,36 @@ impl Default for WaitSet {
 
 impl WaitSet {
     pub fn new() -> WaitSet {
+        WaitSet::with_outer(None)
+    }
+
+    fn with_outer(outer: Option<Arc<WaitSet>>) -> WaitSet {
         WaitSet {
             outstanding: AtomicUsize::new(0),
             state: Mutex::new(WaitState::default()),
             cv: Condvar::new(),
+            cancelled: AtomicBool::new(false),
+            outer,
+            deps: OnceLock::new(),
         }
+    }
+
+    /// The table of this task's pending children with dependences, made on
+    /// first use (by the task whose children these are).
+    pub fn deps(&self) -> &Arc<DepTable> {
+        self.deps.get_or_init(|| Arc::new(DepTable::new()))
+    }
+
+    /// The group `cancel taskgroup` marks when this one is innermost.
+    fn cancel_target(&self) -> &WaitSet {
+        self.outer.as_deref().unwrap_or(self)
+    }
+
+    /// Whether this taskgroup (or, for a construct's, the enclosing one) is
+    /// cancelled.
+    fn is_cancelled(&self) -> bool {
+        self.cancel_target().cancelled.load(Ordering::Relaxed)
+            || self.cancelled.load(Ordering::Relaxed)
     }
 
     fn add(&self, t: &Arc<TaskRec>) {
@@ -266,6 +559,36 @@ impl WaitSet {
         if wake {
             self.cv.notify_one();
         }
+    }
+
+    /// Counts a task without queuing it (see [`WaitSet::enqueue`]).
+    fn count(&self) {
+        let _s = self.state.lock();
+        // Relaxed: the mutex orders it against the waiter's check (taken under it).
+        self.outstanding.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Queues a task counted by [`WaitSet::count`] for a waiter to run.
+    fn enqueue(&self, t: &Arc<TaskRec>) {
+        let mut s = self.state.lock();
+        if s.forgotten {
+            return;
+        }
+        if s.queued.len() >= s.prune_at.max(32) {
+            s.queued.retain(|t| !t.is_taken());
+            s.prune_at = 2 * s.queued.len();
+        }
+        s.queued.push(t.clone());
+        let wake = s.waiters > 0;
+        drop(s);
+        if wake {
+            self.cv.notify_one();
+        }
+    }
+
+    /// The last queued task, if any (maybe one already taken).
+    pub fn pop_queued(&self) -> Option<Arc<TaskRec>> {
+        self.state.lock().queued.pop()
     }
 
     /// One task of the set finished. No wake-up is lost: a waiter registers
@@ -291,7 +614,11 @@ impl WaitSet {
     /// good (measured: 2 KB per region of a `single` making 8 tasks). The
     /// children still run: they are in the team's queue too.
     pub fn forget_queued(&self) {
-        let queued = std::mem::take(&mut self.state.lock().queued);
+        let queued = {
+            let mut s = self.state.lock();
+            s.forgotten = true;
+            std::mem::take(&mut s.queued)
+        };
         drop(queued);
     }
 
@@ -326,8 +653,9 @@ pub(crate) fn taskgroup_start(ctx: &Ctx) {
 /// a work-sharing construct with task reductions opens for each member.
 pub(crate) fn open_group(ctx: &Ctx, workshare: bool) {
     let red = ctx.reductions();
+    let outer = if workshare { ctx.inherited().0 } else { None };
     ctx.groups.borrow_mut().push(Group {
-        set: Arc::new(WaitSet::new()),
+        set: Arc::new(WaitSet::with_outer(outer)),
         red,
         workshare,
     });
@@ -353,5 +681,109 @@ pub(crate) fn close_group(ctx: &Ctx, workshare: bool) {
             "GOMP_workshare_task_reduction_unregister without a construct with task reductions",
         ),
         None => runtime::fatal("GOMP_taskgroup_end without a taskgroup"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::depend::Dep;
+    use crate::team::TeamShared;
+
+    fn parent() -> Ctx {
+        Ctx::new(
+            TeamShared::initial(),
+            0,
+            runtime::initial_icv(),
+            None,
+            None,
+            false,
+        )
+    }
+
+    fn outstanding(ctx: &Ctx) -> usize {
+        ctx.children().outstanding.load(Ordering::Acquire)
+    }
+
+    /// A detached task of `ctx` (with `deps`, if any), submitted but not run.
+    fn detached(ctx: &Ctx, deps: Option<Deps>) -> Arc<TaskRec> {
+        let t = Tracked::new(ctx, false, true, deps, false);
+        t.set_body(noop, ArgBlock::empty());
+        let rec = Arc::clone(&t.rec);
+        t.submit(false);
+        rec
+    }
+
+    #[test]
+    fn a_detached_task_completes_after_body_and_event_in_either_order() {
+        let ctx = parent();
+        let a = detached(&ctx, None);
+        let b = detached(&ctx, None);
+        assert_eq!(outstanding(&ctx), 2);
+        // a: body first, then the event.
+        assert!(!run_body(&a));
+        assert_eq!(outstanding(&ctx), 2);
+        fulfill(&a);
+        assert_eq!(outstanding(&ctx), 1);
+        // b: the event first, then the body.
+        fulfill(&b);
+        assert_eq!(outstanding(&ctx), 1);
+        assert!(run_body(&b));
+        b.team.task_done();
+        assert_eq!(outstanding(&ctx), 0);
+    }
+
+    #[test]
+    fn a_cancelled_detached_task_completes_once_and_a_late_event_is_ignored() {
+        let ctx = parent();
+        let t = detached(&ctx, None);
+        assert!(t.finish_part(true));
+        assert_eq!(outstanding(&ctx), 0);
+        assert!(!t.finish_part(false), "the event after the cancellation");
+        assert_eq!(outstanding(&ctx), 0);
+    }
+
+    #[test]
+    fn a_dependent_task_is_released_when_its_detached_sibling_completes() {
+        let ctx = parent();
+        let x = Dep {
+            addr: 64,
+            out: true,
+        };
+        let d = detached(&ctx, Some([x].into_iter().collect()));
+        // Queued at once: nothing blocks it.
+        assert!(ctx.children().pop_queued().is_some());
+        let reader = [Dep {
+            addr: 64,
+            out: false,
+        }];
+        assert!(deps_blocked(&ctx, &reader));
+        let r = Tracked::new(
+            &ctx,
+            false,
+            false,
+            Some(reader.into_iter().collect()),
+            false,
+        );
+        r.set_body(noop, ArgBlock::empty());
+        let rec = Arc::clone(&r.rec);
+        r.submit(false);
+        assert_eq!(outstanding(&ctx), 2);
+        assert!(
+            ctx.children().pop_queued().is_none(),
+            "blocked: queued nowhere"
+        );
+        assert!(!run_body(&d));
+        assert!(
+            ctx.children().pop_queued().is_none(),
+            "the event is missing"
+        );
+        fulfill(&d);
+        let released = ctx.children().pop_queued().expect("released");
+        assert!(Arc::ptr_eq(&released, &rec));
+        assert!(run_body(&released));
+        released.team.task_done();
+        assert_eq!(outstanding(&ctx), 0);
+        assert!(!deps_blocked(&ctx, &reader));
     }
 }

@@ -71,6 +71,30 @@ pub(crate) struct TeamShared {
     /// The task reductions of a `parallel reduction(task, …)`, which every
     /// member's implicit task sees (`GOMP_parallel_reductions`).
     pub red: Option<Arc<Registration>>,
+    /// `cancel parallel` happened: `TeamSync::cancelled`, readable without the
+    /// mutex (cancellation points, tasks about to start). Stored under the
+    /// mutex; Relaxed on both sides: no data is published with the flag, and
+    /// seeing it late only lets more of the region run, which OpenMP allows
+    /// (a cancellation takes effect at the next cancellation point that sees
+    /// it); the barrier decides under the mutex.
+    cancelled: AtomicBool,
+    /// `cancel for` / `cancel sections`: the team's current loop or sections
+    /// construct is cancelled. Such a construct has no `nowait` (OpenMP forbids
+    /// it), so every member meets at its end's barrier, whose release clears
+    /// the flag for the next construct. Relaxed, as `cancelled`.
+    ws_cancelled: AtomicBool,
+}
+
+/// How a barrier wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BarrierEnd {
+    /// Every member arrived and the team's tasks were done.
+    Passed,
+    /// A native-API member panicked.
+    Poisoned,
+    /// The region was cancelled (cancellable barriers only): the member left
+    /// without waiting for the others.
+    Cancelled,
 }
 
 /// How long a barrier waiter spins before it sleeps. Guessed: above the
@@ -90,6 +114,8 @@ struct TeamSync {
     waiters: usize,
     /// A native-API member panicked: barriers give up instead of waiting forever.
     poisoned: bool,
+    /// `cancel parallel` happened: cancellable barriers let every member go.
+    cancelled: bool,
 }
 
 /// libgomp's throttle: past this many unfinished tasks per member, new tasks run
@@ -136,6 +162,8 @@ impl TeamShared {
             singles: AtomicU64::new(0),
             ws: WsTable::new(n),
             red: None,
+            cancelled: AtomicBool::new(false),
+            ws_cancelled: AtomicBool::new(false),
         }
     }
 
@@ -147,24 +175,74 @@ impl TeamShared {
 
     /// The team barrier. Returns false (at once) if the team is poisoned.
     pub fn barrier(&self) -> bool {
+        self.wait_barrier(false) == BarrierEnd::Passed
+    }
+
+    /// The barrier of a cancellable region (`GOMP_barrier_cancel` and the
+    /// `*_end_cancel` entry points): true if the region is cancelled, before
+    /// or while this member waits; it then leaves at once, withdrawing its
+    /// arrival (the region is ending: its members only meet again at the join,
+    /// which counts finished members, not arrivals).
+    pub fn barrier_cancellable(&self) -> bool {
+        self.wait_barrier(true) == BarrierEnd::Cancelled
+    }
+
+    /// `cancel parallel`: marks the team cancelled and wakes every waiter, so
+    /// that members waiting at cancellable barriers leave. No wake-up is lost:
+    /// the flag is set under the team mutex, under which a waiter checks it
+    /// before it sleeps.
+    pub fn cancel(&self) {
+        runtime::note_cancellation();
         let mut s = self.sync.lock();
+        s.cancelled = true;
+        self.cancelled.store(true, Ordering::Relaxed);
+        drop(s);
+        self.cv.notify_all();
+    }
+
+    /// Whether `cancel parallel` happened (see `cancelled`).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+
+    /// `cancel for` / `cancel sections`: cancels the current construct.
+    pub fn cancel_workshare(&self) {
+        self.ws_cancelled.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the current loop or sections construct is cancelled.
+    pub fn workshare_cancelled(&self) -> bool {
+        self.ws_cancelled.load(Ordering::Relaxed)
+    }
+
+    fn wait_barrier(&self, cancellable: bool) -> BarrierEnd {
+        let mut s = self.sync.lock();
+        if cancellable && s.cancelled {
+            return BarrierEnd::Cancelled;
+        }
         let generation = s.generation;
         s.arrived += 1;
         loop {
             if s.generation != generation {
-                return true;
+                return BarrierEnd::Passed;
             }
             if s.poisoned {
-                return false;
+                return BarrierEnd::Poisoned;
+            }
+            if cancellable && s.cancelled {
+                s.arrived -= 1;
+                return BarrierEnd::Cancelled;
             }
             if s.arrived == self.n && s.outstanding == 0 {
                 s.arrived = 0;
                 s.generation += 1;
+                // The end of the construct that was cancelled, if any.
+                self.ws_cancelled.store(false, Ordering::Relaxed);
                 // Pairs with the Acquire load of the spinning waiters.
                 self.generation.store(s.generation, Ordering::Release);
                 drop(s);
                 self.cv.notify_all();
-                return true;
+                return BarrierEnd::Passed;
             }
             if let Some(t) = s.queued.pop_back() {
                 drop(s);
@@ -183,12 +261,20 @@ impl TeamShared {
             // at most `BARRIER_SPIN` of CPU before the waiter sleeps as
             // *blocked* and the scheduler can run it.
             drop(s);
-            if self.spin_until_generation_moves(generation) {
-                return true;
+            if self.spin_until(|| {
+                // Acquire: pairs with the Release store of the releasing member.
+                self.generation.load(Ordering::Acquire) != generation
+                    || (cancellable && self.is_cancelled())
+            }) && !cancellable
+            {
+                return BarrierEnd::Passed;
             }
             s = self.sync.lock();
             if s.generation != generation {
-                return true;
+                return BarrierEnd::Passed;
+            }
+            if cancellable && s.cancelled {
+                continue;
             }
             s.waiters += 1;
             self.cv.wait(&mut s);
@@ -196,19 +282,11 @@ impl TeamShared {
         }
     }
 
-    /// Spins up to [`BARRIER_SPIN`] for the barrier's generation to leave
-    /// `generation`; true if it did. Gives up early (and does not start) while the
-    /// scheduler has more active workers than contexts: the spin would then take a
-    /// core from a member that has yet to arrive or from other work (the `Latch`
-    /// rule, `maestro_scheduler::sync::load_allows_spinning`).
-    fn spin_until_generation_moves(&self, generation: u64) -> bool {
-        // Acquire: pairs with the Release store of the releasing member.
-        self.spin_until(|| self.generation.load(Ordering::Acquire) != generation)
-    }
-
     /// Spins up to [`BARRIER_SPIN`] until `done()`; true if it held. Gives up
-    /// early (and does not start) while the load forbids spinning (see
-    /// [`Self::spin_until_generation_moves`]).
+    /// early (and does not start) while the scheduler has more active workers
+    /// than contexts: the spin would then take a core from a member that has
+    /// yet to arrive or from other work (the `Latch` rule,
+    /// `maestro_scheduler::sync::load_allows_spinning`).
     fn spin_until(&self, done: impl Fn() -> bool) -> bool {
         let start = std::time::Instant::now();
         loop {
@@ -256,6 +334,26 @@ impl TeamShared {
             self.cv.notify_one();
         }
         true
+    }
+
+    /// Counts a new explicit task that is queued later ([`Self::queue_task`])
+    /// or run at once by its creator.
+    pub fn count_task(&self) {
+        let mut s = self.sync.lock();
+        s.outstanding += 1;
+        self.outstanding.store(s.outstanding, Ordering::Relaxed);
+    }
+
+    /// Queues a task counted by [`Self::count_task`] for waiters to help with
+    /// (whatever the throttle: the task exists already).
+    pub fn queue_task(&self, t: Arc<TaskRec>) {
+        let mut s = self.sync.lock();
+        s.queued.push_back(t);
+        let wake = s.waiters > 0;
+        drop(s);
+        if wake {
+            self.cv.notify_one();
+        }
     }
 
     /// Whether the team has more unfinished explicit tasks than its throttle
@@ -382,5 +480,53 @@ impl TeamShared {
             self.cv.wait(&mut s);
             s.waiters -= 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn team(n: usize) -> Arc<TeamShared> {
+        Arc::new(TeamShared::build(
+            n,
+            1,
+            1,
+            Vec::new(),
+            None,
+            runtime::initial_icv(),
+            None,
+        ))
+    }
+
+    #[test]
+    fn cancellable_barrier_passes_when_not_cancelled_and_ends_a_workshare_cancel() {
+        let t = team(2);
+        t.cancel_workshare();
+        let other = {
+            let t = t.clone();
+            std::thread::spawn(move || t.barrier_cancellable())
+        };
+        assert!(!t.barrier_cancellable());
+        assert!(!other.join().unwrap());
+        assert!(!t.workshare_cancelled(), "the barrier's release ends it");
+        assert!(!t.is_cancelled());
+    }
+
+    #[test]
+    fn cancel_releases_waiters_and_later_arrivals() {
+        let t = team(3);
+        let waiter = {
+            let t = t.clone();
+            std::thread::spawn(move || t.barrier_cancellable())
+        };
+        // Let the waiter arrive and sleep (a member that never arrives keeps
+        // the barrier closed, so only the cancellation can release it).
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        t.cancel();
+        assert!(waiter.join().unwrap());
+        assert!(t.is_cancelled());
+        assert!(t.barrier_cancellable(), "arriving after the cancel");
+        assert_eq!(t.sync.lock().arrived, 0, "cancelled waiters withdraw");
     }
 }

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use maestro_scheduler::sync::Mutex;
 
 use crate::ctx::Ctx;
+use crate::doacross::Doacross;
 use crate::loops::LoopWs;
 use crate::taskred::Chunks;
 
@@ -39,6 +40,8 @@ pub(crate) struct WorkShare {
     /// The private copies of the construct's task reductions
     /// (`reduction(task, …)`), one per reductions array; empty without.
     task_red: Vec<Arc<Chunks>>,
+    /// A doacross loop's posted iterations (`for ordered(n)`).
+    doacross: Option<Doacross>,
 }
 
 impl WorkShare {
@@ -48,7 +51,17 @@ impl WorkShare {
             left: AtomicUsize::new(0),
             scratch: None,
             task_red: Vec::new(),
+            doacross: None,
         }
+    }
+
+    pub fn with_doacross(mut self, d: Doacross) -> WorkShare {
+        self.doacross = Some(d);
+        self
+    }
+
+    pub fn doacross(&self) -> Option<&Doacross> {
+        self.doacross.as_ref()
     }
 
     pub fn with_task_reductions(mut self, chunks: Vec<Arc<Chunks>>) -> WorkShare {

@@ -260,7 +260,10 @@ pub(crate) fn display_env_text(verbose: bool) -> String {
         "  OMP_WAIT_POLICY = 'PASSIVE'".to_string(),
         format!("  OMP_THREAD_LIMIT = '{}'", runtime::thread_limit()),
         format!("  OMP_MAX_ACTIVE_LEVELS = '{}'", icv.max_active_levels),
-        "  OMP_CANCELLATION = 'FALSE'".to_string(),
+        format!(
+            "  OMP_CANCELLATION = '{}'",
+            bool_str(runtime::env().cancellation)
+        ),
         "  OMP_DEFAULT_DEVICE = '0'".to_string(),
         "  OMP_MAX_TASK_PRIORITY = '0'".to_string(),
         "  OMP_DISPLAY_AFFINITY = 'FALSE'".to_string(),

@@ -227,9 +227,13 @@ pub extern "C" fn GOMP_loop_end_nowait() {
     with_current(workshare::end);
 }
 
-/// [`GOMP_loop_end`] of a cancellable loop: never cancelled.
+/// [`GOMP_loop_end`] of a loop in a cancellable region: leaves the construct
+/// and waits at a cancellable barrier (whose release also ends a `cancel for`
+/// of this loop); true if the region is cancelled.
 #[unsafe(no_mangle)]
 pub extern "C" fn GOMP_loop_end_cancel() -> bool {
-    GOMP_loop_end();
-    false
+    with_current(|ctx| {
+        workshare::end(ctx);
+        ctx.team.barrier_cancellable()
+    })
 }

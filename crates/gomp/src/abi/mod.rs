@@ -2,10 +2,11 @@
 //! with the signatures of GCC's `libgomp_g.h` and `omp.h`, plus `maestro_omp_*`
 //! controls. Entry points we do not implement are deliberately *not* exported, so
 //! a program that needs them fails at link time with the symbol's name instead of
-//! misbehaving: offloading (`GOMP_target*`, `GOMP_teams*`), doacross loops
-//! (`ordered(n)`, `GOMP_doacross_*`) and `GOMP_error`/`GOMP_warning`.
-//! Cancellation compiles and is ignored (every cancellation point reports "not
-//! cancelled", which OpenMP allows while `OMP_CANCELLATION` is false).
+//! misbehaving: offloading (`GOMP_target*`, `GOMP_teams*`),
+//! `GOMP_error`/`GOMP_warning`, and on targets other than x86-64 the two
+//! variadic doacross waits (see [`doacross`]).
+//! Cancellation takes effect with `OMP_CANCELLATION=true` (see [`parallel`]);
+//! without it every cancellation point reports "not cancelled", as in libgomp.
 //!
 //! Every entry point is `unsafe extern "C"`: GCC guarantees the pointers it passes
 //! are valid for the documented use, and calling them any other way is undefined.
@@ -13,6 +14,7 @@
 pub mod alloc;
 pub mod control;
 pub mod display;
+pub mod doacross;
 pub mod loops_long;
 pub mod loops_ull;
 pub mod omp;
@@ -98,8 +100,39 @@ pub(crate) unsafe fn begin_loop(
     scratch: *mut *mut c_void,
     reductions: *mut usize,
 ) -> Arc<WorkShare> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        begin_loop_with(
+            ctx,
+            space,
+            kind,
+            chunk,
+            ordered,
+            scratch,
+            reductions,
+            |ws| ws,
+        )
+    }
+}
+
+/// [`begin_loop`], with `finish` completing the construct when this member
+/// creates it (a doacross loop adds its state).
+///
+/// # Safety
+/// As for [`begin_loop`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn begin_loop_with(
+    ctx: &Ctx,
+    space: Space,
+    kind: Kind,
+    chunk: u64,
+    ordered: bool,
+    scratch: *mut *mut c_void,
+    reductions: *mut usize,
+    finish: impl FnOnce(WorkShare) -> WorkShare,
+) -> Arc<WorkShare> {
     let (ws, _) = workshare::begin(ctx, || {
-        let mut ws = loop_ws(ctx, ctx.team.n, space, kind, chunk, ordered);
+        let mut ws = finish(loop_ws(ctx, ctx.team.n, space, kind, chunk, ordered));
         if !scratch.is_null() {
             // SAFETY: the caller guarantees `scratch` is readable.
             ws = ws.with_scratch(unsafe { *scratch } as usize);

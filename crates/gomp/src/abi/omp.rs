@@ -191,9 +191,10 @@ pub extern "C" fn omp_get_wtick() -> f64 {
     1e-9
 }
 
+/// cancel-var: 1 if `OMP_CANCELLATION=true`.
 #[unsafe(no_mangle)]
 pub extern "C" fn omp_get_cancellation() -> c_int {
-    0
+    c_int::from(crate::runtime::cancellation())
 }
 
 /// Host-only answers for the device, teams, places and priority queries.

@@ -1,6 +1,23 @@
 //! Parallel regions (`GOMP_parallel`, the legacy `GOMP_parallel_start`/`_end`
-//! pair, combined `parallel sections`), the barrier, and the cancellation entry
-//! points (which never cancel).
+//! pair, combined `parallel sections`), the barrier, and cancellation
+//! (`GOMP_cancel`, `GOMP_cancellation_point`, `GOMP_barrier_cancel`; the ends
+//! of cancellable loops and sections are with those constructs).
+//!
+//! Cancellation takes effect only with `OMP_CANCELLATION=true` (cancel-var);
+//! otherwise every entry point reports "not cancelled", as libgomp does. GCC
+//! lowers `cancel X` to `if (GOMP_cancel(X, cond)) goto end-of-X` and
+//! `cancellation point X` to the same with `GOMP_cancellation_point(X)`, and
+//! uses the `*_cancel` barriers in regions that contain a `cancel`: they return
+//! true when the region is cancelled, and the member then jumps to the end of
+//! its region. What each kind cancels:
+//! - `parallel`: the team (`TeamShared::cancel`): cancellable barriers let
+//!   every member go, queued tasks of the team never start, new ones are not
+//!   created; members still meet at the join.
+//! - `for` / `sections`: the team's current construct (`cancel_workshare`),
+//!   which members see at their next cancellation point; the construct's
+//!   end barrier clears it.
+//! - `taskgroup`: the innermost taskgroup of the encountering task: its tasks
+//!   that have not started never do, and no new ones are created in it.
 //!
 //! GCC encodes `if(false)` as `num_threads = 1`, and `num_threads` absent as 0.
 
@@ -13,6 +30,7 @@ use crate::fork::{self, Master};
 use crate::icv::Sched;
 use crate::loops::Space;
 use crate::runtime;
+use crate::task;
 use crate::team::RegionFn;
 use crate::workshare::WorkShare;
 
@@ -124,21 +142,60 @@ pub extern "C" fn GOMP_barrier() {
     });
 }
 
-/// A barrier in a cancellable region: never cancelled.
+/// A barrier in a cancellable region: true if the region is cancelled (then
+/// the member leaves without waiting for the others).
 #[unsafe(no_mangle)]
 pub extern "C" fn GOMP_barrier_cancel() -> bool {
-    GOMP_barrier();
-    false
+    with_current(|ctx| ctx.team.barrier_cancellable())
 }
 
-/// `#pragma omp cancel`: cancellation is disabled, so nothing is cancelled.
+/// `which` of `GOMP_cancel` and `GOMP_cancellation_point` (GCC's
+/// `GOMP_CANCEL_*`).
+const CANCEL_PARALLEL: c_int = 1;
+const CANCEL_LOOP: c_int = 2;
+const CANCEL_SECTIONS: c_int = 4;
+const CANCEL_TASKGROUP: c_int = 8;
+
+/// `#pragma omp cancel which if(do_cancel)`: true if the construct is now
+/// cancelled (the caller jumps to its end). With cancellation disabled,
+/// false; with `do_cancel` false, a cancellation point.
 #[unsafe(no_mangle)]
-pub extern "C" fn GOMP_cancel(_which: c_int, _do_cancel: bool) -> bool {
-    false
+pub extern "C" fn GOMP_cancel(which: c_int, do_cancel: bool) -> bool {
+    if !runtime::cancellation() {
+        return false;
+    }
+    if !do_cancel {
+        return GOMP_cancellation_point(which);
+    }
+    with_current(|ctx| {
+        if which & (CANCEL_LOOP | CANCEL_SECTIONS) != 0 {
+            ctx.team.cancel_workshare();
+        } else if which & CANCEL_TASKGROUP != 0 {
+            task::cancel_taskgroup(ctx);
+        } else if which & CANCEL_PARALLEL != 0 {
+            ctx.team.cancel();
+        } else {
+            runtime::fatal(&format!("GOMP_cancel: unknown construct {which:#x}"));
+        }
+    });
+    true
 }
 
-/// `#pragma omp cancellation point`: never cancelled.
+/// `#pragma omp cancellation point which`: true if the construct has been
+/// cancelled (the caller jumps to its end). A task's taskgroup also counts as
+/// cancelled when its region is (`cancel parallel` cancels its tasks too).
 #[unsafe(no_mangle)]
-pub extern "C" fn GOMP_cancellation_point(_which: c_int) -> bool {
-    false
+pub extern "C" fn GOMP_cancellation_point(which: c_int) -> bool {
+    if !runtime::cancellation() {
+        return false;
+    }
+    with_current(|ctx| {
+        if which & (CANCEL_LOOP | CANCEL_SECTIONS) != 0 {
+            return ctx.team.workshare_cancelled();
+        }
+        if which & CANCEL_TASKGROUP != 0 && task::taskgroup_cancelled(ctx) {
+            return true;
+        }
+        ctx.team.is_cancelled()
+    })
 }

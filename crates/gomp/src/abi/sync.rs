@@ -177,10 +177,14 @@ pub extern "C" fn GOMP_sections_end_nowait() {
     with_current(workshare::end);
 }
 
+/// [`GOMP_sections_end`] in a cancellable region: as
+/// [`GOMP_loop_end_cancel`](super::loops_long::GOMP_loop_end_cancel).
 #[unsafe(no_mangle)]
 pub extern "C" fn GOMP_sections_end_cancel() -> bool {
-    GOMP_sections_end();
-    false
+    with_current(|ctx| {
+        workshare::end(ctx);
+        ctx.team.barrier_cancellable()
+    })
 }
 
 /// Enters an `ordered` region: waits until every earlier chunk of the loop is

@@ -1,15 +1,22 @@
-//! `GOMP_task` and its waits. GCC passes the task's firstprivate block as `data`
-//! (`arg_size` bytes, aligned to `arg_align`) and, when some copy needs code
-//! (C++ copy constructors, VLAs), a `cpyfn(dst, src)` to build the task's own copy.
+//! `GOMP_task` and its waits, and `omp_fulfill_event`. GCC passes the task's
+//! firstprivate block as `data` (`arg_size` bytes, aligned to `arg_align`) and,
+//! when some copy needs code (C++ copy constructors, VLAs), a `cpyfn(dst, src)`
+//! to build the task's own copy.
+//!
+//! `detach(event)`: GCC sets `GOMP_TASK_FLAG_DETACH` and passes the address of
+//! the creator's `omp_event_handle_t` as `detach`; the runtime stores the handle
+//! there and, as libgomp does, in the first word of `data` (where GCC's lowering
+//! reads the task's firstprivate copy of the event from).
 
 use std::alloc::{Layout, alloc, dealloc};
 use std::cell::UnsafeCell;
 use std::ffi::{c_int, c_long, c_uint, c_void};
 use std::mem::MaybeUninit;
 
-use crate::ctx::with_current;
+use crate::ctx::{Ctx, with_current};
+use crate::depend;
 use crate::runtime;
-use crate::task;
+use crate::task::{self, Tracked};
 
 const FLAG_FINAL: c_uint = 1 << 1;
 const FLAG_DEPEND: c_uint = 1 << 3;
@@ -68,6 +75,11 @@ impl ArgBlock {
         }
     }
 
+    /// A block of no bytes, for a record whose body comes later.
+    pub(crate) fn empty() -> ArgBlock {
+        ArgBlock::new(0, 1, true)
+    }
+
     /// The block's first byte; valid while the block neither moves nor drops.
     pub(crate) fn as_ptr(&self) -> *mut c_void {
         match &self.storage {
@@ -95,7 +107,8 @@ unsafe impl Send for ArgBlock {}
 /// # Safety
 /// `f`, `data`, `cpyfn`, `arg_size` and `arg_align` are as GCC generates them:
 /// `data` is valid for `arg_size` bytes and `cpyfn`, if any, fills a block of that
-/// size from it.
+/// size from it; `depend` is GCC's depend array if the flags say `depend`, and
+/// `detach` points to an `omp_event_handle_t` if they say `detach`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn GOMP_task(
     f: TaskFn,
@@ -105,36 +118,153 @@ pub unsafe extern "C" fn GOMP_task(
     arg_align: c_long,
     if_clause: bool,
     flags: c_uint,
-    _depend: *mut *mut c_void,
+    depend: *mut *mut c_void,
     _priority: c_int,
-    _detach: *mut c_void,
+    detach: *mut c_void,
 ) {
-    if flags & FLAG_DETACH != 0 {
-        runtime::fatal("GOMP_task: the detach clause is not supported");
-    }
     let final_task = flags & FLAG_FINAL != 0;
     with_current(|ctx| {
-        if !if_clause || flags & FLAG_DEPEND != 0 || task::must_run_now(ctx) {
-            task::run_now(ctx, final_task, || match cpyfn {
-                Some(copy) => {
-                    let block = ArgBlock::new(arg_size, arg_align, false);
-                    // SAFETY: GCC's copy function fills a block of `arg_size`
-                    // bytes from `data`; then the body reads it.
-                    unsafe {
-                        copy(block.as_ptr(), data);
-                        f(block.as_ptr());
-                    }
-                }
-                // SAFETY: an undeferred task may use the creator's block in place,
-                // which outlives this call.
-                None => unsafe { f(data) },
-            });
+        if task::creation_cancelled(ctx) {
             return;
         }
-        // SAFETY: forwarded GCC contract on `data`, `cpyfn` and `arg_size`.
-        let block = unsafe { copy_block(data, cpyfn, arg_size, arg_align) };
-        defer(ctx, f, block, final_task);
+        let undeferred = !if_clause || task::must_run_now(ctx);
+        if flags & (FLAG_DEPEND | FLAG_DETACH) != 0 {
+            let spec = TaskSpec {
+                f,
+                data,
+                cpyfn,
+                arg_size,
+                arg_align,
+                final_task,
+            };
+            // SAFETY: forwarded GCC contract on the arguments.
+            if unsafe { with_depend_or_detach(ctx, spec, flags, undeferred, depend, detach) } {
+                return;
+            }
+            // With dependences on completed siblings only: running it now is
+            // correct (see the `task` module).
+        } else if !undeferred {
+            // SAFETY: forwarded GCC contract on `data`, `cpyfn` and `arg_size`.
+            let block = unsafe { copy_block(data, cpyfn, arg_size, arg_align) };
+            defer(ctx, f, block, final_task);
+            return;
+        }
+        task::run_now(ctx, final_task, || match cpyfn {
+            Some(copy) => {
+                let block = ArgBlock::new(arg_size, arg_align, false);
+                // SAFETY: GCC's copy function fills a block of `arg_size`
+                // bytes from `data`; then the body reads it.
+                unsafe {
+                    copy(block.as_ptr(), data);
+                    f(block.as_ptr());
+                }
+            }
+            // SAFETY: an undeferred task may use the creator's block in place,
+            // which outlives this call.
+            None => unsafe { f(data) },
+        });
     });
+}
+
+/// `GOMP_task` with `depend` or `detach`: waits for conflicting pending
+/// siblings first if the task is `undeferred`; makes a record of its own
+/// ([`tracked`]) for a detached task or one a pending sibling blocks, and
+/// returns true; returns false for a task with dependences on completed
+/// siblings only, which the caller runs now.
+///
+/// # Safety
+/// As for [`GOMP_task`].
+unsafe fn with_depend_or_detach(
+    ctx: &Ctx,
+    spec: TaskSpec,
+    flags: c_uint,
+    undeferred: bool,
+    depend: *mut *mut c_void,
+    detach: *mut c_void,
+) -> bool {
+    let deps = (flags & FLAG_DEPEND != 0).then(|| {
+        // SAFETY: GCC passes its depend array with the flag.
+        unsafe { depend::parse(depend) }
+    });
+    let detached = flags & FLAG_DETACH != 0;
+    if let Some(d) = &deps {
+        if undeferred {
+            task::wait_for_deps(ctx, d);
+        } else if detached || task::deps_blocked(ctx, d) {
+            // A pending sibling blocks it, or it will be pending itself.
+            // SAFETY: forwarded GCC contract on the arguments.
+            unsafe { tracked(ctx, spec, deps, detached.then_some(detach), false) };
+            return true;
+        }
+    }
+    if detached {
+        // SAFETY: forwarded GCC contract on the arguments.
+        unsafe { tracked(ctx, spec, deps, Some(detach), undeferred) };
+        return true;
+    }
+    false
+}
+
+/// `GOMP_task`'s description of a task's body.
+struct TaskSpec {
+    f: TaskFn,
+    data: *mut c_void,
+    cpyfn: Option<CopyFn>,
+    arg_size: c_long,
+    arg_align: c_long,
+    final_task: bool,
+}
+
+/// A task with a record of its own ([`Tracked`]): a detached one, or one with
+/// dependences that may be blocked behind a pending sibling. A detached task's
+/// event handle is stored in `*detach` and in the first word of `data` before
+/// the block is copied. `run_here`: an undeferred task, run now (its creator
+/// waited for its dependences); it still completes only when its event is
+/// fulfilled, but its creator goes on when its body returns.
+///
+/// # Safety
+/// As for [`GOMP_task`]; `detach`, if given, is valid for writing a handle.
+unsafe fn tracked(
+    ctx: &Ctx,
+    spec: TaskSpec,
+    deps: Option<depend::Deps>,
+    detach: Option<*mut c_void>,
+    run_here: bool,
+) {
+    let t = Tracked::new(ctx, spec.final_task, detach.is_some(), deps, run_here);
+    if let Some(slot) = detach {
+        let handle = t.event();
+        // SAFETY: `slot` is the creator's `omp_event_handle_t` (pointer-sized),
+        // and GCC's block starts with the task's copy of it whenever it has
+        // one (`data` non-null), as libgomp's `GOMP_task` relies on too.
+        unsafe {
+            slot.cast::<usize>().write(handle);
+            if !spec.data.is_null() && spec.arg_size >= std::mem::size_of::<usize>() as c_long {
+                spec.data.cast::<usize>().write_unaligned(handle);
+            }
+        }
+    }
+    // SAFETY: forwarded GCC contract on `data`, `cpyfn` and `arg_size`.
+    let block = unsafe { copy_block(spec.data, spec.cpyfn, spec.arg_size, spec.arg_align) };
+    t.set_body(spec.f, block);
+    t.submit(run_here);
+}
+
+/// `omp_fulfill_event`: the event of a detached task is fulfilled; the task
+/// completes if its body has returned too.
+///
+/// # Safety
+/// `event` is a handle the runtime stored for a `detach` clause, fulfilled
+/// once (OpenMP makes a second fulfilment non-conforming).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn omp_fulfill_event(event: usize) {
+    if event == 0 {
+        runtime::fatal("omp_fulfill_event: a null event handle");
+    }
+    // SAFETY: the caller's contract: a handle from `Tracked::event`, given
+    // back once.
+    let t = unsafe { Tracked::from_event(event) };
+    task::fulfill(&t);
 }
 
 /// The task's own copy of its argument block.
@@ -180,13 +310,21 @@ pub extern "C" fn GOMP_taskwait() {
     });
 }
 
-/// `taskwait depend(...)`: tasks with dependences run when created (see the
-/// `task` module), so every task this could wait for has finished.
+/// `taskwait depend(...)`: waits for the earlier sibling tasks whose
+/// dependences conflict with these. Tasks with dependences run when created
+/// (see the `task` module) unless a pending sibling — a detached task whose
+/// event is not fulfilled, or a task blocked behind one — held them back, so
+/// only pending siblings are waited for (running the caller's children
+/// meanwhile).
 ///
 /// # Safety
-/// Always safe; the argument is not read.
+/// `depend` is GCC's depend array.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn GOMP_taskwait_depend(_depend: *mut *mut c_void) {}
+pub unsafe extern "C" fn GOMP_taskwait_depend(depend: *mut *mut c_void) {
+    // SAFETY: the caller's contract.
+    let deps = unsafe { depend::parse(depend) };
+    with_current(|ctx| task::wait_for_deps(ctx, &deps));
+}
 
 /// `#pragma omp taskyield`: a hint we do not act on.
 #[unsafe(no_mangle)]
