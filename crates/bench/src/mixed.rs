@@ -3,6 +3,13 @@
 //! engine variant at the same time — the main job (`maestro run`) and the
 //! `mixed` and `timeline` experiments (ADMS 2013 §7, figures 6–8).
 //!
+//! Two workloads ([`Workload`]): *disjoint* data (TPC-H on the column store,
+//! TPC-C on its 2PL row tables; `bench mixed`, the papers' experiments) and
+//! *shared* data (CH-benCHmark: TPC-C on the MVCC tables, the analytical
+//! clients running the CH queries on snapshots of the same tables; the main
+//! job's default). The analytical side's numbers keep the `tpch_` names in
+//! the outcome; `workload` says which queries they count.
+//!
 //! On the scheduler presets both workloads share one scheduler: queries'
 //! operators and transactions are its tasks. On the pool baselines
 //! (`multiple-pools`, `rayon`) queries run on their pools and transactions on
@@ -49,6 +56,90 @@ pub fn load_both(
         tpcc_load,
         load_seconds: start.elapsed().as_secs_f64(),
     })
+}
+
+/// What the analytical clients query and where the transactions write.
+#[derive(Clone, Copy)]
+pub enum Workload<'a> {
+    /// TPC-H on the column store beside TPC-C on its own 2PL tables.
+    Disjoint(&'a Databases),
+    /// CH-benCHmark: TPC-C and the CH queries on the same MVCC tables.
+    Shared(&'a maestro_ch::ChDatabase),
+}
+
+impl Workload<'_> {
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Disjoint(_) => "disjoint",
+            Workload::Shared(_) => "ch",
+        }
+    }
+
+    fn storage(&self) -> driver::Storage<'_> {
+        match self {
+            Workload::Disjoint(dbs) => driver::Storage::Locking(&dbs.tpcc),
+            Workload::Shared(db) => driver::Storage::Mvcc(&db.tpcc),
+        }
+    }
+
+    fn load_constants(&self) -> maestro_tpcc::NuRandConstants {
+        match self {
+            Workload::Disjoint(dbs) => dbs.tpcc_load.constants,
+            Workload::Shared(db) => db.load_constants,
+        }
+    }
+
+    /// Analytical query number `i` of client `c`: TPC-H in the spec's stream
+    /// order with random parameters, or the CH queries in turn from query
+    /// `c`, each on a fresh snapshot (one scheduler job on a preset).
+    fn run_query(
+        self,
+        exec: &maestro_execution::Executor,
+        shared: Option<&Scheduler>,
+        (c, i, seed): (usize, u64, u64),
+    ) -> Result<(), String> {
+        match self {
+            Workload::Disjoint(dbs) => {
+                let order = stream_order(c + 1);
+                let (round, q) = (
+                    i / order.len() as u64,
+                    order[(i % order.len() as u64) as usize],
+                );
+                let seed = seed ^ ((c as u64) << 32) ^ (round << 48);
+                let p = QueryParams::random(q, dbs.tpch.scale_factor, seed)
+                    .map_err(|e| e.to_string())?;
+                run_profiled(exec, &dbs.tpch, &p)
+                    .map(|_| ())
+                    .map_err(|e| format!("TPC-H client {c} Q{q}: {e}"))
+            }
+            Workload::Shared(db) => {
+                let queries = maestro_ch::QUERIES;
+                let q = queries[(c + i as usize) % queries.len()];
+                let run = || -> Result<(), maestro_tpcc::TpccError> {
+                    let snap = db.snapshot()?;
+                    std::hint::black_box((q.run)(&snap));
+                    Ok(())
+                };
+                match shared {
+                    Some(s) => s.install(run),
+                    None => run(),
+                }
+                .map_err(|e| format!("CH client {c} Q{}: {e}", q.number))
+            }
+        }
+    }
+
+    /// Conditions 1–4 now (on one snapshot for the shared data).
+    fn consistency_violations(self) -> Vec<String> {
+        let violations = match self {
+            Workload::Disjoint(dbs) => maestro_tpcc::check_consistency(&dbs.tpcc),
+            Workload::Shared(db) => match db.tpcc.check_consistency() {
+                Ok(v) => v,
+                Err(e) => return vec![format!("checking consistency failed: {e}")],
+            },
+        };
+        violations.iter().map(ToString::to_string).collect()
+    }
 }
 
 /// One mixed run's shape.
@@ -139,6 +230,9 @@ pub struct LiveSample {
 /// A mixed run's results.
 #[derive(Clone, Debug, Serialize)]
 pub struct MixedOutcome {
+    /// `disjoint` (TPC-H beside TPC-C) or `ch` (CH-benCHmark on shared data):
+    /// which queries the `tpch_` fields count.
+    pub workload: &'static str,
     pub variant: String,
     pub tpch_clients: usize,
     pub tpcc_terminals: usize,
@@ -194,6 +288,16 @@ pub fn run_mixed(
     config: &MixedConfig,
     live: &(dyn Fn(&LiveSample) + Sync),
 ) -> Result<MixedOutcome, String> {
+    run_workload(Workload::Disjoint(dbs), config, live)
+}
+
+/// Runs `workload`'s analytical clients and TPC-C terminals together on
+/// `config.variant`.
+pub fn run_workload(
+    workload: Workload<'_>,
+    config: &MixedConfig,
+    live: &(dyn Fn(&LiveSample) + Sync),
+) -> Result<MixedOutcome, String> {
     if config.tpch_clients == 0 && config.tpcc_terminals == 0 {
         return Err("a mixed run needs TPC-H clients or TPC-C terminals".into());
     }
@@ -229,35 +333,29 @@ pub fn run_mixed(
                         maestro_scheduler::set_thread_class(olap);
                     }
                     let mut times = Vec::new();
-                    for round in 0u64.. {
-                        for q in stream_order(c + 1) {
-                            if stop.load(Ordering::Relaxed) {
-                                return Ok(times);
-                            }
-                            let seed = config.seed ^ ((c as u64) << 32) ^ (round << 48);
-                            let p = QueryParams::random(q, dbs.tpch.scale_factor, seed)
-                                .map_err(|e| e.to_string())?;
-                            let t = Instant::now();
-                            submitted.fetch_add(1, Ordering::Relaxed);
-                            // Admission control (a class without limits
-                            // admits at once); a rejected query is counted
-                            // and the client backs off before its next one.
-                            let _admitted = match classes {
-                                Some((_, olap)) => match scheduler.admit(olap) {
-                                    Ok(a) => Some(a),
-                                    Err(_) => {
-                                        rejected.fetch_add(1, Ordering::Relaxed);
-                                        std::thread::sleep(REJECTED_BACKOFF);
-                                        continue;
-                                    }
-                                },
-                                None => None,
-                            };
-                            run_profiled(exec, &dbs.tpch, &p)
-                                .map_err(|e| format!("TPC-H client {c} Q{q}: {e}"))?;
-                            times.push(t.elapsed().as_secs_f64());
-                            queries.fetch_add(1, Ordering::Relaxed);
+                    for i in 0u64.. {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
                         }
+                        let t = Instant::now();
+                        submitted.fetch_add(1, Ordering::Relaxed);
+                        // Admission control (a class without limits admits
+                        // at once); a rejected query is counted and the
+                        // client backs off before its next one.
+                        let _admitted = match classes {
+                            Some((_, olap)) => match scheduler.admit(olap) {
+                                Ok(a) => Some(a),
+                                Err(_) => {
+                                    rejected.fetch_add(1, Ordering::Relaxed);
+                                    std::thread::sleep(REJECTED_BACKOFF);
+                                    continue;
+                                }
+                            },
+                            None => None,
+                        };
+                        workload.run_query(exec, shared, (c, i, config.seed))?;
+                        times.push(t.elapsed().as_secs_f64());
+                        queries.fetch_add(1, Ordering::Relaxed);
                     }
                     Ok(times)
                 })
@@ -286,14 +384,14 @@ pub fn run_mixed(
                 config.tpcc_terminals,
                 config.duration,
                 mode,
-                dbs.tpcc_load.constants,
+                workload.load_constants(),
             );
             rc.seed = config.seed;
             rc.contexts = config.contexts;
             rc.max_tps = config.tpcc_max_tps;
             rc.class = classes.map(|(oltp, _)| oltp);
             let progress = std::sync::Mutex::new(&mut sample);
-            let r = driver::run_on(&dbs.tpcc, &rc, shared, &|p: &RunProgress| {
+            let r = driver::run_on_storage(workload.storage(), &rc, shared, &|p: &RunProgress| {
                 if let Ok(mut f) = progress.lock() {
                     (*f)(p.new_orders);
                 }
@@ -313,7 +411,7 @@ pub fn run_mixed(
             match c.join() {
                 Ok(Ok(t)) => latencies.extend(t),
                 Ok(Err(e)) => return (Err(e), tpcc),
-                Err(_) => return (Err("a TPC-H client panicked".into()), tpcc),
+                Err(_) => return (Err("an analytical client panicked".into()), tpcc),
             }
         }
         (Ok(latencies), tpcc)
@@ -340,7 +438,7 @@ pub fn run_mixed(
         shared.map(|_| (&before, &after)),
         scheduler_timeline(&scheduler, shared.is_some(), started_ms),
         samples,
-        dbs,
+        workload,
     );
     if let Some(a) = admission {
         (o.tpch_admitted, o.tpch_queued, o.tpch_rejected) = (a.admitted, a.queued, a.rejected);
@@ -368,13 +466,14 @@ fn outcome(
     stats: Option<(&SchedulerStats, &SchedulerStats)>,
     timeline: Vec<TimelineSample>,
     live: Vec<LiveSample>,
-    dbs: &Databases,
+    workload: Workload<'_>,
 ) -> MixedOutcome {
     let capacity = elapsed * config.contexts as f64;
     let user = cpu1.user.saturating_sub(cpu0.user).as_secs_f64() / capacity;
     let system = cpu1.system.saturating_sub(cpu0.system).as_secs_f64() / capacity;
     let queries = tpch_latencies.len();
     MixedOutcome {
+        workload: workload.name(),
         variant: config.variant.clone(),
         tpch_clients: config.tpch_clients,
         tpcc_terminals: config.tpcc_terminals,
@@ -405,10 +504,7 @@ fn outcome(
         dispatch: stats.map(|(b, a)| Dispatch::between(b, a)),
         timeline,
         live,
-        consistency_violations: maestro_tpcc::check_consistency(&dbs.tpcc)
-            .iter()
-            .map(ToString::to_string)
-            .collect(),
+        consistency_violations: workload.consistency_violations(),
         tpcc_report: tpcc,
     }
 }

@@ -11,7 +11,8 @@ use crate::plot::{Series, line_chart, timeline_series};
 /// What the run was asked to do (for the report's header).
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct RunSetup {
-    pub sf: f64,
+    /// TPC-H's scale factor (the disjoint workload; `None` for CH).
+    pub sf: Option<f64>,
     pub warehouses: u16,
     pub contexts: usize,
     pub seed: u64,
@@ -19,22 +20,32 @@ pub struct RunSetup {
 }
 
 /// The summary printed at the end of `maestro run`.
+/// The analytical side's name in reports.
+fn analytical(o: &MixedOutcome) -> &'static str {
+    if o.workload == "ch" { "CH" } else { "TPC-H" }
+}
+
 pub fn summary(setup: &RunSetup, o: &MixedOutcome) -> String {
     let mut s = String::new();
+    let data = match setup.sf {
+        Some(sf) => format!(
+            "TPC-H SF {sf} × {} clients, TPC-C W={} × {} terminals (disjoint data)",
+            o.tpch_clients, setup.warehouses, o.tpcc_terminals
+        ),
+        None => format!(
+            "CH-benCHmark W={} on shared MVCC data: {} analytical clients, {} TPC-C terminals",
+            setup.warehouses, o.tpch_clients, o.tpcc_terminals
+        ),
+    };
     let _ = writeln!(
         s,
-        "maestro run: {} on {} contexts, {:.1} s — TPC-H SF {} × {} clients, TPC-C W={} × {} terminals",
-        o.variant,
-        setup.contexts,
-        o.elapsed_s,
-        setup.sf,
-        o.tpch_clients,
-        setup.warehouses,
-        o.tpcc_terminals
+        "maestro run: {} on {} contexts, {:.1} s — {data}",
+        o.variant, setup.contexts, o.elapsed_s,
     );
     let _ = writeln!(
         s,
-        "  TPC-H  {:>10.1} queries/min   {} queries{}",
+        "  {:<5}  {:>10.1} queries/min   {} queries{}",
+        analytical(o),
         o.tpch_queries_per_minute,
         o.tpch_queries,
         o.tpch_latency.as_ref().map_or(String::new(), |l| format!(
@@ -95,7 +106,11 @@ pub fn write(dir: &Path, setup: &RunSetup, o: &MixedOutcome) -> Result<Vec<Strin
         "per minute",
         &[
             Series {
-                name: "TPC-H queries/min",
+                name: if o.workload == "ch" {
+                    "CH queries/min"
+                } else {
+                    "TPC-H queries/min"
+                },
                 points: per_s(|l| l.tpch_queries_per_minute),
                 spread: Vec::new(),
             },
@@ -126,10 +141,13 @@ pub fn write(dir: &Path, setup: &RunSetup, o: &MixedOutcome) -> Result<Vec<Strin
     if files.iter().any(|f| f == "workers.svg") {
         md.push_str("## Scheduler: workers and concurrency hint\n\n![workers](workers.svg)\n\n");
     }
+    let data = match setup.sf {
+        Some(sf) => format!("TPC-H SF {sf} and TPC-C W={} (disjoint)", setup.warehouses),
+        None => format!("CH-benCHmark W={} (shared MVCC data)", setup.warehouses),
+    };
     md.push_str(&format!(
-        "Setup: TPC-H SF {}, TPC-C W={}, {} contexts, seed {}, load {:.2} s. \
-         Raw data: `report.json`.\n",
-        setup.sf, setup.warehouses, setup.contexts, setup.seed, setup.load_seconds
+        "Setup: {data}, {} contexts, seed {}, load {:.2} s. Raw data: `report.json`.\n",
+        setup.contexts, setup.seed, setup.load_seconds
     ));
     write("report.md", &md)?;
     files.push("report.md".into());

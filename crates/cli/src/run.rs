@@ -1,4 +1,7 @@
-//! `maestro run` (and `maestro` with no arguments): the mixed HTAP main job.
+//! `maestro run` (and `maestro` with no arguments): the mixed HTAP main job —
+//! CH-benCHmark on shared data by default (TPC-C terminals and analytical
+//! clients on the same MVCC tables), or TPC-H beside TPC-C on disjoint data
+//! (`--workload disjoint`, the papers' experiments' shape).
 
 use crate::exit::{failure, usage};
 use std::path::PathBuf;
@@ -6,21 +9,35 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use maestro_bench::mixed::{self, LiveSample, MixedConfig};
+use maestro_bench::mixed::{self, LiveSample, MixedConfig, Workload};
 use maestro_bench::run_report::{self, RunSetup};
+use maestro_ch::{ChConfig, ChDatabase};
 
 use crate::variants::{EngineVariant, name_of};
 
+/// What the main job runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum JobWorkload {
+    /// CH-benCHmark: TPC-C and the CH queries on the same MVCC tables.
+    Ch,
+    /// TPC-H on the column store beside TPC-C on its own 2PL tables.
+    Disjoint,
+}
+
 #[derive(Args, Clone)]
 pub struct RunArgs {
-    /// TPC-H scale factor (0.01 to 10).
+    /// Shared data (CH-benCHmark) or disjoint TPC-H + TPC-C.
+    #[arg(long, value_enum, default_value = "ch")]
+    workload: JobWorkload,
+    /// TPC-H scale factor (0.01 to 10; the disjoint workload only).
     #[arg(long, default_value_t = 0.1)]
     sf: f64,
     /// TPC-C warehouses.
     #[arg(long, default_value_t = 2)]
     warehouses: u16,
-    /// Concurrent TPC-H clients (each runs its stream's query order back to back).
-    #[arg(long, default_value_t = 2)]
+    /// Concurrent analytical clients: CH clients (each runs the CH queries in
+    /// turn) or TPC-H clients (each its stream's query order), back to back.
+    #[arg(long, alias = "olap-clients", default_value_t = 2)]
     tpch_clients: usize,
     /// TPC-C terminals.
     #[arg(long, default_value_t = 4)]
@@ -80,17 +97,21 @@ pub fn run(a: RunArgs) -> ExitCode {
         return usage("give at least one TPC-H client or one TPC-C terminal");
     }
     let variant = name_of(&a.variant);
-    eprintln!(
-        "maestro run: loading TPC-H SF {} and TPC-C W={} on {contexts} contexts …",
-        a.sf, a.warehouses
-    );
-    let dbs = match mixed::load_both(a.sf, a.warehouses, contexts, &|l| eprintln!("  {l}")) {
-        Ok(d) => d,
-        Err(e) => return usage(e),
+    let loaded = match load(&a, contexts) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let (workload, sf, load_seconds) = match &loaded {
+        Loaded::Disjoint(dbs) => (Workload::Disjoint(dbs), Some(a.sf), dbs.load_seconds),
+        Loaded::Ch(db, seconds) => (Workload::Shared(db), None, *seconds),
     };
     eprintln!(
-        "running {} TPC-H client(s) and {} TPC-C terminal(s) on {} for {} s",
-        a.tpch_clients, a.tpcc_terminals, variant, a.duration
+        "running {} analytical client(s) ({}) and {} TPC-C terminal(s) on {} for {} s",
+        a.tpch_clients,
+        if sf.is_some() { "TPC-H" } else { "CH" },
+        a.tpcc_terminals,
+        variant,
+        a.duration
     );
     let config = MixedConfig::new(
         &variant,
@@ -100,16 +121,16 @@ pub fn run(a: RunArgs) -> ExitCode {
         Duration::from_secs_f64(a.duration),
         a.seed,
     );
-    let outcome = match mixed::run_mixed(&dbs, &config, &print_live) {
+    let outcome = match mixed::run_workload(workload, &config, &print_live) {
         Ok(o) => o,
         Err(e) => return failure(e),
     };
     let setup = RunSetup {
-        sf: a.sf,
+        sf,
         warehouses: a.warehouses,
         contexts,
         seed: a.seed,
-        load_seconds: dbs.load_seconds,
+        load_seconds,
     };
     if a.json {
         let json = serde_json::json!({"experiment": "run", "setup": setup, "outcome": outcome});
@@ -128,13 +149,48 @@ pub fn run(a: RunArgs) -> ExitCode {
     }
 }
 
+/// The main job's data.
+enum Loaded {
+    Disjoint(Box<mixed::Databases>),
+    /// The CH database and its load time in seconds.
+    Ch(Box<ChDatabase>, f64),
+}
+
+fn load(a: &RunArgs, contexts: usize) -> Result<Loaded, ExitCode> {
+    match a.workload {
+        JobWorkload::Disjoint => {
+            eprintln!(
+                "maestro run: loading TPC-H SF {} and TPC-C W={} on {contexts} contexts …",
+                a.sf, a.warehouses
+            );
+            mixed::load_both(a.sf, a.warehouses, contexts, &|l| eprintln!("  {l}"))
+                .map(|d| Loaded::Disjoint(Box::new(d)))
+                .map_err(usage)
+        }
+        JobWorkload::Ch => {
+            eprintln!(
+                "maestro run: loading CH-benCHmark W={} (TPC-C on MVCC tables + supplier, nation, region) …",
+                a.warehouses
+            );
+            let start = std::time::Instant::now();
+            let config = ChConfig {
+                warehouses: a.warehouses,
+                seed: a.seed,
+                clock_start: None,
+            };
+            let (db, _) = ChDatabase::load(&config, &|p| eprintln!("  {p}")).map_err(failure)?;
+            Ok(Loaded::Ch(Box::new(db), start.elapsed().as_secs_f64()))
+        }
+    }
+}
+
 fn print_live(l: &LiveSample) {
     let workers = match (l.active_workers, l.hint) {
         (Some(a), Some(h)) => format!("   active workers {a}   hint {h}"),
         _ => String::new(),
     };
     eprintln!(
-        "  {:>5.1} s   TPC-H {:>7.1} queries/min ({} done)   TPC-C {:>9.0} tpmC{workers}",
+        "  {:>5.1} s   analytical {:>7.1} queries/min ({} done)   TPC-C {:>9.0} tpmC{workers}",
         l.elapsed_s, l.tpch_queries_per_minute, l.tpch_queries, l.tpmc
     );
 }

@@ -672,38 +672,53 @@ fn tpcc_bad_arguments_exit_2() {
 
 #[test]
 fn run_main_job_reports_both_workloads_and_writes_the_report() {
-    let dir = std::env::temp_dir().join(format!("maestro-run-{}", std::process::id()));
-    let out = maestro(&[
-        "run",
-        "--sf",
-        "0.01",
-        "--warehouses",
-        "1",
-        "--tpch-clients",
-        "2",
-        "--tpcc-terminals",
-        "2",
-        "--duration",
-        "1.5",
-        "--contexts",
-        "2",
-        "--json",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    let v = json_of(&out);
-    let o = &v["outcome"];
-    assert!(o["tpch_queries"].as_u64().unwrap() > 0, "{o}");
-    assert!(o["tpmc"].as_f64().unwrap() > 0.0, "{o}");
-    assert_eq!(o["consistency_violations"].as_array().unwrap().len(), 0);
-    assert!(
-        !o["live"].as_array().unwrap().is_empty(),
-        "live progress samples"
-    );
-    for f in ["report.json", "report.md", "throughput.svg", "workers.svg"] {
-        assert!(dir.join(f).exists(), "{f}");
+    // The default workload is CH-benCHmark on shared data; `disjoint` is
+    // TPC-H beside TPC-C.
+    for workload in ["ch", "disjoint"] {
+        let dir =
+            std::env::temp_dir().join(format!("maestro-run-{workload}-{}", std::process::id()));
+        let out = maestro(&[
+            "run",
+            "--workload",
+            workload,
+            "--sf",
+            "0.01",
+            "--warehouses",
+            "1",
+            "--olap-clients",
+            "2",
+            "--tpcc-terminals",
+            "2",
+            "--duration",
+            "1.5",
+            "--contexts",
+            "2",
+            "--json",
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        let v = json_of(&out);
+        let o = &v["outcome"];
+        assert_eq!(o["workload"], workload, "{o}");
+        assert!(o["tpch_queries"].as_u64().unwrap() > 0, "{o}");
+        assert!(o["tpmc"].as_f64().unwrap() > 0.0, "{o}");
+        assert_eq!(o["consistency_violations"].as_array().unwrap().len(), 0);
+        assert!(
+            !o["live"].as_array().unwrap().is_empty(),
+            "live progress samples"
+        );
+        for f in ["report.json", "report.md", "throughput.svg", "workers.svg"] {
+            assert!(dir.join(f).exists(), "{workload}: {f}");
+        }
+        let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        let expected = if workload == "ch" {
+            "CH-benCHmark"
+        } else {
+            "TPC-H SF 0.01"
+        };
+        assert!(md.contains(expected), "{md}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
-    std::fs::remove_dir_all(&dir).unwrap();
     let bad = maestro(&["run", "--variant", "fastest"]);
     assert_eq!(bad.status.code(), Some(2));
 }

@@ -138,10 +138,13 @@ impl<R: Clone> Chain<R> {
     /// Inserts the first version of a fresh row.
     pub(crate) fn insert(&mut self, writer: &Arc<TxnState>, value: R) {
         debug_assert!(self.versions.is_empty());
-        self.versions.insert(0, Version {
-            writer: Arc::clone(writer),
-            value: Some(value),
-        });
+        self.versions.insert(
+            0,
+            Version {
+                writer: Arc::clone(writer),
+                value: Some(value),
+            },
+        );
     }
 
     /// Updates (`Some`) or deletes (`None`) the row as `writer`, whose snapshot
@@ -175,10 +178,13 @@ impl<R: Clone> Chain<R> {
         // Exact: GC keeps chains short (one or two versions), so room for
         // one more is what a chain needs, not doubling.
         self.versions.reserve_exact(1);
-        self.versions.insert(0, Version {
-            writer: Arc::clone(writer),
-            value,
-        });
+        self.versions.insert(
+            0,
+            Version {
+                writer: Arc::clone(writer),
+                value,
+            },
+        );
         Ok(Written::NewVersion)
     }
 
@@ -276,10 +282,13 @@ mod tests {
     fn chain(commits: &[Timestamp]) -> Chain<u64> {
         let mut chain = Chain::default();
         for &ts in commits {
-            chain.versions.insert(0, Version {
-                writer: committed(ts),
-                value: Some(ts),
-            });
+            chain.versions.insert(
+                0,
+                Version {
+                    writer: committed(ts),
+                    value: Some(ts),
+                },
+            );
         }
         chain
     }
