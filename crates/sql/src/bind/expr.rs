@@ -330,7 +330,7 @@ impl Binder<'_> {
     fn arith(&mut self, op: ArithOp, l: Expr, r: Expr) -> Result<Expr> {
         let (lt, rt) = (self.type_of(&l), self.type_of(&r));
         if let (Expr::Lit(a), Expr::Lit(b)) = (&l, &r)
-            && let Some(folded) = fold_date(op, a, b)
+            && let Some(folded) = fold(op, a, b)
         {
             return Ok(Expr::Lit(folded));
         }
@@ -417,6 +417,41 @@ fn coerce_to(e: Expr, target: SqlType) -> Result<Expr> {
         }
         (e, _) => Ok(e),
     }
+}
+
+/// Constant arithmetic: exact numbers (not division), and dates ± intervals.
+fn fold(op: ArithOp, a: &Literal, b: &Literal) -> Option<Literal> {
+    if let (
+        Literal::Num {
+            value: x,
+            scale: sx,
+        },
+        Literal::Num {
+            value: y,
+            scale: sy,
+        },
+    ) = (a, b)
+    {
+        let up = |v: i64, by: u8| v.checked_mul(10i64.checked_pow(u32::from(by))?);
+        let s = (*sx).max(*sy);
+        let (x2, y2) = (up(*x, s - sx)?, up(*y, s - sy)?);
+        return match op {
+            ArithOp::Add => Some(Literal::Num {
+                value: x2.checked_add(y2)?,
+                scale: s,
+            }),
+            ArithOp::Sub => Some(Literal::Num {
+                value: x2.checked_sub(y2)?,
+                scale: s,
+            }),
+            ArithOp::Mul if sx + sy <= MAX_SCALE => Some(Literal::Num {
+                value: x.checked_mul(*y)?,
+                scale: sx + sy,
+            }),
+            _ => None,
+        };
+    }
+    fold_date(op, a, b)
 }
 
 fn fold_date(op: ArithOp, a: &Literal, b: &Literal) -> Option<Literal> {

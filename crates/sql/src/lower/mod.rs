@@ -7,6 +7,7 @@
 //! granularity policy. Intermediate results are relations of row ids into
 //! the column store plus computed columns ([`vector`]).
 
+mod aggregate;
 mod compile;
 mod eval;
 mod vector;
@@ -14,8 +15,7 @@ mod vector;
 use std::collections::HashMap;
 
 use maestro_execution::{
-    Agg, Col, ExecContext, Expr as ExecExpr, Input, JoinTable, Order, SortKey, aggregate, select,
-    sort,
+    Col, ExecContext, Expr as ExecExpr, Input, JoinTable, Order, SortKey, select, sort,
 };
 use maestro_storage::column::Date;
 use maestro_tpch::queries::{ColumnType, QueryResult, Value, ratio_f64};
@@ -23,7 +23,7 @@ use maestro_tpch::queries::{ColumnType, QueryResult, Value, ratio_f64};
 use crate::bind::type_of;
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError};
-use crate::plan::{AggCall, AggFunc, ColumnId, Direction, Expr, LogicalPlan, Plan};
+use crate::plan::{ColumnId, Direction, Expr, LogicalPlan, Plan};
 use crate::types::SqlType;
 use compile::{columnar, eval_vector, to_exec_expr, to_pred};
 use eval::eval_row;
@@ -46,7 +46,7 @@ struct Lowering<'a> {
 }
 
 impl<'a> Lowering<'a> {
-    fn ty(&self, e: &Expr) -> SqlType {
+    pub(super) fn ty(&self, e: &Expr) -> SqlType {
         type_of(e, &|c| self.plan.column(c).ty)
     }
 
@@ -199,7 +199,7 @@ impl<'a> Lowering<'a> {
         Ok((lo, ro))
     }
 
-    fn intern(
+    pub(super) fn intern(
         &self,
         e: &Expr,
         rel: &Relation,
@@ -215,164 +215,6 @@ impl<'a> Lowering<'a> {
                 _ => -1,
             })
             .collect())
-    }
-
-    fn aggregate(
-        &self,
-        rel: &Relation<'a>,
-        groups: &[(ColumnId, Expr)],
-        aggs: &[(ColumnId, AggCall)],
-    ) -> Result<Relation<'a>> {
-        // Keys: strings by code (dictionary codes, or interned), the rest as
-        // operator expressions (materialized first if they need to be).
-        let mut owned: Vec<Option<Vector>> = Vec::new();
-        for (_, g) in groups {
-            let ty = self.ty(g);
-            owned.push(match ty {
-                SqlType::Str => {
-                    let v = eval_vector(self.ctx, g, ty, rel)?;
-                    if v.is_dict() {
-                        Some(v)
-                    } else {
-                        Some(Vector::Int(self.intern(g, rel, &mut HashMap::new())?))
-                    }
-                }
-                _ if to_exec_expr(g, rel).is_some() => None,
-                _ => Some(columnar(eval_vector(self.ctx, g, ty, rel)?)?),
-            });
-        }
-        let mut arg_owned: Vec<Option<Vector>> = Vec::new();
-        for (_, a) in aggs {
-            arg_owned.push(match &a.arg {
-                Some(x) if to_exec_expr(x, rel).is_none() => {
-                    let v = eval_vector(self.ctx, x, self.ty(x), rel)?;
-                    match v.col() {
-                        Some(c) if c.is_narrow_numeric() => Some(v),
-                        _ => {
-                            return Err(SqlError::unsupported(format!(
-                                "aggregating {}",
-                                self.plan.show(x)
-                            )));
-                        }
-                    }
-                }
-                _ => None,
-            });
-        }
-        let mut key_exprs = Vec::new();
-        for ((_, g), o) in groups.iter().zip(&owned) {
-            key_exprs.push(match o {
-                Some(v) => ExecExpr::col(v.col().ok_or_else(|| {
-                    SqlError::unsupported(format!("grouping by {}", self.plan.show(g)))
-                })?),
-                None => to_exec_expr(g, rel).expect("checked above"),
-            });
-        }
-        let mut exec_aggs = Vec::new();
-        for ((_, a), o) in aggs.iter().zip(&arg_owned) {
-            let arg = match (&a.arg, o) {
-                (_, Some(v)) => v.col().map(ExecExpr::col),
-                (Some(x), None) => to_exec_expr(x, rel),
-                (None, None) => None,
-            };
-            exec_aggs.push(match (a.func, arg) {
-                (AggFunc::CountStar | AggFunc::Count, _) => Agg::count(),
-                (AggFunc::Sum, Some(x)) => Agg::sum(x),
-                (AggFunc::Avg, Some(x)) => Agg::avg(x),
-                (AggFunc::Min, Some(x)) => Agg::min(x),
-                (AggFunc::Max, Some(x)) => Agg::max(x),
-                (AggFunc::CountDistinct, Some(x)) => Agg::count_distinct(x),
-                (f, None) => return Err(SqlError::unsupported(format!("{f:?} here"))),
-            });
-        }
-        // A representative position per group, to read string keys back.
-        exec_aggs.push(Agg::min(ExecExpr::func(0, |p| i64::from(p))));
-        let g = aggregate(
-            self.ctx,
-            "sql_aggregate",
-            Input::all(rel.len),
-            &key_exprs,
-            &exec_aggs,
-        )?;
-        let reps: Vec<u32> = g.agg(aggs.len()).values.iter().map(|&v| v as u32).collect();
-        let mut out = Relation {
-            len: g.len(),
-            cols: Vec::new(),
-        };
-        let mut rep_rel: Option<Relation> = None;
-        for (k, (id, e)) in groups.iter().enumerate() {
-            let v = match self.ty(e) {
-                SqlType::Str => {
-                    let r = rep_rel.get_or_insert_with(|| rel.take(self.ctx, &reps));
-                    // The group's strings: its key expression at its representative.
-                    eval_vector(self.ctx, e, SqlType::Str, r)?
-                }
-                SqlType::Date => Vector::Dates(g.key(k).iter().map(|&d| d as i32).collect()),
-                SqlType::Double => {
-                    let r = rep_rel.get_or_insert_with(|| rel.take(self.ctx, &reps));
-                    eval_vector(self.ctx, e, SqlType::Double, r)?
-                }
-                _ => match g.key_col(k).scale() {
-                    0 => Vector::Int(g.key(k).to_vec()),
-                    s => Vector::Dec {
-                        values: g.key(k).to_vec(),
-                        scale: s,
-                    },
-                },
-            };
-            out.cols.push((*id, v));
-        }
-        let empty = groups.is_empty() && rel.len == 0;
-        for (i, (id, a)) in aggs.iter().enumerate() {
-            let c = g.agg(i);
-            let v = match a.func {
-                AggFunc::Count | AggFunc::CountStar | AggFunc::CountDistinct => {
-                    Vector::Int(c.values.iter().map(|&x| x as i64).collect())
-                }
-                _ if empty => Vector::Values(vec![Scalar::Null]),
-                AggFunc::Sum => Vector::Wide {
-                    values: c.values.clone(),
-                    scale: c.scale,
-                },
-                AggFunc::Avg => {
-                    let unit = 10i128.pow(u32::from(c.scale));
-                    Vector::Double(
-                        c.values
-                            .iter()
-                            .zip(&c.counts)
-                            .map(|(&s, &n)| ratio_f64(s, i128::from(n) * unit))
-                            .collect(),
-                    )
-                }
-                AggFunc::Min | AggFunc::Max => {
-                    let arg = a.arg.as_ref().expect("MIN/MAX have an argument");
-                    match self.ty(arg) {
-                        SqlType::Date => {
-                            Vector::Dates(c.values.iter().map(|&d| d as i32).collect())
-                        }
-                        SqlType::Str => {
-                            let v = eval_vector(self.ctx, arg, SqlType::Str, rel)?;
-                            let Some(maestro_execution::Data::Dict(d)) = v.col().map(|c| c.data())
-                            else {
-                                return Err(SqlError::unsupported("MIN/MAX of free-text strings"));
-                            };
-                            Vector::Values(
-                                c.values
-                                    .iter()
-                                    .map(|&code| Scalar::Str(d.decode(code as u32).to_string()))
-                                    .collect(),
-                            )
-                        }
-                        _ => Vector::Wide {
-                            values: c.values.clone(),
-                            scale: c.scale,
-                        },
-                    }
-                }
-            };
-            out.cols.push((*id, v));
-        }
-        Ok(out)
     }
 
     fn sort(
