@@ -5,6 +5,7 @@ mod flags;
 mod omp;
 mod output;
 mod run;
+mod sql;
 mod tpcc;
 mod tpch;
 mod variants;
@@ -52,6 +53,8 @@ enum Command {
         #[command(subcommand)]
         command: tpch::TpchCommand,
     },
+    /// Run one SQL statement (SELECT or EXPLAIN SELECT) over the TPC-H tables.
+    Sql(sql::SqlArgs),
 }
 
 #[derive(Subcommand)]
@@ -299,6 +302,7 @@ fn main() -> ExitCode {
             experiment: Experiment::Workload(args),
         } => bench_workload(args),
         Command::Tpch { command } => tpch::run(command),
+        Command::Sql(args) => sql::run(args),
         Command::Tpcc { command } => tpcc::run(command),
     }
 }

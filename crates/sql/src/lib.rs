@@ -19,6 +19,7 @@ pub mod optimize;
 pub mod plan;
 pub mod types;
 
+use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 
@@ -38,20 +39,23 @@ pub enum Output {
     Explain(String),
 }
 
+/// Parses one statement (PostgreSQL dialect).
+pub fn parse(sql: &str) -> Result<Statement, SqlError> {
+    let mut stmts = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(parse_error)?;
+    match stmts.len() {
+        1 => Ok(stmts.remove(0)),
+        0 => Err(SqlError::new(ErrorKind::Parse, "empty statement")),
+        _ => Err(SqlError::unsupported(
+            "several statements at once (one per call)",
+        )),
+    }
+}
+
 /// Parses, binds and optimizes one statement; `explain` says whether it was
 /// `EXPLAIN`.
 pub fn plan(catalog: &dyn Catalog, sql: &str) -> Result<(LogicalPlan, bool), SqlError> {
-    let stmts = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(parse_error)?;
-    let stmt = match stmts.as_slice() {
-        [s] => s,
-        [] => return Err(SqlError::new(ErrorKind::Parse, "empty statement")),
-        _ => {
-            return Err(SqlError::unsupported(
-                "several statements at once (one per call)",
-            ));
-        }
-    };
-    let bound = bind::bind(catalog, stmt)?;
+    let stmt = parse(sql)?;
+    let bound = bind::bind(catalog, &stmt)?;
     Ok((optimize::optimize(bound.plan)?, bound.explain))
 }
 
@@ -79,6 +83,10 @@ pub fn execute_profiled(
 /// sqlparser's message, with its "at Line: l, Column: c" as a position.
 fn parse_error(e: sqlparser::parser::ParserError) -> SqlError {
     let msg = e.to_string();
+    let msg = msg
+        .strip_prefix("sql parser error: ")
+        .unwrap_or(&msg)
+        .to_string();
     let mut err = SqlError::new(ErrorKind::Parse, format!("syntax error: {msg}"));
     if let Some(rest) = msg.split(" at Line: ").nth(1) {
         let nums: Vec<u64> = rest

@@ -165,7 +165,7 @@ fn unsupported_constructs_are_named() {
     for (sql, needle) in [
         (
             "select n_name from nation left join region on n_regionkey = r_regionkey",
-            "Left",
+            "LEFT [OUTER] JOIN (only inner joins)",
         ),
         (
             "select n_name from nation where n_regionkey in (select r_regionkey from region)",

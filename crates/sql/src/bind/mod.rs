@@ -257,10 +257,9 @@ impl Binder<'_> {
                     JoinOperator::Join(c) | JoinOperator::Inner(c) => Some(c),
                     JoinOperator::CrossJoin(_) => None,
                     other => {
-                        let what = format!("{other:?}");
-                        let what = what.split('(').next().unwrap_or("").to_string();
                         return Err(SqlError::unsupported(format!(
-                            "{what} joins (only inner joins)"
+                            "{} (only inner joins)",
+                            join_name(other)
                         ))
                         .at(j.relation.span()));
                     }
@@ -456,6 +455,22 @@ impl Binder<'_> {
             }
             _ => Ok(None),
         }
+    }
+}
+
+/// The SQL spelling of a join this slice does not run.
+fn join_name(op: &JoinOperator) -> &'static str {
+    match op {
+        JoinOperator::Left(_) | JoinOperator::LeftOuter(_) => "LEFT [OUTER] JOIN",
+        JoinOperator::Right(_) | JoinOperator::RightOuter(_) => "RIGHT [OUTER] JOIN",
+        JoinOperator::FullOuter(_) => "FULL OUTER JOIN",
+        JoinOperator::Semi(_) | JoinOperator::LeftSemi(_) | JoinOperator::RightSemi(_) => {
+            "SEMI JOIN"
+        }
+        JoinOperator::Anti(_) | JoinOperator::LeftAnti(_) | JoinOperator::RightAnti(_) => {
+            "ANTI JOIN"
+        }
+        _ => "this kind of join",
     }
 }
 
