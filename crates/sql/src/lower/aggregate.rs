@@ -82,7 +82,7 @@ impl<'a> Lowering<'a> {
                 (f, None) => return Err(SqlError::unsupported(format!("{f:?} of this argument"))),
             });
         }
-        exec_aggs.push(Agg::min(ExecExpr::func(0, |p| i64::from(p))));
+        exec_aggs.push(Agg::min(ExecExpr::func(0, i64::from)));
         let g = aggregate(
             self.ctx,
             "sql_aggregate",

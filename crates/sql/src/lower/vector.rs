@@ -28,13 +28,16 @@ pub(crate) enum Scalar {
     Bool(bool),
 }
 
+/// Row ids into a base table, shared by the columns of that table.
+pub(crate) type RowIds = Arc<Vec<u32>>;
+
 /// A column's values at the positions of a relation.
 #[derive(Clone, Debug)]
 pub(crate) enum Vector<'d> {
     /// A base table's column, at `rows[p]` (or at `p` without row ids).
     Base {
         column: &'d Column,
-        rows: Option<Arc<Vec<u32>>>,
+        rows: Option<RowIds>,
     },
     Int(Vec<i64>),
     Dec {
@@ -128,12 +131,13 @@ impl<'d> Relation<'d> {
     /// allowed): base columns compose their row ids (shared by the columns of
     /// one table), owned values are gathered.
     pub fn take(&self, ctx: &ExecContext, pos: &[u32]) -> Relation<'d> {
-        let mut composed: Vec<(Option<Arc<Vec<u32>>>, Arc<Vec<u32>>)> = Vec::new();
+        // (row ids before, row ids after): one composition per base table.
+        let mut composed: Vec<(Option<RowIds>, RowIds)> = Vec::new();
         let mut cols = Vec::with_capacity(self.cols.len());
         for (id, v) in &self.cols {
             let taken = match v {
                 Vector::Base { column, rows } => {
-                    let same = |k: &Option<Arc<Vec<u32>>>| match (k, rows) {
+                    let same = |k: &Option<RowIds>| match (k, rows) {
                         (None, None) => true,
                         (Some(a), Some(b)) => Arc::ptr_eq(a, b),
                         _ => false,
