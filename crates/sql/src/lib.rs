@@ -14,6 +14,7 @@
 pub mod bind;
 pub mod catalog;
 pub mod error;
+mod explain;
 pub mod lower;
 pub mod optimize;
 pub mod plan;

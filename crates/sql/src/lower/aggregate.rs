@@ -39,7 +39,8 @@ impl<'a> Lowering<'a> {
                     let numeric = v.col().is_some_and(|c| c.is_narrow_numeric());
                     if !numeric {
                         return Err(SqlError::unsupported(format!(
-                            "aggregating {}",
+                            "{:?} of {} (aggregates of free-text strings)",
+                            a.func,
                             self.plan.show(x)
                         )));
                     }
