@@ -311,10 +311,7 @@ impl Plan {
             }
             Plan::Filter { input, .. } => (input.estimated_rows() / 2).max(1),
             Plan::Join { left, right, .. } => left.estimated_rows().max(right.estimated_rows()),
-            Plan::Aggregate { input, groups, .. } if groups.is_empty() => {
-                let _ = input;
-                1
-            }
+            Plan::Aggregate { groups, .. } if groups.is_empty() => 1,
             Plan::Aggregate { input, .. } => (input.estimated_rows() / 4).max(1),
             Plan::Sort { input, .. } | Plan::Project { input, .. } => input.estimated_rows(),
             Plan::Limit { input, count } => input.estimated_rows().min(*count),

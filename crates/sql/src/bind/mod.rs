@@ -168,38 +168,7 @@ impl Binder<'_> {
                 sort_keys.push((e, dir, k.expr.clone()));
             }
         }
-        let grouped = !groups.is_empty() || !self.aggs.is_empty();
-        if grouped {
-            let allowed: Vec<ColumnId> = groups
-                .iter()
-                .map(|(id, _): &(ColumnId, Expr)| *id)
-                .chain(self.aggs.iter().map(|a| a.0))
-                .collect();
-            let regroup = |e: &Expr| regroup(e, &groups);
-            for (name, e, ast) in &mut outputs {
-                *e = regroup(e);
-                check_grouped(e, &allowed, self, ast.as_ref(), name)?;
-            }
-            for (e, _, ast) in &mut sort_keys {
-                *e = regroup(e);
-                check_grouped(e, &allowed, self, Some(&*ast), "ORDER BY")?;
-            }
-            plan = Plan::Aggregate {
-                input: Box::new(plan),
-                groups: groups.clone(),
-                aggs: std::mem::take(&mut self.aggs),
-            };
-            if let Some((p, ast)) = having {
-                let p = regroup(&p);
-                check_grouped(&p, &allowed, self, Some(ast), "HAVING")?;
-                plan = Plan::Filter {
-                    input: Box::new(plan),
-                    predicate: p.conjuncts(),
-                };
-            }
-        } else if having.is_some() {
-            return Err(SqlError::invalid("HAVING without GROUP BY or aggregates"));
-        }
+        plan = self.grouping(plan, groups, having, &mut outputs, &mut sort_keys)?;
         if !sort_keys.is_empty() {
             plan = Plan::Sort {
                 input: Box::new(plan),
@@ -216,6 +185,52 @@ impl Binder<'_> {
             input: Box::new(plan),
             outputs: outputs.into_iter().map(|(n, e, _)| (n, e)).collect(),
         })
+    }
+
+    /// The aggregation, if the query groups or aggregates: SELECT, HAVING
+    /// and ORDER BY expressions rewritten onto the group and aggregate
+    /// columns, and checked to read nothing else.
+    fn grouping(
+        &mut self,
+        plan: Plan,
+        groups: Vec<(ColumnId, Expr)>,
+        having: Option<(Expr, &ast::Expr)>,
+        outputs: &mut [(String, Expr, Option<ast::Expr>)],
+        sort_keys: &mut [(Expr, Direction, ast::Expr)],
+    ) -> Result<Plan> {
+        if groups.is_empty() && self.aggs.is_empty() {
+            if having.is_some() {
+                return Err(SqlError::invalid("HAVING without GROUP BY or aggregates"));
+            }
+            return Ok(plan);
+        }
+        let allowed: Vec<ColumnId> = groups
+            .iter()
+            .map(|g| g.0)
+            .chain(self.aggs.iter().map(|a| a.0))
+            .collect();
+        for (name, e, ast) in outputs.iter_mut() {
+            *e = regroup(e, &groups);
+            check_grouped(e, &allowed, self, ast.as_ref(), name)?;
+        }
+        for (e, _, ast) in sort_keys.iter_mut() {
+            *e = regroup(e, &groups);
+            check_grouped(e, &allowed, self, Some(&*ast), "ORDER BY")?;
+        }
+        let mut plan = Plan::Aggregate {
+            input: Box::new(plan),
+            groups: groups.clone(),
+            aggs: std::mem::take(&mut self.aggs),
+        };
+        if let Some((p, ast)) = having {
+            let p = regroup(&p, &groups);
+            check_grouped(&p, &allowed, self, Some(ast), "HAVING")?;
+            plan = Plan::Filter {
+                input: Box::new(plan),
+                predicate: p.conjuncts(),
+            };
+        }
+        Ok(plan)
     }
 
     fn bool_clause(&self, p: &Expr, clause: &str, ast: &ast::Expr) -> Result<()> {
