@@ -22,6 +22,9 @@ pub struct TableDef {
     pub columns: Vec<ColumnDef>,
     /// Row count (for join ordering and EXPLAIN).
     pub rows: usize,
+    /// Columns whose values are unique (single-column keys), for join
+    /// ordering; may be empty.
+    pub unique_columns: Vec<String>,
 }
 
 /// Tables by name (lower case, as unquoted SQL identifiers are folded).
@@ -50,7 +53,9 @@ impl<'d> TpchCatalog<'d> {
 
 impl Catalog for TpchCatalog<'_> {
     fn table(&self, name: &str) -> Option<TableDef> {
-        self.data(name).map(table_def)
+        let mut def = table_def(self.data(name)?);
+        def.unique_columns = tpch_key(name).map(str::to_string).into_iter().collect();
+        Some(def)
     }
 
     fn data(&self, name: &str) -> Option<&Table> {
@@ -66,7 +71,21 @@ impl Catalog for TpchCatalog<'_> {
     }
 }
 
-/// The definition of a column-store table.
+/// The single-column primary key of a TPC-H table (spec clause 1.4.2;
+/// partsupp's and lineitem's keys are composite).
+fn tpch_key(table: &str) -> Option<&'static str> {
+    Some(match table {
+        "region" => "r_regionkey",
+        "nation" => "n_nationkey",
+        "supplier" => "s_suppkey",
+        "customer" => "c_custkey",
+        "part" => "p_partkey",
+        "orders" => "o_orderkey",
+        _ => return None,
+    })
+}
+
+/// The definition of a column-store table (no unique columns declared).
 pub fn table_def(t: &Table) -> TableDef {
     TableDef {
         name: t.name().to_string(),
@@ -80,5 +99,6 @@ pub fn table_def(t: &Table) -> TableDef {
             })
             .collect(),
         rows: t.num_rows(),
+        unique_columns: Vec::new(),
     }
 }

@@ -57,7 +57,7 @@ pub fn parse(sql: &str) -> Result<Statement, SqlError> {
 pub fn plan(catalog: &dyn Catalog, sql: &str) -> Result<(LogicalPlan, bool), SqlError> {
     let stmt = parse(sql)?;
     let bound = bind::bind(catalog, &stmt)?;
-    Ok((optimize::optimize(bound.plan)?, bound.explain))
+    Ok((optimize::optimize(bound.plan, catalog)?, bound.explain))
 }
 
 /// Runs one statement on `exec` (the whole plan as one scheduler job) and

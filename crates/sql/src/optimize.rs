@@ -6,20 +6,25 @@
 //!    expressions of two different tables becomes a hash-join key; the rest
 //!    is applied as soon as every table it reads has been joined.
 //! 2. **Join order by size.** Starting from the smallest table (after its
-//!    pushed filters), the next table is the smallest one connected to the
-//!    tables joined so far by an equality: a left-deep tree whose small,
-//!    early side is the hash table's build side (the lowering builds on the
-//!    smaller estimate).
+//!    pushed filters), the next table is the connected one (an equality with
+//!    the tables joined so far) whose join is estimated smallest — from the
+//!    tables' sizes and the catalog's unique columns, so that a many-to-many
+//!    join (TPC-H Q5's `c_nationkey = s_nationkey`) waits until a key join
+//!    has made it a filter — then the smaller table. A left-deep tree; the
+//!    lowering builds each hash table on the smaller actual input.
 //! 3. **Projection pruning.** Scans keep only the columns some operator above
 //!    reads.
 
 use std::collections::BTreeSet;
 
+use crate::catalog::Catalog;
 use crate::error::{Result, SqlError};
 use crate::plan::{CmpOp, ColumnId, Expr, LogicalPlan, Plan};
 
-pub fn optimize(plan: LogicalPlan) -> Result<LogicalPlan> {
-    let root = place_joins(plan.root)?;
+pub fn optimize(plan: LogicalPlan, catalog: &dyn Catalog) -> Result<LogicalPlan> {
+    let mut unique = BTreeSet::new();
+    unique_columns(&plan.root, catalog, &mut unique);
+    let root = place_joins(plan.root, &unique)?;
     let root = prune(root, &BTreeSet::new());
     Ok(LogicalPlan {
         root,
@@ -27,21 +32,51 @@ pub fn optimize(plan: LogicalPlan) -> Result<LogicalPlan> {
     })
 }
 
+/// The scanned columns whose values are unique in their table (the
+/// catalog's single-column keys).
+fn unique_columns(plan: &Plan, catalog: &dyn Catalog, out: &mut BTreeSet<ColumnId>) {
+    match plan {
+        Plan::Scan { table, columns, .. } => {
+            let Some(def) = catalog.table(table) else {
+                return;
+            };
+            for &(id, i) in columns {
+                if def
+                    .columns
+                    .get(i)
+                    .is_some_and(|c| def.unique_columns.contains(&c.name))
+                {
+                    out.insert(id);
+                }
+            }
+        }
+        Plan::Join { left, right, .. } => {
+            unique_columns(left, catalog, out);
+            unique_columns(right, catalog, out);
+        }
+        Plan::Filter { input, .. }
+        | Plan::Aggregate { input, .. }
+        | Plan::Sort { input, .. }
+        | Plan::Limit { input, .. }
+        | Plan::Project { input, .. } => unique_columns(input, catalog, out),
+    }
+}
+
 /// Rewrites every filter-over-joins region bottom-up.
-fn place_joins(plan: Plan) -> Result<Plan> {
+fn place_joins(plan: Plan, unique: &BTreeSet<ColumnId>) -> Result<Plan> {
     match plan {
         Plan::Filter { input, predicate } if is_join_tree(&input) => {
             let mut leaves = Vec::new();
             flatten(*input, &mut leaves);
-            plan_joins(leaves, predicate)
+            plan_joins(leaves, predicate, unique)
         }
         p @ (Plan::Join { .. } | Plan::Scan { .. }) => {
             let mut leaves = Vec::new();
             flatten(p, &mut leaves);
-            plan_joins(leaves, Vec::new())
+            plan_joins(leaves, Vec::new(), unique)
         }
         Plan::Filter { input, predicate } => Ok(Plan::Filter {
-            input: Box::new(place_joins(*input)?),
+            input: Box::new(place_joins(*input, unique)?),
             predicate,
         }),
         Plan::Aggregate {
@@ -49,20 +84,20 @@ fn place_joins(plan: Plan) -> Result<Plan> {
             groups,
             aggs,
         } => Ok(Plan::Aggregate {
-            input: Box::new(place_joins(*input)?),
+            input: Box::new(place_joins(*input, unique)?),
             groups,
             aggs,
         }),
         Plan::Sort { input, keys } => Ok(Plan::Sort {
-            input: Box::new(place_joins(*input)?),
+            input: Box::new(place_joins(*input, unique)?),
             keys,
         }),
         Plan::Limit { input, count } => Ok(Plan::Limit {
-            input: Box::new(place_joins(*input)?),
+            input: Box::new(place_joins(*input, unique)?),
             count,
         }),
         Plan::Project { input, outputs } => Ok(Plan::Project {
-            input: Box::new(place_joins(*input)?),
+            input: Box::new(place_joins(*input, unique)?),
             outputs,
         }),
     }
@@ -96,7 +131,11 @@ struct Edge {
     right_key: Expr,
 }
 
-fn plan_joins(leaves: Vec<Plan>, conjuncts: Vec<Expr>) -> Result<Plan> {
+fn plan_joins(
+    leaves: Vec<Plan>,
+    conjuncts: Vec<Expr>,
+    unique: &BTreeSet<ColumnId>,
+) -> Result<Plan> {
     let cols: Vec<BTreeSet<ColumnId>> = leaves
         .iter()
         .map(|l| l.output_columns().into_iter().collect())
@@ -136,42 +175,82 @@ fn plan_joins(leaves: Vec<Plan>, conjuncts: Vec<Expr>) -> Result<Plan> {
         .zip(pushed)
         .map(|(l, f)| push_filters(l, f))
         .collect();
+    join_greedily(leaves, edges, residuals, unique)
+}
+
+/// Rows of `S ⋈ R` on `keys` ((S side, R side) pairs), from key knowledge
+/// only: at most `|S|` when an R-side key is unique in its table (each S row
+/// meets at most one R row), about `|R|` when an S-side key is (a foreign
+/// key into S), else a many-to-many join, `|S| · |R|`.
+fn join_estimate(
+    s: usize,
+    r: usize,
+    keys: &[(&Expr, &Expr)],
+    unique: &BTreeSet<ColumnId>,
+) -> usize {
+    let is_unique = |e: &Expr| matches!(e, Expr::Column(c) if unique.contains(c));
+    if keys.iter().any(|(_, rk)| is_unique(rk)) {
+        s
+    } else if keys.iter().any(|(sk, _)| is_unique(sk)) {
+        r
+    } else {
+        s.saturating_mul(r)
+    }
+}
+
+/// A left-deep join tree: from the smallest leaf, repeatedly the connected
+/// leaf whose join gives the fewest estimated rows (then the smallest).
+fn join_greedily(
+    leaves: Vec<Plan>,
+    mut edges: Vec<Edge>,
+    mut residuals: Vec<(BTreeSet<usize>, Expr)>,
+    unique: &BTreeSet<ColumnId>,
+) -> Result<Plan> {
     let sizes: Vec<usize> = leaves.iter().map(Plan::estimated_rows).collect();
     let mut slots: Vec<Option<Plan>> = leaves.into_iter().map(Some).collect();
     let first = (0..slots.len())
         .min_by_key(|&i| (sizes[i], i))
         .expect("FROM has a table");
     let mut joined = BTreeSet::from([first]);
+    let mut estimate = sizes[first];
     let mut plan = slots[first].take().expect("unjoined");
     plan = apply_residuals(plan, &joined, &mut residuals);
-    while joined.len() < slots.len() {
-        let connected = |i: usize| {
-            edges.iter().any(|e| {
-                (e.left == i && joined.contains(&e.right))
-                    || (e.right == i && joined.contains(&e.left))
+    // The (joined side, `i` side) keys between the joined leaves and leaf `i`.
+    let keys_to = |edges: &[Edge], joined: &BTreeSet<usize>, i: usize| -> Vec<(Expr, Expr)> {
+        edges
+            .iter()
+            .filter_map(|e| {
+                if e.right == i && joined.contains(&e.left) {
+                    Some((e.left_key.clone(), e.right_key.clone()))
+                } else if e.left == i && joined.contains(&e.right) {
+                    Some((e.right_key.clone(), e.left_key.clone()))
+                } else {
+                    None
+                }
             })
-        };
-        let Some(next) = (0..slots.len())
-            .filter(|&i| !joined.contains(&i) && connected(i))
-            .min_by_key(|&i| (sizes[i], i))
+            .collect()
+    };
+    while joined.len() < slots.len() {
+        let Some((rows, next)) = (0..slots.len())
+            .filter(|i| !joined.contains(i))
+            .filter_map(|i| {
+                let keys = keys_to(&edges, &joined, i);
+                let refs: Vec<(&Expr, &Expr)> = keys.iter().map(|(a, b)| (a, b)).collect();
+                (!keys.is_empty()).then(|| (join_estimate(estimate, sizes[i], &refs, unique), i))
+            })
+            .min_by_key(|&(rows, i)| (rows, sizes[i], i))
         else {
             return Err(SqlError::unsupported(
                 "a cross join (a table with no equality condition linking it to the others)",
             ));
         };
-        let mut keys = Vec::new();
+        let keys = keys_to(&edges, &joined, next);
         edges.retain(|e| {
-            if e.right == next && joined.contains(&e.left) {
-                keys.push((e.left_key.clone(), e.right_key.clone()));
-                false
-            } else if e.left == next && joined.contains(&e.right) {
-                keys.push((e.right_key.clone(), e.left_key.clone()));
-                false
-            } else {
-                true
-            }
+            !(e.left == next && joined.contains(&e.right))
+                && !(e.right == next && joined.contains(&e.left))
         });
         joined.insert(next);
+        estimate = rows.max(1);
         plan = Plan::Join {
             left: Box::new(plan),
             right: Box::new(slots[next].take().expect("unjoined")),
