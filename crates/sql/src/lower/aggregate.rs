@@ -9,10 +9,10 @@
 use std::collections::HashMap;
 
 use maestro_execution::{Agg, Col, Data, Expr as ExecExpr, Input, MAX_KEYS, aggregate, project};
-use maestro_tpch::queries::ratio_f64;
 
 use super::Lowering;
 use super::compile::{columnar, eval_vector, to_exec_expr};
+use super::eval::exact_ratio;
 use super::vector::{Relation, Scalar, Vector};
 use crate::error::{Result, SqlError};
 use crate::plan::{AggCall, AggFunc, ColumnId, Expr};
@@ -122,7 +122,7 @@ impl<'a> Lowering<'a> {
                         c.values
                             .iter()
                             .zip(&c.counts)
-                            .map(|(&s, &n)| ratio_f64(s, i128::from(n) * unit))
+                            .map(|(&s, &n)| exact_ratio(s, i128::from(n) * unit))
                             .collect(),
                     )
                 }

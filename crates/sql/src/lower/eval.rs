@@ -88,6 +88,23 @@ fn align(a: i128, sa: u8, b: i128, sb: u8) -> (i128, i128, u8) {
     (a * pow10(s - sa), b * pow10(s - sb), s)
 }
 
+/// `n / d` (`d != 0`) as the nearest double when the fraction reduced to
+/// lowest terms has both parts below 2^53 (then both convert exactly and
+/// IEEE division rounds correctly), else within a few ulps (`ratio_f64`).
+/// Reducing first matters: `100.00 * sum(…) / sum(…)` carries factors of
+/// ten that would otherwise push the operands past 2^53.
+pub(crate) fn exact_ratio(n: i128, d: i128) -> f64 {
+    let g = gcd(n.unsigned_abs(), d.unsigned_abs()).max(1) as i128;
+    ratio_f64(n / g, d / g)
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 fn as_f64(v: &Scalar) -> Option<f64> {
     match *v {
         Scalar::Num { value, scale } => Some(ratio_f64(value, pow10(scale))),
@@ -117,9 +134,13 @@ fn arith(op: ArithOp, a: Scalar, b: Scalar) -> Scalar {
                 value: x * y,
                 scale: sx + sy,
             },
-            // x/10^sx ÷ y/10^sy = (x·10^sy) / (y·10^sx), correctly rounded.
             ArithOp::Div if *y == 0 => Scalar::Null,
-            ArithOp::Div => Scalar::Double(ratio_f64(x * pow10(*sy), y * pow10(*sx))),
+            // x/10^sx ÷ y/10^sy at the larger scale: x / (y·10^(sx−sy)) or
+            // (x·10^(sy−sx)) / y.
+            ArithOp::Div => {
+                let (n, d, _) = align(*x, *sx, *y, *sy);
+                Scalar::Double(exact_ratio(n, d))
+            }
         },
         _ => match (as_f64(&a), as_f64(&b)) {
             (Some(x), Some(y)) => match op {
@@ -198,5 +219,15 @@ mod tests {
         assert!(!m("requests special", "%special%requests%"));
         assert!(m("", "%"));
         assert!(!m("", "_"));
+    }
+
+    #[test]
+    fn ratios_are_reduced_before_converting() {
+        use super::exact_ratio;
+        // TPC-H Q14 at SF 1: 100.00 * promo (scale 6) / total (scale 4), aligned.
+        let (n, d) = (45_242_880_523_010_000i128, 2_761_949_328_227_100i128);
+        assert_eq!(exact_ratio(n, d), 16.38077862639554);
+        assert_eq!(exact_ratio(-1, 3), -1.0 / 3.0);
+        assert_eq!(exact_ratio(0, 7), 0.0);
     }
 }
