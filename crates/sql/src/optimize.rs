@@ -245,10 +245,12 @@ fn join_greedily(
             ));
         };
         let keys = keys_to(&edges, &joined, next);
-        edges.retain(|e| {
-            !(e.left == next && joined.contains(&e.right))
-                && !(e.right == next && joined.contains(&e.left))
-        });
+        // The edges just used are now join keys.
+        let used = |e: &Edge| {
+            (e.left == next && joined.contains(&e.right))
+                || (e.right == next && joined.contains(&e.left))
+        };
+        edges.retain(|e| !used(e));
         joined.insert(next);
         estimate = rows.max(1);
         plan = Plan::Join {
