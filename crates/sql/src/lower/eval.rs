@@ -82,10 +82,14 @@ fn pow10(d: u8) -> i128 {
     10i128.pow(u32::from(d))
 }
 
-/// `(a, b)` at the larger of their scales.
-fn align(a: i128, sa: u8, b: i128, sb: u8) -> (i128, i128, u8) {
+/// `(a, b)` at the larger of their scales (`None` past 128 bits).
+fn align(a: i128, sa: u8, b: i128, sb: u8) -> Option<(i128, i128, u8)> {
     let s = sa.max(sb);
-    (a * pow10(s - sa), b * pow10(s - sb), s)
+    Some((
+        a.checked_mul(pow10(s - sa))?,
+        b.checked_mul(pow10(s - sb))?,
+        s,
+    ))
 }
 
 /// `n / d` (`d != 0`) as the nearest double when the fraction reduced to
@@ -124,24 +128,7 @@ fn arith(op: ArithOp, a: Scalar, b: Scalar) -> Scalar {
                 value: y,
                 scale: sy,
             },
-        ) => match op {
-            ArithOp::Add | ArithOp::Sub => {
-                let (x, y, s) = align(*x, *sx, *y, *sy);
-                let value = if op == ArithOp::Add { x + y } else { x - y };
-                Scalar::Num { value, scale: s }
-            }
-            ArithOp::Mul => Scalar::Num {
-                value: x * y,
-                scale: sx + sy,
-            },
-            ArithOp::Div if *y == 0 => Scalar::Null,
-            // x/10^sx ÷ y/10^sy at the larger scale: x / (y·10^(sx−sy)) or
-            // (x·10^(sy−sx)) / y.
-            ArithOp::Div => {
-                let (n, d, _) = align(*x, *sx, *y, *sy);
-                Scalar::Double(exact_ratio(n, d))
-            }
-        },
+        ) => exact_arith(op, (*x, *sx), (*y, *sy)).unwrap_or(Scalar::Null),
         _ => match (as_f64(&a), as_f64(&b)) {
             (Some(x), Some(y)) => match op {
                 ArithOp::Add => Scalar::Double(x + y),
@@ -153,6 +140,33 @@ fn arith(op: ArithOp, a: Scalar, b: Scalar) -> Scalar {
             _ => Scalar::Null,
         },
     }
+}
+
+/// Exact arithmetic in 128 bits; `None` when it overflows (the caller
+/// makes that NULL) or divides by zero.
+fn exact_arith(op: ArithOp, (x, sx): (i128, u8), (y, sy): (i128, u8)) -> Option<Scalar> {
+    Some(match op {
+        ArithOp::Add | ArithOp::Sub => {
+            let (x, y, s) = align(x, sx, y, sy)?;
+            let value = if op == ArithOp::Add {
+                x.checked_add(y)?
+            } else {
+                x.checked_sub(y)?
+            };
+            Scalar::Num { value, scale: s }
+        }
+        ArithOp::Mul => Scalar::Num {
+            value: x.checked_mul(y)?,
+            scale: sx + sy,
+        },
+        ArithOp::Div if y == 0 => return None,
+        // x/10^sx ÷ y/10^sy at the larger scale: x / (y·10^(sx−sy)) or
+        // (x·10^(sy−sx)) / y.
+        ArithOp::Div => {
+            let (n, d, _) = align(x, sx, y, sy)?;
+            Scalar::Double(exact_ratio(n, d))
+        }
+    })
 }
 
 /// SQL comparison; `None` with a NULL or incomparable values.
@@ -167,10 +181,11 @@ pub(crate) fn compare(a: &Scalar, b: &Scalar) -> Option<Ordering> {
                 value: y,
                 scale: sy,
             },
-        ) => {
-            let (x, y, _) = align(*x, *sx, *y, *sy);
-            Some(x.cmp(&y))
-        }
+        ) => match align(*x, *sx, *y, *sy) {
+            Some((x, y, _)) => Some(x.cmp(&y)),
+            // Past 128 bits at the common scale: compare as doubles.
+            None => as_f64(a)?.partial_cmp(&as_f64(b)?),
+        },
         (Scalar::Date(x), Scalar::Date(y)) => Some(x.cmp(y)),
         (Scalar::Str(x), Scalar::Str(y)) => Some(x.as_bytes().cmp(y.as_bytes())),
         (Scalar::Bool(x), Scalar::Bool(y)) => Some(x.cmp(y)),
