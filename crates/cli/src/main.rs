@@ -6,6 +6,7 @@ mod flags;
 mod omp;
 mod output;
 mod run;
+mod sql;
 mod tpcc;
 mod tpch;
 mod variants;
@@ -58,6 +59,8 @@ enum Command {
         #[command(subcommand)]
         command: tpch::TpchCommand,
     },
+    /// Run one SQL statement (SELECT or EXPLAIN SELECT) over the TPC-H tables.
+    Sql(sql::SqlArgs),
 }
 
 #[derive(Subcommand)]
@@ -305,6 +308,7 @@ fn main() -> ExitCode {
             experiment: Experiment::Workload(args),
         } => bench_workload(args),
         Command::Tpch { command } => tpch::run(command),
+        Command::Sql(args) => sql::run(args),
         Command::Tpcc { command } => tpcc::run(command),
         Command::Ch { command } => ch::run(command),
     }

@@ -1,0 +1,472 @@
+//! Binding expressions: sqlparser's AST to [`Expr`] over column ids, with
+//! types checked, string literals compared with dates read as dates, and
+//! `DATE '…' ± INTERVAL '…'` folded to a date. Aggregate calls become columns
+//! of the aggregation (when the context allows them).
+
+use sqlparser::ast::{
+    self, BinaryOperator, CaseWhen, DateTimeField, DuplicateTreatment, FunctionArg,
+    FunctionArgExpr, FunctionArguments, Spanned, UnaryOperator,
+};
+
+use super::Binder;
+use super::literal::{interval, literal, parse_date, string_value};
+use super::scope::Scope;
+use crate::error::{Result, SqlError};
+use crate::plan::{AggCall, AggFunc, ArithOp, CmpOp, ColumnId, Expr};
+use crate::types::{Literal, SqlType};
+use maestro_storage::column::{Date, MAX_SCALE};
+
+/// Where an expression is bound.
+pub(crate) struct ExprCtx<'s> {
+    pub scope: &'s Scope,
+    /// Whether aggregate calls are allowed (SELECT, HAVING, ORDER BY of a
+    /// grouped query); `None` names the clause that forbids them.
+    pub aggs_forbidden_in: Option<&'static str>,
+}
+
+impl Binder<'_> {
+    pub(crate) fn bind_expr(&mut self, e: &ast::Expr, ctx: &ExprCtx) -> Result<Expr> {
+        self.bind_inner(e, ctx).map_err(|err| err.at(e.span()))
+    }
+
+    fn bind_inner(&mut self, e: &ast::Expr, ctx: &ExprCtx) -> Result<Expr> {
+        use ast::Expr as A;
+        match e {
+            A::Identifier(id) => Ok(Expr::Column(ctx.scope.resolve(None, id)?)),
+            A::CompoundIdentifier(ids) => match ids.as_slice() {
+                [q, n] => Ok(Expr::Column(ctx.scope.resolve(Some(q), n)?)),
+                _ => Err(SqlError::unsupported(format!("qualified name {e}"))),
+            },
+            A::Value(v) => literal(&v.value).map(Expr::Lit),
+            A::TypedString(ts) => match ts.data_type {
+                ast::DataType::Date => {
+                    let s = string_value(&ts.value.value)
+                        .ok_or_else(|| SqlError::mismatch(format!("DATE needs a string: {e}")))?;
+                    Ok(Expr::Lit(Literal::Date(parse_date(s)?)))
+                }
+                ref t => Err(SqlError::unsupported(format!("{t} literals"))),
+            },
+            A::Interval(iv) => interval(iv).map(Expr::Lit),
+            A::Nested(inner) => self.bind_expr(inner, ctx),
+            A::UnaryOp { op, expr } => {
+                let x = self.bind_expr(expr, ctx)?;
+                match op {
+                    UnaryOperator::Plus => Ok(x),
+                    UnaryOperator::Minus => match x {
+                        Expr::Lit(Literal::Num { value, scale }) => Ok(Expr::Lit(Literal::Num {
+                            value: -value,
+                            scale,
+                        })),
+                        x => self.arith(ArithOp::Sub, Expr::Lit(Literal::int(0)), x),
+                    },
+                    UnaryOperator::Not => {
+                        self.expect_bool(&x, "NOT")?;
+                        Ok(Expr::Not(Box::new(x)))
+                    }
+                    op => Err(SqlError::unsupported(format!("unary operator {op}"))),
+                }
+            }
+            A::BinaryOp { left, op, right } => {
+                let l = self.bind_expr(left, ctx)?;
+                let r = self.bind_expr(right, ctx)?;
+                match op {
+                    BinaryOperator::Plus => self.arith(ArithOp::Add, l, r),
+                    BinaryOperator::Minus => self.arith(ArithOp::Sub, l, r),
+                    BinaryOperator::Multiply => self.arith(ArithOp::Mul, l, r),
+                    BinaryOperator::Divide => self.arith(ArithOp::Div, l, r),
+                    BinaryOperator::Eq => self.compare(CmpOp::Eq, l, r),
+                    BinaryOperator::NotEq => self.compare(CmpOp::Ne, l, r),
+                    BinaryOperator::Lt => self.compare(CmpOp::Lt, l, r),
+                    BinaryOperator::LtEq => self.compare(CmpOp::Le, l, r),
+                    BinaryOperator::Gt => self.compare(CmpOp::Gt, l, r),
+                    BinaryOperator::GtEq => self.compare(CmpOp::Ge, l, r),
+                    BinaryOperator::And | BinaryOperator::Or => {
+                        self.expect_bool(&l, &op.to_string())?;
+                        self.expect_bool(&r, &op.to_string())?;
+                        Ok(if *op == BinaryOperator::And {
+                            Expr::And(vec![l, r])
+                        } else {
+                            Expr::Or(vec![l, r])
+                        })
+                    }
+                    op => Err(SqlError::unsupported(format!("operator {op}"))),
+                }
+            }
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let x = self.bind_expr(expr, ctx)?;
+                let lo = self.bind_expr(low, ctx)?;
+                let hi = self.bind_expr(high, ctx)?;
+                let both = Expr::And(vec![
+                    self.compare(CmpOp::Ge, x.clone(), lo)?,
+                    self.compare(CmpOp::Le, x, hi)?,
+                ]);
+                Ok(if *negated {
+                    Expr::Not(Box::new(both))
+                } else {
+                    both
+                })
+            }
+            A::In {
+                expr,
+                target: ast::InTarget::List(list),
+                negated,
+                ..
+            } => {
+                let x = self.bind_expr(expr, ctx)?;
+                let xt = self.type_of(&x);
+                let mut lits = Vec::new();
+                for item in list {
+                    let v = self.bind_expr(item, ctx)?;
+                    let Expr::Lit(l) = coerce_to(v, xt)? else {
+                        return Err(
+                            SqlError::unsupported("IN lists of non-constants").at(item.span())
+                        );
+                    };
+                    if !xt.comparable(l.sql_type()) {
+                        return Err(SqlError::mismatch(format!(
+                            "IN list value {l} ({}) does not compare with {xt}",
+                            l.sql_type()
+                        ))
+                        .at(item.span()));
+                    }
+                    lits.push(l);
+                }
+                Ok(Expr::InList {
+                    expr: Box::new(x),
+                    list: lits,
+                    negated: *negated,
+                })
+            }
+            A::In { .. } | A::Subquery(_) | A::Exists { .. } => {
+                Err(SqlError::unsupported("subqueries"))
+            }
+            A::Like {
+                negated,
+                any: false,
+                expr,
+                pattern,
+                escape_char: None,
+            } => {
+                let x = self.bind_expr(expr, ctx)?;
+                if self.type_of(&x) != SqlType::Str {
+                    return Err(SqlError::mismatch(format!(
+                        "LIKE needs a string operand, not {}",
+                        self.type_of(&x)
+                    )));
+                }
+                let Expr::Lit(Literal::Str(p)) = self.bind_expr(pattern, ctx)? else {
+                    return Err(SqlError::unsupported("LIKE with a non-constant pattern"));
+                };
+                Ok(Expr::Like {
+                    expr: Box::new(x),
+                    pattern: p,
+                    negated: *negated,
+                })
+            }
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => self.case(operand.as_deref(), conditions, else_result.as_deref(), ctx),
+            A::Extract { field, expr, .. } => {
+                if !matches!(field, DateTimeField::Year) {
+                    return Err(SqlError::unsupported(format!("EXTRACT({field})")));
+                }
+                let x = self.bind_expr(expr, ctx)?;
+                if self.type_of(&x) != SqlType::Date {
+                    return Err(SqlError::mismatch(format!(
+                        "EXTRACT(YEAR) needs a date, not {}",
+                        self.type_of(&x)
+                    )));
+                }
+                Ok(Expr::Year(Box::new(x)))
+            }
+            A::Function(f) => self.function(f, ctx),
+            A::IsNull(_) | A::IsNotNull(_) => Err(SqlError::unsupported(
+                "IS [NOT] NULL (this slice has no NULLs)",
+            )),
+            A::Cast { .. } => Err(SqlError::unsupported("CAST")),
+            other => Err(SqlError::unsupported(format!("expression {other}"))),
+        }
+    }
+
+    fn case(
+        &mut self,
+        operand: Option<&ast::Expr>,
+        conditions: &[CaseWhen],
+        else_result: Option<&ast::Expr>,
+        ctx: &ExprCtx,
+    ) -> Result<Expr> {
+        let Some(else_result) = else_result else {
+            return Err(SqlError::unsupported(
+                "CASE without ELSE (its NULL result is not in this slice)",
+            ));
+        };
+        let operand = operand.map(|o| self.bind_expr(o, ctx)).transpose()?;
+        let mut whens = Vec::new();
+        for w in conditions {
+            let c = self.bind_expr(&w.condition, ctx)?;
+            let c = match &operand {
+                Some(o) => self.compare(CmpOp::Eq, o.clone(), c)?,
+                None => c,
+            };
+            self.expect_bool(&c, "CASE WHEN")
+                .map_err(|e| e.at(w.condition.span()))?;
+            whens.push((c, self.bind_expr(&w.result, ctx)?));
+        }
+        let otherwise = self.bind_expr(else_result, ctx)?;
+        let mut ty = self.type_of(&otherwise);
+        for (_, v) in &whens {
+            ty = unify(ty, self.type_of(v)).ok_or_else(|| {
+                SqlError::mismatch(format!(
+                    "CASE branches of types {ty} and {} do not match",
+                    self.type_of(v)
+                ))
+            })?;
+        }
+        Ok(Expr::Case {
+            whens,
+            otherwise: Box::new(otherwise),
+        })
+    }
+
+    fn function(&mut self, f: &ast::Function, ctx: &ExprCtx) -> Result<Expr> {
+        let name = f.name.to_string().to_lowercase();
+        let func = match name.as_str() {
+            "sum" => AggFunc::Sum,
+            "count" => AggFunc::Count,
+            "avg" => AggFunc::Avg,
+            "min" => AggFunc::Min,
+            "max" => AggFunc::Max,
+            _ => return Err(SqlError::unsupported(format!("function {name}()"))),
+        };
+        if let Some(clause) = ctx.aggs_forbidden_in {
+            return Err(SqlError::invalid(format!(
+                "aggregate function {name}() is not allowed in {clause}"
+            )));
+        }
+        let FunctionArguments::List(list) = &f.args else {
+            return Err(SqlError::unsupported(format!(
+                "{name} without an argument list"
+            )));
+        };
+        if f.filter.is_some() || f.over.is_some() || !list.clauses.is_empty() {
+            return Err(SqlError::unsupported(format!(
+                "{name}() with FILTER, OVER or ORDER BY"
+            )));
+        }
+        let distinct = matches!(list.duplicate_treatment, Some(DuplicateTreatment::Distinct));
+        let (func, arg) = match (func, list.args.as_slice(), distinct) {
+            (AggFunc::Count, [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)], false) => {
+                (AggFunc::CountStar, None)
+            }
+            (f, [FunctionArg::Unnamed(FunctionArgExpr::Expr(a))], d) => {
+                let inner = ExprCtx {
+                    scope: ctx.scope,
+                    aggs_forbidden_in: Some("the argument of an aggregate"),
+                };
+                let x = self.bind_expr(a, &inner)?;
+                let f = match (f, d) {
+                    (AggFunc::Count, true) => AggFunc::CountDistinct,
+                    (f, false) => f,
+                    (_, true) => {
+                        return Err(SqlError::unsupported(format!("{name}(DISTINCT …)")));
+                    }
+                };
+                (f, Some(x))
+            }
+            _ => {
+                return Err(SqlError::unsupported(format!(
+                    "{name}() with these arguments"
+                )));
+            }
+        };
+        if let Some(x) = &arg {
+            let t = self.type_of(x);
+            let ok = match func {
+                AggFunc::Sum | AggFunc::Avg => t.is_exact(),
+                AggFunc::Min | AggFunc::Max => t != SqlType::Bool && t != SqlType::Double,
+                _ => t != SqlType::Bool,
+            };
+            if !ok {
+                return Err(SqlError::mismatch(format!("{name}() of a {t} value")));
+            }
+        }
+        let call = AggCall { func, arg };
+        let text = format!("{f}");
+        Ok(Expr::Column(self.aggregate_column(call, text)))
+    }
+
+    /// The column of aggregate `call`, shared by equal calls.
+    fn aggregate_column(&mut self, call: AggCall, text: String) -> ColumnId {
+        if let Some((id, _)) = self.aggs.iter().find(|(_, c)| *c == call) {
+            return *id;
+        }
+        let ty = match (&call.func, &call.arg) {
+            (AggFunc::Count | AggFunc::CountStar | AggFunc::CountDistinct, _) => SqlType::Int,
+            (AggFunc::Avg, _) => SqlType::Double,
+            (_, Some(x)) => self.type_of(x),
+            (_, None) => SqlType::Int,
+        };
+        let id = self.new_column(text, ty);
+        self.aggs.push((id, call));
+        id
+    }
+
+    fn expect_bool(&self, e: &Expr, what: &str) -> Result<()> {
+        match self.type_of(e) {
+            SqlType::Bool => Ok(()),
+            t => Err(SqlError::mismatch(format!(
+                "{what} needs a boolean operand, not {t}"
+            ))),
+        }
+    }
+
+    fn arith(&mut self, op: ArithOp, l: Expr, r: Expr) -> Result<Expr> {
+        let (lt, rt) = (self.type_of(&l), self.type_of(&r));
+        if let (Expr::Lit(a), Expr::Lit(b)) = (&l, &r)
+            && let Some(folded) = fold(op, a, b)
+        {
+            return Ok(Expr::Lit(folded));
+        }
+        let ok = match op {
+            ArithOp::Mul => {
+                lt.is_numeric() && rt.is_numeric() && lt.scale() + rt.scale() <= MAX_SCALE
+            }
+            _ => lt.is_numeric() && rt.is_numeric(),
+        };
+        if !ok {
+            if lt == SqlType::Date || rt == SqlType::Date {
+                return Err(SqlError::unsupported(format!(
+                    "date arithmetic ({lt} {op:?} {rt}) other than DATE '…' ± INTERVAL '…'"
+                )));
+            }
+            return Err(SqlError::mismatch(format!(
+                "cannot apply {op:?} to {lt} and {rt}"
+            )));
+        }
+        Ok(Expr::Arith(op, Box::new(l), Box::new(r)))
+    }
+
+    fn compare(&mut self, op: CmpOp, l: Expr, r: Expr) -> Result<Expr> {
+        let (lt, rt) = (self.type_of(&l), self.type_of(&r));
+        let l = coerce_to(l, rt)?;
+        let r = coerce_to(r, lt)?;
+        let (lt, rt) = (self.type_of(&l), self.type_of(&r));
+        if !lt.comparable(rt) || lt == SqlType::Bool || lt == SqlType::Interval {
+            return Err(SqlError::mismatch(format!("cannot compare {lt} with {rt}")));
+        }
+        Ok(Expr::cmp(op, l, r))
+    }
+
+    /// The type of a bound expression (bound expressions are checked).
+    pub(crate) fn type_of(&self, e: &Expr) -> SqlType {
+        type_of(e, &|c| self.columns[c.0].ty)
+    }
+}
+
+/// The type of `e`, given its columns' types.
+pub(crate) fn type_of(e: &Expr, col: &dyn Fn(ColumnId) -> SqlType) -> SqlType {
+    match e {
+        Expr::Column(c) => col(*c),
+        Expr::Lit(l) => l.sql_type(),
+        Expr::Arith(op, a, b) => {
+            let (ta, tb) = (type_of(a, col), type_of(b, col));
+            match op {
+                _ if ta == SqlType::Double || tb == SqlType::Double => SqlType::Double,
+                ArithOp::Div => SqlType::Double,
+                ArithOp::Mul => SqlType::exact(ta.scale() + tb.scale()),
+                ArithOp::Add | ArithOp::Sub => SqlType::exact(ta.scale().max(tb.scale())),
+            }
+        }
+        Expr::Cmp(..)
+        | Expr::And(_)
+        | Expr::Or(_)
+        | Expr::Not(_)
+        | Expr::InList { .. }
+        | Expr::Like { .. } => SqlType::Bool,
+        Expr::Case { whens, otherwise } => {
+            whens.iter().fold(type_of(otherwise, col), |t, (_, v)| {
+                unify(t, type_of(v, col)).unwrap_or(t)
+            })
+        }
+        Expr::Year(_) => SqlType::Int,
+    }
+}
+
+/// The common type of two CASE branches.
+fn unify(a: SqlType, b: SqlType) -> Option<SqlType> {
+    match (a, b) {
+        _ if a == b => Some(a),
+        (SqlType::Double, t) | (t, SqlType::Double) if t.is_numeric() => Some(SqlType::Double),
+        _ if a.is_exact() && b.is_exact() => Some(SqlType::exact(a.scale().max(b.scale()))),
+        _ => None,
+    }
+}
+
+/// A string literal compared with a date is a date (as in PostgreSQL).
+fn coerce_to(e: Expr, target: SqlType) -> Result<Expr> {
+    match (e, target) {
+        (Expr::Lit(Literal::Str(s)), SqlType::Date) => {
+            Ok(Expr::Lit(Literal::Date(parse_date(&s)?)))
+        }
+        (e, _) => Ok(e),
+    }
+}
+
+/// Constant arithmetic: exact numbers (not division), and dates ± intervals.
+fn fold(op: ArithOp, a: &Literal, b: &Literal) -> Option<Literal> {
+    if let (
+        Literal::Num {
+            value: x,
+            scale: sx,
+        },
+        Literal::Num {
+            value: y,
+            scale: sy,
+        },
+    ) = (a, b)
+    {
+        let up = |v: i64, by: u8| v.checked_mul(10i64.checked_pow(u32::from(by))?);
+        let s = (*sx).max(*sy);
+        let (x2, y2) = (up(*x, s - sx)?, up(*y, s - sy)?);
+        return match op {
+            ArithOp::Add => Some(Literal::Num {
+                value: x2.checked_add(y2)?,
+                scale: s,
+            }),
+            ArithOp::Sub => Some(Literal::Num {
+                value: x2.checked_sub(y2)?,
+                scale: s,
+            }),
+            ArithOp::Mul if sx + sy <= MAX_SCALE => Some(Literal::Num {
+                value: x.checked_mul(*y)?,
+                scale: sx + sy,
+            }),
+            _ => None,
+        };
+    }
+    fold_date(op, a, b)
+}
+
+fn fold_date(op: ArithOp, a: &Literal, b: &Literal) -> Option<Literal> {
+    let shift = |d: Date, months: i32, days: i32, sign: i32| {
+        Literal::Date(d.add_months(sign * months).add_days(sign * days))
+    };
+    match (op, a, b) {
+        (ArithOp::Add, Literal::Date(d), Literal::Interval { months, days })
+        | (ArithOp::Add, Literal::Interval { months, days }, Literal::Date(d)) => {
+            Some(shift(*d, *months, *days, 1))
+        }
+        (ArithOp::Sub, Literal::Date(d), Literal::Interval { months, days }) => {
+            Some(shift(*d, *months, *days, -1))
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,408 @@
+//! The binder: one parsed statement to a [`LogicalPlan`]. It resolves names
+//! against the [`Catalog`] (aliases, qualified and unqualified columns),
+//! checks types, collects aggregates, and builds the canonical plan the
+//! optimizer starts from: the FROM tables as cross products in FROM order,
+//! one filter with every WHERE and ON conjunct, then aggregate, HAVING,
+//! sort, limit and the projection.
+
+mod expr;
+mod from;
+mod literal;
+mod scope;
+
+use sqlparser::ast::{
+    self, GroupByExpr, LimitClause, OrderByKind, SelectItem, SelectItemQualifiedWildcardKind,
+    SetExpr, Spanned, Statement,
+};
+
+use crate::catalog::Catalog;
+use crate::error::{Result, SqlError};
+use crate::plan::{AggCall, ColumnId, ColumnInfo, Direction, Expr, LogicalPlan, Plan};
+use expr::ExprCtx;
+pub(crate) use expr::type_of;
+use scope::{Scope, normalize};
+
+/// A bound statement.
+pub struct BoundStatement {
+    pub plan: LogicalPlan,
+    /// `EXPLAIN`: print the plan instead of running it.
+    pub explain: bool,
+}
+
+pub(crate) struct Binder<'c> {
+    catalog: &'c dyn Catalog,
+    columns: Vec<ColumnInfo>,
+    /// The aggregate calls met so far, each under its output column.
+    aggs: Vec<(ColumnId, AggCall)>,
+}
+
+/// Binds one statement.
+pub fn bind(catalog: &dyn Catalog, stmt: &Statement) -> Result<BoundStatement> {
+    let (query, explain) = match stmt {
+        Statement::Query(q) => (q, false),
+        Statement::Explain {
+            statement,
+            analyze: false,
+            ..
+        } => match statement.as_ref() {
+            Statement::Query(q) => (q, true),
+            other => return Err(SqlError::unsupported(format!("EXPLAIN of {}", kind(other)))),
+        },
+        other => return Err(SqlError::unsupported(kind(other))),
+    };
+    let mut b = Binder {
+        catalog,
+        columns: Vec::new(),
+        aggs: Vec::new(),
+    };
+    let root = b.query(query)?;
+    Ok(BoundStatement {
+        plan: LogicalPlan {
+            root,
+            columns: b.columns,
+        },
+        explain,
+    })
+}
+
+/// A short name for a statement this slice does not run.
+fn kind(stmt: &Statement) -> String {
+    let text = stmt.to_string();
+    let words: Vec<&str> = text.split_whitespace().take(2).collect();
+    format!(
+        "{} statements (only SELECT and EXPLAIN SELECT)",
+        words.join(" ")
+    )
+}
+
+impl Binder<'_> {
+    fn new_column(&mut self, name: String, ty: crate::types::SqlType) -> ColumnId {
+        self.columns.push(ColumnInfo { name, ty });
+        ColumnId(self.columns.len() - 1)
+    }
+
+    fn query(&mut self, q: &ast::Query) -> Result<Plan> {
+        if q.with.is_some() {
+            return Err(SqlError::unsupported("WITH (common table expressions)"));
+        }
+        if q.fetch.is_some() || !q.locks.is_empty() {
+            return Err(SqlError::unsupported("FETCH / FOR UPDATE"));
+        }
+        let select = match q.body.as_ref() {
+            SetExpr::Select(s) => s,
+            SetExpr::Query(_) => return Err(SqlError::unsupported("a parenthesized query")),
+            SetExpr::SetOperation { op, .. } => {
+                return Err(SqlError::unsupported(format!("{op} (set operations)")));
+            }
+            SetExpr::Values(_) => return Err(SqlError::unsupported("VALUES")),
+            _ => return Err(SqlError::unsupported("this kind of query body")),
+        };
+        if select.distinct.is_some() {
+            return Err(SqlError::unsupported("SELECT DISTINCT").at(select.span()));
+        }
+        if select.top.is_some() || select.into.is_some() || select.qualify.is_some() {
+            return Err(SqlError::unsupported("TOP, INTO or QUALIFY"));
+        }
+        let mut scope = Scope::default();
+        let (from, mut conjuncts) = self.from(&select.from, &mut scope)?;
+        let where_ctx = ExprCtx {
+            scope: &scope,
+            aggs_forbidden_in: Some("WHERE"),
+        };
+        if let Some(w) = &select.selection {
+            let p = self.bind_expr(w, &where_ctx)?;
+            self.bool_clause(&p, "WHERE", w)?;
+            conjuncts.extend(p.conjuncts());
+        }
+        let mut plan = from;
+        if !conjuncts.is_empty() {
+            plan = Plan::Filter {
+                input: Box::new(plan),
+                predicate: conjuncts,
+            };
+        }
+        // SELECT items (aggregates become columns of the aggregation).
+        let item_ctx = ExprCtx {
+            scope: &scope,
+            aggs_forbidden_in: None,
+        };
+        let mut outputs: Vec<(String, Expr, Option<ast::Expr>)> = Vec::new();
+        for item in &select.projection {
+            self.select_item(item, &scope, &item_ctx, &mut outputs)?;
+        }
+        let group_exprs = match &select.group_by {
+            GroupByExpr::Expressions(es, mods) if mods.is_empty() => es.as_slice(),
+            _ => return Err(SqlError::unsupported("GROUP BY ALL / ROLLUP / CUBE")),
+        };
+        let mut groups = Vec::new();
+        let group_ctx = ExprCtx {
+            scope: &scope,
+            aggs_forbidden_in: Some("GROUP BY"),
+        };
+        for g in group_exprs {
+            let g = self.group_key(g, &group_ctx, &outputs)?;
+            groups.push(g);
+        }
+        let having = match &select.having {
+            Some(h) => {
+                let p = self.bind_expr(h, &item_ctx)?;
+                self.bool_clause(&p, "HAVING", h)?;
+                Some((p, h))
+            }
+            None => None,
+        };
+        let mut sort_keys = Vec::new();
+        if let Some(ob) = &q.order_by {
+            let OrderByKind::Expressions(keys) = &ob.kind else {
+                return Err(SqlError::unsupported("ORDER BY ALL"));
+            };
+            for k in keys {
+                let e = self.order_key(&k.expr, &item_ctx, &outputs)?;
+                let dir = match &k.options.sort {
+                    Some(ast::OrderBySort::Desc) => Direction::Desc,
+                    Some(ast::OrderBySort::Asc) | None => Direction::Asc,
+                    Some(_) => {
+                        return Err(SqlError::unsupported("ORDER BY … USING").at(k.expr.span()));
+                    }
+                };
+                sort_keys.push((e, dir, k.expr.clone()));
+            }
+        }
+        plan = self.grouping(plan, groups, having, &mut outputs, &mut sort_keys)?;
+        if !sort_keys.is_empty() {
+            plan = Plan::Sort {
+                input: Box::new(plan),
+                keys: sort_keys.into_iter().map(|(e, d, _)| (e, d)).collect(),
+            };
+        }
+        if let Some(count) = limit(q.limit_clause.as_ref())? {
+            plan = Plan::Limit {
+                input: Box::new(plan),
+                count,
+            };
+        }
+        Ok(Plan::Project {
+            input: Box::new(plan),
+            outputs: outputs.into_iter().map(|(n, e, _)| (n, e)).collect(),
+        })
+    }
+
+    /// The aggregation, if the query groups or aggregates: SELECT, HAVING
+    /// and ORDER BY expressions rewritten onto the group and aggregate
+    /// columns, and checked to read nothing else.
+    fn grouping(
+        &mut self,
+        plan: Plan,
+        groups: Vec<(ColumnId, Expr)>,
+        having: Option<(Expr, &ast::Expr)>,
+        outputs: &mut [(String, Expr, Option<ast::Expr>)],
+        sort_keys: &mut [(Expr, Direction, ast::Expr)],
+    ) -> Result<Plan> {
+        if groups.is_empty() && self.aggs.is_empty() {
+            if having.is_some() {
+                return Err(SqlError::invalid("HAVING without GROUP BY or aggregates"));
+            }
+            return Ok(plan);
+        }
+        let allowed: Vec<ColumnId> = groups
+            .iter()
+            .map(|g| g.0)
+            .chain(self.aggs.iter().map(|a| a.0))
+            .collect();
+        for (name, e, ast) in outputs.iter_mut() {
+            *e = regroup(e, &groups);
+            check_grouped(e, &allowed, self, ast.as_ref(), name)?;
+        }
+        for (e, _, ast) in sort_keys.iter_mut() {
+            *e = regroup(e, &groups);
+            check_grouped(e, &allowed, self, Some(&*ast), "ORDER BY")?;
+        }
+        let mut plan = Plan::Aggregate {
+            input: Box::new(plan),
+            groups: groups.clone(),
+            aggs: std::mem::take(&mut self.aggs),
+        };
+        if let Some((p, ast)) = having {
+            let p = regroup(&p, &groups);
+            check_grouped(&p, &allowed, self, Some(ast), "HAVING")?;
+            plan = Plan::Filter {
+                input: Box::new(plan),
+                predicate: p.conjuncts(),
+            };
+        }
+        Ok(plan)
+    }
+
+    fn bool_clause(&self, p: &Expr, clause: &str, ast: &ast::Expr) -> Result<()> {
+        let t = self.type_of(p);
+        if t != crate::types::SqlType::Bool {
+            return Err(
+                SqlError::mismatch(format!("{clause} needs a boolean condition, not {t}"))
+                    .at(ast.span()),
+            );
+        }
+        Ok(())
+    }
+
+    fn select_item(
+        &mut self,
+        item: &SelectItem,
+        scope: &Scope,
+        ctx: &ExprCtx,
+        out: &mut Vec<(String, Expr, Option<ast::Expr>)>,
+    ) -> Result<()> {
+        match item {
+            SelectItem::UnnamedExpr(e) => {
+                let name = match e {
+                    ast::Expr::Identifier(id) => normalize(id),
+                    ast::Expr::CompoundIdentifier(ids) => {
+                        ids.last().map(normalize).unwrap_or_default()
+                    }
+                    e => e.to_string(),
+                };
+                out.push((name, self.bind_expr(e, ctx)?, Some(e.clone())));
+            }
+            SelectItem::ExprWithAlias { expr, alias } => {
+                out.push((
+                    normalize(alias),
+                    self.bind_expr(expr, ctx)?,
+                    Some(expr.clone()),
+                ));
+            }
+            SelectItem::Wildcard(_) => {
+                for t in &scope.tables {
+                    for (n, id) in &t.columns {
+                        out.push((n.clone(), Expr::Column(*id), None));
+                    }
+                }
+            }
+            SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(n), _) => {
+                let q = match n.0.as_slice() {
+                    [ast::ObjectNamePart::Identifier(id)] => id,
+                    _ => return Err(SqlError::unsupported(format!("{n}.*"))),
+                };
+                for (n, id) in &scope.table(q)?.columns {
+                    out.push((n.clone(), Expr::Column(*id), None));
+                }
+            }
+            other => return Err(SqlError::unsupported(format!("SELECT item {other}"))),
+        }
+        Ok(())
+    }
+
+    /// A GROUP BY key: an expression, an output alias or an output ordinal.
+    fn group_key(
+        &mut self,
+        g: &ast::Expr,
+        ctx: &ExprCtx,
+        outputs: &[(String, Expr, Option<ast::Expr>)],
+    ) -> Result<(ColumnId, Expr)> {
+        let e = match self.output_ref(g, outputs)? {
+            Some(e) => e,
+            None => self.bind_expr(g, ctx)?,
+        };
+        Ok(match e {
+            Expr::Column(c) => (c, e),
+            e => {
+                let ty = self.type_of(&e);
+                (self.new_column(g.to_string(), ty), e)
+            }
+        })
+    }
+
+    /// An ORDER BY key: an output alias or ordinal, else an expression.
+    fn order_key(
+        &mut self,
+        k: &ast::Expr,
+        ctx: &ExprCtx,
+        outputs: &[(String, Expr, Option<ast::Expr>)],
+    ) -> Result<Expr> {
+        match self.output_ref(k, outputs)? {
+            Some(e) => Ok(e),
+            None => self.bind_expr(k, ctx),
+        }
+    }
+
+    /// `k` as a reference to a SELECT output: an integer ordinal, or a bare
+    /// name that is an output's name but not a column (PostgreSQL prefers the
+    /// output name in ORDER BY; so do we, also in GROUP BY).
+    fn output_ref(
+        &self,
+        k: &ast::Expr,
+        outputs: &[(String, Expr, Option<ast::Expr>)],
+    ) -> Result<Option<Expr>> {
+        match k {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => {
+                    let i: usize = n.parse().unwrap_or(0);
+                    match outputs.get(i.wrapping_sub(1)) {
+                        Some(o) => Ok(Some(o.1.clone())),
+                        None => Err(SqlError::invalid(format!(
+                            "position {n} is not in the select list (1 to {})",
+                            outputs.len()
+                        ))
+                        .at(k.span())),
+                    }
+                }
+                _ => Ok(None),
+            },
+            ast::Expr::Identifier(id) => {
+                let n = normalize(id);
+                Ok(outputs.iter().find(|o| o.0 == n).map(|o| o.1.clone()))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+/// `e` with every grouped expression replaced by its group column.
+fn regroup(e: &Expr, groups: &[(ColumnId, Expr)]) -> Expr {
+    e.rewrite(&mut |x| {
+        groups
+            .iter()
+            .find(|(_, g)| g == x)
+            .map(|(id, _)| Expr::Column(*id))
+    })
+}
+
+/// An error if `e` reads a column that is neither grouped nor aggregated.
+fn check_grouped(
+    e: &Expr,
+    allowed: &[ColumnId],
+    b: &Binder,
+    ast: Option<&ast::Expr>,
+    what: &str,
+) -> Result<()> {
+    if let Some(c) = e.columns().into_iter().find(|c| !allowed.contains(c)) {
+        let err = SqlError::invalid(format!(
+            "column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function ({what})",
+            b.columns[c.0].name
+        ));
+        return Err(match ast {
+            Some(a) => err.at(a.span()),
+            None => err,
+        });
+    }
+    Ok(())
+}
+
+fn limit(l: Option<&LimitClause>) -> Result<Option<usize>> {
+    let Some(l) = l else { return Ok(None) };
+    match l {
+        LimitClause::LimitOffset {
+            limit,
+            offset: None,
+            limit_by,
+        } if limit_by.is_empty() => match limit {
+            None => Ok(None),
+            Some(ast::Expr::Value(v)) => match &v.value {
+                ast::Value::Number(n, _) => n.parse().map(Some).map_err(|_| {
+                    SqlError::invalid(format!("LIMIT {n}: expected a whole number")).at(v.span)
+                }),
+                _ => Err(SqlError::invalid("LIMIT needs a whole number").at(v.span)),
+            },
+            Some(e) => Err(SqlError::unsupported("LIMIT of an expression").at(e.span())),
+        },
+        _ => Err(SqlError::unsupported("OFFSET")),
+    }
+}

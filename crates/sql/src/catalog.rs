@@ -1,0 +1,104 @@
+//! `Catalog`: what the binder and the executor need to know about tables —
+//! their columns and types, their size, and (for running) their data. The
+//! TPC-H implementation reads the loaded column store; a later one can be
+//! backed by the shared MVCC storage (a snapshot's tables).
+
+use maestro_storage::column::Table;
+use maestro_tpch::Database;
+
+use crate::types::SqlType;
+
+/// A column as the binder sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnDef {
+    pub name: String,
+    pub ty: SqlType,
+}
+
+/// A table as the binder sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableDef {
+    pub name: String,
+    pub columns: Vec<ColumnDef>,
+    /// Row count (for join ordering and EXPLAIN).
+    pub rows: usize,
+    /// Columns whose values are unique (single-column keys), for join
+    /// ordering; may be empty.
+    pub unique_columns: Vec<String>,
+}
+
+/// Tables by name (lower case, as unquoted SQL identifiers are folded).
+pub trait Catalog: Sync {
+    /// The definition of table `name`, if it exists.
+    fn table(&self, name: &str) -> Option<TableDef>;
+
+    /// The table's data, in the column store, for execution; column `i` of
+    /// the data is column `i` of [`Catalog::table`]'s definition.
+    fn data(&self, name: &str) -> Option<&Table>;
+
+    /// Every table name, for error messages.
+    fn table_names(&self) -> Vec<String>;
+}
+
+/// The eight loaded TPC-H tables.
+pub struct TpchCatalog<'d> {
+    db: &'d Database,
+}
+
+impl<'d> TpchCatalog<'d> {
+    pub fn new(db: &'d Database) -> TpchCatalog<'d> {
+        TpchCatalog { db }
+    }
+}
+
+impl Catalog for TpchCatalog<'_> {
+    fn table(&self, name: &str) -> Option<TableDef> {
+        let mut def = table_def(self.data(name)?);
+        def.unique_columns = tpch_key(name).map(str::to_string).into_iter().collect();
+        Some(def)
+    }
+
+    fn data(&self, name: &str) -> Option<&Table> {
+        self.db.table(name)
+    }
+
+    fn table_names(&self) -> Vec<String> {
+        self.db
+            .tables()
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect()
+    }
+}
+
+/// The single-column primary key of a TPC-H table (spec clause 1.4.2;
+/// partsupp's and lineitem's keys are composite).
+fn tpch_key(table: &str) -> Option<&'static str> {
+    Some(match table {
+        "region" => "r_regionkey",
+        "nation" => "n_nationkey",
+        "supplier" => "s_suppkey",
+        "customer" => "c_custkey",
+        "part" => "p_partkey",
+        "orders" => "o_orderkey",
+        _ => return None,
+    })
+}
+
+/// The definition of a column-store table (no unique columns declared).
+pub fn table_def(t: &Table) -> TableDef {
+    TableDef {
+        name: t.name().to_string(),
+        columns: t
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| ColumnDef {
+                name: f.name.clone(),
+                ty: SqlType::of_column(f.data_type),
+            })
+            .collect(),
+        rows: t.num_rows(),
+        unique_columns: Vec::new(),
+    }
+}

@@ -1,0 +1,93 @@
+//! `SqlError`: every way a statement can fail, as a value. Parse and bind
+//! errors carry the line and column sqlparser reports for the offending token
+//! or expression, when it has one.
+
+use std::fmt;
+
+/// What went wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// sqlparser rejected the text.
+    Parse,
+    UnknownTable,
+    UnknownColumn,
+    AmbiguousColumn,
+    TypeMismatch,
+    /// Valid SQL outside this slice (outer joins, subqueries, NULL tests, DDL, …).
+    Unsupported,
+    /// A SELECT item that is neither grouped nor aggregated, a non-constant LIMIT, …
+    Invalid,
+    /// The operators failed while running the plan.
+    Execution,
+}
+
+/// A 1-based line and column in the statement text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Position {
+    pub line: u64,
+    pub column: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqlError {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub position: Option<Position>,
+}
+
+impl SqlError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> SqlError {
+        SqlError {
+            kind,
+            message: message.into(),
+            position: None,
+        }
+    }
+
+    /// Attaches the start of a sqlparser span (line 0 means "no position").
+    pub fn at(mut self, span: sqlparser::tokenizer::Span) -> SqlError {
+        if self.position.is_none() && span.start.line > 0 {
+            self.position = Some(Position {
+                line: span.start.line,
+                column: span.start.column,
+            });
+        }
+        self
+    }
+
+    pub fn unsupported(what: impl fmt::Display) -> SqlError {
+        SqlError::new(ErrorKind::Unsupported, format!("unsupported: {what}"))
+    }
+
+    pub fn mismatch(message: impl Into<String>) -> SqlError {
+        SqlError::new(ErrorKind::TypeMismatch, message)
+    }
+
+    pub fn invalid(message: impl Into<String>) -> SqlError {
+        SqlError::new(ErrorKind::Invalid, message)
+    }
+
+    pub fn is_unsupported(&self) -> bool {
+        self.kind == ErrorKind::Unsupported
+    }
+}
+
+impl fmt::Display for SqlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(p) = self.position {
+            write!(f, " at line {}, column {}", p.line, p.column)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SqlError {}
+
+impl From<maestro_execution::ExecError> for SqlError {
+    fn from(e: maestro_execution::ExecError) -> SqlError {
+        SqlError::new(ErrorKind::Execution, e.to_string())
+    }
+}
+
+pub type Result<T, E = SqlError> = std::result::Result<T, E>;

@@ -1,0 +1,186 @@
+//! `EXPLAIN`: a [`LogicalPlan`] as an indented tree, one operator per line,
+//! expressions as SQL-like text with `alias.column` names.
+
+use std::fmt::{self, Write as _};
+
+use crate::plan::{ArithOp, Direction, Expr, LogicalPlan, Plan};
+
+impl LogicalPlan {
+    /// The plan as an indented tree, one operator per line.
+    pub fn explain(&self) -> String {
+        let mut out = String::new();
+        self.explain_node(&self.root, 0, &mut out);
+        out
+    }
+
+    fn explain_node(&self, plan: &Plan, depth: usize, out: &mut String) {
+        let pad = "  ".repeat(depth);
+        let e = |x: &Expr| self.show(x);
+        let list = |xs: &[Expr]| xs.iter().map(e).collect::<Vec<_>>().join(" AND ");
+        let _ = match plan {
+            Plan::Scan {
+                table,
+                alias,
+                columns,
+                filter,
+                rows,
+            } => {
+                let cols: Vec<&str> = columns
+                    .iter()
+                    .map(|c| short(&self.column(c.0).name))
+                    .collect();
+                let name = if alias == table {
+                    table.clone()
+                } else {
+                    format!("{table} AS {alias}")
+                };
+                let f = if filter.is_empty() {
+                    String::new()
+                } else {
+                    format!(" filter [{}]", list(filter))
+                };
+                writeln!(
+                    out,
+                    "{pad}Scan {name} [{}]{f} ({rows} rows)",
+                    cols.join(", ")
+                )
+            }
+            Plan::Filter { predicate, .. } => writeln!(out, "{pad}Filter {}", list(predicate)),
+            Plan::Join { keys, .. } => {
+                let k: Vec<String> = keys
+                    .iter()
+                    .map(|(l, r)| format!("{} = {}", e(l), e(r)))
+                    .collect();
+                if k.is_empty() {
+                    writeln!(out, "{pad}CrossJoin")
+                } else {
+                    writeln!(out, "{pad}HashJoin {}", k.join(" AND "))
+                }
+            }
+            Plan::Aggregate { groups, aggs, .. } => {
+                let g: Vec<String> = groups.iter().map(|(_, x)| e(x)).collect();
+                let a: Vec<String> = aggs
+                    .iter()
+                    .map(|(id, _)| self.column(*id).name.clone())
+                    .collect();
+                writeln!(
+                    out,
+                    "{pad}Aggregate group by [{}] compute [{}]",
+                    g.join(", "),
+                    a.join(", ")
+                )
+            }
+            Plan::Sort { keys, .. } => {
+                let k: Vec<String> = keys
+                    .iter()
+                    .map(|(x, d)| match d {
+                        Direction::Asc => e(x),
+                        Direction::Desc => format!("{} DESC", e(x)),
+                    })
+                    .collect();
+                writeln!(out, "{pad}Sort {}", k.join(", "))
+            }
+            Plan::Limit { count, .. } => writeln!(out, "{pad}Limit {count}"),
+            Plan::Project { outputs, .. } => {
+                let o: Vec<String> = outputs
+                    .iter()
+                    .map(|(n, x)| {
+                        let s = e(x);
+                        if short(&s) == n {
+                            s
+                        } else {
+                            format!("{s} AS {n}")
+                        }
+                    })
+                    .collect();
+                writeln!(out, "{pad}Project {}", o.join(", "))
+            }
+        };
+        match plan {
+            Plan::Scan { .. } => {}
+            Plan::Join { left, right, .. } => {
+                self.explain_node(left, depth + 1, out);
+                self.explain_node(right, depth + 1, out);
+            }
+            Plan::Filter { input, .. }
+            | Plan::Aggregate { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Limit { input, .. }
+            | Plan::Project { input, .. } => self.explain_node(input, depth + 1, out),
+        }
+    }
+
+    /// An expression as SQL-like text with column names.
+    pub fn show(&self, e: &Expr) -> String {
+        Shown {
+            plan: self,
+            expr: e,
+        }
+        .to_string()
+    }
+}
+
+/// The column part of `alias.column`.
+fn short(name: &str) -> &str {
+    name.rsplit('.').next().unwrap_or(name)
+}
+
+struct Shown<'p> {
+    plan: &'p LogicalPlan,
+    expr: &'p Expr,
+}
+
+impl<'p> fmt::Display for Shown<'p> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plan = self.plan;
+        let s = move |e: &'p Expr| Shown { plan, expr: e };
+        let join = |es: &'p [Expr], sep: &str| {
+            es.iter()
+                .map(|e| s(e).to_string())
+                .collect::<Vec<_>>()
+                .join(sep)
+        };
+        match self.expr {
+            Expr::Column(c) => f.write_str(&self.plan.column(*c).name),
+            Expr::Lit(l) => write!(f, "{l}"),
+            Expr::Arith(op, a, b) => {
+                let o = match op {
+                    ArithOp::Add => "+",
+                    ArithOp::Sub => "-",
+                    ArithOp::Mul => "*",
+                    ArithOp::Div => "/",
+                };
+                write!(f, "({} {o} {})", s(a), s(b))
+            }
+            Expr::Cmp(op, a, b) => write!(f, "{} {} {}", s(a), op.symbol(), s(b)),
+            Expr::And(es) => write!(f, "({})", join(es, " AND ")),
+            Expr::Or(es) => write!(f, "({})", join(es, " OR ")),
+            Expr::Not(e) => write!(f, "NOT {}", s(e)),
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let l: Vec<String> = list.iter().map(|l| l.to_string()).collect();
+                let not = if *negated { "NOT " } else { "" };
+                write!(f, "{} {not}IN ({})", s(expr), l.join(", "))
+            }
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+            } => {
+                let not = if *negated { "NOT " } else { "" };
+                write!(f, "{} {not}LIKE '{pattern}'", s(expr))
+            }
+            Expr::Case { whens, otherwise } => {
+                f.write_str("CASE")?;
+                for (c, v) in whens {
+                    write!(f, " WHEN {} THEN {}", s(c), s(v))?;
+                }
+                write!(f, " ELSE {} END", s(otherwise))
+            }
+            Expr::Year(e) => write!(f, "EXTRACT(YEAR FROM {})", s(e)),
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! Maestro's SQL front end (first slice of issue 17): a SELECT is parsed by
+//! `sqlparser`, bound against a [`Catalog`] ([`bind`]), planned as a small
+//! logical tree ([`plan`]), rewritten by a rule-based optimizer ([`optimize`]:
+//! predicate pushdown, join ordering, projection pruning) and lowered onto
+//! `maestro-execution`'s operators on the scheduler ([`lower`]).
+//!
+//! Supported: SELECT … FROM tables (comma joins, `[INNER] JOIN … ON`) WHERE …
+//! GROUP BY … HAVING … ORDER BY … LIMIT n, with SUM, COUNT, COUNT(*),
+//! COUNT(DISTINCT), AVG, MIN, MAX; `+ - * /`, comparisons, AND/OR/NOT,
+//! BETWEEN, IN (list), LIKE, CASE WHEN, `DATE '…'`, `DATE '…' ± INTERVAL`,
+//! EXTRACT(YEAR FROM …); `EXPLAIN SELECT …`. Not in this slice: outer joins,
+//! subqueries, NULLs, DISTINCT, set operations, DDL/DML, the wire protocol.
+
+pub mod bind;
+pub mod catalog;
+pub mod error;
+mod explain;
+pub mod lower;
+pub mod optimize;
+pub mod plan;
+pub mod types;
+
+use sqlparser::ast::Statement;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::Parser;
+
+use maestro_execution::{Executor, QueryProfile};
+use maestro_tpch::queries::QueryResult;
+
+pub use catalog::{Catalog, ColumnDef, TableDef, TpchCatalog};
+pub use error::{ErrorKind, Position, SqlError};
+pub use plan::LogicalPlan;
+
+/// What a statement returns.
+#[derive(Debug)]
+pub enum Output {
+    /// A query's rows.
+    Rows(QueryResult),
+    /// `EXPLAIN`: the optimized plan, one operator per line.
+    Explain(String),
+}
+
+/// Parses one statement (PostgreSQL dialect).
+pub fn parse(sql: &str) -> Result<Statement, SqlError> {
+    let mut stmts = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(parse_error)?;
+    match stmts.len() {
+        1 => Ok(stmts.remove(0)),
+        0 => Err(SqlError::new(ErrorKind::Parse, "empty statement")),
+        _ => Err(SqlError::unsupported(
+            "several statements at once (one per call)",
+        )),
+    }
+}
+
+/// Parses, binds and optimizes one statement; `explain` says whether it was
+/// `EXPLAIN`.
+pub fn plan(catalog: &dyn Catalog, sql: &str) -> Result<(LogicalPlan, bool), SqlError> {
+    let stmt = parse(sql)?;
+    let bound = bind::bind(catalog, &stmt)?;
+    Ok((optimize::optimize(bound.plan, catalog)?, bound.explain))
+}
+
+/// Runs one statement on `exec` (the whole plan as one scheduler job) and
+/// returns its rows or, for `EXPLAIN`, its plan.
+pub fn execute(exec: &Executor, catalog: &dyn Catalog, sql: &str) -> Result<Output, SqlError> {
+    execute_profiled(exec, catalog, sql).map(|(o, _)| o)
+}
+
+/// [`execute`] with the operators' profile (empty for `EXPLAIN`).
+pub fn execute_profiled(
+    exec: &Executor,
+    catalog: &dyn Catalog,
+    sql: &str,
+) -> Result<(Output, Option<QueryProfile>), SqlError> {
+    let (plan, explain) = plan(catalog, sql)?;
+    if explain {
+        return Ok((Output::Explain(plan.explain()), None));
+    }
+    let ctx = exec.context("SQL");
+    let result = exec.run_plan(|| lower::run(&ctx, catalog, &plan))?;
+    Ok((Output::Rows(result), Some(ctx.finish())))
+}
+
+/// sqlparser's message, with its "at Line: l, Column: c" as a position.
+fn parse_error(e: sqlparser::parser::ParserError) -> SqlError {
+    let msg = e.to_string();
+    let msg = msg
+        .strip_prefix("sql parser error: ")
+        .unwrap_or(&msg)
+        .to_string();
+    let mut err = SqlError::new(ErrorKind::Parse, format!("syntax error: {msg}"));
+    if let Some(rest) = msg.split(" at Line: ").nth(1) {
+        let nums: Vec<u64> = rest
+            .split(", Column: ")
+            .filter_map(|s| s.trim().parse().ok())
+            .collect();
+        if let [line, column] = nums[..] {
+            err.position = Some(Position { line, column });
+            err.message = format!(
+                "syntax error: {}",
+                msg.split(" at Line: ").next().unwrap_or(&msg)
+            );
+        }
+    }
+    err
+}

@@ -1,0 +1,283 @@
+//! Bound expressions onto the operators' vectorized forms: arithmetic,
+//! CASE and EXTRACT(YEAR) on integers, decimals and dates to
+//! `maestro_execution::Expr` (exact fixed point); conditions to `Pred`
+//! (column-literal comparisons as ranges, dictionary strings as code ranges,
+//! IN lists, LIKE, column-column comparisons). What they cannot express is
+//! evaluated row by row (`eval.rs`), inside a `Pred::func` for conditions.
+
+use std::collections::HashMap;
+
+use maestro_execution::{self as exec, Col, ExecContext, Input, Lit, Pred, project};
+use maestro_storage::column::Decimal;
+
+use super::eval::{eval_row, truth};
+use super::vector::{Relation, Scalar, Vector};
+use crate::error::{Result, SqlError};
+use crate::plan::{ArithOp, CmpOp, Expr};
+use crate::types::{Literal, SqlType};
+
+fn exec_cmp(op: CmpOp) -> exec::CmpOp {
+    match op {
+        CmpOp::Eq => exec::CmpOp::Eq,
+        CmpOp::Ne => exec::CmpOp::Ne,
+        CmpOp::Lt => exec::CmpOp::Lt,
+        CmpOp::Le => exec::CmpOp::Le,
+        CmpOp::Gt => exec::CmpOp::Gt,
+        CmpOp::Ge => exec::CmpOp::Ge,
+    }
+}
+
+fn exec_lit(l: &Literal) -> Option<Lit<'_>> {
+    match l {
+        Literal::Num { value, scale: 0 } => Some(Lit::Int(*value)),
+        Literal::Num { value, scale } => Some(Lit::Dec(Decimal {
+            value: *value,
+            scale: *scale,
+        })),
+        Literal::Date(d) => Some(Lit::Date(*d)),
+        Literal::Str(s) => Some(Lit::Str(s)),
+        Literal::Interval { .. } => None,
+    }
+}
+
+/// A numeric, date or dictionary-string column (strings only where the
+/// caller wants codes: comparisons with literals, IN, LIKE, keys).
+fn column<'r>(e: &Expr, rel: &'r Relation) -> Option<Col<'r>> {
+    match e {
+        Expr::Column(c) => rel.get(*c)?.col(),
+        _ => None,
+    }
+}
+
+/// `e` as an operator expression over integers, decimals or dates, if it
+/// has that form (no division, no strings, no 128-bit sums).
+pub(crate) fn to_exec_expr<'r>(e: &Expr, rel: &'r Relation) -> Option<exec::Expr<'r>> {
+    let x = match e {
+        Expr::Column(c) => {
+            let v = rel.get(*c)?;
+            if v.is_dict() {
+                return None;
+            }
+            let col = v.col()?;
+            if !col.is_narrow_numeric() {
+                return None;
+            }
+            exec::Expr::col(col)
+        }
+        Expr::Lit(Literal::Num { value, scale }) => exec::Expr::dec(Decimal {
+            value: *value,
+            scale: *scale,
+        }),
+        Expr::Lit(Literal::Date(d)) => exec::Expr::int(d.0.into()),
+        Expr::Arith(op, a, b) => {
+            let (a, b) = (to_exec_expr(a, rel)?, to_exec_expr(b, rel)?);
+            match op {
+                ArithOp::Add => a + b,
+                ArithOp::Sub => a - b,
+                ArithOp::Mul => a * b,
+                ArithOp::Div => return None,
+            }
+        }
+        Expr::Case { whens, otherwise } => {
+            let mut acc = to_exec_expr(otherwise, rel)?;
+            for (c, v) in whens.iter().rev() {
+                let pred = native_pred(c, rel)?;
+                acc = exec::Expr::case(pred, to_exec_expr(v, rel)?, acc);
+            }
+            acc
+        }
+        Expr::Year(inner) => exec::Expr::year(column(inner, rel)?),
+        _ => return None,
+    };
+    x.scale().ok()?;
+    Some(x)
+}
+
+/// `e` as an operator predicate, if the operators express it directly.
+fn native_pred<'r>(e: &Expr, rel: &'r Relation) -> Option<Pred<'r>> {
+    match e {
+        Expr::And(es) => Some(Pred::and(
+            es.iter()
+                .map(|e| native_pred(e, rel))
+                .collect::<Option<_>>()?,
+        )),
+        Expr::Or(es) => Some(Pred::or(
+            es.iter()
+                .map(|e| native_pred(e, rel))
+                .collect::<Option<_>>()?,
+        )),
+        Expr::Not(e) => Some(Pred::not(native_pred(e, rel)?)),
+        Expr::Cmp(op, a, b) => match (a.as_ref(), b.as_ref()) {
+            (x, Expr::Lit(l)) => Pred::cmp(column(x, rel)?, exec_cmp(*op), exec_lit(l)?).ok(),
+            (Expr::Lit(l), x) => Pred::cmp(column(x, rel)?, exec_cmp(op.flip()), exec_lit(l)?).ok(),
+            (x, y) => {
+                let (cx, cy) = (column(x, rel)?, column(y, rel)?);
+                let dict = |e: &Expr| match e {
+                    Expr::Column(c) => rel.get(*c).is_some_and(Vector::is_dict),
+                    _ => false,
+                };
+                if dict(x) || dict(y) {
+                    return None; // codes of two dictionaries do not compare
+                }
+                Pred::cols(cx, exec_cmp(*op), cy).ok()
+            }
+        },
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => {
+            let lits: Vec<Lit> = list.iter().map(exec_lit).collect::<Option<_>>()?;
+            let p = Pred::is_in(column(expr, rel)?, lits).ok()?;
+            Some(if *negated { Pred::not(p) } else { p })
+        }
+        Expr::Like {
+            expr,
+            pattern,
+            negated,
+        } if !pattern.contains('_') => {
+            let p = Pred::like(column(expr, rel)?, pattern).ok()?;
+            Some(if *negated { Pred::not(p) } else { p })
+        }
+        _ => None,
+    }
+}
+
+/// `e` as a predicate over `rel`'s positions: natively where possible; a
+/// comparison of two exact expressions through their projected difference;
+/// anything else row by row.
+pub(crate) fn to_pred<'r>(ctx: &ExecContext, e: &'r Expr, rel: &'r Relation) -> Result<Pred<'r>> {
+    if let Some(p) = native_pred(e, rel) {
+        return Ok(p);
+    }
+    match e {
+        Expr::And(es) => Ok(Pred::and(
+            es.iter()
+                .map(|e| to_pred(ctx, e, rel))
+                .collect::<Result<_>>()?,
+        )),
+        Expr::Or(es) => Ok(Pred::or(
+            es.iter()
+                .map(|e| to_pred(ctx, e, rel))
+                .collect::<Result<_>>()?,
+        )),
+        Expr::Cmp(op, a, b) => {
+            if let (Some(x), Some(y)) = (to_exec_expr(a, rel), to_exec_expr(b, rel)) {
+                let diff = project(ctx, "sql_compare", Input::all(rel.len), &(x - y))?.values;
+                let op = *op;
+                return Ok(Pred::func(move |p| op.holds(diff[p as usize].cmp(&0))));
+            }
+            Ok(Pred::func(move |p| truth(e, rel, p as usize)))
+        }
+        _ => Ok(Pred::func(move |p| truth(e, rel, p as usize))),
+    }
+}
+
+/// `e`'s values at every position of `rel`, of type `ty`.
+pub(crate) fn eval_vector<'d>(
+    ctx: &ExecContext,
+    e: &Expr,
+    ty: SqlType,
+    rel: &Relation<'d>,
+) -> Result<Vector<'d>> {
+    if let Expr::Column(c) = e
+        && let Some(v) = rel.get(*c)
+    {
+        return Ok(v.clone());
+    }
+    if matches!(ty, SqlType::Int | SqlType::Decimal(_) | SqlType::Date)
+        && let Some(x) = to_exec_expr(e, rel)
+    {
+        let p = project(ctx, "sql_project", Input::all(rel.len), &x)?;
+        return Ok(match ty {
+            SqlType::Date => Vector::Dates(p.values.iter().map(|&d| d as i32).collect()),
+            _ if p.scale == 0 => Vector::Int(p.values),
+            _ => Vector::Dec {
+                values: p.values,
+                scale: p.scale,
+            },
+        });
+    }
+    let values: Vec<Scalar> = (0..rel.len).map(|p| eval_row(e, rel, p)).collect();
+    Ok(Vector::Values(values))
+}
+
+/// A vector the operators can read as a column (to sort or to hash):
+/// itself if it is one, else an order-preserving integer encoding —
+/// ranks for strings, the bits of doubles, exact values at one scale.
+pub(crate) fn columnar(v: Vector<'_>) -> Result<Vector<'_>> {
+    if v.col().is_some() {
+        return Ok(v);
+    }
+    let len = match &v {
+        Vector::Double(x) => x.len(),
+        Vector::Values(x) => x.len(),
+        _ => 0,
+    };
+    let vals: Vec<Scalar> = (0..len).map(|p| v.value_at(p)).collect();
+    if vals.iter().all(|s| matches!(s, Scalar::Str(_))) {
+        let mut distinct: Vec<&str> = vals
+            .iter()
+            .map(|s| match s {
+                Scalar::Str(x) => x.as_str(),
+                _ => "",
+            })
+            .collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let rank: HashMap<&str, i64> = distinct
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (*s, i as i64))
+            .collect();
+        return Ok(Vector::Int(
+            vals.iter()
+                .map(|s| match s {
+                    Scalar::Str(x) => rank[x.as_str()],
+                    _ => 0,
+                })
+                .collect(),
+        ));
+    }
+    if let Some(scale) = vals.iter().try_fold(0u8, |m, s| match s {
+        Scalar::Num { scale, .. } => Some(m.max(*scale)),
+        _ => None,
+    }) {
+        return Ok(Vector::Wide {
+            values: vals
+                .iter()
+                .map(|s| match s {
+                    Scalar::Num { value, scale: s } => value * 10i128.pow(u32::from(scale - s)),
+                    _ => 0,
+                })
+                .collect(),
+            scale,
+        });
+    }
+    if vals
+        .iter()
+        .all(|s| matches!(s, Scalar::Double(_) | Scalar::Num { .. }))
+    {
+        return Ok(Vector::Int(
+            vals.iter()
+                .map(|s| match s {
+                    Scalar::Double(d) => ordered_bits(*d),
+                    Scalar::Num { value, scale } => ordered_bits(maestro_tpch::queries::ratio_f64(
+                        *value,
+                        10i128.pow(u32::from(*scale)),
+                    )),
+                    _ => 0,
+                })
+                .collect(),
+        ));
+    }
+    Err(SqlError::unsupported(
+        "sorting or grouping by values that mix types or contain NULL",
+    ))
+}
+
+/// An `i64` whose order is the order of the doubles (IEEE total order).
+fn ordered_bits(d: f64) -> i64 {
+    let b = d.to_bits() as i64;
+    b ^ (((b >> 63) as u64) >> 1) as i64
+}

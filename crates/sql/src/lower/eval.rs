@@ -1,0 +1,248 @@
+//! The row-at-a-time evaluator: any bound expression at one position. The
+//! operators' vectorized `Expr`/`Pred` cover the common cases (see
+//! `compile.rs`); this covers the rest — division (a DOUBLE, as in DuckDB and
+//! PostgreSQL for `DECIMAL / DECIMAL`), arithmetic on 128-bit sums, CASE with
+//! string results, LIKE with `_` — and produces the output rows. It is not
+//! in `maestro-execution` because it works on SQL values (NULL, DOUBLE,
+//! strings), which that crate's integer kernels deliberately do not.
+
+use std::cmp::Ordering;
+
+use maestro_storage::column::Date;
+use maestro_tpch::queries::ratio_f64;
+
+use super::vector::{Relation, Scalar};
+use crate::plan::{ArithOp, Expr};
+use crate::types::Literal;
+
+/// The value of `e` at position `p` of `rel`.
+pub(crate) fn eval_row(e: &Expr, rel: &Relation, p: usize) -> Scalar {
+    match e {
+        Expr::Column(c) => rel.get(*c).map_or(Scalar::Null, |v| v.value_at(p)),
+        Expr::Lit(l) => literal(l),
+        Expr::Arith(op, a, b) => arith(*op, eval_row(a, rel, p), eval_row(b, rel, p)),
+        Expr::Cmp(op, a, b) => match compare(&eval_row(a, rel, p), &eval_row(b, rel, p)) {
+            Some(o) => Scalar::Bool(op.holds(o)),
+            None => Scalar::Null,
+        },
+        Expr::And(es) => Scalar::Bool(es.iter().all(|e| truth(e, rel, p))),
+        Expr::Or(es) => Scalar::Bool(es.iter().any(|e| truth(e, rel, p))),
+        Expr::Not(e) => Scalar::Bool(!truth(e, rel, p)),
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => {
+            let v = eval_row(expr, rel, p);
+            let found = list
+                .iter()
+                .any(|l| compare(&v, &literal(l)) == Some(Ordering::Equal));
+            Scalar::Bool(found != *negated)
+        }
+        Expr::Like {
+            expr,
+            pattern,
+            negated,
+        } => match eval_row(expr, rel, p) {
+            Scalar::Str(s) => Scalar::Bool(like(s.as_bytes(), pattern.as_bytes()) != *negated),
+            _ => Scalar::Null,
+        },
+        Expr::Case { whens, otherwise } => whens
+            .iter()
+            .find(|(c, _)| truth(c, rel, p))
+            .map_or_else(|| eval_row(otherwise, rel, p), |(_, v)| eval_row(v, rel, p)),
+        Expr::Year(e) => match eval_row(e, rel, p) {
+            Scalar::Date(d) => Scalar::Num {
+                value: Date(d).year().into(),
+                scale: 0,
+            },
+            _ => Scalar::Null,
+        },
+    }
+}
+
+/// Whether a condition holds at `p` (NULL does not).
+pub(crate) fn truth(e: &Expr, rel: &Relation, p: usize) -> bool {
+    eval_row(e, rel, p) == Scalar::Bool(true)
+}
+
+pub(crate) fn literal(l: &Literal) -> Scalar {
+    match l {
+        Literal::Num { value, scale } => Scalar::Num {
+            value: (*value).into(),
+            scale: *scale,
+        },
+        Literal::Date(d) => Scalar::Date(d.0),
+        Literal::Str(s) => Scalar::Str(s.clone()),
+        Literal::Interval { .. } => Scalar::Null,
+    }
+}
+
+fn pow10(d: u8) -> i128 {
+    10i128.pow(u32::from(d))
+}
+
+/// `(a, b)` at the larger of their scales (`None` past 128 bits).
+fn align(a: i128, sa: u8, b: i128, sb: u8) -> Option<(i128, i128, u8)> {
+    let s = sa.max(sb);
+    Some((
+        a.checked_mul(pow10(s - sa))?,
+        b.checked_mul(pow10(s - sb))?,
+        s,
+    ))
+}
+
+/// `n / d` (`d != 0`) as the nearest double when the fraction reduced to
+/// lowest terms has both parts below 2^53 (then both convert exactly and
+/// IEEE division rounds correctly), else within a few ulps (`ratio_f64`).
+/// Reducing first matters: `100.00 * sum(…) / sum(…)` carries factors of
+/// ten that would otherwise push the operands past 2^53.
+pub(crate) fn exact_ratio(n: i128, d: i128) -> f64 {
+    let g = gcd(n.unsigned_abs(), d.unsigned_abs()).max(1) as i128;
+    ratio_f64(n / g, d / g)
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+fn as_f64(v: &Scalar) -> Option<f64> {
+    match *v {
+        Scalar::Num { value, scale } => Some(ratio_f64(value, pow10(scale))),
+        Scalar::Double(d) => Some(d),
+        _ => None,
+    }
+}
+
+fn arith(op: ArithOp, a: Scalar, b: Scalar) -> Scalar {
+    match (&a, &b) {
+        (
+            Scalar::Num {
+                value: x,
+                scale: sx,
+            },
+            Scalar::Num {
+                value: y,
+                scale: sy,
+            },
+        ) => exact_arith(op, (*x, *sx), (*y, *sy)).unwrap_or(Scalar::Null),
+        _ => match (as_f64(&a), as_f64(&b)) {
+            (Some(x), Some(y)) => match op {
+                ArithOp::Add => Scalar::Double(x + y),
+                ArithOp::Sub => Scalar::Double(x - y),
+                ArithOp::Mul => Scalar::Double(x * y),
+                ArithOp::Div if y == 0.0 => Scalar::Null,
+                ArithOp::Div => Scalar::Double(x / y),
+            },
+            _ => Scalar::Null,
+        },
+    }
+}
+
+/// Exact arithmetic in 128 bits; `None` when it overflows (the caller
+/// makes that NULL) or divides by zero.
+fn exact_arith(op: ArithOp, (x, sx): (i128, u8), (y, sy): (i128, u8)) -> Option<Scalar> {
+    Some(match op {
+        ArithOp::Add | ArithOp::Sub => {
+            let (x, y, s) = align(x, sx, y, sy)?;
+            let value = if op == ArithOp::Add {
+                x.checked_add(y)?
+            } else {
+                x.checked_sub(y)?
+            };
+            Scalar::Num { value, scale: s }
+        }
+        ArithOp::Mul => Scalar::Num {
+            value: x.checked_mul(y)?,
+            scale: sx + sy,
+        },
+        ArithOp::Div if y == 0 => return None,
+        // x/10^sx ÷ y/10^sy at the larger scale: x / (y·10^(sx−sy)) or
+        // (x·10^(sy−sx)) / y.
+        ArithOp::Div => {
+            let (n, d, _) = align(x, sx, y, sy)?;
+            Scalar::Double(exact_ratio(n, d))
+        }
+    })
+}
+
+/// SQL comparison; `None` with a NULL or incomparable values.
+pub(crate) fn compare(a: &Scalar, b: &Scalar) -> Option<Ordering> {
+    match (a, b) {
+        (
+            Scalar::Num {
+                value: x,
+                scale: sx,
+            },
+            Scalar::Num {
+                value: y,
+                scale: sy,
+            },
+        ) => match align(*x, *sx, *y, *sy) {
+            Some((x, y, _)) => Some(x.cmp(&y)),
+            // Past 128 bits at the common scale: compare as doubles.
+            None => as_f64(a)?.partial_cmp(&as_f64(b)?),
+        },
+        (Scalar::Date(x), Scalar::Date(y)) => Some(x.cmp(y)),
+        (Scalar::Str(x), Scalar::Str(y)) => Some(x.as_bytes().cmp(y.as_bytes())),
+        (Scalar::Bool(x), Scalar::Bool(y)) => Some(x.cmp(y)),
+        _ => as_f64(a)?.partial_cmp(&as_f64(b)?),
+    }
+}
+
+/// SQL LIKE: `%` any run of characters, `_` one character.
+pub(crate) fn like(s: &[u8], pattern: &[u8]) -> bool {
+    // Iterative match with backtracking to the last `%`.
+    let text = String::from_utf8_lossy(s);
+    let pat = String::from_utf8_lossy(pattern);
+    let (t, p): (Vec<char>, Vec<char>) = (text.chars().collect(), pat.chars().collect());
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while i < t.len() {
+        if j < p.len() && (p[j] == '_' || (p[j] != '%' && p[j] == t[i])) {
+            i += 1;
+            j += 1;
+        } else if j < p.len() && p[j] == '%' {
+            star = Some((j, i));
+            j += 1;
+        } else if let Some((sj, si)) = star {
+            j = sj + 1;
+            i = si + 1;
+            star = Some((sj, si + 1));
+        } else {
+            return false;
+        }
+    }
+    p[j..].iter().all(|&c| c == '%')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::like;
+
+    #[test]
+    fn like_patterns() {
+        let m = |s: &str, p: &str| like(s.as_bytes(), p.as_bytes());
+        assert!(m("PROMO BRUSHED", "PROMO%"));
+        assert!(m("forest green", "%green%"));
+        assert!(m("abc", "a_c"));
+        assert!(!m("abc", "a_d"));
+        assert!(m("special requests here", "%special%requests%"));
+        assert!(!m("requests special", "%special%requests%"));
+        assert!(m("", "%"));
+        assert!(!m("", "_"));
+    }
+
+    #[test]
+    fn ratios_are_reduced_before_converting() {
+        use super::exact_ratio;
+        // TPC-H Q14 at SF 1: 100.00 * promo (scale 6) / total (scale 4), aligned.
+        let (n, d) = (45_242_880_523_010_000i128, 2_761_949_328_227_100i128);
+        assert_eq!(exact_ratio(n, d), 16.38077862639554);
+        assert_eq!(exact_ratio(-1, 3), -1.0 / 3.0);
+        assert_eq!(exact_ratio(0, 7), 0.0);
+    }
+}

@@ -1,0 +1,187 @@
+//! The data between operators: a [`Relation`] is a number of positions and,
+//! per plan column, a [`Vector`] with a value at each position. Base-table
+//! columns stay in the column store and are read through a row-id vector
+//! (late materialization, as the hand-written TPC-H plans do); computed
+//! columns (projections, aggregates) own their values.
+
+use std::sync::Arc;
+
+use maestro_execution::{Col, ExecContext, gather_positions};
+use maestro_storage::column::Column;
+
+use crate::plan::ColumnId;
+
+/// One value, for the row-at-a-time evaluator and the output.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Scalar {
+    /// Only the result of SUM/AVG/MIN/MAX over no rows.
+    Null,
+    /// `value / 10^scale`, exact.
+    Num {
+        value: i128,
+        scale: u8,
+    },
+    Double(f64),
+    /// Days since 1970-01-01.
+    Date(i32),
+    Str(String),
+    Bool(bool),
+}
+
+/// Row ids into a base table, shared by the columns of that table.
+pub(crate) type RowIds = Arc<Vec<u32>>;
+
+/// A column's values at the positions of a relation.
+#[derive(Clone, Debug)]
+pub(crate) enum Vector<'d> {
+    /// A base table's column, at `rows[p]` (or at `p` without row ids).
+    Base {
+        column: &'d Column,
+        rows: Option<RowIds>,
+    },
+    Int(Vec<i64>),
+    Dec {
+        values: Vec<i64>,
+        scale: u8,
+    },
+    Dates(Vec<i32>),
+    /// Exact 128-bit values (sums).
+    Wide {
+        values: Vec<i128>,
+        scale: u8,
+    },
+    Double(Vec<f64>),
+    /// Anything else, one value per position (strings, NULLs, …).
+    Values(Vec<Scalar>),
+}
+
+impl<'d> Vector<'d> {
+    /// The column as the operators read it, if it has that form (numbers,
+    /// dates, strings of the column store, wide sums).
+    pub fn col(&self) -> Option<Col<'_>> {
+        Some(match self {
+            Vector::Base { column, rows } => {
+                let c = Col::from_column(column);
+                match rows {
+                    Some(r) => c.at(r),
+                    None => c,
+                }
+            }
+            Vector::Int(v) => Col::i64(v),
+            Vector::Dec { values, scale } => Col::decimal_raw(values, *scale),
+            Vector::Dates(v) => Col::date(v),
+            Vector::Wide { values, scale } => Col::wide(values, *scale),
+            Vector::Double(_) | Vector::Values(_) => return None,
+        })
+    }
+
+    /// The value at position `p`.
+    pub fn value_at(&self, p: usize) -> Scalar {
+        match self {
+            Vector::Base { column, rows } => {
+                let r = rows.as_ref().map_or(p, |r| r[p] as usize);
+                match column {
+                    Column::Int32(v) => num(v[r].into(), 0),
+                    Column::Int64(v) => num(v[r].into(), 0),
+                    Column::Decimal(c) => num(c.values()[r].into(), c.scale()),
+                    Column::Date(v) => Scalar::Date(v[r]),
+                    Column::Str(d) => Scalar::Str(d.get(r).to_string()),
+                    Column::StrHeap(h) => Scalar::Str(h.get(r).to_string()),
+                }
+            }
+            Vector::Int(v) => num(v[p].into(), 0),
+            Vector::Dec { values, scale } => num(values[p].into(), *scale),
+            Vector::Dates(v) => Scalar::Date(v[p]),
+            Vector::Wide { values, scale } => num(values[p], *scale),
+            Vector::Double(v) => Scalar::Double(v[p]),
+            Vector::Values(v) => v[p].clone(),
+        }
+    }
+
+    /// Whether this is a base column of dictionary strings (whose codes
+    /// order and compare like the strings).
+    pub fn is_dict(&self) -> bool {
+        matches!(
+            self,
+            Vector::Base {
+                column: Column::Str(_),
+                ..
+            }
+        )
+    }
+}
+
+fn num(value: i128, scale: u8) -> Scalar {
+    Scalar::Num { value, scale }
+}
+
+/// Positions and the vectors of the plan columns a node outputs.
+#[derive(Clone, Debug)]
+pub(crate) struct Relation<'d> {
+    pub len: usize,
+    pub cols: Vec<(ColumnId, Vector<'d>)>,
+}
+
+impl<'d> Relation<'d> {
+    pub fn get(&self, id: ColumnId) -> Option<&Vector<'d>> {
+        self.cols.iter().find(|c| c.0 == id).map(|c| &c.1)
+    }
+
+    /// The relation at `pos` (positions of this one, any order, repeats
+    /// allowed): base columns compose their row ids (shared by the columns of
+    /// one table), owned values are gathered.
+    pub fn take(&self, ctx: &ExecContext, pos: &[u32]) -> Relation<'d> {
+        // (row ids before, row ids after): one composition per base table.
+        let mut composed: Vec<(Option<RowIds>, RowIds)> = Vec::new();
+        let mut cols = Vec::with_capacity(self.cols.len());
+        for (id, v) in &self.cols {
+            let taken = match v {
+                Vector::Base { column, rows } => {
+                    let same = |k: &Option<RowIds>| match (k, rows) {
+                        (None, None) => true,
+                        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                        _ => false,
+                    };
+                    let new_rows = match composed.iter().find(|(k, _)| same(k)) {
+                        Some((_, r)) => r.clone(),
+                        None => {
+                            let r = Arc::new(match rows {
+                                Some(r) => gather_positions(ctx, "sql_take", r, pos),
+                                None => pos.to_vec(),
+                            });
+                            composed.push((rows.clone(), r.clone()));
+                            r
+                        }
+                    };
+                    Vector::Base {
+                        column,
+                        rows: Some(new_rows),
+                    }
+                }
+                Vector::Int(x) => Vector::Int(gather(x, pos)),
+                Vector::Dec { values, scale } => Vector::Dec {
+                    values: gather(values, pos),
+                    scale: *scale,
+                },
+                Vector::Dates(x) => Vector::Dates(gather(x, pos)),
+                Vector::Wide { values, scale } => Vector::Wide {
+                    values: gather(values, pos),
+                    scale: *scale,
+                },
+                Vector::Double(x) => Vector::Double(gather(x, pos)),
+                Vector::Values(x) => {
+                    Vector::Values(pos.iter().map(|&p| x[p as usize].clone()).collect())
+                }
+            };
+            cols.push((*id, taken));
+        }
+        Relation {
+            len: pos.len(),
+            cols,
+        }
+    }
+}
+
+fn gather<T: Copy>(x: &[T], pos: &[u32]) -> Vec<T> {
+    pos.iter().map(|&p| x[p as usize]).collect()
+}

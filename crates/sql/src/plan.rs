@@ -1,0 +1,333 @@
+//! The logical plan: bound expressions over column ids, and the operator tree
+//! (scan, filter, inner equi-join, aggregate, sort, limit, project) that the
+//! optimizer rewrites and `lower` runs. `EXPLAIN` prints it.
+
+use std::collections::BTreeSet;
+
+use crate::types::{Literal, SqlType};
+
+/// A column of some plan node's output: an index into [`LogicalPlan::columns`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ColumnId(pub usize);
+
+/// What the plan knows about a column: its printable name and type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnInfo {
+    /// `alias.column` for base columns, the expression text for computed ones.
+    pub name: String,
+    pub ty: SqlType,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CmpOp {
+    /// `b op a` for `a op b`.
+    pub fn flip(self) -> CmpOp {
+        match self {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::Le => CmpOp::Ge,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::Ge => CmpOp::Le,
+            op => op,
+        }
+    }
+
+    pub fn holds(self, o: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::*;
+        match self {
+            CmpOp::Eq => o == Equal,
+            CmpOp::Ne => o != Equal,
+            CmpOp::Lt => o == Less,
+            CmpOp::Le => o != Greater,
+            CmpOp::Gt => o == Greater,
+            CmpOp::Ge => o != Less,
+        }
+    }
+
+    pub(crate) fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "=",
+            CmpOp::Ne => "<>",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+}
+
+/// A bound, type-checked scalar expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Column(ColumnId),
+    Lit(Literal),
+    Arith(ArithOp, Box<Expr>, Box<Expr>),
+    Cmp(CmpOp, Box<Expr>, Box<Expr>),
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+    Not(Box<Expr>),
+    /// `expr [NOT] IN (literals)`.
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Literal>,
+        negated: bool,
+    },
+    /// `expr [NOT] LIKE 'pattern'`.
+    Like {
+        expr: Box<Expr>,
+        pattern: String,
+        negated: bool,
+    },
+    /// `CASE WHEN c THEN v … ELSE e END`.
+    Case {
+        whens: Vec<(Expr, Expr)>,
+        otherwise: Box<Expr>,
+    },
+    /// `EXTRACT(YEAR FROM expr)`.
+    Year(Box<Expr>),
+}
+
+impl Expr {
+    pub fn cmp(op: CmpOp, a: Expr, b: Expr) -> Expr {
+        Expr::Cmp(op, Box::new(a), Box::new(b))
+    }
+
+    /// Every column the expression reads, into `out`.
+    pub fn collect_columns(&self, out: &mut BTreeSet<ColumnId>) {
+        self.visit(&mut |e| {
+            if let Expr::Column(c) = e {
+                out.insert(*c);
+            }
+        });
+    }
+
+    pub fn columns(&self) -> BTreeSet<ColumnId> {
+        let mut s = BTreeSet::new();
+        self.collect_columns(&mut s);
+        s
+    }
+
+    /// Calls `f` on this expression and every subexpression.
+    pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Column(_) | Expr::Lit(_) => {}
+            Expr::Arith(_, a, b) | Expr::Cmp(_, a, b) => {
+                a.visit(f);
+                b.visit(f);
+            }
+            Expr::And(es) | Expr::Or(es) => es.iter().for_each(|e| e.visit(f)),
+            Expr::Not(e) | Expr::Year(e) => e.visit(f),
+            Expr::InList { expr, .. } | Expr::Like { expr, .. } => expr.visit(f),
+            Expr::Case { whens, otherwise } => {
+                for (c, v) in whens {
+                    c.visit(f);
+                    v.visit(f);
+                }
+                otherwise.visit(f);
+            }
+        }
+    }
+
+    /// The expression with every subexpression `f` maps replaced (top-down:
+    /// a replaced node is not descended into).
+    pub fn rewrite(&self, f: &mut impl FnMut(&Expr) -> Option<Expr>) -> Expr {
+        if let Some(e) = f(self) {
+            return e;
+        }
+        match self {
+            Expr::Column(_) | Expr::Lit(_) => self.clone(),
+            Expr::Arith(op, a, b) => {
+                Expr::Arith(*op, Box::new(a.rewrite(f)), Box::new(b.rewrite(f)))
+            }
+            Expr::Cmp(op, a, b) => Expr::Cmp(*op, Box::new(a.rewrite(f)), Box::new(b.rewrite(f))),
+            Expr::And(es) => Expr::And(es.iter().map(|e| e.rewrite(f)).collect()),
+            Expr::Or(es) => Expr::Or(es.iter().map(|e| e.rewrite(f)).collect()),
+            Expr::Not(e) => Expr::Not(Box::new(e.rewrite(f))),
+            Expr::Year(e) => Expr::Year(Box::new(e.rewrite(f))),
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => Expr::InList {
+                expr: Box::new(expr.rewrite(f)),
+                list: list.clone(),
+                negated: *negated,
+            },
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+            } => Expr::Like {
+                expr: Box::new(expr.rewrite(f)),
+                pattern: pattern.clone(),
+                negated: *negated,
+            },
+            Expr::Case { whens, otherwise } => Expr::Case {
+                whens: whens
+                    .iter()
+                    .map(|(c, v)| (c.rewrite(f), v.rewrite(f)))
+                    .collect(),
+                otherwise: Box::new(otherwise.rewrite(f)),
+            },
+        }
+    }
+
+    /// The conjuncts of an `AND` tree.
+    pub fn conjuncts(self) -> Vec<Expr> {
+        match self {
+            Expr::And(es) => es.into_iter().flat_map(Expr::conjuncts).collect(),
+            e => vec![e],
+        }
+    }
+
+    /// `AND` of `es` (the single one if only one).
+    pub fn and_all(mut es: Vec<Expr>) -> Expr {
+        if es.len() == 1 {
+            es.pop().expect("one conjunct")
+        } else {
+            Expr::And(es)
+        }
+    }
+}
+
+/// An aggregate function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AggFunc {
+    Sum,
+    Count,
+    CountStar,
+    CountDistinct,
+    Avg,
+    Min,
+    Max,
+}
+
+/// One aggregate of an [`Plan::Aggregate`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct AggCall {
+    pub func: AggFunc,
+    /// `None` for `COUNT(*)`.
+    pub arg: Option<Expr>,
+}
+
+/// Sort direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Asc,
+    Desc,
+}
+
+/// A logical operator tree.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Plan {
+    /// A base table; only `columns` are read; `filter` conjuncts pushed down.
+    Scan {
+        table: String,
+        alias: String,
+        /// (output column, index of the table's column).
+        columns: Vec<(ColumnId, usize)>,
+        filter: Vec<Expr>,
+        rows: usize,
+    },
+    Filter {
+        input: Box<Plan>,
+        predicate: Vec<Expr>,
+    },
+    /// Inner join on `left[i] = right[i]` for every key; no keys is a cross
+    /// product (only before the optimizer has placed the WHERE equalities).
+    Join {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        keys: Vec<(Expr, Expr)>,
+    },
+    /// Groups by `groups` (each output under its id), computes `aggs`.
+    Aggregate {
+        input: Box<Plan>,
+        groups: Vec<(ColumnId, Expr)>,
+        aggs: Vec<(ColumnId, AggCall)>,
+    },
+    Sort {
+        input: Box<Plan>,
+        keys: Vec<(Expr, Direction)>,
+    },
+    Limit {
+        input: Box<Plan>,
+        count: usize,
+    },
+    /// The statement's result columns, named.
+    Project {
+        input: Box<Plan>,
+        outputs: Vec<(String, Expr)>,
+    },
+}
+
+impl Plan {
+    /// The columns this node outputs.
+    pub fn output_columns(&self) -> Vec<ColumnId> {
+        match self {
+            Plan::Scan { columns, .. } => columns.iter().map(|c| c.0).collect(),
+            Plan::Filter { input, .. } | Plan::Sort { input, .. } | Plan::Limit { input, .. } => {
+                input.output_columns()
+            }
+            Plan::Join { left, right, .. } => {
+                let mut c = left.output_columns();
+                c.extend(right.output_columns());
+                c
+            }
+            Plan::Aggregate { groups, aggs, .. } => groups
+                .iter()
+                .map(|g| g.0)
+                .chain(aggs.iter().map(|a| a.0))
+                .collect(),
+            Plan::Project { .. } => Vec::new(),
+        }
+    }
+
+    /// A row estimate for join ordering and build-side choice: table sizes,
+    /// a quarter per pushed filter conjunct, joins as large as their larger
+    /// side (foreign-key joins).
+    pub fn estimated_rows(&self) -> usize {
+        match self {
+            Plan::Scan { rows, filter, .. } => {
+                let shift = (2 * filter.len()).min(16);
+                (rows >> shift).max(1)
+            }
+            Plan::Filter { input, .. } => (input.estimated_rows() / 2).max(1),
+            Plan::Join { left, right, .. } => left.estimated_rows().max(right.estimated_rows()),
+            Plan::Aggregate { groups, .. } if groups.is_empty() => 1,
+            Plan::Aggregate { input, .. } => (input.estimated_rows() / 4).max(1),
+            Plan::Sort { input, .. } | Plan::Project { input, .. } => input.estimated_rows(),
+            Plan::Limit { input, count } => input.estimated_rows().min(*count),
+        }
+    }
+}
+
+/// A plan and the columns its expressions refer to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogicalPlan {
+    pub root: Plan,
+    pub columns: Vec<ColumnInfo>,
+}
+
+impl LogicalPlan {
+    pub fn column(&self, id: ColumnId) -> &ColumnInfo {
+        &self.columns[id.0]
+    }
+}

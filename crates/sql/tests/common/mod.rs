@@ -1,0 +1,59 @@
+//! What the SQL tests share: one scheduler and one SF 0.01 TPC-H database per
+//! test binary, and running a statement.
+
+#![allow(dead_code)]
+
+use std::sync::{Arc, OnceLock};
+
+use maestro_execution::{Executor, Granularity};
+use maestro_scheduler::{Scheduler, SchedulerConfig};
+use maestro_sql::{Output, SqlError, TpchCatalog};
+use maestro_tpch::Database;
+use maestro_tpch::queries::QueryResult;
+
+pub const SCALE_FACTOR: f64 = 0.01;
+
+pub fn scheduler() -> Arc<Scheduler> {
+    static S: OnceLock<Arc<Scheduler>> = OnceLock::new();
+    S.get_or_init(|| {
+        Arc::new(Scheduler::new(SchedulerConfig::single_hints()).expect("scheduler starts"))
+    })
+    .clone()
+}
+
+pub fn db() -> &'static Database {
+    static DB: OnceLock<Database> = OnceLock::new();
+    DB.get_or_init(|| {
+        maestro_tpch::load(&scheduler(), SCALE_FACTOR, &|_| {}).expect("SF 0.01 loads")
+    })
+}
+
+/// Runs `sql` under `policy` with 1024-row tasks (so SF 0.01 splits into
+/// several tasks per operator).
+pub fn run_with(sql: &str, policy: &str) -> Result<Output, SqlError> {
+    let exec = Executor::new(scheduler(), policy.parse::<Granularity>().expect("policy"))
+        .with_min_rows_per_task(1024);
+    maestro_sql::execute(&exec, &TpchCatalog::new(db()), sql)
+}
+
+pub fn query(sql: &str) -> Result<QueryResult, SqlError> {
+    match run_with(sql, "static")? {
+        Output::Rows(r) => Ok(r),
+        Output::Explain(e) => panic!("expected rows, got a plan:\n{e}"),
+    }
+}
+
+pub fn explain(sql: &str) -> String {
+    match run_with(sql, "static").expect("EXPLAIN runs") {
+        Output::Explain(e) => e,
+        Output::Rows(r) => panic!("expected a plan, got rows {r:?}"),
+    }
+}
+
+/// The error of a statement that must fail.
+pub fn error(sql: &str) -> SqlError {
+    match run_with(sql, "static") {
+        Err(e) => e,
+        Ok(o) => panic!("{sql:?} should fail, got {o:?}"),
+    }
+}
