@@ -58,6 +58,73 @@ pub fn load_both(
     })
 }
 
+/// Which data a mixed run uses (what [`load_workload`] loads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadKind {
+    /// TPC-H at a scale factor beside TPC-C on its own tables.
+    Disjoint,
+    /// CH-benCHmark: TPC-C and its analytical queries on the same tables.
+    Ch,
+}
+
+/// Loaded data for a [`Workload`].
+pub enum LoadedWorkload {
+    Disjoint(Box<Databases>),
+    Ch {
+        db: Box<maestro_ch::ChDatabase>,
+        load_seconds: f64,
+    },
+}
+
+impl LoadedWorkload {
+    pub fn workload(&self) -> Workload<'_> {
+        match self {
+            LoadedWorkload::Disjoint(dbs) => Workload::Disjoint(dbs),
+            LoadedWorkload::Ch { db, .. } => Workload::Shared(db),
+        }
+    }
+
+    pub fn load_seconds(&self) -> f64 {
+        match self {
+            LoadedWorkload::Disjoint(dbs) => dbs.load_seconds,
+            LoadedWorkload::Ch { load_seconds, .. } => *load_seconds,
+        }
+    }
+}
+
+/// Loads `kind`'s data: TPC-H at `sf` and TPC-C, or CH-benCHmark (`sf`
+/// unused) with `warehouses` warehouses.
+pub fn load_workload(
+    kind: WorkloadKind,
+    sf: f64,
+    warehouses: u16,
+    contexts: usize,
+    seed: u64,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<LoadedWorkload, String> {
+    match kind {
+        WorkloadKind::Disjoint => load_both(sf, warehouses, contexts, progress)
+            .map(|d| LoadedWorkload::Disjoint(Box::new(d))),
+        WorkloadKind::Ch => {
+            let start = Instant::now();
+            let config = maestro_ch::ChConfig {
+                warehouses,
+                seed,
+                clock_start: None,
+            };
+            let (db, _) =
+                maestro_ch::ChDatabase::load(&config, &|_| {}).map_err(|e| e.to_string())?;
+            progress(&format!(
+                "CH-benCHmark W={warehouses} loaded (TPC-C on MVCC tables + supplier, nation, region)"
+            ));
+            Ok(LoadedWorkload::Ch {
+                db: Box::new(db),
+                load_seconds: start.elapsed().as_secs_f64(),
+            })
+        }
+    }
+}
+
 /// What the analytical clients query and where the transactions write.
 #[derive(Clone, Copy)]
 pub enum Workload<'a> {

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::mixed::{Databases, MixedConfig, MixedOutcome, WorkloadClasses, load_both, run_mixed};
+use crate::mixed::{
+    MixedConfig, MixedOutcome, Workload, WorkloadClasses, WorkloadKind, load_workload, run_workload,
+};
 use crate::plot::{line_chart, timeline_series};
 use crate::tpch::ENGINE_VARIANTS;
 use crate::{Report, ResultRow};
@@ -47,6 +49,9 @@ pub struct MixedParams {
     pub seed: u64,
     /// Repetitions of every (variant, clients) run; the median counts.
     pub reps: usize,
+    /// Disjoint TPC-H + TPC-C (the papers' experiments) or CH-benCHmark on
+    /// shared data (`sf` unused).
+    pub workload: WorkloadKind,
 }
 
 impl MixedParams {
@@ -61,6 +66,7 @@ impl MixedParams {
             variants: ENGINE_VARIANTS.map(String::from).to_vec(),
             seed: 1,
             reps: crate::reps::default_reps(false),
+            workload: WorkloadKind::Disjoint,
         }
     }
 
@@ -85,7 +91,7 @@ impl MixedParams {
 }
 
 fn one_run(
-    dbs: &Databases,
+    dbs: Workload<'_>,
     p: &MixedParams,
     contexts: usize,
     variant: &str,
@@ -111,14 +117,14 @@ fn one_run(
     run_consistent(dbs, &config, &format!("{variant}, {clients} TPC-H clients"))
 }
 
-/// [`run_mixed`], failing if TPC-C's consistency conditions do not hold
+/// [`run_workload`], failing if TPC-C's consistency conditions do not hold
 /// after it (`what` names the run in the error).
 pub(crate) fn run_consistent(
-    dbs: &Databases,
+    workload: Workload<'_>,
     config: &MixedConfig,
     what: &str,
 ) -> Result<MixedOutcome, String> {
-    let o = run_mixed(dbs, config, &|_| {})?;
+    let o = run_workload(workload, config, &|_| {})?;
     if !o.consistency_violations.is_empty() {
         return Err(format!(
             "{what}: TPC-C consistency violated: {}",
@@ -189,11 +195,11 @@ pub fn mixed(
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Report, String> {
     p.check()?;
-    let dbs = load_both(p.sf, p.warehouses, contexts, progress)?;
+    let loaded = load_workload(p.workload, p.sf, p.warehouses, contexts, p.seed, progress)?;
     let mut per_point = Vec::new();
     for &clients in &p.tpch_clients {
         let per_rep = crate::reps::repeat(&p.variants, p.reps, |variant, rep| {
-            let o = one_run(&dbs, p, contexts, variant, clients)?;
+            let o = one_run(loaded.workload(), p, contexts, variant, clients)?;
             progress(&format!(
                 "{variant}, {clients} TPC-H clients, rep {}/{}: {:.0} queries/min, {:.0} tpmC",
                 rep + 1,
@@ -284,7 +290,7 @@ pub fn timeline(
 ) -> Result<Report, String> {
     p.check()?;
     let clients = *p.tpch_clients.iter().max().expect("checked non-empty");
-    let dbs = load_both(p.sf, p.warehouses, contexts, progress)?;
+    let loaded = load_workload(p.workload, p.sf, p.warehouses, contexts, p.seed, progress)?;
     let variants: Vec<&String> = p
         .variants
         .iter()
@@ -292,7 +298,7 @@ pub fn timeline(
         .collect();
     let mut attachments = Vec::new();
     let per_rep = crate::reps::repeat(&variants, p.reps, |variant, rep| {
-        let o = one_run(&dbs, p, contexts, variant, clients)?;
+        let o = one_run(loaded.workload(), p, contexts, variant, clients)?;
         let n = o.timeline.len().max(1) as f64;
         let mean = |f: fn(&maestro_scheduler::TimelineSample) -> usize| {
             o.timeline.iter().map(|t| f(t) as f64).sum::<f64>() / n

@@ -22,7 +22,7 @@ use std::time::Duration;
 use maestro_tpcc::txn::TxnKind;
 use serde_json::json;
 
-use crate::mixed::{Databases, MixedConfig, MixedOutcome, WorkloadClasses, load_both};
+use crate::mixed::{Databases, MixedConfig, MixedOutcome, Workload, WorkloadClasses, load_both};
 use crate::mixed_bench::{check_variants, grouped_by_variant, point_row, run_consistent};
 use crate::{Report, ResultRow};
 
@@ -125,7 +125,11 @@ fn one_run(
             olap_admission: Some(olap_admission(contexts)),
         });
     }
-    run_consistent(dbs, &config, &format!("{variant}, {clients} OLAP clients"))
+    run_consistent(
+        Workload::Disjoint(dbs),
+        &config,
+        &format!("{variant}, {clients} OLAP clients"),
+    )
 }
 
 /// The `classes` variant's admission limits for queries: as many running

@@ -169,6 +169,10 @@ struct MixedArgs {
     /// TPC-C warehouses (default 2).
     #[arg(long)]
     warehouses: Option<u16>,
+    /// Disjoint TPC-H + TPC-C (the papers' shape) or CH-benCHmark on shared
+    /// MVCC data (the analytical clients run the CH queries; --sf unused).
+    #[arg(long, value_enum, default_value = "disjoint")]
+    workload: run::JobWorkload,
 }
 
 #[derive(Args)]
@@ -509,8 +513,10 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
             Err(code) => return code,
         }
     }
+    p.workload = args.workload.kind();
     eprintln!(
-        "bench {experiment}: {contexts} contexts, SF {}, W={}, TPC-H clients {:?}, {} terminals, {:.1} s per run, variants {}, {} repetition(s)",
+        "bench {experiment}: {contexts} contexts, {:?} workload, SF {}, W={}, analytical clients {:?}, {} terminals, {:.1} s per run, variants {}, {} repetition(s)",
+        p.workload,
         p.sf,
         p.warehouses,
         p.tpch_clients,

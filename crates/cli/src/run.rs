@@ -9,19 +9,27 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use maestro_bench::mixed::{self, LiveSample, MixedConfig, Workload};
+use maestro_bench::mixed::{self, LiveSample, MixedConfig, WorkloadKind};
 use maestro_bench::run_report::{self, RunSetup};
-use maestro_ch::{ChConfig, ChDatabase};
 
 use crate::variants::{EngineVariant, name_of};
 
-/// What the main job runs.
+/// What a mixed run runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum JobWorkload {
     /// CH-benCHmark: TPC-C and the CH queries on the same MVCC tables.
     Ch,
     /// TPC-H on the column store beside TPC-C on its own 2PL tables.
     Disjoint,
+}
+
+impl JobWorkload {
+    pub fn kind(self) -> WorkloadKind {
+        match self {
+            JobWorkload::Ch => WorkloadKind::Ch,
+            JobWorkload::Disjoint => WorkloadKind::Disjoint,
+        }
+    }
 }
 
 #[derive(Args, Clone)]
@@ -97,14 +105,30 @@ pub fn run(a: RunArgs) -> ExitCode {
         return usage("give at least one TPC-H client or one TPC-C terminal");
     }
     let variant = name_of(&a.variant);
-    let loaded = match load(&a, contexts) {
+    let sf = (a.workload == JobWorkload::Disjoint).then_some(a.sf);
+    eprintln!(
+        "maestro run: loading {} on {contexts} contexts …",
+        match sf {
+            Some(sf) => format!("TPC-H SF {sf} and TPC-C W={}", a.warehouses),
+            None => format!(
+                "CH-benCHmark W={} (TPC-C on MVCC tables + supplier, nation, region)",
+                a.warehouses
+            ),
+        }
+    );
+    let progress = |l: &str| eprintln!("  {l}");
+    let loaded = match mixed::load_workload(
+        a.workload.kind(),
+        a.sf,
+        a.warehouses,
+        contexts,
+        a.seed,
+        &progress,
+    ) {
         Ok(l) => l,
-        Err(code) => return code,
+        Err(e) => return failure(e),
     };
-    let (workload, sf, load_seconds) = match &loaded {
-        Loaded::Disjoint(dbs) => (Workload::Disjoint(dbs), Some(a.sf), dbs.load_seconds),
-        Loaded::Ch(db, seconds) => (Workload::Shared(db), None, *seconds),
-    };
+    let (workload, load_seconds) = (loaded.workload(), loaded.load_seconds());
     eprintln!(
         "running {} analytical client(s) ({}) and {} TPC-C terminal(s) on {} for {} s",
         a.tpch_clients,
@@ -146,41 +170,6 @@ pub fn run(a: RunArgs) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    }
-}
-
-/// The main job's data.
-enum Loaded {
-    Disjoint(Box<mixed::Databases>),
-    /// The CH database and its load time in seconds.
-    Ch(Box<ChDatabase>, f64),
-}
-
-fn load(a: &RunArgs, contexts: usize) -> Result<Loaded, ExitCode> {
-    match a.workload {
-        JobWorkload::Disjoint => {
-            eprintln!(
-                "maestro run: loading TPC-H SF {} and TPC-C W={} on {contexts} contexts …",
-                a.sf, a.warehouses
-            );
-            mixed::load_both(a.sf, a.warehouses, contexts, &|l| eprintln!("  {l}"))
-                .map(|d| Loaded::Disjoint(Box::new(d)))
-                .map_err(usage)
-        }
-        JobWorkload::Ch => {
-            eprintln!(
-                "maestro run: loading CH-benCHmark W={} (TPC-C on MVCC tables + supplier, nation, region) …",
-                a.warehouses
-            );
-            let start = std::time::Instant::now();
-            let config = ChConfig {
-                warehouses: a.warehouses,
-                seed: a.seed,
-                clock_start: None,
-            };
-            let (db, _) = ChDatabase::load(&config, &|p| eprintln!("  {p}")).map_err(failure)?;
-            Ok(Loaded::Ch(Box::new(db), start.elapsed().as_secs_f64()))
-        }
     }
 }
 

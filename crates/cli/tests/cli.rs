@@ -798,6 +798,41 @@ fn bench_mixed_and_timeline_quick_have_every_variant() {
 }
 
 #[test]
+fn bench_mixed_runs_on_shared_ch_data_too() {
+    let out = maestro(&[
+        "bench",
+        "mixed",
+        "--quick",
+        "--json",
+        "--workload",
+        "ch",
+        "--contexts",
+        "2",
+        "--duration",
+        "0.8",
+        "--warehouses",
+        "1",
+        "--tpch-clients",
+        "1",
+        "--variants",
+        "multiple-pools,single-classes",
+    ]);
+    let v = json_of(&out);
+    let rows = v["results"].as_array().unwrap();
+    for variant in ["multiple-pools", "single-classes"] {
+        for metric in ["tpmC", "tpch_queries_per_minute"] {
+            let value = rows
+                .iter()
+                .find(|r| r["variant"] == variant && r["metric"] == metric)
+                .and_then(|r| r["value"].as_f64())
+                .unwrap_or_else(|| panic!("{variant} {metric} missing: {v}"));
+            assert!(value > 0.0, "{variant} {metric}: {value}");
+        }
+    }
+    assert!(stderr(&out).contains("Ch workload"), "{}", stderr(&out));
+}
+
+#[test]
 fn bench_latches_quick_has_every_flavour_and_terminal_count() {
     let out = maestro(&[
         "bench",
