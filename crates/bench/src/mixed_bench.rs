@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::mixed::{
-    MixedConfig, MixedOutcome, Workload, WorkloadClasses, WorkloadKind, load_workload, run_workload,
+    LoadedWorkload, MixedConfig, MixedOutcome, Workload, WorkloadClasses, WorkloadKind,
+    load_workload, run_workload,
 };
 use crate::plot::{line_chart, timeline_series};
 use crate::tpch::ENGINE_VARIANTS;
@@ -188,6 +189,59 @@ pub(crate) fn check_variants(variants: &[String], known: &[&str]) -> Result<(), 
     }
 }
 
+/// The data the runs of an experiment use. Disjoint: loaded once (TPC-H
+/// is read-only, and the rows TPC-C inserts into its own tables do not slow
+/// the queries). CH: loaded afresh for every run, because the transactions
+/// grow the very tables the queries scan (~10 order lines per New-Order,
+/// ~1 M rows per 10-s run here), so a run on data an earlier run grew would
+/// be slower for a reason that is not its variant.
+struct RunData<'a> {
+    p: &'a MixedParams,
+    contexts: usize,
+    once: Option<LoadedWorkload>,
+}
+
+impl<'a> RunData<'a> {
+    fn new(
+        p: &'a MixedParams,
+        contexts: usize,
+        progress: &'a (dyn Fn(&str) + Sync),
+    ) -> Result<Self, String> {
+        let once = match p.workload {
+            WorkloadKind::Disjoint => Some(load_workload(
+                p.workload,
+                p.sf,
+                p.warehouses,
+                contexts,
+                p.seed,
+                progress,
+            )?),
+            WorkloadKind::Ch => None,
+        };
+        Ok(RunData { p, contexts, once })
+    }
+
+    /// Runs `f` on the data of one run.
+    fn run<R>(&self, f: impl FnOnce(Workload<'_>) -> Result<R, String>) -> Result<R, String> {
+        match &self.once {
+            Some(loaded) => f(loaded.workload()),
+            None => {
+                let p = self.p;
+                let quiet = |_: &str| {};
+                let fresh = load_workload(
+                    p.workload,
+                    p.sf,
+                    p.warehouses,
+                    self.contexts,
+                    p.seed,
+                    &quiet,
+                )?;
+                f(fresh.workload())
+            }
+        }
+    }
+}
+
 /// `mixed`: TPC-H queries per minute and tpmC per (variant, TPC-H clients).
 pub fn mixed(
     contexts: usize,
@@ -195,13 +249,13 @@ pub fn mixed(
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Report, String> {
     p.check()?;
-    let loaded = load_workload(p.workload, p.sf, p.warehouses, contexts, p.seed, progress)?;
+    let data = RunData::new(p, contexts, progress)?;
     let mut per_point = Vec::new();
     for &clients in &p.tpch_clients {
         let per_rep = crate::reps::repeat(&p.variants, p.reps, |variant, rep| {
-            let o = one_run(loaded.workload(), p, contexts, variant, clients)?;
+            let o = data.run(|w| one_run(w, p, contexts, variant, clients))?;
             progress(&format!(
-                "{variant}, {clients} TPC-H clients, rep {}/{}: {:.0} queries/min, {:.0} tpmC",
+                "{variant}, {clients} analytical clients, rep {}/{}: {:.0} queries/min, {:.0} tpmC",
                 rep + 1,
                 p.reps,
                 o.tpch_queries_per_minute,
@@ -290,7 +344,7 @@ pub fn timeline(
 ) -> Result<Report, String> {
     p.check()?;
     let clients = *p.tpch_clients.iter().max().expect("checked non-empty");
-    let loaded = load_workload(p.workload, p.sf, p.warehouses, contexts, p.seed, progress)?;
+    let data = RunData::new(p, contexts, progress)?;
     let variants: Vec<&String> = p
         .variants
         .iter()
@@ -298,7 +352,7 @@ pub fn timeline(
         .collect();
     let mut attachments = Vec::new();
     let per_rep = crate::reps::repeat(&variants, p.reps, |variant, rep| {
-        let o = one_run(loaded.workload(), p, contexts, variant, clients)?;
+        let o = data.run(|w| one_run(w, p, contexts, variant, clients))?;
         let n = o.timeline.len().max(1) as f64;
         let mean = |f: fn(&maestro_scheduler::TimelineSample) -> usize| {
             o.timeline.iter().map(|t| f(t) as f64).sum::<f64>() / n
