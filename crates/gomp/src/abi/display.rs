@@ -60,17 +60,17 @@ unsafe fn copy_out(s: &str, buf: *mut c_char, size: usize) -> usize {
 /// The calling thread's affinity line under `format` (the field table of the
 /// specification: `%[0][.][width]type`, one-letter or `%{name}` types).
 pub(crate) fn format_affinity(format: &str) -> String {
-    let (level, num, n, ancestor) = with_current(|c| {
+    let (level, num, n, ancestor, (team_num, num_teams)) = with_current(|c| {
         let ancestor = match c.team.level {
             0 | 1 => 0,
             _ => c.team.outer.last().map_or(0, |&(num, _)| num),
         };
-        (c.team.level, c.num, c.team.n, ancestor)
+        (c.team.level, c.num, c.team.n, ancestor, c.team.league)
     });
     let field = |name: &str| -> Option<String> {
         Some(match name {
-            "t" | "team_num" => "0".into(),
-            "T" | "num_teams" => "1".into(),
+            "t" | "team_num" => team_num.to_string(),
+            "T" | "num_teams" => num_teams.to_string(),
             "L" | "nesting_level" => level.to_string(),
             "n" | "thread_num" => num.to_string(),
             "N" | "num_threads" => n.to_string(),
@@ -260,6 +260,11 @@ pub(crate) fn display_env_text(verbose: bool) -> String {
         "  OMP_WAIT_POLICY = 'PASSIVE'".to_string(),
         format!("  OMP_THREAD_LIMIT = '{}'", runtime::thread_limit()),
         format!("  OMP_MAX_ACTIVE_LEVELS = '{}'", icv.max_active_levels),
+        format!("  OMP_NUM_TEAMS = '{}'", runtime::num_teams_var()),
+        format!(
+            "  OMP_TEAMS_THREAD_LIMIT = '{}'",
+            runtime::teams_thread_limit_var()
+        ),
         format!(
             "  OMP_CANCELLATION = '{}'",
             bool_str(runtime::env().cancellation)
@@ -327,6 +332,8 @@ mod tests {
             "_OPENMP",
             "OMP_NUM_THREADS",
             "OMP_SCHEDULE",
+            "OMP_NUM_TEAMS",
+            "OMP_TEAMS_THREAD_LIMIT",
             "OMP_ALLOCATOR",
         ] {
             assert!(t.contains(&format!("  {name} = '")), "{name} in {t}");
