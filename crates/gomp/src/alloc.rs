@@ -23,6 +23,7 @@
 use std::alloc::Layout;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::ctx::with_current;
 use crate::runtime;
 
 /// An allocator handle as C sees it (`omp_allocator_handle_t`).
@@ -398,22 +399,25 @@ pub unsafe fn free(p: *mut u8) {
     }
 }
 
-thread_local! {
-    /// def-allocator-var of the tasks this thread runs (as libgomp keeps it).
-    static DEFAULT: std::cell::Cell<Handle> = const { std::cell::Cell::new(NULL_ALLOCATOR) };
-}
-
-/// The calling thread's default allocator: `omp_set_default_allocator`'s, else
-/// `OMP_ALLOCATOR`'s, else `omp_default_mem_alloc`.
+/// The calling task's def-allocator-var (`omp_set_default_allocator`'s,
+/// else `OMP_ALLOCATOR`'s, else `omp_default_mem_alloc`). It is an ICV of the
+/// task's data environment, inherited by the members and tasks it creates —
+/// not a thread-local, which on a scheduler worker would leak from one task
+/// to the next and not reach a region's members.
 pub fn default_allocator() -> Handle {
-    match DEFAULT.with(std::cell::Cell::get) {
+    match with_current(|c| c.icv.get().default_allocator) {
         NULL_ALLOCATOR => runtime::env().default_allocator,
         h => h,
     }
 }
 
+/// Sets the calling task's def-allocator-var.
 pub fn set_default_allocator(h: Handle) {
-    DEFAULT.with(|d| d.set(h));
+    with_current(|c| {
+        let mut icv = c.icv.get();
+        icv.default_allocator = h;
+        c.icv.set(icv);
+    });
 }
 
 /// The predefined allocators' names, by handle − 1.

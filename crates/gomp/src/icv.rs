@@ -52,6 +52,9 @@ pub(crate) struct Icv {
     /// (`OMP_THREAD_LIMIT`, or a `teams` construct's `thread_limit` for its
     /// teams), never above the scheduler's `workers_max`.
     pub thread_limit: usize,
+    /// def-allocator-var: the allocator of `omp_alloc(…, omp_null_allocator)`
+    /// (`omp_set_default_allocator`, else `OMP_ALLOCATOR`).
+    pub default_allocator: crate::alloc::Handle,
 }
 
 /// What we report as the supported number of active levels (libgomp's value).
@@ -199,6 +202,7 @@ impl EnvSettings {
             run_sched: self.run_sched.0,
             run_chunk: self.run_sched.1,
             thread_limit: self.thread_limit_under(workers_max),
+            default_allocator: self.default_allocator,
         }
     }
 

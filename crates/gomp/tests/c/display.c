@@ -1,7 +1,9 @@
 /* What the runtime says about itself: the affinity format (set, get,
  * capture with the field table's widths and long names), the place queries
  * with no places, omp_display_env's frame (captured from stderr through a
- * pipe), omp_pause_resource. Also passes against stock libgomp. */
+ * pipe), omp_pause_resource.
+ * maestro-test: also-stock
+ */
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
