@@ -1,6 +1,7 @@
 /* Memory allocators: predefined allocators, omp_init_allocator with traits
  * (alignment, pool_size with each fallback), calloc zeroing, realloc keeping
- * contents and allocator, the default allocator, and the allocate clause
+ * contents and allocator (within a pool, needing room for the difference
+ * only), the default allocator, and the allocate clause
  * (GOMP_alloc / GOMP_free).
  * maestro-test: also-stock
  */
@@ -56,6 +57,13 @@ int main(void) {
   omp_free(x, pn);
   x = omp_alloc(3000, pn); /* the pool was given back */
   CHECK(x != NULL);
+  /* realloc within the pool needs room only for the difference. */
+  memset(x, 5, 3000);
+  x = omp_realloc(x, 3500, pn, pn);
+  CHECK(x != NULL && x[2999] == 5);
+  x = omp_realloc(x, 3600, omp_null_allocator, pn);
+  CHECK(x != NULL && x[0] == 5);
+  CHECK(omp_alloc(600, pn) == NULL); /* 3600 + 600 > 4096 */
 
   /* default_mem_fb: served by the default allocator instead. */
   omp_alloctrait_t pool_dflt[] = {{omp_atk_pool_size, 4096}, {omp_atk_fallback, omp_atv_default_mem_fb}};
