@@ -161,6 +161,9 @@ impl Master {
     fn enter(team: &Arc<TeamShared>) -> Master {
         let master = Box::new(team.member_ctx(0));
         master.enter();
+        if team.level > 0 {
+            crate::abi::display::member_started();
+        }
         Master(master)
     }
 }

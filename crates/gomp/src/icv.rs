@@ -79,6 +79,9 @@ pub(crate) struct EnvSettings {
     /// `OMP_DISPLAY_ENV`: `Some(verbose)` to display the environment once the
     /// runtime starts.
     pub display_env: Option<bool>,
+    /// `OMP_DISPLAY_AFFINITY` (display-affinity-var): show a member's
+    /// affinity line when it starts and the line changed for its thread.
+    pub display_affinity: bool,
     /// `OMP_CANCELLATION` (cancel-var): whether `cancel` constructs take effect.
     pub cancellation: bool,
     /// Set variables we cannot honour, with why (the runtime refuses to start).
@@ -100,6 +103,7 @@ pub(crate) fn parse_env(get: impl Fn(&str) -> Option<String>) -> EnvSettings {
         teams_thread_limit: 0,
         default_allocator: crate::alloc::DEFAULT_MEM_ALLOC,
         display_env: None,
+        display_affinity: false,
         cancellation: false,
         unsupported: Vec::new(),
         warnings: Vec::new(),
@@ -121,6 +125,7 @@ pub(crate) fn parse_env(get: impl Fn(&str) -> Option<String>) -> EnvSettings {
     s.dynamic = flag("OMP_DYNAMIC", &mut s).unwrap_or(false);
     s.nested = flag("OMP_NESTED", &mut s);
     s.cancellation = flag("OMP_CANCELLATION", &mut s).unwrap_or(false);
+    s.display_affinity = flag("OMP_DISPLAY_AFFINITY", &mut s).unwrap_or(false);
     if let Some(v) = get("OMP_MAX_ACTIVE_LEVELS") {
         match v.trim().parse::<usize>() {
             Ok(n) => s.max_active_levels = Some(n.min(SUPPORTED_ACTIVE_LEVELS)),
@@ -334,6 +339,8 @@ mod tests {
             Some(true)
         );
         assert_eq!(env(&[("OMP_DISPLAY_ENV", "false")]).display_env, None);
+        assert!(env(&[("OMP_DISPLAY_AFFINITY", "true")]).display_affinity);
+        assert!(!env(&[]).display_affinity);
         assert_eq!(env(&[("OMP_DISPLAY_ENV", "loud")]).warnings.len(), 1);
         assert_eq!(
             env(&[("OMP_ALLOCATOR", "omp_high_bw_mem_alloc")]).default_allocator,

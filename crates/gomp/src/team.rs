@@ -410,6 +410,9 @@ impl TeamShared {
         }
         let ctx = self.member_ctx(k);
         ctx.enter();
+        if self.level > 0 {
+            crate::abi::display::member_started();
+        }
         let body = self.body.expect("a forked team has a body");
         // SAFETY: `body` is GCC's outlined region (or our trampoline) with the
         // argument block it was given; the master keeps the block alive until the
