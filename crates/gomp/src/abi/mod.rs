@@ -3,8 +3,8 @@
 //! controls. Entry points we do not implement are deliberately *not* exported, so
 //! a program that needs them fails at link time with the symbol's name instead of
 //! misbehaving: offloading (`GOMP_target*`, and `GOMP_teams`/`GOMP_teams4`,
-//! which only target regions use; host `teams` is [`teams`]),
-//! `GOMP_error`/`GOMP_warning`, and on targets other than x86-64 the two
+//! which only target regions use; host `teams` is [`teams`]), and on
+//! targets other than x86-64 the two
 //! variadic doacross waits (see [`doacross`]).
 //! Cancellation takes effect with `OMP_CANCELLATION=true` (see [`parallel`]);
 //! without it every cancellation point reports "not cancelled", as in libgomp.
@@ -16,6 +16,7 @@ pub mod alloc;
 pub mod control;
 pub mod display;
 pub mod doacross;
+pub mod error;
 pub mod loops_long;
 pub mod loops_ull;
 pub mod omp;
