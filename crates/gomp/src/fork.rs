@@ -253,3 +253,75 @@ pub(crate) fn join(master: Master) {
     team.join();
     master.0.leave();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// What each team's initial task and its nested members saw.
+    #[derive(Default)]
+    struct Seen {
+        teams: Mutex<Vec<(usize, usize, usize, usize)>>,
+        nested: Mutex<Vec<(usize, usize, usize)>>,
+    }
+
+    unsafe extern "C" fn nested_member(data: *mut c_void) {
+        // SAFETY: `team_body` passes its `Seen`, alive until the join.
+        let seen = unsafe { &*data.cast::<Seen>() };
+        with_current(|c| {
+            seen.nested
+                .lock()
+                .unwrap()
+                .push((c.team.league.0, c.team.level, c.team.n));
+        });
+    }
+
+    unsafe extern "C" fn team_body(data: *mut c_void) {
+        // SAFETY: the test passes its `Seen`, alive until `run_league` returns.
+        let seen = unsafe { &*data.cast::<Seen>() };
+        with_current(|c| {
+            seen.teams.lock().unwrap().push((
+                c.team.league.0,
+                c.team.league.1,
+                c.team.level,
+                c.icv.get().thread_limit,
+            ));
+        });
+        run_region(
+            RegionFn {
+                f: nested_member,
+                data,
+            },
+            3,
+            |_, _| None,
+        );
+    }
+
+    #[test]
+    fn a_league_runs_every_team_once_and_nested_regions_inherit_its_position() {
+        let seen = Seen::default();
+        let mut icv = runtime::initial_icv();
+        icv.thread_limit = 2;
+        run_league(
+            RegionFn {
+                f: team_body,
+                data: (&raw const seen).cast_mut().cast(),
+            },
+            5,
+            icv,
+        );
+        let mut teams = seen.teams.into_inner().unwrap();
+        teams.sort();
+        assert_eq!(
+            teams,
+            (0..5).map(|k| (k, 5, 0, 2)).collect::<Vec<_>>(),
+            "every team once, at level 0, with the league's thread limit"
+        );
+        let mut nested = seen.nested.into_inner().unwrap();
+        nested.sort();
+        let want: Vec<_> = (0..5).flat_map(|k| [(k, 1, 2), (k, 1, 2)]).collect();
+        assert_eq!(nested, want, "regions of 3 capped at 2, in their team");
+        with_current(|c| assert_eq!(c.team.league, (0, 1), "outside again"));
+    }
+}
