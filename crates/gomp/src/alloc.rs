@@ -23,6 +23,7 @@
 use std::alloc::Layout;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::ctx::with_current;
 use crate::runtime;
 
 /// An allocator handle as C sees it (`omp_allocator_handle_t`).
@@ -238,7 +239,49 @@ pub unsafe fn unregister(h: Handle) {
 /// `h` is a valid handle (see [`user`]).
 pub unsafe fn allocate(size: usize, align: usize, h: Handle, zero: bool) -> *mut u8 {
     // SAFETY: forwarded contract.
-    unsafe { allocate_in_chain(size, align, h, zero, 0) }
+    unsafe { allocate_in_chain(size, align, h, zero, 0, 0).0 }
+}
+
+/// `omp_realloc`: a block of `size` bytes from `h` (`NULL_ALLOCATOR`: the
+/// allocator that made `p`) holding `p`'s first bytes, with `p` freed; null
+/// (and `p` untouched) on failure. When `p` counts in `h`'s pool, the new
+/// block takes its place there: growing needs only the difference free (as
+/// in libgomp), not room for both blocks.
+///
+/// # Safety
+/// `p` is non-null, came from [`allocate`] and was not freed; `h` is a valid
+/// handle; `size > 0`.
+pub unsafe fn reallocate(p: *mut u8, size: usize, h: Handle) -> *mut u8 {
+    // SAFETY: the caller's contract: a header written by `allocate` precedes `p`.
+    let old = unsafe { p.cast::<Header>().sub(1).read() };
+    let h = if h == NULL_ALLOCATOR {
+        old.allocator
+    } else {
+        h
+    };
+    let release = if old.pooled_in != NULL_ALLOCATOR && old.pooled_in == h {
+        old.size
+    } else {
+        0
+    };
+    // SAFETY: the caller's contract on `h`; `release` bytes of `h`'s pool are
+    // `p`'s, which we give up below if the reservation took them over.
+    let (new, took_over) = unsafe { allocate_in_chain(size, 0, h, false, 0, release) };
+    if new.is_null() {
+        return new;
+    }
+    // SAFETY: `p` holds `old.size` bytes and `new` (a fresh block) `size`;
+    // they are distinct. `p`'s block is freed once: without touching the pool
+    // if the new block's reservation took over its bytes.
+    unsafe {
+        std::ptr::copy_nonoverlapping(p, new, old.size.min(size));
+        if took_over {
+            dealloc_block(&old);
+        } else {
+            free(p);
+        }
+    }
+    new
 }
 
 /// Fallback allocators followed at most this deep (a chain of `allocator_fb`
@@ -246,19 +289,24 @@ pub unsafe fn allocate(size: usize, align: usize, h: Handle, zero: bool) -> *mut
 /// Guessed: real programs chain one or two.
 const FALLBACK_DEPTH_MAX: usize = 8;
 
-/// [`allocate`], `depth` fallbacks down the chain.
+/// [`allocate`], `depth` fallbacks down the chain. `release`: bytes of `h`'s
+/// pool the caller holds and gives up for this allocation (`omp_realloc`
+/// within one pool; 0 otherwise). Returns the block and whether its
+/// reservation took those bytes over (false when it came from elsewhere).
 ///
 /// # Safety
-/// As for [`allocate`].
+/// As for [`allocate`]; `release` bytes are counted in `h`'s pool.
 unsafe fn allocate_in_chain(
     size: usize,
     align: usize,
     h: Handle,
     zero: bool,
     depth: usize,
-) -> *mut u8 {
+    release: usize,
+) -> (*mut u8, bool) {
+    let null = (std::ptr::null_mut(), false);
     if depth > FALLBACK_DEPTH_MAX {
-        return std::ptr::null_mut();
+        return null;
     }
     let h = if h == NULL_ALLOCATOR {
         default_allocator()
@@ -266,7 +314,7 @@ unsafe fn allocate_in_chain(
         h
     };
     if size == 0 || (align != 0 && !align.is_power_of_two()) {
-        return std::ptr::null_mut();
+        return null;
     }
     let (alignment, pool) = if h <= PREDEFINED_MAX {
         (1, None)
@@ -275,51 +323,45 @@ unsafe fn allocate_in_chain(
         let a = unsafe { user(h) };
         (a.alignment, Some(a))
     };
+    let align = align.max(alignment);
+    let mut pooled_in = NULL_ALLOCATOR;
     if let Some(a) = pool
         && let Some(limit) = a.pool_size
     {
-        let before = a.used.fetch_add(size, Ordering::Relaxed);
-        if before.saturating_add(size) > limit {
-            a.used.fetch_sub(size, Ordering::Relaxed);
+        if !a.reserve(limit, size, release) {
             return match a.fallback {
-                Fallback::DefaultMem => {
-                    // SAFETY: a predefined handle.
-                    unsafe {
-                        allocate_in_chain(
-                            size,
-                            align.max(alignment),
-                            DEFAULT_MEM_ALLOC,
-                            zero,
-                            depth + 1,
-                        )
-                    }
-                }
-                Fallback::Null => std::ptr::null_mut(),
+                // SAFETY: a predefined handle.
+                Fallback::DefaultMem => unsafe {
+                    allocate_in_chain(size, align, DEFAULT_MEM_ALLOC, zero, depth + 1, 0)
+                },
+                Fallback::Null => null,
                 Fallback::Abort => runtime::fatal(&format!(
                     "omp_alloc: {size} bytes exceed the allocator's pool of {limit} (abort_fb)"
                 )),
                 // SAFETY: fb_data named a valid handle (the program's contract).
                 Fallback::Allocator(fb) => unsafe {
-                    allocate_in_chain(size, align.max(alignment), fb, zero, depth + 1)
+                    allocate_in_chain(size, align, fb, zero, depth + 1, 0)
                 },
             };
         }
+        pooled_in = h;
     }
-    let pooled_in = if pool.is_some_and(|a| a.pool_size.is_some()) {
-        h
-    } else {
-        NULL_ALLOCATOR
+    let undo = || {
+        if let Some(a) = pool
+            && pooled_in != NULL_ALLOCATOR
+        {
+            a.unreserve(size, release);
+        }
+        null
     };
-    let user_align = align.max(alignment).max(std::mem::align_of::<Header>());
+    let user_align = align.max(std::mem::align_of::<Header>());
     // Room for the header before the aligned user pointer.
     let offset = HEADER.next_multiple_of(user_align);
     let Some(total) = offset.checked_add(size) else {
-        undo_pool(pooled_in, size);
-        return std::ptr::null_mut();
+        return undo();
     };
     let Ok(layout) = Layout::from_size_align(total, user_align) else {
-        undo_pool(pooled_in, size);
-        return std::ptr::null_mut();
+        return undo();
     };
     // SAFETY: `layout` has a non-zero size (it holds the header).
     let base = unsafe {
@@ -330,13 +372,12 @@ unsafe fn allocate_in_chain(
         }
     };
     if base.is_null() {
-        undo_pool(pooled_in, size);
-        return std::ptr::null_mut();
+        return undo();
     }
     // SAFETY: `offset <= total`, so the user pointer and the header before it
     // (`offset >= HEADER`, and `offset` is a multiple of the header's
     // alignment) lie inside the block.
-    unsafe {
+    let user = unsafe {
         let user = base.add(offset);
         user.cast::<Header>().sub(1).write(Header {
             base,
@@ -347,34 +388,64 @@ unsafe fn allocate_in_chain(
             allocator: h,
         });
         user
+    };
+    (user, pooled_in != NULL_ALLOCATOR)
+}
+
+impl Allocator {
+    /// Counts `size` more bytes in the pool in place of `release` bytes the
+    /// caller holds there; false, changing nothing, if the pool would then
+    /// exceed `limit`. One atomic update, so concurrent allocations never see
+    /// another's attempt that failed (libgomp also updates under one lock).
+    /// Relaxed: the count publishes no data; it only has to be exact.
+    fn reserve(&self, limit: usize, size: usize, release: usize) -> bool {
+        self.used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                let after = used.checked_sub(release)?.checked_add(size)?;
+                (after <= limit).then_some(after)
+            })
+            .is_ok()
+    }
+
+    /// Undoes [`Allocator::reserve`]`(_, size, release)`.
+    fn unreserve(&self, size: usize, release: usize) {
+        let _ = self
+            .used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                Some(used - size + release)
+            });
     }
 }
 
 fn undo_pool(pooled_in: Handle, size: usize) {
     if pooled_in != NULL_ALLOCATOR {
-        // SAFETY: `pooled_in` is the valid user handle we just counted in.
-        unsafe { user(pooled_in) }
-            .used
-            .fetch_sub(size, Ordering::Relaxed);
+        // SAFETY: `pooled_in` is the valid user handle the block counts in.
+        unsafe { user(pooled_in) }.unreserve(size, 0);
+    }
+}
+
+/// Gives `h`'s block back to the heap (not its pool bytes).
+///
+/// # Safety
+/// `h` is the header of a live block, which is not used again.
+unsafe fn dealloc_block(h: &Header) {
+    // SAFETY: `base` and the layout are exactly what `allocate` allocated with.
+    unsafe {
+        std::alloc::dealloc(
+            h.base,
+            Layout::from_size_align_unchecked(h.layout_size, h.layout_align),
+        );
     }
 }
 
 /// The size the program asked for when it allocated `p`.
+#[cfg(test)]
 ///
 /// # Safety
 /// `p` is non-null and came from [`allocate`], not yet freed.
 pub unsafe fn size_of(p: *mut u8) -> usize {
     // SAFETY: the caller's contract: a header precedes `p`.
     unsafe { (*p.cast::<Header>().sub(1)).size }
-}
-
-/// The allocator that made `p`.
-///
-/// # Safety
-/// As for [`size_of`].
-pub unsafe fn allocator_of(p: *mut u8) -> Handle {
-    // SAFETY: the caller's contract: a header precedes `p`.
-    unsafe { (*p.cast::<Header>().sub(1)).allocator }
 }
 
 /// Frees `p` (null: nothing), whichever allocator made it.
@@ -389,31 +460,29 @@ pub unsafe fn free(p: *mut u8) {
     // SAFETY: the caller's contract: a header written by `allocate` precedes `p`.
     let h = unsafe { p.cast::<Header>().sub(1).read() };
     undo_pool(h.pooled_in, h.size);
-    // SAFETY: `base` and the layout are exactly what `allocate` allocated with.
-    unsafe {
-        std::alloc::dealloc(
-            h.base,
-            Layout::from_size_align_unchecked(h.layout_size, h.layout_align),
-        );
-    }
+    // SAFETY: the caller's contract: `p` is not used again.
+    unsafe { dealloc_block(&h) };
 }
 
-thread_local! {
-    /// def-allocator-var of the tasks this thread runs (as libgomp keeps it).
-    static DEFAULT: std::cell::Cell<Handle> = const { std::cell::Cell::new(NULL_ALLOCATOR) };
-}
-
-/// The calling thread's default allocator: `omp_set_default_allocator`'s, else
-/// `OMP_ALLOCATOR`'s, else `omp_default_mem_alloc`.
+/// The calling task's def-allocator-var (`omp_set_default_allocator`'s,
+/// else `OMP_ALLOCATOR`'s, else `omp_default_mem_alloc`). It is an ICV of the
+/// task's data environment, inherited by the members and tasks it creates —
+/// not a thread-local, which on a scheduler worker would leak from one task
+/// to the next and not reach a region's members.
 pub fn default_allocator() -> Handle {
-    match DEFAULT.with(std::cell::Cell::get) {
+    match with_current(|c| c.icv.get().default_allocator) {
         NULL_ALLOCATOR => runtime::env().default_allocator,
         h => h,
     }
 }
 
+/// Sets the calling task's def-allocator-var.
 pub fn set_default_allocator(h: Handle) {
-    DEFAULT.with(|d| d.set(h));
+    with_current(|c| {
+        let mut icv = c.icv.get();
+        icv.default_allocator = h;
+        c.icv.set(icv);
+    });
 }
 
 /// The predefined allocators' names, by handle − 1.
@@ -522,6 +591,56 @@ mod tests {
                 allocate(8, 3, h, false).is_null(),
                 "alignment not a power of two"
             );
+            unregister(h);
+        }
+    }
+
+    #[test]
+    fn realloc_within_a_pool_needs_only_the_difference() {
+        let h = register(
+            Allocator::new(0, &[t(ATK_POOL_SIZE, 4096), t(ATK_FALLBACK, ATV_NULL_FB)]).unwrap(),
+        );
+        // SAFETY: `h` is live until the unregister below; each pointer is freed once.
+        unsafe {
+            let used = || user(h).used.load(Ordering::Relaxed);
+            let p = allocate(3000, 0, h, false);
+            p.write_bytes(7, 3000);
+            let q = reallocate(p, 3500, h);
+            assert!(!q.is_null(), "3000 -> 3500 fits a pool of 4096");
+            assert_eq!(used(), 3500);
+            assert!(std::slice::from_raw_parts(q, 3000).iter().all(|&b| b == 7));
+            assert!(
+                reallocate(q, 5000, NULL_ALLOCATOR).is_null(),
+                "over the pool"
+            );
+            assert_eq!(used(), 3500, "a failed realloc keeps the old block's count");
+            let r = reallocate(q, 100, NULL_ALLOCATOR);
+            assert_eq!(used(), 100);
+            // Out of the pool, into a predefined allocator: the pool is given back.
+            let d = reallocate(r, 8000, DEFAULT_MEM_ALLOC);
+            assert!(!d.is_null());
+            assert_eq!(used(), 0);
+            free(d);
+            // Attempts that cannot fit (400 held + 3700 > 4096) never make a
+            // fitting allocation fail (400 + 500): a fetch_add-then-undo count
+            // showed their transient 4100.
+            let a = allocate(400, 0, h, false);
+            std::thread::scope(|s| {
+                for _ in 0..2 {
+                    s.spawn(|| {
+                        for _ in 0..20_000 {
+                            assert!(!user(h).reserve(4096, 3700, 0));
+                        }
+                    });
+                }
+                for _ in 0..20_000 {
+                    let b = allocate(500, 0, h, false);
+                    assert!(!b.is_null());
+                    free(b);
+                }
+            });
+            free(a);
+            assert_eq!(used(), 0);
             unregister(h);
         }
     }

@@ -1,11 +1,13 @@
 //! Forking and joining a parallel region: how big the team is, one scheduler task
 //! per non-master member at the OpenMP priority, and the master's context.
 
+use std::ffi::c_void;
 use std::sync::Arc;
 
 use maestro_scheduler::sync::current_worker_state;
 
 use crate::ctx::{self, Ctx, with_current};
+use crate::icv::Icv;
 use crate::runtime::{self, MasterPlacement};
 use crate::taskred::Registration;
 use crate::team::{RegionFn, TeamShared};
@@ -25,7 +27,7 @@ fn team_size(parent: &Ctx, requested: usize) -> usize {
     if requested == 0 && (icv.dynamic || runtime::hint_teams()) {
         n = n.min(runtime::scheduler().concurrency_hint().max(1));
     }
-    n.min(runtime::thread_limit()).max(1)
+    n.min(icv.thread_limit).max(1)
 }
 
 /// The master's context of a forked region, entered on the forking thread. Boxed
@@ -57,11 +59,24 @@ pub(crate) fn run_region_with(
     pre_ws: impl FnOnce(&Ctx, usize) -> Option<WorkShare>,
     red: impl FnOnce(usize) -> Option<Arc<Registration>>,
 ) {
-    let offload = runtime::master_placement() == MasterPlacement::Scheduler
+    let offload = offload_master();
+    let team = with_current(|p| fork_team(p, body, requested, |n| pre_ws(p, n), red));
+    run_forked(team, body, offload);
+}
+
+/// Whether the master's share of a region forked now runs as a scheduler task
+/// ([`runtime::master_placement`]).
+fn offload_master() -> bool {
+    runtime::master_placement() == MasterPlacement::Scheduler
         && ctx::in_initial_context()
-        && current_worker_state().is_none();
+        && current_worker_state().is_none()
+}
+
+/// Runs member 0 of the forked `team` (whose other members are submitted) and
+/// joins: on the calling thread, or, if `offload`, as a scheduler task while
+/// the calling thread waits.
+fn run_forked(team: Arc<TeamShared>, body: RegionFn, offload: bool) {
     if offload {
-        let team = with_current(|p| fork_team(p, body, requested, |n| pre_ws(p, n), red));
         runtime::scheduler().install_on_worker(runtime::priority(), move || {
             // The whole `RegionFn` (which is `Send`), not its raw pointer field.
             let body = body;
@@ -74,13 +89,71 @@ pub(crate) fn run_region_with(
         });
         return;
     }
-    let master = with_current(|p| {
-        let team = fork_team(p, body, requested, |n| pre_ws(p, n), red);
-        Master::enter(&team)
-    });
+    let master = Master::enter(&team);
     // SAFETY: as above, on the calling thread, which owns the argument block.
     unsafe { (body.f)(body.data) };
     join(master);
+}
+
+/// A host `teams` construct as its league's members see it; lives on the
+/// encountering thread's stack until the league's join.
+struct LeagueBody {
+    body: RegionFn,
+    num_teams: usize,
+    /// The ICVs of every team's initial task.
+    icv: Icv,
+}
+
+/// The body of league member `k` (the league's member number): makes team
+/// `k`, a team of one at level 0 whose initial task runs `body`, and ends it
+/// as a region ends (waiting for its explicit tasks).
+///
+/// # Safety
+/// `data` is the [`LeagueBody`] of [`run_league`], alive until the league's
+/// join, which waits for this call.
+unsafe extern "C" fn league_member(data: *mut c_void) {
+    // SAFETY: the caller's contract.
+    let league = unsafe { &*data.cast::<LeagueBody>() };
+    let k = with_current(|c| c.num);
+    let mut team = TeamShared::build(1, 0, 0, Vec::new(), None, league.icv, None);
+    team.league = (k, league.num_teams);
+    let team = Arc::new(team);
+    let master = Master::enter(&team);
+    // SAFETY: GCC's outlined `teams` body with the argument block the
+    // encountering thread keeps alive until `run_league` returns.
+    unsafe { (league.body.f)(league.body.data) };
+    join(master);
+}
+
+/// A host `teams` construct: a league of `num_teams` teams, each a team of one
+/// whose initial task runs `body` with the ICVs `icv` and may fork nested
+/// regions. The league is forked and joined like a region whose members are
+/// the teams' initial tasks: teams 1.. are scheduler tasks, team 0 runs where
+/// a region's master would, and the join runs every team no worker started.
+/// League members never wait for each other, so a league needs no free worker
+/// to complete (PROTOCOL.md, "Host teams").
+pub(crate) fn run_league(body: RegionFn, num_teams: usize, icv: Icv) {
+    let offload = offload_master();
+    let league = LeagueBody {
+        body,
+        num_teams,
+        icv,
+    };
+    let trampoline = RegionFn {
+        f: league_member,
+        data: (&raw const league).cast_mut().cast(),
+    };
+    let team = Arc::new(TeamShared::build(
+        num_teams,
+        0,
+        0,
+        Vec::new(),
+        Some(trampoline),
+        icv,
+        None,
+    ));
+    spawn_members(&team, false);
+    run_forked(team, trampoline, offload);
 }
 
 impl Master {
@@ -88,6 +161,9 @@ impl Master {
     fn enter(team: &Arc<TeamShared>) -> Master {
         let master = Box::new(team.member_ctx(0));
         master.enter();
+        if team.level > 0 {
+            crate::abi::display::member_started();
+        }
         Master(master)
     }
 }
@@ -137,12 +213,24 @@ fn fork_team(
         pre_ws.clone(),
     );
     team.red = red(n);
+    team.league = parent.team.league;
     let team = Arc::new(team);
     if let Some(ws) = &pre_ws {
         team.ws.insert_first(ws.clone());
     }
+    spawn_members(&team, true);
+    team
+}
+
+/// Submits members 1..n of `team` as scheduler tasks; `barriers`: whether
+/// they may meet at barriers (then a fixed worker pool may hang them, which
+/// [`runtime::warn_if_fixed_pool`] warns about).
+fn spawn_members(team: &Arc<TeamShared>, barriers: bool) {
+    let n = team.n;
     if n > 1 {
-        runtime::warn_if_fixed_pool();
+        if barriers {
+            runtime::warn_if_fixed_pool();
+        }
         let sched = runtime::scheduler();
         let priority = runtime::priority();
         for k in 1..n {
@@ -156,7 +244,6 @@ fn fork_team(
             });
         }
     }
-    team
 }
 
 /// Ends the region forked by [`fork`]; `master` must be the calling thread's
@@ -165,4 +252,76 @@ pub(crate) fn join(master: Master) {
     let team = master.0.team.clone();
     team.join();
     master.0.leave();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// What each team's initial task and its nested members saw.
+    #[derive(Default)]
+    struct Seen {
+        teams: Mutex<Vec<(usize, usize, usize, usize)>>,
+        nested: Mutex<Vec<(usize, usize, usize)>>,
+    }
+
+    unsafe extern "C" fn nested_member(data: *mut c_void) {
+        // SAFETY: `team_body` passes its `Seen`, alive until the join.
+        let seen = unsafe { &*data.cast::<Seen>() };
+        with_current(|c| {
+            seen.nested
+                .lock()
+                .unwrap()
+                .push((c.team.league.0, c.team.level, c.team.n));
+        });
+    }
+
+    unsafe extern "C" fn team_body(data: *mut c_void) {
+        // SAFETY: the test passes its `Seen`, alive until `run_league` returns.
+        let seen = unsafe { &*data.cast::<Seen>() };
+        with_current(|c| {
+            seen.teams.lock().unwrap().push((
+                c.team.league.0,
+                c.team.league.1,
+                c.team.level,
+                c.icv.get().thread_limit,
+            ));
+        });
+        run_region(
+            RegionFn {
+                f: nested_member,
+                data,
+            },
+            3,
+            |_, _| None,
+        );
+    }
+
+    #[test]
+    fn a_league_runs_every_team_once_and_nested_regions_inherit_its_position() {
+        let seen = Seen::default();
+        let mut icv = runtime::initial_icv();
+        icv.thread_limit = 2;
+        run_league(
+            RegionFn {
+                f: team_body,
+                data: (&raw const seen).cast_mut().cast(),
+            },
+            5,
+            icv,
+        );
+        let mut teams = seen.teams.into_inner().unwrap();
+        teams.sort();
+        assert_eq!(
+            teams,
+            (0..5).map(|k| (k, 5, 0, 2)).collect::<Vec<_>>(),
+            "every team once, at level 0, with the league's thread limit"
+        );
+        let mut nested = seen.nested.into_inner().unwrap();
+        nested.sort();
+        let want: Vec<_> = (0..5).flat_map(|k| [(k, 1, 2), (k, 1, 2)]).collect();
+        assert_eq!(nested, want, "regions of 3 capped at 2, in their team");
+        with_current(|c| assert_eq!(c.team.league, (0, 1), "outside again"));
+    }
 }

@@ -48,6 +48,13 @@ pub(crate) struct Icv {
     pub run_sched: Sched,
     /// run-sched-var's chunk (0 = unspecified).
     pub run_chunk: u64,
+    /// thread-limit-var: at most this many members in the contention group
+    /// (`OMP_THREAD_LIMIT`, or a `teams` construct's `thread_limit` for its
+    /// teams), never above the scheduler's `workers_max`.
+    pub thread_limit: usize,
+    /// def-allocator-var: the allocator of `omp_alloc(…, omp_null_allocator)`
+    /// (`omp_set_default_allocator`, else `OMP_ALLOCATOR`).
+    pub default_allocator: crate::alloc::Handle,
 }
 
 /// What we report as the supported number of active levels (libgomp's value).
@@ -63,11 +70,18 @@ pub(crate) struct EnvSettings {
     pub nested: Option<bool>,
     pub run_sched: (Sched, u64),
     pub thread_limit: Option<usize>,
+    /// `OMP_NUM_TEAMS` (nteams-var; 0 = unset).
+    pub num_teams: usize,
+    /// `OMP_TEAMS_THREAD_LIMIT` (teams-thread-limit-var; 0 = unset).
+    pub teams_thread_limit: usize,
     /// `OMP_ALLOCATOR` (a predefined allocator), else `omp_default_mem_alloc`.
     pub default_allocator: crate::alloc::Handle,
     /// `OMP_DISPLAY_ENV`: `Some(verbose)` to display the environment once the
     /// runtime starts.
     pub display_env: Option<bool>,
+    /// `OMP_DISPLAY_AFFINITY` (display-affinity-var): show a member's
+    /// affinity line when it starts and the line changed for its thread.
+    pub display_affinity: bool,
     /// `OMP_CANCELLATION` (cancel-var): whether `cancel` constructs take effect.
     pub cancellation: bool,
     /// Set variables we cannot honour, with why (the runtime refuses to start).
@@ -85,8 +99,11 @@ pub(crate) fn parse_env(get: impl Fn(&str) -> Option<String>) -> EnvSettings {
         nested: None,
         run_sched: (Sched::Dynamic, 1),
         thread_limit: None,
+        num_teams: 0,
+        teams_thread_limit: 0,
         default_allocator: crate::alloc::DEFAULT_MEM_ALLOC,
         display_env: None,
+        display_affinity: false,
         cancellation: false,
         unsupported: Vec::new(),
         warnings: Vec::new(),
@@ -108,6 +125,7 @@ pub(crate) fn parse_env(get: impl Fn(&str) -> Option<String>) -> EnvSettings {
     s.dynamic = flag("OMP_DYNAMIC", &mut s).unwrap_or(false);
     s.nested = flag("OMP_NESTED", &mut s);
     s.cancellation = flag("OMP_CANCELLATION", &mut s).unwrap_or(false);
+    s.display_affinity = flag("OMP_DISPLAY_AFFINITY", &mut s).unwrap_or(false);
     if let Some(v) = get("OMP_MAX_ACTIVE_LEVELS") {
         match v.trim().parse::<usize>() {
             Ok(n) => s.max_active_levels = Some(n.min(SUPPORTED_ACTIVE_LEVELS)),
@@ -126,6 +144,17 @@ pub(crate) fn parse_env(get: impl Fn(&str) -> Option<String>) -> EnvSettings {
         match v.trim().parse::<usize>() {
             Ok(n) if n > 0 => s.thread_limit = Some(n),
             _ => s.warnings.push(format!("ignoring OMP_THREAD_LIMIT={v}")),
+        }
+    }
+    for (name, var) in [
+        ("OMP_NUM_TEAMS", &mut s.num_teams),
+        ("OMP_TEAMS_THREAD_LIMIT", &mut s.teams_thread_limit),
+    ] {
+        if let Some(v) = get(name) {
+            match v.trim().parse::<usize>() {
+                Ok(n) => *var = n,
+                Err(_) => s.warnings.push(format!("ignoring {name}={v}")),
+            }
         }
     }
     if let Some(v) = get("OMP_DISPLAY_ENV") {
@@ -156,8 +185,9 @@ pub(crate) fn parse_env(get: impl Fn(&str) -> Option<String>) -> EnvSettings {
 }
 
 impl EnvSettings {
-    /// The initial ICVs of the initial task; `contexts` is the default team size.
-    pub fn initial_icv(&self, contexts: usize) -> Icv {
+    /// The initial ICVs of the initial task; `contexts` is the default team
+    /// size, `workers_max` the scheduler's cap on thread-limit-var.
+    pub fn initial_icv(&self, contexts: usize, workers_max: usize) -> Icv {
         let max_active_levels = match (self.max_active_levels, self.nested) {
             (Some(n), _) => n,
             (None, Some(true)) => SUPPORTED_ACTIVE_LEVELS,
@@ -176,7 +206,14 @@ impl EnvSettings {
             max_active_levels,
             run_sched: self.run_sched.0,
             run_chunk: self.run_sched.1,
+            thread_limit: self.thread_limit_under(workers_max),
+            default_allocator: self.default_allocator,
         }
+    }
+
+    /// thread-limit-var of an initial task: `OMP_THREAD_LIMIT`, at most `cap`.
+    pub fn thread_limit_under(&self, cap: usize) -> usize {
+        self.thread_limit.map_or(cap, |l| l.min(cap)).max(1)
     }
 
     /// nthreads-var of the members of a team at nesting `level` (1 = outermost),
@@ -242,7 +279,7 @@ mod tests {
     #[test]
     fn defaults_follow_the_contexts() {
         let s = env(&[]);
-        let icv = s.initial_icv(6);
+        let icv = s.initial_icv(6, 64);
         assert_eq!(icv.nthreads, 6);
         assert_eq!(icv.max_active_levels, 1);
         assert!(!icv.dynamic);
@@ -257,18 +294,21 @@ mod tests {
             ("OMP_SCHEDULE", "nonmonotonic:guided,7"),
             ("OMP_DYNAMIC", "TRUE"),
         ]);
-        let icv = s.initial_icv(8);
+        let icv = s.initial_icv(8, 64);
         assert_eq!(icv.nthreads, 4);
         assert_eq!(s.nthreads_for_level(1), Some(2));
         assert_eq!(icv.max_active_levels, 2);
         assert!(icv.dynamic);
         assert_eq!((icv.run_sched, icv.run_chunk), (Sched::Guided, 7));
         let s = env(&[("OMP_NESTED", "false"), ("OMP_NUM_THREADS", "3,3")]);
-        assert_eq!(s.initial_icv(2).max_active_levels, 1);
+        assert_eq!(s.initial_icv(2, 64).max_active_levels, 1);
         let s = env(&[("OMP_NESTED", "true")]);
-        assert_eq!(s.initial_icv(2).max_active_levels, SUPPORTED_ACTIVE_LEVELS);
+        assert_eq!(
+            s.initial_icv(2, 64).max_active_levels,
+            SUPPORTED_ACTIVE_LEVELS
+        );
         let s = env(&[("OMP_MAX_ACTIVE_LEVELS", "3"), ("OMP_NESTED", "false")]);
-        assert_eq!(s.initial_icv(2).max_active_levels, 3);
+        assert_eq!(s.initial_icv(2, 64).max_active_levels, 3);
     }
 
     #[test]
@@ -284,7 +324,11 @@ mod tests {
         assert!(s.cancellation);
         assert!(!env(&[("OMP_CANCELLATION", "false")]).cancellation);
         assert!(!env(&[]).cancellation);
-        assert_eq!(s.initial_icv(3).nthreads, 3);
+        assert_eq!(s.initial_icv(3, 64).nthreads, 3);
+        assert_eq!(s.initial_icv(3, 64).thread_limit, 64);
+        let limited = env(&[("OMP_THREAD_LIMIT", "5")]);
+        assert_eq!(limited.initial_icv(3, 64).thread_limit, 5);
+        assert_eq!(limited.initial_icv(3, 4).thread_limit, 4, "capped");
     }
 
     #[test]
@@ -295,6 +339,8 @@ mod tests {
             Some(true)
         );
         assert_eq!(env(&[("OMP_DISPLAY_ENV", "false")]).display_env, None);
+        assert!(env(&[("OMP_DISPLAY_AFFINITY", "true")]).display_affinity);
+        assert!(!env(&[]).display_affinity);
         assert_eq!(env(&[("OMP_DISPLAY_ENV", "loud")]).warnings.len(), 1);
         assert_eq!(
             env(&[("OMP_ALLOCATOR", "omp_high_bw_mem_alloc")]).default_allocator,

@@ -154,14 +154,38 @@ pub(crate) fn env() -> &'static EnvSettings {
 
 /// The ICVs of an initial task (a thread outside any region).
 pub(crate) fn initial_icv() -> Icv {
-    env().initial_icv(scheduler().contexts())
+    let sched = scheduler();
+    env().initial_icv(sched.contexts(), sched.config().workers_max)
 }
 
 /// thread-limit-var: `OMP_THREAD_LIMIT`, at most the scheduler's worker cap (a team
 /// needs one worker per non-master member at once to pass a barrier).
+/// A task's own thread-limit-var is in its ICVs (`Icv::thread_limit`): a
+/// `teams` construct's `thread_limit` lowers it for its teams.
 pub(crate) fn thread_limit() -> usize {
-    let cap = scheduler().config().workers_max;
-    env().thread_limit.map_or(cap, |l| l.min(cap)).max(1)
+    env().thread_limit_under(scheduler().config().workers_max)
+}
+
+/// nteams-var (`omp_set_num_teams`, else `OMP_NUM_TEAMS`; 0 = unset) and
+/// teams-thread-limit-var (`omp_set_teams_thread_limit`, else
+/// `OMP_TEAMS_THREAD_LIMIT`; 0 = unset): one per device, so process-wide.
+static NUM_TEAMS: Control = Control::new();
+static TEAMS_THREAD_LIMIT: Control = Control::new();
+
+pub(crate) fn num_teams_var() -> usize {
+    NUM_TEAMS.get(|| env().num_teams)
+}
+
+pub(crate) fn set_num_teams_var(n: usize) {
+    NUM_TEAMS.set(n);
+}
+
+pub(crate) fn teams_thread_limit_var() -> usize {
+    TEAMS_THREAD_LIMIT.get(|| env().teams_thread_limit)
+}
+
+pub(crate) fn set_teams_thread_limit_var(n: usize) {
+    TEAMS_THREAD_LIMIT.set(n);
 }
 
 /// A process-wide control: set by an API call, or read from the environment by the

@@ -45,6 +45,10 @@ pub(crate) struct TeamShared {
     pub active_level: usize,
     /// (thread number, team size) of the enclosing members at levels 1..level.
     pub outer: Vec<(usize, usize)>,
+    /// (`omp_get_team_num`, `omp_get_num_teams`): the team of a host `teams`
+    /// league this team belongs to (a league member's own team, or a region
+    /// nested in it, which inherits it); (0, 1) outside any league.
+    pub league: (usize, usize),
     body: Option<RegionFn>,
     /// Set by whoever starts member k (a worker or the master at the join).
     claimed: Box<[AtomicBool]>,
@@ -150,6 +154,7 @@ impl TeamShared {
             level,
             active_level,
             outer,
+            league: (0, 1),
             body,
             claimed: (0..n).map(|k| AtomicBool::new(k == 0)).collect(),
             member_icv,
@@ -405,6 +410,9 @@ impl TeamShared {
         }
         let ctx = self.member_ctx(k);
         ctx.enter();
+        if self.level > 0 {
+            crate::abi::display::member_started();
+        }
         let body = self.body.expect("a forked team has a body");
         // SAFETY: `body` is GCC's outlined region (or our trampoline) with the
         // argument block it was given; the master keeps the block alive until the

@@ -107,8 +107,10 @@ pub unsafe extern "C" fn omp_free(ptr: *mut c_void, _allocator: Handle) {
 }
 
 /// Moves `ptr`'s contents to a new allocation of `size` bytes by `allocator`
-/// and frees `ptr`; a null `ptr` allocates, a zero `size` frees and returns
-/// null. On failure `ptr` stays valid and null is returned.
+/// (`omp_null_allocator`: the one that made `ptr`) and frees `ptr`; a null
+/// `ptr` allocates, a zero `size` frees and returns null. On failure `ptr`
+/// stays valid and null is returned. Within one pool the new block replaces
+/// the old in the count (`alloc::reallocate`).
 ///
 /// # Safety
 /// As for [`omp_alloc`] and [`omp_free`].
@@ -128,24 +130,9 @@ pub unsafe extern "C" fn omp_realloc(
         unsafe { alloc::free(ptr.cast()) };
         return std::ptr::null_mut();
     }
-    let allocator = match allocator {
-        // SAFETY: the caller's contract: `ptr` is live and ours.
-        alloc::NULL_ALLOCATOR => unsafe { alloc::allocator_of(ptr.cast()) },
-        h => h,
-    };
-    // SAFETY: the caller's contract on `allocator` (or the one that made `ptr`).
-    let new = unsafe { alloc::allocate(size, 0, allocator, false) };
-    if new.is_null() {
-        return std::ptr::null_mut();
-    }
-    // SAFETY: `ptr` is live and ours (the caller's contract), holding its
-    // recorded size; `new` is a fresh block of `size` bytes; they are distinct.
-    unsafe {
-        let old = alloc::size_of(ptr.cast());
-        std::ptr::copy_nonoverlapping(ptr.cast::<u8>(), new, old.min(size));
-        alloc::free(ptr.cast());
-    }
-    new.cast()
+    // SAFETY: the caller's contract: `ptr` is live and ours, `allocator` is
+    // valid (null: the one that made `ptr`), `size > 0`.
+    unsafe { alloc::reallocate(ptr.cast(), size, allocator).cast() }
 }
 
 /// The `allocate` directive's allocation (GCC ≥ 11).

@@ -6,7 +6,8 @@
 //! Places: team members run on whichever scheduler worker takes them, so no
 //! place partition exists (`OMP_PLACES` is ignored): there are no places,
 //! every place query answers as for an empty place list, and the affinity
-//! field `%A` is empty.
+//! field `%A` lists the processors the calling thread may run on (as
+//! libgomp's does without places).
 
 use std::ffi::{CStr, c_char, c_int};
 use std::io::Write;
@@ -57,20 +58,29 @@ unsafe fn copy_out(s: &str, buf: *mut c_char, size: usize) -> usize {
     s.len()
 }
 
+/// A malformed affinity format: libgomp stops the program, and so do we,
+/// with its words (a format is the program's own text, fixed at its
+/// writing: a typo should not pass silently).
+fn bad_format(what: &str) -> ! {
+    runtime::fatal(&format!("{what} in affinity format"))
+}
+
 /// The calling thread's affinity line under `format` (the field table of the
-/// specification: `%[0][.][width]type`, one-letter or `%{name}` types).
+/// specification: `%[[[0].]size]type`, one-letter or `%{name}` types).
 pub(crate) fn format_affinity(format: &str) -> String {
-    let (level, num, n, ancestor) = with_current(|c| {
+    let (level, num, n, ancestor, (team_num, num_teams)) = with_current(|c| {
+        // omp_get_ancestor_thread_num(level − 1): −1 at level 0.
         let ancestor = match c.team.level {
-            0 | 1 => 0,
-            _ => c.team.outer.last().map_or(0, |&(num, _)| num),
+            0 => -1,
+            1 => 0,
+            _ => c.team.outer.last().map_or(0, |&(num, _)| num as i64),
         };
-        (c.team.level, c.num, c.team.n, ancestor)
+        (c.team.level, c.num, c.team.n, ancestor, c.team.league)
     });
     let field = |name: &str| -> Option<String> {
         Some(match name {
-            "t" | "team_num" => "0".into(),
-            "T" | "num_teams" => "1".into(),
+            "t" | "team_num" => team_num.to_string(),
+            "T" | "num_teams" => num_teams.to_string(),
             "L" | "nesting_level" => level.to_string(),
             "n" | "thread_num" => num.to_string(),
             "N" | "num_threads" => n.to_string(),
@@ -79,7 +89,7 @@ pub(crate) fn format_affinity(format: &str) -> String {
             "P" | "process_id" => std::process::id().to_string(),
             // SAFETY: gettid has no preconditions.
             "i" | "native_thread_id" => unsafe { libc::gettid() }.to_string(),
-            "A" | "thread_affinity" => String::new(),
+            "A" | "thread_affinity" => thread_cpus(),
             _ => return None,
         })
     };
@@ -90,51 +100,126 @@ pub(crate) fn format_affinity(format: &str) -> String {
             out.push(ch);
             continue;
         }
-        if chars.peek() == Some(&'%') {
-            chars.next();
+        if chars.next_if_eq(&'%').is_some() {
             out.push('%');
             continue;
         }
         let zero = chars.next_if_eq(&'0').is_some();
         let right = chars.next_if_eq(&'.').is_some();
-        let mut width = 0usize;
+        if zero && !right {
+            bad_format("leading zero not followed by dot");
+        }
+        let mut width = None::<usize>;
         while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
             chars.next();
-            width = width.saturating_mul(10).saturating_add(d as usize);
+            width = Some(
+                width
+                    .unwrap_or(0)
+                    .saturating_mul(10)
+                    .saturating_add(d as usize),
+            );
         }
-        let name: String = match chars.next() {
-            Some('{') => chars.by_ref().take_while(|&c| c != '}').collect(),
-            Some(c) => c.to_string(),
-            None => {
-                out.push('%');
-                break;
-            }
-        };
-        match field(&name) {
-            Some(v) if v.len() < width => {
-                let pad = width - v.len();
-                let fill = if zero && v.bytes().all(|b| b.is_ascii_digit()) {
-                    '0'
-                } else {
-                    ' '
-                };
-                if right || zero {
-                    out.extend(std::iter::repeat_n(fill, pad));
-                    out.push_str(&v);
-                } else {
-                    out.push_str(&v);
-                    out.extend(std::iter::repeat_n(' ', pad));
+        if right && width.is_none() {
+            bad_format("leading zero or right justification requires size");
+        }
+        let width = width.unwrap_or(0);
+        let v = match chars.next() {
+            Some('{') => {
+                let mut name = String::new();
+                loop {
+                    match chars.next() {
+                        Some('}') => break,
+                        Some(c) => name.push(c),
+                        None => bad_format(&format!("unterminated long type name '{name}'")),
+                    }
+                }
+                // Long names only (a one-letter name in braces is not one).
+                match field(&name).filter(|_| name.len() > 1) {
+                    Some(v) => v,
+                    None => bad_format(&format!("unsupported long type name '{name}'")),
                 }
             }
-            Some(v) => out.push_str(&v),
-            // Unknown fields are printed as written (libgomp does so too).
-            None => {
-                out.push('%');
-                out.push_str(&name);
-            }
+            Some(c) => match field(c.encode_utf8(&mut [0; 4])) {
+                Some(v) => v,
+                None => bad_format(&format!("unsupported type {c}")),
+            },
+            None => bad_format("unsupported type  "),
+        };
+        let pad = width.saturating_sub(v.len());
+        if right {
+            let fill = if zero { '0' } else { ' ' };
+            out.extend(std::iter::repeat_n(fill, pad));
+            out.push_str(&v);
+        } else {
+            out.push_str(&v);
+            out.extend(std::iter::repeat_n(' ', pad));
         }
     }
     out
+}
+
+/// The processors the calling thread may run on, as `0-3,6` (the `%A`
+/// field; libgomp prints the same without places). Empty if the kernel
+/// does not say.
+fn thread_cpus() -> String {
+    // SAFETY: an all-zero cpu_set_t is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is writable for the size passed; 0 is the calling thread.
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+    if r != 0 {
+        return String::new();
+    }
+    let max = 8 * std::mem::size_of_val(&set);
+    // SAFETY: `set` is initialized and `cpu < max` is within it.
+    let cpus = (0..max).filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) });
+    cpu_ranges(cpus)
+}
+
+/// `0,1,2,5` as `0-2,5`.
+fn cpu_ranges(cpus: impl Iterator<Item = usize>) -> String {
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for cpu in cpus {
+        match ranges.last_mut() {
+            Some((_, end)) if *end + 1 == cpu => *end = cpu,
+            _ => ranges.push((cpu, cpu)),
+        }
+    }
+    ranges
+        .iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+thread_local! {
+    /// The last affinity line `OMP_DISPLAY_AFFINITY` showed for this thread.
+    static LAST_SHOWN: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// With `OMP_DISPLAY_AFFINITY=true`, called by a member of a parallel region
+/// once its context is entered: shows its affinity line on stderr if the
+/// line differs from the last one shown for this thread (libgomp's rule:
+/// when a thread first joins a team and whenever its fields change).
+pub(crate) fn member_started() {
+    if !runtime::env().display_affinity {
+        return;
+    }
+    let line = format_affinity(&affinity_format());
+    LAST_SHOWN.with(|last| {
+        let mut last = last.borrow_mut();
+        if *last != line {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "{line}");
+            let _ = err.flush();
+            *last = line;
+        }
+    });
 }
 
 fn hostname() -> String {
@@ -260,13 +345,21 @@ pub(crate) fn display_env_text(verbose: bool) -> String {
         "  OMP_WAIT_POLICY = 'PASSIVE'".to_string(),
         format!("  OMP_THREAD_LIMIT = '{}'", runtime::thread_limit()),
         format!("  OMP_MAX_ACTIVE_LEVELS = '{}'", icv.max_active_levels),
+        format!("  OMP_NUM_TEAMS = '{}'", runtime::num_teams_var()),
+        format!(
+            "  OMP_TEAMS_THREAD_LIMIT = '{}'",
+            runtime::teams_thread_limit_var()
+        ),
         format!(
             "  OMP_CANCELLATION = '{}'",
             bool_str(runtime::env().cancellation)
         ),
         "  OMP_DEFAULT_DEVICE = '0'".to_string(),
         "  OMP_MAX_TASK_PRIORITY = '0'".to_string(),
-        "  OMP_DISPLAY_AFFINITY = 'FALSE'".to_string(),
+        format!(
+            "  OMP_DISPLAY_AFFINITY = '{}'",
+            bool_str(env.display_affinity)
+        ),
         format!("  OMP_AFFINITY_FORMAT = '{}'", affinity_format()),
         format!("  OMP_ALLOCATOR = '{allocator}'"),
         "  OMP_TARGET_OFFLOAD = 'DEFAULT'".to_string(),
@@ -309,13 +402,26 @@ mod tests {
 
     #[test]
     fn affinity_fields_widths_and_escapes() {
-        // Outside any region: level 0, thread 0 of a team of 1.
-        assert_eq!(format_affinity("%L %n %N %a"), "0 0 1 0");
+        // Outside any region: level 0, thread 0 of a team of 1, no ancestor.
+        assert_eq!(format_affinity("%L %n %N %a"), "0 0 1 -1");
         assert_eq!(format_affinity("%{nesting_level}/%{thread_num}"), "0/0");
-        assert_eq!(format_affinity("[%03n] [%.3n] [%3n]"), "[000] [  0] [0  ]");
-        assert_eq!(format_affinity("100%% %q"), "100% %q");
-        assert_eq!(format_affinity("%A|"), "|");
+        assert_eq!(
+            format_affinity("[%0.3n] [%.3n] [%3n] [%.10{team_num}]"),
+            "[000] [  0] [0  ] [         0]"
+        );
+        assert_eq!(format_affinity("100%% %t/%T"), "100% 0/1");
+        assert!(
+            !format_affinity("%A").is_empty(),
+            "this thread runs somewhere"
+        );
         assert_eq!(format_affinity("%P"), std::process::id().to_string());
+    }
+
+    #[test]
+    fn cpu_sets_print_as_ranges() {
+        assert_eq!(cpu_ranges([0, 1, 2, 5, 7, 8].into_iter()), "0-2,5,7-8");
+        assert_eq!(cpu_ranges([3].into_iter()), "3");
+        assert_eq!(cpu_ranges(std::iter::empty()), "");
     }
 
     #[test]
@@ -327,6 +433,9 @@ mod tests {
             "_OPENMP",
             "OMP_NUM_THREADS",
             "OMP_SCHEDULE",
+            "OMP_NUM_TEAMS",
+            "OMP_TEAMS_THREAD_LIMIT",
+            "OMP_DISPLAY_AFFINITY",
             "OMP_ALLOCATOR",
         ] {
             assert!(t.contains(&format!("  {name} = '")), "{name} in {t}");

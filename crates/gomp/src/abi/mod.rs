@@ -2,8 +2,9 @@
 //! with the signatures of GCC's `libgomp_g.h` and `omp.h`, plus `maestro_omp_*`
 //! controls. Entry points we do not implement are deliberately *not* exported, so
 //! a program that needs them fails at link time with the symbol's name instead of
-//! misbehaving: offloading (`GOMP_target*`, `GOMP_teams*`),
-//! `GOMP_error`/`GOMP_warning`, and on targets other than x86-64 the two
+//! misbehaving: offloading (`GOMP_target*`, and `GOMP_teams`/`GOMP_teams4`,
+//! which only target regions use; host `teams` is [`teams`]), and on
+//! targets other than x86-64 the two
 //! variadic doacross waits (see [`doacross`]).
 //! Cancellation takes effect with `OMP_CANCELLATION=true` (see [`parallel`]);
 //! without it every cancellation point reports "not cancelled", as in libgomp.
@@ -15,6 +16,7 @@ pub mod alloc;
 pub mod control;
 pub mod display;
 pub mod doacross;
+pub mod error;
 pub mod loops_long;
 pub mod loops_ull;
 pub mod omp;
@@ -25,6 +27,7 @@ pub mod sync;
 pub mod task_reductions;
 pub mod taskloop;
 pub mod tasks;
+pub mod teams;
 
 use std::ffi::c_void;
 use std::sync::Arc;

@@ -30,7 +30,10 @@ pub extern "C" fn omp_get_num_threads() -> c_int {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn omp_get_max_threads() -> c_int {
-    with_current(|c| to_int(c.icv.get().nthreads.min(runtime::thread_limit())))
+    with_current(|c| {
+        let icv = c.icv.get();
+        to_int(icv.nthreads.min(icv.thread_limit))
+    })
 }
 
 #[unsafe(no_mangle)]
@@ -134,7 +137,7 @@ pub unsafe extern "C" fn omp_get_schedule(kind: *mut c_int, chunk: *mut c_int) {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn omp_get_thread_limit() -> c_int {
-    to_int(runtime::thread_limit())
+    with_current(|c| to_int(c.icv.get().thread_limit))
 }
 
 #[unsafe(no_mangle)]
@@ -197,7 +200,7 @@ pub extern "C" fn omp_get_cancellation() -> c_int {
     c_int::from(crate::runtime::cancellation())
 }
 
-/// Host-only answers for the device, teams, places and priority queries.
+/// Host-only answers for the device, places and priority queries.
 macro_rules! constant {
     ($($name:ident -> $v:expr;)*) => {$(
         #[unsafe(no_mangle)]
@@ -217,8 +220,6 @@ constant! {
     omp_get_initial_device -> 0;
     omp_get_device_num -> 0;
     omp_is_initial_device -> 1;
-    omp_get_num_teams -> 1;
-    omp_get_team_num -> 0;
     omp_get_max_task_priority -> 0;
 }
 

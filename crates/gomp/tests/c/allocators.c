@@ -1,7 +1,10 @@
 /* Memory allocators: predefined allocators, omp_init_allocator with traits
  * (alignment, pool_size with each fallback), calloc zeroing, realloc keeping
- * contents and allocator, the default allocator, and the allocate clause
- * (GOMP_alloc / GOMP_free). Also passes against stock libgomp. */
+ * contents and allocator (within a pool, needing room for the difference
+ * only), the default allocator, and the allocate clause
+ * (GOMP_alloc / GOMP_free).
+ * maestro-test: also-stock
+ */
 #include <omp.h>
 #include <stdint.h>
 #include <string.h>
@@ -54,6 +57,13 @@ int main(void) {
   omp_free(x, pn);
   x = omp_alloc(3000, pn); /* the pool was given back */
   CHECK(x != NULL);
+  /* realloc within the pool needs room only for the difference. */
+  memset(x, 5, 3000);
+  x = omp_realloc(x, 3500, pn, pn);
+  CHECK(x != NULL && x[2999] == 5);
+  x = omp_realloc(x, 3600, omp_null_allocator, pn);
+  CHECK(x != NULL && x[0] == 5);
+  CHECK(omp_alloc(600, pn) == NULL); /* 3600 + 600 > 4096 */
 
   /* default_mem_fb: served by the default allocator instead. */
   omp_alloctrait_t pool_dflt[] = {{omp_atk_pool_size, 4096}, {omp_atk_fallback, omp_atv_default_mem_fb}};
@@ -80,12 +90,42 @@ int main(void) {
   CHECK(r != NULL && strcmp(r, "maestro") == 0);
   omp_free(r, pd);
 
-  /* The default allocator is per thread (def-allocator-var). */
+  /* The default allocator (def-allocator-var, an ICV of the task). */
   omp_set_default_allocator(a128);
   CHECK(omp_get_default_allocator() == a128);
   char *dq = omp_alloc(10, omp_null_allocator);
   CHECK(dq != NULL && (uintptr_t)dq % 128 == 0);
   omp_free(dq, omp_null_allocator);
+  /* Members and tasks inherit it; a member's setting ends with its region
+   * (rounds, so that workers that ran members which set it run members
+   * again). */
+  for (int round = 0; round < 20; round++) {
+    int inherited = 0, aligned = 0, tasks = 0;
+    #pragma omp parallel num_threads(4) reduction(+:inherited, aligned)
+    {
+      inherited += omp_get_default_allocator() == a128;
+      char *m = omp_alloc(24, omp_null_allocator);
+      aligned += m != NULL && (uintptr_t)m % 128 == 0;
+      omp_free(m, omp_null_allocator);
+      #pragma omp barrier
+      #pragma omp single
+      for (int k = 0; k < 8; k++) {
+        #pragma omp task
+        {
+          if (omp_get_default_allocator() == a128) {
+            #pragma omp atomic
+            tasks++;
+          }
+        }
+      }
+      omp_set_default_allocator(omp_large_cap_mem_alloc);
+      if (omp_get_default_allocator() != omp_large_cap_mem_alloc) inherited -= 100;
+    }
+    CHECK_EQ(inherited, 4);
+    CHECK_EQ(aligned, 4);
+    CHECK_EQ(tasks, 8);
+    CHECK(omp_get_default_allocator() == a128);
+  }
   omp_set_default_allocator(omp_default_mem_alloc);
 
   /* The allocate clause on private variables (GCC 12 lowers it to

@@ -1,7 +1,10 @@
 /* What the runtime says about itself: the affinity format (set, get,
- * capture with the field table's widths and long names), the place queries
+ * capture with the field table's widths and long names, %a outside any
+ * region and nested, %t/%T, %A), the place queries
  * with no places, omp_display_env's frame (captured from stderr through a
- * pipe), omp_pause_resource. Also passes against stock libgomp. */
+ * pipe), omp_pause_resource.
+ * maestro-test: also-stock
+ */
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +36,28 @@ int main(void) {
     good += n == strlen(want) && strcmp(line, want) == 0;
   }
   CHECK_EQ(good, 6);
+  /* Outside any region: no ancestor (omp_get_ancestor_thread_num(-1)),
+   * team 0 of 1; %A lists the processors this thread may run on. */
+  omp_capture_affinity(buf, sizeof buf, "%a %{ancestor_tnum} %t/%{num_teams} %.4L|%0.3N");
+  CHECK(strcmp(buf, "-1 -1 0/1    0|001") == 0);
+  CHECK(omp_capture_affinity(buf, sizeof buf, "%A") > 0);
+  CHECK(buf[0] >= '0' && buf[0] <= '9');
+  /* Nested: the ancestor is the outer member. */
+  omp_set_max_active_levels(2);
+  int nested_good = 0;
+  #pragma omp parallel num_threads(2) reduction(+:nested_good)
+  {
+    int outer = omp_get_thread_num();
+    #pragma omp parallel num_threads(2) reduction(+:nested_good)
+    {
+      char line[64], want[64];
+      omp_capture_affinity(line, sizeof line, "%a %L");
+      snprintf(want, sizeof want, "%d 2", outer);
+      nested_good += strcmp(line, want) == 0;
+    }
+  }
+  CHECK_EQ(nested_good, 4);
+  omp_set_max_active_levels(1);
   /* The process id field. */
   char pid[32];
   omp_capture_affinity(buf, sizeof buf, "%P");
@@ -66,6 +91,9 @@ int main(void) {
   CHECK(strstr(text, "OPENMP DISPLAY ENVIRONMENT BEGIN") != NULL);
   CHECK(strstr(text, "_OPENMP = '") != NULL);
   CHECK(strstr(text, "OMP_NUM_THREADS = '") != NULL);
+  CHECK(strstr(text, "OMP_NUM_TEAMS = '0'") != NULL);
+  CHECK(strstr(text, "OMP_TEAMS_THREAD_LIMIT = '0'") != NULL);
+  CHECK(strstr(text, "OMP_DISPLAY_AFFINITY = 'FALSE'") != NULL);
   CHECK(strstr(text, "OPENMP DISPLAY ENVIRONMENT END") != NULL);
 
   CHECK_EQ(omp_pause_resource_all(omp_pause_soft), 0);
