@@ -24,6 +24,10 @@ mod q09;
 mod q10;
 mod q11;
 mod q12;
+mod q14;
+mod q17;
+mod q19;
+mod q22;
 
 /// One query: its number and its plan.
 #[derive(Clone, Copy)]
@@ -81,6 +85,22 @@ pub const QUERIES: &[Query] = &[
     Query {
         number: 12,
         run: q12::run,
+    },
+    Query {
+        number: 14,
+        run: q14::run,
+    },
+    Query {
+        number: 17,
+        run: q17::run,
+    },
+    Query {
+        number: 19,
+        run: q19::run,
+    },
+    Query {
+        number: 22,
+        run: q22::run,
     },
 ];
 
