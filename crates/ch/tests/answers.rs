@@ -1,4 +1,4 @@
-//! Every implemented CH query on the deterministic fixture
+//! Every CH query on the deterministic fixture
 //! (`maestro_ch::fixture`: one warehouse after 3 000 transactions) against
 //! DuckDB's answers on the same tables, committed under `tests/answers/`
 //! (regenerate with `scripts/regen_answers.sh`).
@@ -62,4 +62,10 @@ fn consistency_conditions_hold_inside_snapshots_taken_while_terminals_run() {
         checker.join().unwrap()
     });
     assert!(checked >= 2);
+}
+
+#[test]
+fn all_22_queries_are_implemented_in_order() {
+    let numbers: Vec<u8> = QUERIES.iter().map(|q| q.number).collect();
+    assert_eq!(numbers, (1..=22).collect::<Vec<u8>>());
 }

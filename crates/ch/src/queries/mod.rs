@@ -24,9 +24,15 @@ mod q09;
 mod q10;
 mod q11;
 mod q12;
+mod q13;
 mod q14;
+mod q15;
+mod q16;
 mod q17;
+mod q18;
 mod q19;
+mod q20;
+mod q21;
 mod q22;
 
 /// One query: its number and its plan.
@@ -87,16 +93,40 @@ pub const QUERIES: &[Query] = &[
         run: q12::run,
     },
     Query {
+        number: 13,
+        run: q13::run,
+    },
+    Query {
         number: 14,
         run: q14::run,
+    },
+    Query {
+        number: 15,
+        run: q15::run,
+    },
+    Query {
+        number: 16,
+        run: q16::run,
     },
     Query {
         number: 17,
         run: q17::run,
     },
     Query {
+        number: 18,
+        run: q18::run,
+    },
+    Query {
         number: 19,
         run: q19::run,
+    },
+    Query {
+        number: 20,
+        run: q20::run,
+    },
+    Query {
+        number: 21,
+        run: q21::run,
     },
     Query {
         number: 22,
