@@ -21,7 +21,7 @@ pub struct Written {
     pub queries: Vec<u8>,
 }
 
-/// Writes every table `snap` sees and every implemented query's answer on
+/// Writes every table `snap` sees and every query's answer on
 /// it into `dir` (created if missing).
 pub fn write_snapshot(snap: &Snap, dir: &Path) -> Result<Written, TpccError> {
     let rows = snap.tpcc().rows_at(&snap.snapshot)?;

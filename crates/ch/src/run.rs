@@ -3,7 +3,7 @@
 //!
 //! The terminals are the TPC-C driver's (`maestro_tpcc::driver`, MVCC
 //! storage): in a scheduler mode each transaction is an urgent scheduler job.
-//! Each analytical client loops over the implemented queries (client `c`
+//! Each analytical client loops over the 22 queries (client `c`
 //! starts at query `c`), taking a fresh snapshot per query, so every query
 //! reads the data the terminals committed up to its start; in a scheduler
 //! mode the query runs as one scheduler job at the default priority (below
@@ -100,7 +100,7 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// One client's tallies: a histogram per implemented query, and freshness.
+/// One client's tallies: a histogram per query, and freshness.
 struct ClientTally {
     latency: Vec<Histogram>,
     freshness: Histogram,

@@ -42,7 +42,7 @@ pub struct Query {
     pub run: fn(&Snap) -> Answer,
 }
 
-/// The queries implemented so far, by number.
+/// The 22 queries, by number.
 pub const QUERIES: &[Query] = &[
     Query {
         number: 1,
@@ -134,7 +134,7 @@ pub const QUERIES: &[Query] = &[
     },
 ];
 
-/// Query `number`, if implemented.
+/// Query `number` (1–22).
 pub fn query(number: u8) -> Option<Query> {
     QUERIES.iter().copied().find(|q| q.number == number)
 }
