@@ -97,6 +97,26 @@ impl District {
     }
 }
 
+impl Stock {
+    /// New-Order's update of one line's stock row (clause 2.4.2.2):
+    /// quantity down by `quantity` (refilled by 91 when fewer than 10 would
+    /// remain), year-to-date and order count up, and the remote count up for
+    /// a supplying warehouse other than the order's.
+    pub fn take(&mut self, quantity: u8, remote: bool) {
+        let q = i32::from(quantity);
+        self.s_quantity = if self.s_quantity >= q + 10 {
+            self.s_quantity - q
+        } else {
+            self.s_quantity - q + 91
+        };
+        self.s_ytd = self.s_ytd.saturating_add(u32::from(quantity));
+        self.s_order_cnt = self.s_order_cnt.saturating_add(1);
+        if remote {
+            self.s_remote_cnt = self.s_remote_cnt.saturating_add(1);
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Customer {
     pub c_id: u16,

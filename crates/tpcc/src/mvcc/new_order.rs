@@ -13,7 +13,7 @@ use crate::error::TpccError;
 use crate::keys::*;
 use crate::random::ORIGINAL;
 use crate::schema::*;
-use crate::txn::new_order::total_amount;
+use crate::txn::new_order::{order_line, order_rows, total_amount};
 use crate::txn::{NewOrderInput, TxnOutput};
 
 fn not_found(table: &'static str, key: String) -> MvccAbort {
@@ -59,29 +59,10 @@ pub(crate) fn run(
     let d_tax = d.d_tax;
     txn.update(&db.district, d_row, d)?;
 
-    let all_local = lines.iter().all(|l| l.supply_w_id == w_id);
-    let ol_cnt = lines.len() as u8; // ≤ MAX_ORDER_LINES
-    db.insert(
-        txn,
-        Order {
-            o_id,
-            o_d_id: d_id,
-            o_w_id: w_id,
-            o_c_id: c_id,
-            o_entry_d: now,
-            o_carrier_id: None,
-            o_ol_cnt: ol_cnt,
-            o_all_local: u8::from(all_local),
-        },
-    )?;
-    db.insert(
-        txn,
-        NewOrder {
-            no_o_id: o_id,
-            no_d_id: d_id,
-            no_w_id: w_id,
-        },
-    )?;
+    let (order, new_order) = order_rows(input, o_id, now);
+    let ol_cnt = order.o_ol_cnt;
+    db.insert(txn, order)?;
+    db.insert(txn, new_order)?;
 
     let (mut amount, mut brand_lines) = (0, 0);
     for (n, line) in lines.iter().enumerate() {
@@ -106,17 +87,7 @@ pub(crate) fn run(
                 .pack()?,
             )?
             .ok_or_else(|| not_found("stock", format!("w={w} i={}", line.i_id)))?;
-        let q = i32::from(line.quantity);
-        s.s_quantity = if s.s_quantity >= q + 10 {
-            s.s_quantity - q
-        } else {
-            s.s_quantity - q + 91
-        };
-        s.s_ytd = s.s_ytd.saturating_add(u32::from(line.quantity));
-        s.s_order_cnt = s.s_order_cnt.saturating_add(1);
-        if w != w_id {
-            s.s_remote_cnt = s.s_remote_cnt.saturating_add(1);
-        }
+        s.take(line.quantity, w != w_id);
         let dist_info = s.s_dist[d_index];
         let brand_b = item_original && s.s_data.contains(ORIGINAL);
         txn.update(&db.stock, s_row, s)?;
@@ -124,21 +95,7 @@ pub(crate) fn run(
         let ol_amount = Money::from(line.quantity) * i_price;
         amount += ol_amount;
         brand_lines += u8::from(brand_b);
-        db.insert(
-            txn,
-            OrderLine {
-                ol_o_id: o_id,
-                ol_d_id: d_id,
-                ol_w_id: w_id,
-                ol_number: n as u8 + 1, // ≤ 15
-                ol_i_id: line.i_id,
-                ol_supply_w_id: w,
-                ol_delivery_d: None,
-                ol_quantity: line.quantity,
-                ol_amount,
-                ol_dist_info: dist_info,
-            },
-        )?;
+        db.insert(txn, order_line(input, o_id, n, ol_amount, dist_info))?;
     }
     Ok(TxnOutput::NewOrder {
         o_id,

@@ -18,6 +18,52 @@ fn not_found(table: &'static str, key: String) -> TpccError {
 
 /// `amount · (1 − c_discount) · (1 + w_tax + d_tax)` in cents, rounded half up
 /// (rates are ten-thousandths, so the product carries a factor 10^8).
+/// The order and new-order rows New-Order inserts for order `o_id` of
+/// district `(w_id, d_id)` (clause 2.4.2.2), entered at `now`.
+pub(crate) fn order_rows(input: &NewOrderInput, o_id: u32, now: Timestamp) -> (Order, NewOrder) {
+    let (w_id, d_id) = (input.w_id, input.d_id);
+    let lines = input.lines();
+    let order = Order {
+        o_id,
+        o_d_id: d_id,
+        o_w_id: w_id,
+        o_c_id: input.c_id,
+        o_entry_d: now,
+        o_carrier_id: None,
+        o_ol_cnt: lines.len() as u8, // ≤ MAX_ORDER_LINES
+        o_all_local: u8::from(lines.iter().all(|l| l.supply_w_id == w_id)),
+    };
+    let new_order = NewOrder {
+        no_o_id: o_id,
+        no_d_id: d_id,
+        no_w_id: w_id,
+    };
+    (order, new_order)
+}
+
+/// Line `n` (0-based) of order `o_id`, undelivered.
+pub(crate) fn order_line(
+    input: &NewOrderInput,
+    o_id: u32,
+    n: usize,
+    ol_amount: Money,
+    dist_info: DistInfo,
+) -> OrderLine {
+    let line = &input.lines()[n];
+    OrderLine {
+        ol_o_id: o_id,
+        ol_d_id: input.d_id,
+        ol_w_id: input.w_id,
+        ol_number: n as u8 + 1, // ≤ 15
+        ol_i_id: line.i_id,
+        ol_supply_w_id: line.supply_w_id,
+        ol_delivery_d: None,
+        ol_quantity: line.quantity,
+        ol_amount,
+        ol_dist_info: dist_info,
+    }
+}
+
 pub(crate) fn total_amount(amount: Money, c_discount: Rate, w_tax: Rate, d_tax: Rate) -> Money {
     const SCALE: i128 = 10_000 * 10_000;
     let factor = i128::from(10_000 - c_discount) * i128::from(10_000 + w_tax + d_tax);
@@ -73,29 +119,10 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &NewOrderInput) -> Result<TxnOutput,
     });
 
     txn.lock(LockName::order(w_id, d_id, o_id)?, LockMode::Exclusive)?;
-    let all_local = lines.iter().all(|l| l.supply_w_id == w_id);
-    let ol_cnt = lines.len() as u8; // ≤ MAX_ORDER_LINES
-    txn.insert(
-        Inserted::Orders,
-        Order {
-            o_id,
-            o_d_id: d_id,
-            o_w_id: w_id,
-            o_c_id: c_id,
-            o_entry_d: txn.now,
-            o_carrier_id: None,
-            o_ol_cnt: ol_cnt,
-            o_all_local: u8::from(all_local),
-        },
-    )?;
-    txn.insert(
-        Inserted::NewOrder,
-        NewOrder {
-            no_o_id: o_id,
-            no_d_id: d_id,
-            no_w_id: w_id,
-        },
-    )?;
+    let (order, new_order) = order_rows(input, o_id, txn.now);
+    let ol_cnt = order.o_ol_cnt;
+    txn.insert(Inserted::Orders, order)?;
+    txn.insert(Inserted::NewOrder, new_order)?;
 
     // Every line's stock lock, in (warehouse, item) order, before the first
     // line: New-Orders sharing items (NURand makes some hot) and Stock-Level
@@ -137,17 +164,7 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &NewOrderInput) -> Result<TxnOutput,
                 s_order_cnt: s.s_order_cnt,
                 s_remote_cnt: s.s_remote_cnt,
             });
-            let q = i32::from(line.quantity);
-            s.s_quantity = if s.s_quantity >= q + 10 {
-                s.s_quantity - q
-            } else {
-                s.s_quantity - q + 91
-            };
-            s.s_ytd = s.s_ytd.saturating_add(u32::from(line.quantity));
-            s.s_order_cnt = s.s_order_cnt.saturating_add(1);
-            if w != w_id {
-                s.s_remote_cnt = s.s_remote_cnt.saturating_add(1);
-            }
+            s.take(line.quantity, w != w_id);
             // Brand 'B' needs both to hold "ORIGINAL": skip the stock's search
             // (and its cache miss) for the 90 % of items without it.
             (
@@ -161,18 +178,7 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &NewOrderInput) -> Result<TxnOutput,
         brand_lines += u8::from(brand_b);
         txn.insert(
             Inserted::OrderLine,
-            OrderLine {
-                ol_o_id: o_id,
-                ol_d_id: d_id,
-                ol_w_id: w_id,
-                ol_number: n as u8 + 1, // ≤ 15
-                ol_i_id: line.i_id,
-                ol_supply_w_id: w,
-                ol_delivery_d: None,
-                ol_quantity: line.quantity,
-                ol_amount,
-                ol_dist_info: dist_info,
-            },
+            order_line(input, o_id, n, ol_amount, dist_info),
         )?;
     }
     Ok(TxnOutput::NewOrder {
