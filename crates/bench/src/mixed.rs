@@ -349,15 +349,6 @@ fn tpcc_mode(variant: &str) -> Mode {
 /// (guessed: a client's retry pause; short against a query at SF ≥ 0.1).
 const REJECTED_BACKOFF: Duration = Duration::from_millis(10);
 
-/// Runs TPC-H clients and TPC-C terminals together on `config.variant`.
-pub fn run_mixed(
-    dbs: &Databases,
-    config: &MixedConfig,
-    live: &(dyn Fn(&LiveSample) + Sync),
-) -> Result<MixedOutcome, String> {
-    run_workload(Workload::Disjoint(dbs), config, live)
-}
-
 /// Runs `workload`'s analytical clients and TPC-C terminals together on
 /// `config.variant`.
 pub fn run_workload(

@@ -1,5 +1,5 @@
 //! The `mixed` and `timeline` experiments (ADMS 2013 figures 6–8) on top of
-//! [`crate::mixed::run_mixed`]: TPC-H clients from a list beside a fixed number
+//! [`crate::mixed::run_workload`]: TPC-H clients from a list beside a fixed number
 //! of TPC-C terminals, per engine variant. Per TPC-H client count, the
 //! variants run `reps` times in a rotated order ([`crate::reps`]); rows are
 //! medians with their min–max.

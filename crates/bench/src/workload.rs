@@ -15,7 +15,7 @@
 //! `admitted`, `queued`, `rejected` count them (0 without classes). A burst
 //! is a point with many clients (`--olap-clients 40` is 10 × the 4 × contexts
 //! load on 2 contexts); every submitted query completes or is rejected
-//! (checked by `run_mixed`).
+//! (checked by `run_workload`).
 
 use std::time::Duration;
 
