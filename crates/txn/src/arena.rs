@@ -82,6 +82,15 @@ impl<T: Default> Arena<T> {
             .get((id as usize) & (CHUNK - 1))
     }
 
+    /// Recovery (single-threaded): the slot of `id`, handing out every id up
+    /// to it first (ids skipped by aborted inserts stay empty slots).
+    pub(crate) fn slot_or_allocate(&self, id: RowId) -> Option<&Slot<T>> {
+        while self.allocated() <= id {
+            self.allocate()?;
+        }
+        self.slot(id)
+    }
+
     /// Row ids handed out so far (some may still be being written).
     pub(crate) fn allocated(&self) -> u64 {
         self.next.load(Ordering::Relaxed).min(ROWS_MAX)

@@ -8,8 +8,9 @@
 //! at or below a snapshot's read timestamp had finished installing before the
 //! snapshot began: a reader never sees part of a transaction.
 //!
-//! The lock covers a handful of stores per commit (no I/O yet); the redo log
-//! and group commit will move the durable write out of it.
+//! The lock covers a handful of stores per commit and, with a redo log, the
+//! copy of the commit's record into the log buffer (so the log is in
+//! timestamp order); the write and sync happen after it (group commit).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -38,6 +39,17 @@ impl Clock {
         // single total order the snapshot registry's argument relies on
         // (`snapshot::Registry::acquire` and `Registry::horizon`).
         self.visible.load(Ordering::SeqCst)
+    }
+
+    /// Recovery: continues the clock after `ts`, the newest recovered
+    /// commit timestamp (the database has committed nothing yet).
+    pub(crate) fn recover(&self, ts: Timestamp) {
+        let _serial = self.commit_lock.lock();
+        // Relaxed: only written under `commit_lock`, which we hold.
+        let visible = self.visible.load(Ordering::Relaxed);
+        assert_eq!(visible, 0, "recovery into a clock at {visible}");
+        // SeqCst: as in `commit`.
+        self.visible.store(ts, Ordering::SeqCst);
     }
 
     /// Runs `install(ts)` with the next commit timestamp under the commit lock

@@ -23,11 +23,12 @@
 //! every reader then sees it anyway, so adding it to `base` changes no read.
 //! `base_ts` keeps the newest folded timestamp for serializable validation.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::arena::{Arena, RowId};
 use crate::clock::Timestamp;
+use crate::durable::{DurableRows, RedoBuf};
 use crate::error::TxnError;
 use crate::snapshot::{Horizon, Snapshot};
 use crate::table::Rows;
@@ -119,6 +120,15 @@ impl CounterRow {
             .fold(self.base_ts, Timestamp::max)
     }
 
+    /// `writer`'s delta and whether it created the counter.
+    fn own(&self, writer: &Arc<TxnState>) -> Option<(i64, bool)> {
+        let index = self
+            .deltas
+            .iter()
+            .position(|d| Arc::ptr_eq(&d.writer, writer))?;
+        Some((self.deltas[index].amount, !self.created && index == 0))
+    }
+
     fn may_hold_garbage(&self) -> bool {
         !self.deltas.is_empty()
     }
@@ -165,6 +175,8 @@ pub struct CounterTable {
     deltas: AtomicUsize,
     /// As `Table::last_write_commit_ts` (scan validation; commit lock).
     last_write_commit_ts: AtomicU64,
+    /// The log id, once durable ([`crate::Database::make_counters_durable`]).
+    durable_id: OnceLock<u32>,
 }
 
 impl CounterTable {
@@ -174,7 +186,13 @@ impl CounterTable {
             rows: Arena::new(),
             deltas: AtomicUsize::new(0),
             last_write_commit_ts: AtomicU64::new(0),
+            durable_id: OnceLock::new(),
         })
+    }
+
+    /// Gives the table its log id; false if it had one already.
+    pub(crate) fn set_durable_id(&self, id: u32) -> bool {
+        self.durable_id.set(id).is_ok()
     }
 
     pub fn name(&self) -> &'static str {
@@ -300,6 +318,73 @@ impl Rows for CounterTable {
         self.deltas
             .fetch_sub(pruned.versions_freed, Ordering::Relaxed);
         pruned
+    }
+
+    fn redo(&self, row: RowId, writer: &Arc<TxnState>, out: &mut RedoBuf) {
+        let Some(&id) = self.durable_id.get() else {
+            return;
+        };
+        let own = self.rows.slot(row).and_then(|slot| slot.read().own(writer));
+        let Some((amount, created)) = own else {
+            panic!(
+                "{} row {row} is in a write set without a delta of its writer",
+                self.name
+            );
+        };
+        out.counter(id, row, created, amount);
+    }
+}
+
+impl DurableRows for CounterTable {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn checkpoint_rows(
+        &self,
+        read_ts: Timestamp,
+        emit: &mut dyn FnMut(RowId, &[u8]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        for row in 0..self.rows.allocated() {
+            let value = self
+                .rows
+                .slot(row)
+                .and_then(|s| s.read().read(read_ts, None));
+            if let Some(value) = value {
+                emit(row, &value.to_le_bytes())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn recover_put(&self, row: RowId, bytes: &[u8], _: &Arc<TxnState>) -> Result<(), String> {
+        let value = <[u8; 8]>::try_from(bytes)
+            .map_err(|_| format!("{} row {row}: {} bytes, not 8", self.name, bytes.len()))?;
+        self.recover_counter(row, true, i64::from_le_bytes(value))
+    }
+
+    fn recover_delete(&self, row: RowId) -> Result<(), String> {
+        Err(format!("delete of {} row {row}, a counter", self.name))
+    }
+
+    fn recover_counter(&self, row: RowId, created: bool, amount: i64) -> Result<(), String> {
+        let slot = self
+            .rows
+            .slot_or_allocate(row)
+            .ok_or_else(|| format!("{} row {row} beyond the arena", self.name))?;
+        let mut counter = slot.write();
+        if created {
+            counter.base = amount;
+            counter.created = true;
+        } else if counter.created {
+            counter.base = counter.base.wrapping_add(amount);
+        } else {
+            return Err(format!(
+                "addition to {} row {row} before it exists",
+                self.name
+            ));
+        }
+        Ok(())
     }
 }
 

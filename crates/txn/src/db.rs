@@ -4,10 +4,12 @@ use std::sync::Arc;
 
 use crate::arena::RowId;
 use crate::clock::{Clock, Timestamp};
+use crate::counter::CounterTable;
+use crate::durable::{Durable, DurableError};
 use crate::error::TxnError;
 use crate::gc::{CollectStats, Collector};
 use crate::snapshot::{Registry, Snapshot, TimeKeeper};
-use crate::table::Rows;
+use crate::table::{Rows, Table};
 use crate::txn::{Isolation, Transaction};
 
 /// Tuning of a [`Database`].
@@ -36,6 +38,7 @@ pub(crate) struct Shared {
     pub(crate) keeper: Arc<TimeKeeper>,
     collector: Collector,
     config: DatabaseConfig,
+    pub(crate) durable: Durable,
 }
 
 impl Shared {
@@ -51,7 +54,7 @@ impl Shared {
 /// Cheap to clone; all clones are the same database.
 #[derive(Clone)]
 pub struct Database {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl Database {
@@ -64,6 +67,7 @@ impl Database {
                 }),
                 collector: Collector::new(),
                 config,
+                durable: Durable::default(),
             }),
         }
     }
@@ -97,6 +101,34 @@ impl Database {
         self.shared
             .collector
             .collect(&self.shared.keeper, rows_max, true)
+    }
+
+    /// Makes `table` durable: its writes are logged and checkpointed, and
+    /// recovery restores it. Register every durable table, in the same order
+    /// on every start, before [`Database::create_data_dir`] or
+    /// [`Database::recover`].
+    pub fn make_durable<R>(&self, table: &Arc<Table<R>>) -> Result<(), DurableError>
+    where
+        R: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
+    {
+        let id = self.shared.durable.register(Arc::clone(table) as _)?;
+        if !table.set_codec(id) {
+            return Err(DurableError::State {
+                reason: format!("table {} is durable in another database", table.name()),
+            });
+        }
+        Ok(())
+    }
+
+    /// [`Database::make_durable`] for a counter table.
+    pub fn make_counters_durable(&self, table: &Arc<CounterTable>) -> Result<(), DurableError> {
+        let id = self.shared.durable.register(Arc::clone(table) as _)?;
+        if !table.set_durable_id(id) {
+            return Err(DurableError::State {
+                reason: format!("table {} is durable in another database", table.name()),
+            });
+        }
+        Ok(())
     }
 
     /// Rows waiting for GC.

@@ -30,6 +30,12 @@ pub enum TxnError {
     CounterOverflow { table: &'static str, row: RowId },
     /// Every snapshot slot is in use; `slots_max` is the configured bound.
     SnapshotSlotsExhausted { slots_max: usize },
+    /// The redo log stopped after a failed flush: the commit was refused
+    /// (nothing of it happened). Not retryable: restart and recover.
+    LogFailed { reason: String },
+    /// The commit happened in memory but its log flush failed, so it is
+    /// *not acknowledged*: after a restart it may or may not be there.
+    NotDurable { reason: String },
 }
 
 impl TxnError {
@@ -54,6 +60,10 @@ impl fmt::Display for TxnError {
                     f,
                     "write-write conflict on {table} row {row}: another transaction holds an uncommitted version"
                 )
+            }
+            TxnError::LogFailed { reason } => write!(f, "commit refused: {reason}"),
+            TxnError::NotDurable { reason } => {
+                write!(f, "commit not acknowledged (durability unknown): {reason}")
             }
             TxnError::SnapshotTooOld { table, row } => {
                 write!(

@@ -21,6 +21,7 @@ mod arena;
 mod clock;
 mod counter;
 mod db;
+mod durable;
 mod error;
 mod gc;
 mod snapshot;
@@ -32,6 +33,10 @@ pub use arena::{ROWS_MAX, RowId};
 pub use clock::Timestamp;
 pub use counter::CounterTable;
 pub use db::{Database, DatabaseConfig};
+pub use durable::{
+    CheckpointReport, DataDirState, Durability, DurabilityConfig, DurableError, FaultPlan,
+    LogStats, RecoveryReport, TornTail,
+};
 pub use error::TxnError;
 pub use gc::CollectStats;
 pub use snapshot::Snapshot;

@@ -5,11 +5,12 @@
 //! here. [`Rows`] is the row-type-erased face the transaction and the garbage
 //! collector use to reach a table in their write and read sets.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::arena::{Arena, RowId};
 use crate::clock::Timestamp;
+use crate::durable::{DurableRows, RedoBuf};
 use crate::error::TxnError;
 use crate::snapshot::{Horizon, Snapshot};
 use crate::version::{Chain, Pruned, TxnState, WriteRefusal, Written};
@@ -23,6 +24,28 @@ pub struct Table<R> {
     /// Newest commit timestamp of a transaction that wrote this table; read
     /// and written only under the clock's commit lock (scan validation).
     last_write_commit_ts: AtomicU64,
+    /// Set once the table is durable ([`crate::Database::make_durable`]).
+    codec: OnceLock<Codec<R>>,
+}
+
+/// How a durable table's rows become bytes and back (postcard, a compact
+/// serde format), and its id in log records.
+pub(crate) struct Codec<R> {
+    id: u32,
+    encode: fn(&R, &mut Vec<u8>),
+    decode: fn(&[u8]) -> Result<R, String>,
+}
+
+fn encode_postcard<R: serde::Serialize>(value: &R, out: &mut Vec<u8>) {
+    let buffer = std::mem::take(out);
+    // Postcard fails only for serde constructs it cannot express (unknown
+    // sequence lengths), which a row type either uses always or never.
+    *out = postcard::to_extend(value, buffer)
+        .unwrap_or_else(|e| panic!("row type cannot be encoded by postcard: {e}"));
+}
+
+fn decode_postcard<R: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<R, String> {
+    postcard::from_bytes(bytes).map_err(|e| e.to_string())
 }
 
 impl<R: Clone + Send + Sync + 'static> Table<R> {
@@ -32,11 +55,26 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
             rows: Arena::new(),
             versions: AtomicUsize::new(0),
             last_write_commit_ts: AtomicU64::new(0),
+            codec: OnceLock::new(),
         })
     }
 
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// Gives the table its log id and codec; false if it had one already.
+    pub(crate) fn set_codec(&self, id: u32) -> bool
+    where
+        R: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        self.codec
+            .set(Codec {
+                id,
+                encode: encode_postcard::<R>,
+                decode: decode_postcard::<R>,
+            })
+            .is_ok()
     }
 
     /// The row as `snapshot` sees it; `None` if it does not exist there.
@@ -167,6 +205,9 @@ pub(crate) trait Rows: Send + Sync {
     /// Frees what `horizon` allows; the row leaves the queue unless more
     /// remains to free.
     fn prune(&self, row: RowId, horizon: &Horizon) -> Pruned;
+    /// Appends the redo op of `writer`'s version of `row` (nothing for a
+    /// table that is not durable). Called before commit.
+    fn redo(&self, row: RowId, writer: &Arc<TxnState>, out: &mut RedoBuf);
 }
 
 impl<R: Clone + Send + Sync + 'static> Rows for Table<R> {
@@ -226,5 +267,90 @@ impl<R: Clone + Send + Sync + 'static> Rows for Table<R> {
         self.versions
             .fetch_sub(pruned.versions_freed, Ordering::Relaxed);
         pruned
+    }
+
+    fn redo(&self, row: RowId, writer: &Arc<TxnState>, out: &mut RedoBuf) {
+        let Some(codec) = self.codec.get() else {
+            return;
+        };
+        let slot = self.rows.slot(row);
+        let chain = slot.map(|slot| slot.read());
+        match chain.as_ref().and_then(|chain| chain.own(writer)) {
+            Some(Some(value)) => out.put(codec.id, row, |bytes| (codec.encode)(value, bytes)),
+            Some(None) => out.delete(codec.id, row),
+            None => panic!(
+                "{} row {row} is in a write set without a version of its writer",
+                self.name
+            ),
+        }
+    }
+}
+
+impl<R: Clone + Send + Sync + 'static> DurableRows for Table<R> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn checkpoint_rows(
+        &self,
+        read_ts: Timestamp,
+        emit: &mut dyn FnMut(RowId, &[u8]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let codec = self.codec.get().expect("checkpoint of a registered table");
+        let mut bytes = Vec::new();
+        for row in 0..self.rows.allocated() {
+            let Some(slot) = self.rows.slot(row) else {
+                continue;
+            };
+            bytes.clear();
+            if let Some(value) = slot.read().read(read_ts, None) {
+                (codec.encode)(value, &mut bytes);
+            } else {
+                continue;
+            }
+            emit(row, &bytes)?;
+        }
+        Ok(())
+    }
+
+    fn recover_put(
+        &self,
+        row: RowId,
+        bytes: &[u8],
+        recovery: &Arc<TxnState>,
+    ) -> Result<(), String> {
+        let codec = self.codec.get().expect("recovery of a registered table");
+        let value = (codec.decode)(bytes).map_err(|e| format!("{} row {row}: {e}", self.name))?;
+        self.recover_value(row, Some(value), recovery)
+    }
+
+    fn recover_delete(&self, row: RowId) -> Result<(), String> {
+        self.recover_value(row, None, &TxnState::new())
+    }
+
+    fn recover_counter(&self, row: RowId, _: bool, _: i64) -> Result<(), String> {
+        Err(format!(
+            "counter op on {} row {row}, a row table",
+            self.name
+        ))
+    }
+}
+
+impl<R: Clone + Send + Sync + 'static> Table<R> {
+    fn recover_value(
+        &self,
+        row: RowId,
+        value: Option<R>,
+        recovery: &Arc<TxnState>,
+    ) -> Result<(), String> {
+        let slot = self
+            .rows
+            .slot_or_allocate(row)
+            .ok_or_else(|| format!("{} row {row} beyond the arena", self.name))?;
+        let added = usize::from(value.is_some());
+        let before = slot.write().recover(recovery, value);
+        self.versions.fetch_add(added, Ordering::Relaxed);
+        self.versions.fetch_sub(before, Ordering::Relaxed);
+        Ok(())
     }
 }

@@ -15,6 +15,7 @@ use crate::arena::RowId;
 use crate::clock::Timestamp;
 use crate::counter::CounterTable;
 use crate::db::Shared;
+use crate::durable::RedoBuf;
 use crate::error::TxnError;
 use crate::snapshot::Snapshot;
 use crate::table::{Rows, Table};
@@ -244,9 +245,28 @@ impl Transaction {
             // is the state after a prefix of that serial order.
             return Ok(None);
         }
+        // The redo record is encoded before the commit lock; under it only
+        // its bytes are copied into the log (in timestamp order).
+        let log = self.shared.durable.log.get().cloned();
+        let mut redo = log.as_ref().map(|_| {
+            let mut redo = RedoBuf::new();
+            for (table, row) in &self.writes {
+                table.redo(*row, &self.state, &mut redo);
+            }
+            redo
+        });
+        let mut lsn = None;
         let committed = clock.commit(|ts| {
             if serializable {
                 self.validate_reads()?;
+            }
+            if let (Some(log), Some(redo)) = (&log, redo.as_mut())
+                && !redo.is_empty()
+            {
+                let end = log
+                    .append(ts, redo)
+                    .map_err(|reason| TxnError::LogFailed { reason })?;
+                lsn = Some(end);
             }
             for (table, _) in &self.writes {
                 table.note_write_commit(ts);
@@ -257,6 +277,10 @@ impl Transaction {
         match committed {
             Ok(ts) => {
                 self.shared.after_commit(&self.writes);
+                if let (Some(log), Some(lsn)) = (&log, lsn) {
+                    log.wait_durable(lsn)
+                        .map_err(|reason| TxnError::NotDurable { reason })?;
+                }
                 Ok(Some(ts))
             }
             Err(error) => {

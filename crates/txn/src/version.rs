@@ -135,6 +135,29 @@ impl<R: Clone> Chain<R> {
         None
     }
 
+    /// `writer`'s own version: `Some(Some(value))` for a write,
+    /// `Some(None)` for a delete, `None` if it wrote none.
+    pub(crate) fn own(&self, writer: &Arc<TxnState>) -> Option<Option<&R>> {
+        self.versions
+            .first()
+            .filter(|front| Arc::ptr_eq(&front.writer, writer))
+            .map(|front| front.value.as_ref())
+    }
+
+    /// Recovery: the chain becomes the single version `value` of `writer`
+    /// (or empty for `None`); returns the versions it held before.
+    pub(crate) fn recover(&mut self, writer: &Arc<TxnState>, value: Option<R>) -> usize {
+        let before = self.versions.len();
+        self.versions.clear();
+        if let Some(value) = value {
+            self.versions.push(Version {
+                writer: Arc::clone(writer),
+                value: Some(value),
+            });
+        }
+        before
+    }
+
     /// Inserts the first version of a fresh row.
     pub(crate) fn insert(&mut self, writer: &Arc<TxnState>, value: R) {
         debug_assert!(self.versions.is_empty());
