@@ -8,6 +8,7 @@ mod output;
 mod run;
 mod sql;
 mod tpcc;
+mod tpcc_durable;
 mod tpch;
 mod variants;
 

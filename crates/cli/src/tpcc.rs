@@ -5,6 +5,7 @@
 
 use crate::exit::{failure, usage};
 use crate::flags::renamed;
+use crate::tpcc_durable::{DurableArgs, open_durable};
 use crate::variants::{TpccCc, TpccVariant, name_of};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,7 +14,8 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 use maestro_tpcc::driver::{self, Cc, Mode, RunConfig, RunReport, Storage};
 use maestro_tpcc::mvcc::{MvccDatabase, load_mvcc};
-use maestro_tpcc::{Database, LoadConfig, LoadReport, check_consistency, export_csv, load};
+use maestro_tpcc::random::NuRandConstants;
+use maestro_tpcc::{Database, LoadConfig, check_consistency, export_csv, load};
 use serde_json::{Value, json};
 
 #[derive(Subcommand)]
@@ -29,9 +31,9 @@ pub enum TpccCommand {
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// Warehouses to load (1 to 65535).
+    /// Warehouses to load (1 to 65535); with --data-dir only to create it.
     #[arg(long)]
-    warehouses: u16,
+    warehouses: Option<u16>,
     /// Terminals, each bound to a home warehouse (at least 1).
     #[arg(long)]
     terminals: usize,
@@ -53,8 +55,9 @@ pub struct RunArgs {
     old_scheduler: Option<TpccVariant>,
     /// Concurrency control: strict two-phase locking on row tables, or
     /// snapshot isolation on versioned tables (write conflicts retried).
-    #[arg(long, value_enum, default_value = "2pl")]
-    cc: TpccCc,
+    /// Default: 2pl, or mvcc with --data-dir.
+    #[arg(long, value_enum)]
+    cc: Option<TpccCc>,
     /// Hardware contexts the scheduler keeps active (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
@@ -73,6 +76,8 @@ pub struct RunArgs {
     /// counts as timed out.
     #[arg(long, value_name = "MS")]
     txn_timeout_ms: Option<f64>,
+    #[command(flatten)]
+    durable: DurableArgs,
     /// Print one JSON object on stdout (progress stays on stderr).
     #[arg(long)]
     json: bool,
@@ -80,9 +85,9 @@ pub struct RunArgs {
 
 #[derive(Args)]
 pub struct CheckArgs {
-    /// Warehouses to load (1 to 65535).
+    /// Warehouses to load (1 to 65535); not with --data-dir.
     #[arg(long)]
-    warehouses: u16,
+    warehouses: Option<u16>,
     /// Seed of the load (and of the inputs with --duration).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -110,6 +115,12 @@ pub struct CheckArgs {
     /// Hardware contexts of that run (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
+    /// Check the database recovered from DIR instead of a fresh load.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Write every table as OUT/<table>.csv after the check.
+    #[arg(long, value_name = "OUT")]
+    export: Option<PathBuf>,
 }
 
 pub fn run(command: TpccCommand) -> ExitCode {
@@ -120,11 +131,17 @@ pub fn run(command: TpccCommand) -> ExitCode {
     result.unwrap_or_else(|code| code)
 }
 
-fn warehouses(w: u16) -> Result<u16, ExitCode> {
-    if w == 0 {
-        return Err(usage("--warehouses must be at least 1"));
+/// `--warehouses`: required and at least 1 without a data directory;
+/// optional with one (0 = take the directory's).
+fn warehouses(w: Option<u16>, data_dir: Option<&std::path::Path>) -> Result<u16, ExitCode> {
+    match (w, data_dir) {
+        (Some(0), _) => Err(usage("--warehouses must be at least 1")),
+        (Some(w), _) => Ok(w),
+        (None, Some(_)) => Ok(0),
+        (None, None) => Err(usage(
+            "--warehouses is required (unless --data-dir holds a database)",
+        )),
     }
-    Ok(w)
 }
 
 /// The validated options of a run (checked before the load, which takes a while).
@@ -170,7 +187,7 @@ fn run_options(
 
 impl RunOptions {
     /// The driver's configuration, with the load's NURand constants.
-    fn config(&self, load: &LoadReport) -> RunConfig {
+    fn config(&self, load: &Opened) -> RunConfig {
         let mut config = RunConfig::new(self.terminals, self.duration, self.mode, load.constants);
         config.seed = self.seed;
         config.contexts = self.contexts;
@@ -179,7 +196,7 @@ impl RunOptions {
 }
 
 /// A loaded database of either storage.
-enum Loaded {
+pub(crate) enum Loaded {
     Locking(Box<Database>),
     Mvcc(Box<MvccDatabase>),
 }
@@ -202,7 +219,14 @@ impl Loaded {
     }
 }
 
-fn load_db(warehouses: u16, seed: u64, cc: Cc) -> Result<(Loaded, LoadReport), ExitCode> {
+/// What a run starts from, however the database was opened.
+pub(crate) struct Opened {
+    pub(crate) constants: NuRandConstants,
+    /// Rows before the run (for the memory line).
+    pub(crate) rows: u64,
+}
+
+fn load_db(warehouses: u16, seed: u64, cc: Cc) -> Result<(Loaded, Opened), ExitCode> {
     let mut config = LoadConfig::new(warehouses);
     config.seed = seed;
     eprintln!("loading TPC-C W={warehouses} ({cc}) …");
@@ -222,7 +246,11 @@ fn load_db(warehouses: u16, seed: u64, cc: Cc) -> Result<(Loaded, LoadReport), E
         report.counts.total(),
         report.elapsed.as_secs_f64()
     );
-    Ok((db, report))
+    let opened = Opened {
+        constants: report.constants,
+        rows: report.counts.total(),
+    };
+    Ok((db, opened))
 }
 
 fn execute(db: &Loaded, config: &RunConfig) -> Result<RunReport, ExitCode> {
@@ -261,7 +289,8 @@ fn consistency(db: &Database) -> Result<(), ExitCode> {
 }
 
 fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
-    let w = warehouses(a.warehouses)?;
+    let data_dir = a.durable.data_dir.as_deref();
+    let w = warehouses(a.warehouses, data_dir)?;
     let variant = renamed(Some(a.variant), a.old_scheduler, "--scheduler", "--variant")
         .expect("--variant has a default");
     let options = run_options(a.terminals, a.duration, variant, a.contexts, a.seed)?;
@@ -277,10 +306,17 @@ fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
             )));
         }
     };
-    let (db, loaded) = load_db(w, a.seed, cc_of(a.cc))?;
-    let mut config = options.config(&loaded);
+    let durable = a.durable.validate(a.cc)?;
+    let (db, opened) = match &durable {
+        Some(durable) => open_durable(durable, w, a.seed)?,
+        None => load_db(w, a.seed, cc_of(a.cc.unwrap_or(TpccCc::TwoPl)))?,
+    };
+    let mut config = options.config(&opened);
     config.max_tps = a.max_tps;
     config.txn_timeout = txn_timeout;
+    if let Some(durable) = &durable {
+        durable.configure(&mut config)?;
+    }
     let rss_before = resident_bytes();
     let report = execute(&db, &config)?;
     // Before the MVCC snapshot copy below, which allocates a whole copy.
@@ -305,7 +341,12 @@ fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
                 100.0 * (versions as f64 / live.max(1) as f64 - 1.0)
             );
         }
-        finish(rows, &loaded, (rss_before, rss_after), a.export.as_deref())
+        finish(
+            rows,
+            opened.rows,
+            (rss_before, rss_after),
+            a.export.as_deref(),
+        )
     })?
     .map(|()| ExitCode::SUCCESS)
 }
@@ -314,12 +355,12 @@ fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
 /// the rows as they are after the run.
 fn finish(
     db: &Database,
-    loaded: &LoadReport,
+    loaded_rows: u64,
     (rss_before, rss_after): (Option<u64>, Option<u64>),
     export: Option<&std::path::Path>,
 ) -> Result<(), ExitCode> {
     if let (Some(b), Some(after)) = (rss_before, rss_after) {
-        let inserted = db.counts().total().saturating_sub(loaded.counts.total());
+        let inserted = db.counts().total().saturating_sub(loaded_rows);
         let grown = after.saturating_sub(b);
         eprintln!(
             "resident memory: {:.1} MiB before the run, {:.1} MiB after: +{:.1} MiB for {inserted} \
@@ -345,19 +386,41 @@ fn finish(
 }
 
 fn check(a: CheckArgs) -> Result<ExitCode, ExitCode> {
-    let w = warehouses(a.warehouses)?;
+    let w = warehouses(a.warehouses, a.data_dir.as_deref())?;
     let variant = renamed(Some(a.variant), a.old_scheduler, "--scheduler", "--variant")
         .expect("--variant has a default");
     let options = a
         .duration
         .map(|seconds| run_options(a.terminals, seconds, variant, a.contexts, a.seed))
         .transpose()?;
-    let (db, loaded) = load_db(w, a.seed, cc_of(a.cc))?;
+    if a.data_dir.is_some() && options.is_some() {
+        return Err(usage(
+            "tpcc check --data-dir checks the recovered database as it is: use tpcc run --data-dir to run the mix on it",
+        ));
+    }
+    let (db, opened) = match &a.data_dir {
+        Some(dir) => open_durable(&DurableArgs::checking(dir), w, a.seed)?,
+        None => load_db(w, a.seed, cc_of(a.cc))?,
+    };
     if let Some(options) = options {
-        let report = execute(&db, &options.config(&loaded))?;
+        let report = execute(&db, &options.config(&opened))?;
         eprint!("{report}");
     }
-    db.with_rows(consistency)??;
+    let w = db.storage().warehouses();
+    db.with_rows(|rows| {
+        let checked = consistency(rows);
+        if let Some(dir) = &a.export {
+            let files = export_csv(rows, dir)
+                .map_err(|e| failure(format!("export to {}: {e}", dir.display())))?;
+            let n: u64 = files.iter().map(|(_, n)| n).sum();
+            eprintln!(
+                "exported {} tables ({n} rows) to {}",
+                files.len(),
+                dir.display()
+            );
+        }
+        checked
+    })??;
     println!("ok: W={w}, consistency conditions 1-4 hold");
     Ok(ExitCode::SUCCESS)
 }

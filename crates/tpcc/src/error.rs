@@ -35,6 +35,8 @@ pub enum TpccError {
     /// An MVCC operation failed (`--cc mvcc`); retryable ones are re-run by
     /// the MVCC transactions' retry loop before they get here.
     Txn(maestro_txn::TxnError),
+    /// Opening, checkpointing or recovering a data directory failed.
+    Durable(maestro_txn::DurableError),
 }
 
 impl fmt::Display for TpccError {
@@ -57,6 +59,7 @@ impl fmt::Display for TpccError {
             TpccError::Io(e) => write!(f, "export failed: {e}"),
             TpccError::Cancelled(c) => write!(f, "transaction rolled back: {c}"),
             TpccError::Txn(e) => write!(f, "MVCC transaction failed: {e}"),
+            TpccError::Durable(e) => write!(f, "data directory: {e}"),
         }
     }
 }
@@ -73,6 +76,12 @@ impl std::error::Error for TpccError {
 impl From<std::io::Error> for TpccError {
     fn from(e: std::io::Error) -> Self {
         TpccError::Io(e)
+    }
+}
+
+impl From<maestro_txn::DurableError> for TpccError {
+    fn from(e: maestro_txn::DurableError) -> Self {
+        TpccError::Durable(e)
     }
 }
 

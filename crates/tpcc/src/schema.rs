@@ -55,7 +55,7 @@ pub const TABLE_NAMES: [&str; 9] = [
     "stock",
 ];
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Warehouse {
     pub w_id: u16,
     pub w_name: String,
@@ -68,7 +68,7 @@ pub struct Warehouse {
     pub w_ytd: Money,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct District {
     pub d_id: u8,
     pub d_w_id: u16,
@@ -117,7 +117,7 @@ impl Stock {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Customer {
     pub c_id: u16,
     pub c_d_id: u8,
@@ -144,7 +144,7 @@ pub struct Customer {
 }
 
 /// History has no primary key in the spec and no index here.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct History {
     pub h_c_id: u16,
     pub h_c_d_id: u8,
@@ -156,14 +156,14 @@ pub struct History {
     pub h_data: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NewOrder {
     pub no_o_id: u32,
     pub no_d_id: u8,
     pub no_w_id: u16,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Order {
     pub o_id: u32,
     pub o_d_id: u8,
@@ -177,7 +177,7 @@ pub struct Order {
     pub o_all_local: u8,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OrderLine {
     pub ol_o_id: u32,
     pub ol_d_id: u8,
@@ -192,7 +192,7 @@ pub struct OrderLine {
     pub ol_dist_info: DistInfo,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Item {
     pub i_id: u32,
     pub i_im_id: u32,
@@ -201,7 +201,7 @@ pub struct Item {
     pub i_data: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stock {
     pub s_i_id: u32,
     pub s_w_id: u16,

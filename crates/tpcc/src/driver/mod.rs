@@ -30,12 +30,14 @@
 //! elapsed time runs until the last terminal stopped, so every counted
 //! transaction lies inside it.
 
+mod durable;
 mod latency;
 mod report;
 mod terminal;
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -47,6 +49,7 @@ use crate::lock::{LatchFlavour, LockManager};
 use crate::random::NuRandConstants;
 
 use crate::mvcc::MvccDatabase;
+pub use durable::{AckLog, CHECKPOINT_PRIORITY, DurabilityReport};
 pub use latency::{Histogram, LatencySummary, RELATIVE_ERROR};
 use report::Tally;
 pub use report::{Audit, KindReport, RunReport};
@@ -190,6 +193,10 @@ pub struct RunConfig {
     /// The scheduler workload class transactions run in (scheduler modes;
     /// `None`: the default class at the transaction priority, urgent).
     pub class: Option<maestro_scheduler::ClassId>,
+    /// With a data directory (MVCC): a checkpoint this often during the run.
+    pub checkpoint_interval: Option<Duration>,
+    /// Where acknowledged New-Orders are appended (see [`AckLog`]).
+    pub ack_log: Option<Arc<AckLog>>,
 }
 
 impl RunConfig {
@@ -212,6 +219,8 @@ impl RunConfig {
             txn_timeout: None,
             latch: LatchFlavour::default(),
             class: None,
+            checkpoint_interval: None,
+            ack_log: None,
         }
     }
 
@@ -239,6 +248,9 @@ impl RunConfig {
         }
         if self.txn_timeout.is_some_and(|t| t.is_zero()) {
             return bad("txn_timeout", "the timeout must be positive");
+        }
+        if self.checkpoint_interval.is_some_and(|t| t.is_zero()) {
+            return bad("checkpoint_interval", "the interval must be positive");
         }
         Ok(())
     }
@@ -336,7 +348,7 @@ pub fn run_on_storage(
     let live: Vec<Live> = (0..config.terminals).map(|_| Live::default()).collect();
     let stop = AtomicBool::new(false);
     let start = Instant::now();
-    let results: Vec<Result<Tally, TpccError>> = std::thread::scope(|s| {
+    let results = std::thread::scope(|s| {
         let handles: Vec<_> = (0..config.terminals)
             .map(|t| {
                 let pace = config
@@ -344,18 +356,31 @@ pub fn run_on_storage(
                     .map(|r| Duration::from_secs_f64(config.terminals as f64 / r));
                 let terminal = Terminal::new(engine, scheduler, &stop, &live[t], pace)
                     .with_txn_timeout(config.txn_timeout)
-                    .with_class(config.class);
+                    .with_class(config.class)
+                    .with_ack_log(config.ack_log.as_deref());
                 let generator =
                     terminal::generator(storage.warehouses(), t, config.seed, constants);
                 s.spawn(move || terminal.run(generator))
             })
             .collect();
+        let checkpointer = match (storage, config.checkpoint_interval) {
+            (Storage::Mvcc(db), Some(interval)) if db.txn.data_dir().is_some() => {
+                let stop = &stop;
+                Some(s.spawn(move || durable::checkpoints(db, interval, scheduler, stop)))
+            }
+            _ => None,
+        };
         watch(start, config, &live, &stop, progress);
-        handles
+        let tallies: Vec<Result<Tally, TpccError>> = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
+            .collect();
+        let checkpoints = checkpointer
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .transpose();
+        (tallies, checkpoints)
     });
+    let (results, checkpoints) = results;
     let elapsed = start.elapsed();
     let mut tally = Tally::default();
     for r in results {
@@ -370,7 +395,16 @@ pub fn run_on_storage(
         elapsed,
     );
     let stats = scheduler.map(Scheduler::stats);
-    Ok(RunReport::new(head, &tally, locks.stats(), stats))
+    let mut report = RunReport::new(head, &tally, locks.stats(), stats);
+    if let Storage::Mvcc(db) = storage
+        && db.txn.data_dir().is_some()
+    {
+        report.durability = Some(DurabilityReport {
+            log: db.txn.log_stats(),
+            checkpoints: checkpoints?.unwrap_or_default(),
+        });
+    }
+    Ok(report)
 }
 
 /// The driver thread: progress every interval until the duration is over or

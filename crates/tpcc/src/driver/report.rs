@@ -132,6 +132,8 @@ pub struct RunReport {
     /// The scheduler's counters at the end (scheduler modes only).
     pub scheduler: Option<SchedulerStats>,
     pub audit: Audit,
+    /// The log and checkpoints of a run on a data directory.
+    pub durability: Option<super::DurabilityReport>,
 }
 
 impl RunReport {
@@ -167,6 +169,7 @@ impl RunReport {
             locks,
             scheduler,
             audit: tally.audit,
+            durability: None,
         }
     }
 
@@ -291,6 +294,28 @@ impl fmt::Display for RunReport {
                 f,
                 "\nscheduler: {} tasks, {} blocked events, {} workers created, peak {} workers",
                 s.tasks_executed, s.blocked_events, s.workers_created, s.workers_peak
+            )?;
+        }
+        if let Some(d) = &self.durability {
+            match &d.log {
+                Some(log) => write!(
+                    f,
+                    "\nlog ({}): {} commit records in {} flushes ({:.1} per flush), {:.1} MiB, {:.2} s writing and syncing",
+                    log.durability.name(),
+                    log.records,
+                    log.flushes,
+                    log.records as f64 / log.flushes.max(1) as f64,
+                    log.bytes as f64 / 1048576.0,
+                    log.sync_time.as_secs_f64()
+                )?,
+                None => write!(f, "\nlog: off (this run's commits are not durable)")?,
+            }
+            let seconds: f64 = d.checkpoints.iter().map(|c| c.elapsed.as_secs_f64()).sum();
+            write!(
+                f,
+                "\ncheckpoints: {} during the run ({:.2} s in total)",
+                d.checkpoints.len(),
+                seconds
             )?;
         }
         writeln!(f)

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use maestro_scheduler::{CancelToken, Scheduler};
 
+use super::durable::AckLog;
 use super::report::Tally;
 use crate::db::Database;
 use crate::error::TpccError;
@@ -14,7 +15,8 @@ use crate::mvcc::{self, MvccDatabase};
 use crate::random::{NuRandConstants, TpccRng};
 use crate::schema::DISTRICTS_PER_WAREHOUSE;
 use crate::txn::{
-    Executed, InputGenerator, Outcome, TxnKind, TxnState, execute, execute_cancellable,
+    Executed, InputGenerator, Outcome, TxnInput, TxnKind, TxnOutput, TxnState, execute,
+    execute_cancellable,
 };
 
 /// The scheduler priority of a transaction task: above the default, so it is
@@ -117,6 +119,7 @@ pub(super) struct Terminal<'a> {
     pace: Option<Duration>,
     txn_timeout: Option<Duration>,
     class: Option<maestro_scheduler::ClassId>,
+    ack_log: Option<&'a AckLog>,
 }
 
 impl<'a> Terminal<'a> {
@@ -135,6 +138,7 @@ impl<'a> Terminal<'a> {
             pace,
             txn_timeout: None,
             class: None,
+            ack_log: None,
         }
     }
 
@@ -148,6 +152,12 @@ impl<'a> Terminal<'a> {
     /// Runs each transaction in workload class `class` (scheduler modes).
     pub(super) fn with_class(mut self, class: Option<maestro_scheduler::ClassId>) -> Self {
         self.class = class;
+        self
+    }
+
+    /// Appends each acknowledged New-Order to `ack_log`.
+    pub(super) fn with_ack_log(mut self, ack_log: Option<&'a AckLog>) -> Self {
+        self.ack_log = ack_log;
         self
     }
 
@@ -194,6 +204,13 @@ impl<'a> Terminal<'a> {
             Live::bump(&self.live.deadlock_aborts, u64::from(done.deadlock_aborts));
             if input.kind() == TxnKind::NewOrder && matches!(done.outcome, Outcome::Committed(_)) {
                 Live::bump(&self.live.new_orders, 1);
+            }
+            if let (Some(ack_log), TxnInput::NewOrder(order)) = (self.ack_log, &input)
+                && let Outcome::Committed(TxnOutput::NewOrder { o_id, .. }) = done.outcome
+                && let Err(e) = ack_log.record(order.w_id, order.d_id, o_id)
+            {
+                self.stop.store(true, Ordering::Relaxed);
+                return Err(e);
             }
         }
         Ok(tally)

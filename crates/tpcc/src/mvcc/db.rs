@@ -144,6 +144,11 @@ impl MvccDatabase {
         self.warehouses
     }
 
+    /// The warehouse count read from a recovered data directory.
+    pub(super) fn set_warehouses(&mut self, warehouses: u16) {
+        self.warehouses = warehouses;
+    }
+
     /// Makes the clock transactions read start at `start` now and advance
     /// with real time (deterministic timestamps for tests and snapshots).
     pub fn start_clock_at(&self, start: Timestamp) {

@@ -8,6 +8,7 @@
 mod check;
 mod db;
 mod delivery;
+mod durable;
 mod exec;
 mod index;
 mod new_order;
@@ -15,6 +16,7 @@ mod payment;
 mod reads;
 
 pub use db::{MvccDatabase, MvccIndexes, MvccRow, load_mvcc};
+pub use durable::{DurableDatabase, Opened, open_data_dir};
 pub use exec::{MvccAbort, MvccExecuted, run_with_retry, run_with_retry_cancellable};
 pub use index::OrderedIndex;
 

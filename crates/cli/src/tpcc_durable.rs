@@ -1,0 +1,180 @@
+//! `maestro tpcc run|check --data-dir DIR`: TPC-C on a data directory (issue
+//! 18) — created from a load the first time, recovered afterwards — with the
+//! durability of commits, background checkpoints and the acknowledgement
+//! log the crash test reads.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use maestro_tpcc::LoadConfig;
+use maestro_tpcc::driver::{AckLog, RunConfig};
+use maestro_tpcc::mvcc::{Opened as DirOpened, open_data_dir};
+use maestro_txn::{Durability, DurabilityConfig};
+
+use crate::exit::{failure, usage};
+use crate::tpcc::{Loaded, Opened};
+use crate::variants::TpccCc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DurabilityFlag {
+    /// A commit returns once its log record is synced (group commit: one
+    /// sync serves every commit waiting meanwhile).
+    Sync,
+    /// As sync, but each sync first waits --group-delay-us for more commits.
+    Group,
+    /// Nothing is logged: commits since the last checkpoint are lost.
+    Off,
+}
+
+#[derive(Args)]
+pub struct DurableArgs {
+    /// Keep the database in DIR: the first run loads --warehouses into it
+    /// (its first checkpoint), later runs recover it. Implies --cc mvcc.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) data_dir: Option<PathBuf>,
+    /// When a commit is acknowledged (with --data-dir; default sync).
+    #[arg(long, value_enum)]
+    durability: Option<DurabilityFlag>,
+    /// How long a group sync waits for more commits, in microseconds.
+    #[arg(long, value_name = "US", default_value_t = 200.0)]
+    group_delay_us: f64,
+    /// Seconds between background checkpoints during the run.
+    #[arg(long, value_name = "S", default_value_t = 30.0)]
+    checkpoint_interval_s: f64,
+    /// Append `w_id,d_id,o_id` of every New-Order after its commit was
+    /// acknowledged to FILE (one write per line).
+    #[arg(long, value_name = "FILE")]
+    ack_log: Option<PathBuf>,
+}
+
+/// Validated `DurableArgs` of a run on a data directory.
+pub(crate) struct DurableOptions {
+    dir: PathBuf,
+    config: DurabilityConfig,
+    checkpoint_interval: Option<Duration>,
+    ack_log: Option<PathBuf>,
+}
+
+/// Runs a flush wait as an *inactive-by-user* region on the scheduler.
+fn scheduler_blocking(f: &mut dyn FnMut()) {
+    maestro_scheduler::sync::blocking(f)
+}
+
+impl DurableArgs {
+    /// `None` without --data-dir (then the other flags are refused).
+    pub(crate) fn validate(&self, cc: Option<TpccCc>) -> Result<Option<DurableOptions>, ExitCode> {
+        let Some(dir) = &self.data_dir else {
+            if self.durability.is_some() || self.ack_log.is_some() {
+                return Err(usage("--durability and --ack-log need --data-dir"));
+            }
+            return Ok(None);
+        };
+        if cc == Some(TpccCc::TwoPl) {
+            return Err(usage(
+                "--data-dir keeps the MVCC storage: it needs --cc mvcc (the default with --data-dir)",
+            ));
+        }
+        if !(self.group_delay_us >= 0.0 && self.group_delay_us <= 1e6) {
+            return Err(usage("--group-delay-us must be in 0..=1000000"));
+        }
+        if !(self.checkpoint_interval_s > 0.0 && self.checkpoint_interval_s.is_finite()) {
+            return Err(usage("--checkpoint-interval-s must be a positive number"));
+        }
+        let durability = match self.durability.unwrap_or(DurabilityFlag::Sync) {
+            DurabilityFlag::Sync => Durability::Sync,
+            DurabilityFlag::Group => Durability::Group {
+                delay: Duration::from_secs_f64(self.group_delay_us / 1e6),
+            },
+            DurabilityFlag::Off => Durability::Off,
+        };
+        let mut config = DurabilityConfig::new(durability);
+        config.blocking = scheduler_blocking;
+        Ok(Some(DurableOptions {
+            dir: dir.clone(),
+            config,
+            // Checkpoints without a log would make random prefixes durable.
+            checkpoint_interval: (durability != Durability::Off)
+                .then(|| Duration::from_secs_f64(self.checkpoint_interval_s)),
+            ack_log: self.ack_log.clone(),
+        }))
+    }
+
+    /// What `tpcc check --data-dir` opens with: recovery, no log written.
+    pub(crate) fn checking(dir: &Path) -> DurableOptions {
+        DurableOptions {
+            dir: dir.to_path_buf(),
+            config: DurabilityConfig::new(Durability::Off),
+            checkpoint_interval: None,
+            ack_log: None,
+        }
+    }
+}
+
+impl DurableOptions {
+    /// Checkpoints and the acknowledgement log of the run.
+    pub(crate) fn configure(&self, config: &mut RunConfig) -> Result<(), ExitCode> {
+        config.checkpoint_interval = self.checkpoint_interval;
+        if let Some(path) = &self.ack_log {
+            config.ack_log = Some(Arc::new(AckLog::open(path).map_err(failure)?));
+        }
+        Ok(())
+    }
+}
+
+/// Opens (creates or recovers) the database in the data directory.
+pub(crate) fn open_durable(
+    options: &DurableOptions,
+    warehouses: u16,
+    seed: u64,
+) -> Result<(Loaded, Opened), ExitCode> {
+    let mut load = LoadConfig::new(warehouses);
+    load.seed = seed;
+    let dir = options.dir.display();
+    eprintln!(
+        "opening data directory {dir} (durability {}) …",
+        options.config.durability.name()
+    );
+    let progress = |p: &maestro_tpcc::LoadProgress| eprintln!("  {p}");
+    let opened = open_data_dir(&options.dir, &load, options.config, &progress).map_err(failure)?;
+    match &opened.opened {
+        DirOpened::Created { load, checkpoint } => eprintln!(
+            "created: loaded W={warehouses} ({} rows) in {:.2} s, first checkpoint {:.1} MiB in {:.2} s",
+            load.counts.total(),
+            load.elapsed.as_secs_f64(),
+            checkpoint.bytes as f64 / 1048576.0,
+            checkpoint.elapsed.as_secs_f64()
+        ),
+        DirOpened::Recovered {
+            recovery,
+            index_seconds,
+        } => {
+            eprintln!(
+                "recovered W={} in {:.2} s: checkpoint {} ({} rows), {} log records replayed from {} segment(s) ({} already in the checkpoint), indexes rebuilt in {index_seconds:.2} s",
+                opened.db.warehouses(),
+                recovery.elapsed.as_secs_f64() + index_seconds,
+                recovery.checkpoint.display(),
+                recovery.checkpoint_rows,
+                recovery.records_replayed,
+                recovery.segments,
+                recovery.records_skipped,
+            );
+            if let Some(torn) = &recovery.torn_tail {
+                eprintln!(
+                    "warning: cut a torn log tail of {} bytes at {}:{} ({}); no acknowledged commit lies there",
+                    torn.bytes_cut,
+                    torn.path.display(),
+                    torn.offset,
+                    torn.reason
+                );
+            }
+        }
+    }
+    let started = Opened {
+        constants: opened.constants,
+        rows: opened.counts.total(),
+    };
+    Ok((Loaded::Mvcc(Box::new(opened.db)), started))
+}
