@@ -265,8 +265,8 @@ fn a_failed_flush_is_never_acknowledged_and_stops_commits() {
             }
             outcomes.push(outcome);
         }
-        // Flush 1 was the first checkpoint's rotation (empty: no flush), so
-        // commits 0..3 are flushes 1..3 and commit 3 meets the fault.
+        // One flush per commit here (one thread): commits 0..3 are flushes
+        // 1..3, commit 3 meets the fault at flush 4.
         assert_eq!(acknowledged, vec![0, 1, 2], "{faults:?}: {outcomes:?}");
         assert!(matches!(outcomes[3], Err(TxnError::NotDurable { .. })));
         for outcome in &outcomes[4..] {

@@ -357,10 +357,22 @@ impl Database {
                 reason: "already holds a database (recover it instead)".into(),
             });
         }
+        let listing = file::list(dir).map_err(io_error(dir))?;
+        for temp in &listing.temporaries {
+            std::fs::remove_file(temp).map_err(io_error(temp))?;
+        }
         let durable = &self.shared.durable;
         *durable.meta.lock() = meta.to_vec();
-        self.attach(dir, config, 1, Vec::new())?;
-        self.checkpoint()
+        if durable.dir.set(dir.to_path_buf()).is_err() {
+            return Err(DurableError::State {
+                reason: "the database already has a data directory".into(),
+            });
+        }
+        // The checkpoint before the first segment: a crash in between leaves
+        // a directory that recovers, never a log without a checkpoint.
+        let report = self.checkpoint()?;
+        self.start_log(dir, config, 1, Vec::new())?;
+        Ok(report)
     }
 
     /// Recovers the database in `dir` into this (empty, registered) database
@@ -378,13 +390,19 @@ impl Database {
         let catalog = self.shared.durable.catalog.lock().clone();
         let started = Instant::now();
         let (mut report, next_seq, closed) = recovery::recover(&self.shared, dir, &catalog)?;
-        *self.shared.durable.meta.lock() = report.meta.clone();
-        self.attach(dir, config, next_seq, closed)?;
+        let durable = &self.shared.durable;
+        *durable.meta.lock() = report.meta.clone();
+        if durable.dir.set(dir.to_path_buf()).is_err() {
+            return Err(DurableError::State {
+                reason: "the database already has a data directory".into(),
+            });
+        }
+        self.start_log(dir, config, next_seq, closed)?;
         report.elapsed = started.elapsed();
         Ok(report)
     }
 
-    fn attach(
+    fn start_log(
         &self,
         dir: &Path,
         config: DurabilityConfig,
@@ -392,11 +410,6 @@ impl Database {
         closed: Vec<log::ClosedSegment>,
     ) -> Result<(), DurableError> {
         let durable = &self.shared.durable;
-        if durable.dir.set(dir.to_path_buf()).is_err() {
-            return Err(DurableError::State {
-                reason: "the database already has a data directory".into(),
-            });
-        }
         if config.durability != Durability::Off {
             let writer = LogWriter::start(dir, config, seq, closed).map_err(io_error(dir))?;
             let _ = durable.log.set(Arc::new(writer));
