@@ -12,7 +12,7 @@ use clap::{Args, ValueEnum};
 use maestro_tpcc::LoadConfig;
 use maestro_tpcc::driver::{AckLog, RunConfig};
 use maestro_tpcc::mvcc::{Opened as DirOpened, open_data_dir};
-use maestro_txn::{Durability, DurabilityConfig};
+use maestro_txn::{Durability, DurabilityConfig, FaultPlan};
 
 use crate::exit::{failure, usage};
 use crate::tpcc::{Loaded, Opened};
@@ -48,6 +48,31 @@ pub struct DurableArgs {
     /// acknowledged to FILE (one write per line).
     #[arg(long, value_name = "FILE")]
     ack_log: Option<PathBuf>,
+    /// Fault injection for the crash tests: `sync-failure@N` or
+    /// `short-write@N` makes the log's N-th flush fail.
+    #[arg(long, value_name = "KIND@N", hide = true)]
+    inject_log_fault: Option<String>,
+}
+
+fn fault_plan(spec: &str) -> Result<FaultPlan, ExitCode> {
+    let bad = || {
+        usage(format!(
+            "--inject-log-fault {spec:?}: expected sync-failure@N or short-write@N (N ≥ 1)"
+        ))
+    };
+    let (kind, n) = spec.split_once('@').ok_or_else(bad)?;
+    let n: u64 = n.parse().ok().filter(|&n| n >= 1).ok_or_else(bad)?;
+    match kind {
+        "sync-failure" => Ok(FaultPlan {
+            sync_failure_at_flush: Some(n),
+            ..FaultPlan::default()
+        }),
+        "short-write" => Ok(FaultPlan {
+            short_write_at_flush: Some(n),
+            ..FaultPlan::default()
+        }),
+        _ => Err(bad()),
+    }
 }
 
 /// Validated `DurableArgs` of a run on a data directory.
@@ -67,7 +92,10 @@ impl DurableArgs {
     /// `None` without --data-dir (then the other flags are refused).
     pub(crate) fn validate(&self, cc: Option<TpccCc>) -> Result<Option<DurableOptions>, ExitCode> {
         let Some(dir) = &self.data_dir else {
-            if self.durability.is_some() || self.ack_log.is_some() {
+            if self.durability.is_some()
+                || self.ack_log.is_some()
+                || self.inject_log_fault.is_some()
+            {
                 return Err(usage("--durability and --ack-log need --data-dir"));
             }
             return Ok(None);
@@ -92,6 +120,9 @@ impl DurableArgs {
         };
         let mut config = DurabilityConfig::new(durability);
         config.blocking = scheduler_blocking;
+        if let Some(spec) = &self.inject_log_fault {
+            config.faults = fault_plan(spec)?;
+        }
         Ok(Some(DurableOptions {
             dir: dir.clone(),
             config,
