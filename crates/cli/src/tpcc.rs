@@ -399,7 +399,16 @@ fn check(a: CheckArgs) -> Result<ExitCode, ExitCode> {
         ));
     }
     let (db, opened) = match &a.data_dir {
-        Some(dir) => open_durable(&DurableArgs::checking(dir), w, a.seed)?,
+        Some(dir) => {
+            let state = maestro_txn::Database::data_dir_state(dir).map_err(failure)?;
+            if state == maestro_txn::DataDirState::Empty {
+                return Err(failure(format!(
+                    "{} holds no database to check (tpcc run --data-dir creates one)",
+                    dir.display()
+                )));
+            }
+            open_durable(&DurableArgs::checking(dir), w, a.seed)?
+        }
         None => load_db(w, a.seed, cc_of(a.cc))?,
     };
     if let Some(options) = options {
