@@ -474,7 +474,26 @@ fn report_json(r: &RunReport, seconds: f64) -> Value {
     }
     if let Some(s) = &r.scheduler {
         metric("blocked_events".into(), s.blocked_events as f64);
+        metric("inactive_by_user_events".into(), s.inactive_by_user_events as f64);
         metric("workers_peak".into(), s.workers_peak as f64);
+    }
+    let mut durability = "none";
+    if let Some(d) = &r.durability {
+        durability = "off";
+        if let Some(log) = &d.log {
+            durability = log.durability.name();
+            metric("log_records".into(), log.records as f64);
+            metric("log_flushes".into(), log.flushes as f64);
+            metric(
+                "log_records_per_flush".into(),
+                log.records as f64 / log.flushes.max(1) as f64,
+            );
+            metric("log_bytes".into(), log.bytes as f64);
+            metric("log_sync_seconds".into(), log.sync_time.as_secs_f64());
+        }
+        metric("checkpoints".into(), d.checkpoints.len() as f64);
+        let seconds: f64 = d.checkpoints.iter().map(|c| c.elapsed.as_secs_f64()).sum();
+        metric("checkpoint_seconds".into(), seconds);
     }
     // Whole seconds print as an integer, as in the shared benchmark shape.
     let seconds = if seconds.fract() == 0.0 && seconds < u64::MAX as f64 {
@@ -485,6 +504,7 @@ fn report_json(r: &RunReport, seconds: f64) -> Value {
     json!({
         "experiment": "tpcc",
         "cc": r.cc.name(),
+        "durability": durability,
         "warehouses": r.warehouses,
         "terminals": r.terminals,
         "seconds": seconds,
