@@ -474,7 +474,10 @@ fn report_json(r: &RunReport, seconds: f64) -> Value {
     }
     if let Some(s) = &r.scheduler {
         metric("blocked_events".into(), s.blocked_events as f64);
-        metric("inactive_by_user_events".into(), s.inactive_by_user_events as f64);
+        metric(
+            "inactive_by_user_events".into(),
+            s.inactive_by_user_events as f64,
+        );
         metric("workers_peak".into(), s.workers_peak as f64);
     }
     let mut durability = "none";

@@ -9,21 +9,27 @@
 //! 2. After the commit lock it waits until `durable_lsn >= lsn`
 //!    ([`LogWriter::wait_durable`]) inside the configured blocking region (on
 //!    the scheduler: *inactive by user*, another worker takes the core).
-//!    Whoever holds the `flusher` lock is the group leader: it swaps out
-//!    everything pending (every record appended meanwhile, by any
-//!    transaction), writes it, `fdatasync`s, and publishes the new
-//!    `durable_lsn`. Waiters that queued on the lock during that flush find
-//!    their record durable when they get it, or lead the next group.
+//!    If no flush runs (`leading` false) it becomes the group leader: it
+//!    swaps out everything pending (every record appended meanwhile, by any
+//!    transaction), writes it, `fdatasync`s, publishes the new
+//!    `durable_lsn`, clears `leading` and wakes every waiter
+//!    (`flush_ended`). A waiter woken finds its record durable, or leads the
+//!    next group if none runs, or waits again.
 //! 3. A failed write or sync poisons the writer: the covered commits and
 //!    every later one get an error (never an acknowledgement), and appends
 //!    are refused, so nothing commits after a record that may be lost.
 //!
-//! No wake-up is lost: a waiter either sees `durable_lsn >= lsn` (a release
-//! store made after the sync, read with acquire) or takes the flusher lock
-//! and flushes itself; `pending` holds its record until some flush takes it,
-//! and a flush takes everything appended before it swapped the buffer. No
-//! deadlock: `pending` is taken inside `flusher` or alone, never the other
-//! way; the commit lock is never held while waiting for the flusher.
+//! No wake-up is lost: a waiter checks `durable_lsn`, `failure` and
+//! `leading` under the `leading` mutex and sleeps on `flush_ended` only
+//! while a leader runs; the leader publishes `durable_lsn` (or `failure`)
+//! before it takes that mutex to clear `leading` and notify all, so a waiter
+//! either saw the new state or is already asleep when the notification
+//! comes. Progress: when no leader runs, a waiter leads; `pending` holds its
+//! record until some flush takes it, and a flush takes everything appended
+//! before it swapped the buffer. No deadlock: the order is `leading` alone;
+//! `flusher` → `pending`; the commit lock → `pending`; nobody holds
+//! `leading` while taking another lock, and the commit lock is never held
+//! while waiting for a flush.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -31,7 +37,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 use super::file::{FaultPlan, FaultyFile, LogFile, create_segment, segment_path, sync_dir};
 use super::record::{PAYLOAD_BYTES_MAX, RedoBuf};
@@ -72,6 +78,12 @@ pub(crate) struct LogWriter {
     config: DurabilityConfig,
     pending: Mutex<Pending>,
     flusher: Mutex<Flusher>,
+    /// True while a waiter leads a flush; the others wait on `flush_ended`
+    /// instead of queueing on `flusher` (where a leader that barged in
+    /// again would flush one record at a time while waiters already
+    /// durable sat parked behind it).
+    leading: Mutex<bool>,
+    flush_ended: Condvar,
     durable_lsn: AtomicU64,
     failure: OnceLock<String>,
     records_flushed: AtomicU64,
@@ -119,6 +131,8 @@ impl LogWriter {
                 spare: Vec::new(),
                 flushes: 0,
             }),
+            leading: Mutex::new(false),
+            flush_ended: Condvar::new(),
             durable_lsn: AtomicU64::new(0),
             failure: OnceLock::new(),
             records_flushed: AtomicU64::new(0),
@@ -167,20 +181,37 @@ impl LogWriter {
         result
     }
 
+    /// Waits until `lsn` is durable, leading a flush whenever none runs.
     fn flush_through(&self, lsn: u64) -> Result<(), String> {
-        let mut flusher = self.flusher.lock();
-        // Acquire: as in `wait_durable`.
-        if self.durable_lsn.load(Ordering::Acquire) >= lsn {
-            return Ok(());
+        let mut leading = self.leading.lock();
+        loop {
+            // Acquire: as in `wait_durable`.
+            if self.durable_lsn.load(Ordering::Acquire) >= lsn {
+                return Ok(());
+            }
+            if let Some(failure) = self.failure() {
+                return Err(failure.to_string());
+            }
+            if !*leading {
+                break;
+            }
+            // A flush runs; its leader notifies when it ends (under
+            // `leading`, which this wait releases atomically).
+            self.flush_ended.wait(&mut leading);
         }
-        if let Some(failure) = self.failure() {
-            return Err(failure.to_string());
-        }
-        if let Durability::Group { delay } = self.config.durability {
-            // The leader lets the group grow; followers queue on `flusher`.
-            std::thread::sleep(delay);
-        }
-        self.flush_locked(&mut flusher)
+        *leading = true;
+        drop(leading);
+        let flushed = {
+            let mut flusher = self.flusher.lock();
+            if let Durability::Group { delay } = self.config.durability {
+                // The leader lets the group grow; others append meanwhile.
+                std::thread::sleep(delay);
+            }
+            self.flush_locked(&mut flusher)
+        };
+        *self.leading.lock() = false;
+        self.flush_ended.notify_all();
+        flushed
     }
 
     /// Writes and syncs everything pending.
