@@ -1,5 +1,7 @@
 /* The omp_* API outside and inside regions: wtime, schedules, dynamic, limits,
- * num_procs, and ICV inheritance by members. */
+ * num_procs, and ICV inheritance by members.
+ * maestro-test: also-stock
+ */
 #include <omp.h>
 #include <unistd.h>
 #include "check.h"

@@ -4,6 +4,7 @@
  * maestro-test: env OMP_DYNAMIC=false
  * maestro-test: env OMP_NESTED=true
  * maestro-test: env OMP_THREAD_LIMIT=40
+ * maestro-test: also-stock
  */
 #include <omp.h>
 #include "check.h"

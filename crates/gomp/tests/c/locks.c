@@ -1,5 +1,7 @@
 /* omp locks and nested locks: mutual exclusion, test_lock, nesting counts and
- * ownership by task. */
+ * ownership by task.
+ * maestro-test: also-stock
+ */
 #include <omp.h>
 #include "check.h"
 

@@ -1,4 +1,6 @@
-/* ordered: the ordered blocks run in iteration order under every schedule. */
+/* ordered: the ordered blocks run in iteration order under every schedule.
+ * maestro-test: also-stock
+ */
 #include <omp.h>
 #include "check.h"
 

@@ -1,5 +1,7 @@
 /* Parallel regions: team sizes (num_threads, default, if), distinct thread
- * numbers, omp_in_parallel, levels, and many regions in a row. */
+ * numbers, omp_in_parallel, levels, and many regions in a row.
+ * maestro-test: also-stock
+ */
 #include <omp.h>
 #include "check.h"
 

@@ -1,5 +1,7 @@
 /* Reductions of every operator (+ * - & | ^ && || min max) on int, long, double
- * and unsigned, in parallel regions and in parallel for loops. */
+ * and unsigned, in parallel regions and in parallel for loops.
+ * maestro-test: also-stock
+ */
 #include <omp.h>
 #include "check.h"
 

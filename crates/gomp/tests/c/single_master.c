@@ -1,5 +1,7 @@
 /* single (once per construct, with and without nowait), single copyprivate,
- * master, and masked-by-thread-number code. */
+ * master, and masked-by-thread-number code.
+ * maestro-test: also-stock
+ */
 #include <omp.h>
 #include "check.h"
 
