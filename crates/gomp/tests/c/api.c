@@ -1,6 +1,7 @@
 /* The omp_* API outside and inside regions: wtime, schedules, dynamic, limits,
  * num_procs, and ICV inheritance by members.
  * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include <unistd.h>

@@ -1,6 +1,7 @@
 /* Explicit barriers: no member passes a barrier before every member reached it,
  * across many phases, in teams larger than the machine.
  * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include "check.h"

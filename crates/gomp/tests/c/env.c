@@ -5,6 +5,7 @@
  * maestro-test: env OMP_NESTED=true
  * maestro-test: env OMP_THREAD_LIMIT=40
  * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include "check.h"

@@ -2,6 +2,7 @@
  * GOMP_parallel_start/end, GOMP_parallel_loop_*_start, GOMP_parallel_sections_start,
  * called here by hand the way old GCC generated code did.
  * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include <stdbool.h>

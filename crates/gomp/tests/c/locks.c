@@ -1,6 +1,7 @@
 /* omp locks and nested locks: mutual exclusion, test_lock, nesting counts and
  * ownership by task.
  * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include "check.h"

@@ -3,6 +3,7 @@
  * unsigned long long ranges beyond long, nowait loops, collapse, lastprivate,
  * and combined parallel for.
  * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include <string.h>

@@ -2,6 +2,7 @@
  * omp_set_max_active_levels / omp_set_nested; levels, active levels, ancestor
  * thread numbers and team sizes; three levels deep; barriers in inner teams.
  * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include "check.h"

@@ -1,5 +1,6 @@
 /* ordered: the ordered blocks run in iteration order under every schedule.
  * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include "check.h"

@@ -1,6 +1,7 @@
 /* Reductions of every operator (+ * - & | ^ && || min max) on int, long, double
  * and unsigned, in parallel regions and in parallel for loops.
  * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include "check.h"

@@ -7,6 +7,7 @@
  * blocks around the size kept inside a task's record (64 bytes, 16-aligned)
  * arrive intact and aligned.
  * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include <stdint.h>

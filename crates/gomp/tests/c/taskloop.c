@@ -2,6 +2,7 @@
  * strict grainsize partitions, long and unsigned long long variables, negative steps, nogroup,
  * if(0), and the implicit taskgroup (done when the construct ends).
  * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include "check.h"

@@ -4,6 +4,7 @@
  * omp_in_final, taskgroup waiting for descendants, depend chains, tasks outside
  * any region, and per-thread slots indexed by omp_get_thread_num in tasks.
  * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include <stdint.h>
