@@ -38,8 +38,11 @@ use crate::team::TeamShared;
 
 /// How long an idle home thread watches its mailbox before it sleeps: regions
 /// in a loop fork again within microseconds, and a futex wake-up costs tens
-/// of them. Bounded like the team barrier's spin (`team::BARRIER_SPIN`).
-const HOME_SPIN: Duration = Duration::from_micros(20);
+/// of them. Between looks it yields its core: the OS may have put the
+/// forking thread on the same core (on a busy machine it does, perf
+/// 2026-11-25), and a pure spin would then hold back the very fork it waits
+/// for.
+const HOME_WATCH: Duration = Duration::from_micros(200);
 
 /// The mode setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -286,10 +289,11 @@ impl Drop for HomeThread {
 fn home_main(home: &Home) {
     loop {
         let start = Instant::now();
-        while !home.posted.load(Ordering::Relaxed) && start.elapsed() < HOME_SPIN {
+        while !home.posted.load(Ordering::Relaxed) && start.elapsed() < HOME_WATCH {
             for _ in 0..64 {
                 std::hint::spin_loop();
             }
+            std::thread::yield_now();
         }
         let mail = {
             let mut m = home.mail.lock();
