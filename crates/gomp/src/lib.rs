@@ -7,7 +7,9 @@
 //!   GCC 12 emits (`GOMP_*` and the `omp_*` user API, see [`abi`]). A program
 //!   compiled with `gcc -fopenmp -c` and linked against it (instead of `-lgomp`)
 //!   runs every OpenMP team member as a Maestro scheduler task: the runtime owns no
-//!   thread and no thread pool.
+//!   thread and no thread pool — unless the program has thread-local storage of
+//!   its own (`threadprivate`), whose members then run on dedicated threads
+//!   (`home`).
 //! - **A native Rust API**, [`parallel_region`] with [`Team::barrier`] and
 //!   [`Team::for_each`], for Rust UDFs; it is the same machinery.
 //!
