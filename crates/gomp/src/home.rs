@@ -108,13 +108,16 @@ pub(crate) fn dedicated() -> bool {
             SHARED_OK if loaded_adds() == SCANNED_ADDS.load(Ordering::Relaxed) => false,
             _ => {
                 let s = scan();
-                SCANNED_ADDS.store(s.adds, Ordering::Relaxed);
+                // Both only grow (`fetch_max`): a scan that raced with a
+                // `dlopen` and saw fewer objects cannot undo the conclusion
+                // of one that saw more.
+                SCANNED_ADDS.fetch_max(s.adds, Ordering::Relaxed);
                 let dedicated = s.tls.is_some();
-                AUTO.store(
+                let before = AUTO.fetch_max(
                     if dedicated { DEDICATED } else { SHARED_OK },
                     Ordering::Relaxed,
                 );
-                dedicated
+                dedicated || before == DEDICATED
             }
         },
     }
@@ -174,8 +177,13 @@ fn scan() -> Scan {
                 .to_string_lossy()
                 .into_owned()
         };
-        // SAFETY: `dlpi_phdr` points to `dlpi_phnum` program headers.
-        let phdrs = unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum.into()) };
+        let phdrs = if info.dlpi_phdr.is_null() {
+            &[][..]
+        } else {
+            // SAFETY: a non-null `dlpi_phdr` points to `dlpi_phnum` program
+            // headers, which the loader keeps for the object's lifetime.
+            unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum.into()) }
+        };
         let own = own_address();
         let ours = phdrs.iter().any(|p| {
             let start = (info.dlpi_addr as usize).wrapping_add(p.p_vaddr as usize);
