@@ -7,6 +7,7 @@ use std::sync::Arc;
 use maestro_scheduler::sync::current_worker_state;
 
 use crate::ctx::{self, Ctx, with_current};
+use crate::home;
 use crate::icv::Icv;
 use crate::runtime::{self, MasterPlacement};
 use crate::taskred::Registration;
@@ -51,6 +52,12 @@ pub(crate) fn run_region(
     run_region_with(body, requested, pre_ws, |_| None);
 }
 
+/// [`run_region`] for the native API: members are always scheduler tasks
+/// (the dedicated threads of `crate::home` are for C programs' `threadprivate`).
+pub(crate) fn run_region_on_scheduler(body: RegionFn, requested: usize) {
+    run_region_in(body, requested, |_, _| None, |_| None, false);
+}
+
 /// [`run_region`] whose members see the task reductions `red(n)` gives for a
 /// team of `n` (`parallel reduction(task, …)`), made before any member starts.
 pub(crate) fn run_region_with(
@@ -59,15 +66,29 @@ pub(crate) fn run_region_with(
     pre_ws: impl FnOnce(&Ctx, usize) -> Option<WorkShare>,
     red: impl FnOnce(usize) -> Option<Arc<Registration>>,
 ) {
-    let offload = offload_master();
-    let team = with_current(|p| fork_team(p, body, requested, |n| pre_ws(p, n), red));
+    run_region_in(body, requested, pre_ws, red, home::dedicated());
+}
+
+/// [`run_region_with`], on dedicated threads or not.
+fn run_region_in(
+    body: RegionFn,
+    requested: usize,
+    pre_ws: impl FnOnce(&Ctx, usize) -> Option<WorkShare>,
+    red: impl FnOnce(usize) -> Option<Arc<Registration>>,
+    dedicated: bool,
+) {
+    let offload = offload_master(dedicated);
+    let team = with_current(|p| fork_team(p, body, requested, |n| pre_ws(p, n), red, dedicated));
     run_forked(team, body, offload);
 }
 
 /// Whether the master's share of a region forked now runs as a scheduler task
-/// ([`runtime::master_placement`]).
-fn offload_master() -> bool {
-    runtime::master_placement() == MasterPlacement::Scheduler
+/// ([`runtime::master_placement`]). Never for a team on dedicated threads:
+/// its thread 0 must be the forking thread, whose thread-local storage the
+/// master's `threadprivate` copies are.
+fn offload_master(dedicated: bool) -> bool {
+    !dedicated
+        && runtime::master_placement() == MasterPlacement::Scheduler
         && ctx::in_initial_context()
         && current_worker_state().is_none()
 }
@@ -133,7 +154,8 @@ unsafe extern "C" fn league_member(data: *mut c_void) {
 /// League members never wait for each other, so a league needs no free worker
 /// to complete (PROTOCOL.md, "Host teams").
 pub(crate) fn run_league(body: RegionFn, num_teams: usize, icv: Icv) {
-    let offload = offload_master();
+    let dedicated = home::dedicated();
+    let offload = offload_master(dedicated);
     let league = LeagueBody {
         body,
         num_teams,
@@ -143,15 +165,9 @@ pub(crate) fn run_league(body: RegionFn, num_teams: usize, icv: Icv) {
         f: league_member,
         data: (&raw const league).cast_mut().cast(),
     };
-    let team = Arc::new(TeamShared::build(
-        num_teams,
-        0,
-        0,
-        Vec::new(),
-        Some(trampoline),
-        icv,
-        None,
-    ));
+    let mut team = TeamShared::build(num_teams, 0, 0, Vec::new(), Some(trampoline), icv, None);
+    team.dedicated = dedicated;
+    let team = Arc::new(team);
     spawn_members(&team, false);
     run_forked(team, trampoline, offload);
 }
@@ -178,7 +194,7 @@ pub(crate) fn fork(
     requested: usize,
     pre_ws: impl FnOnce(usize) -> Option<WorkShare>,
 ) -> Master {
-    let team = fork_team(parent, body, requested, pre_ws, |_| None);
+    let team = fork_team(parent, body, requested, pre_ws, |_| None, home::dedicated());
     Master::enter(&team)
 }
 
@@ -190,6 +206,7 @@ fn fork_team(
     requested: usize,
     pre_ws: impl FnOnce(usize) -> Option<WorkShare>,
     red: impl FnOnce(usize) -> Option<Arc<Registration>>,
+    dedicated: bool,
 ) -> Arc<TeamShared> {
     let n = team_size(parent, requested);
     let level = parent.team.level + 1;
@@ -214,6 +231,7 @@ fn fork_team(
     );
     team.red = red(n);
     team.league = parent.team.league;
+    team.dedicated = dedicated;
     let team = Arc::new(team);
     if let Some(ws) = &pre_ws {
         team.ws.insert_first(ws.clone());
@@ -222,12 +240,15 @@ fn fork_team(
     team
 }
 
-/// Submits members 1..n of `team` as scheduler tasks; `barriers`: whether
-/// they may meet at barriers (then a fixed worker pool may hang them, which
-/// [`runtime::warn_if_fixed_pool`] warns about).
+/// Submits members 1..n of `team` as scheduler tasks, or hands them to the
+/// forking thread's home threads if the team is dedicated; `barriers`:
+/// whether they may meet at barriers (then a fixed worker pool may hang
+/// scheduler tasks, which [`runtime::warn_if_fixed_pool`] warns about).
 fn spawn_members(team: &Arc<TeamShared>, barriers: bool) {
     let n = team.n;
-    if n > 1 {
+    if n > 1 && team.dedicated {
+        *team.homes.lock() = Some(home::start_members(team));
+    } else if n > 1 {
         if barriers {
             runtime::warn_if_fixed_pool();
         }
@@ -252,6 +273,9 @@ pub(crate) fn join(master: Master) {
     let team = master.0.team.clone();
     team.join();
     master.0.leave();
+    if let Some(taken) = team.homes.lock().take() {
+        home::give_back(taken);
+    }
 }
 
 #[cfg(test)]

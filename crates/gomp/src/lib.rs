@@ -7,7 +7,9 @@
 //!   GCC 12 emits (`GOMP_*` and the `omp_*` user API, see [`abi`]). A program
 //!   compiled with `gcc -fopenmp -c` and linked against it (instead of `-lgomp`)
 //!   runs every OpenMP team member as a Maestro scheduler task: the runtime owns no
-//!   thread and no thread pool.
+//!   thread and no thread pool — unless the program has thread-local storage of
+//!   its own (`threadprivate`), whose members then run on dedicated threads
+//!   (`home`).
 //! - **A native Rust API**, [`parallel_region`] with [`Team::barrier`] and
 //!   [`Team::for_each`], for Rust UDFs; it is the same machinery.
 //!
@@ -19,10 +21,12 @@
 //!
 //! How a team forks, meets at barriers and joins, and why a team larger than the
 //! free workers still completes, is written down in `PROTOCOL.md` beside this
-//! crate's manifest. Unsupported: `threadprivate` (it compiles to thread-local
-//! storage, which scheduler workers do not give per member) and `OMP_STACKSIZE`
-//! (the scheduler owns the threads); the runtime aborts with a message when
-//! `OMP_STACKSIZE` is set.
+//! crate's manifest. `threadprivate` compiles to thread-local storage, which
+//! scheduler workers do not give per member: a program with thread-local
+//! storage of its own gets dedicated threads per thread number instead
+//! (`MAESTRO_OMP_THREADS`, PROTOCOL.md "threadprivate"). Unsupported:
+//! `OMP_STACKSIZE` (the scheduler owns the threads); the runtime aborts with a
+//! message when it is set.
 
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
@@ -32,6 +36,7 @@ mod ctx;
 mod depend;
 mod doacross;
 mod fork;
+mod home;
 mod icv;
 mod loops;
 mod native;

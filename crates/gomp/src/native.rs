@@ -166,7 +166,7 @@ where
         data: (&payload as *const Payload<'_, F>).cast_mut().cast(),
     };
     // The payload lives on this frame until `run_region` returns, after the join.
-    fork::run_region(body, num_threads, |_, _| None);
+    fork::run_region_on_scheduler(body, num_threads);
     if let Some(p) = payload.panic.into_inner() {
         resume_unwind(p);
     }

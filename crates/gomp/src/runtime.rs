@@ -8,6 +8,8 @@
 //!   `min(nthreads-var, concurrency hint)` members.
 //! - `MAESTRO_OMP_MASTER=caller|scheduler`: where the master's share of a region
 //!   entered from outside the scheduler runs ([`MasterPlacement`]).
+//! - `MAESTRO_OMP_THREADS=auto|dedicated|scheduler`: whether team members run
+//!   on dedicated threads (what `threadprivate` needs; `crate::home`).
 //! - `MAESTRO_OMP_PRESET` / `MAESTRO_OMP_CONTEXTS`: the scheduler created when the
 //!   host did not [`install_scheduler`] one (default `single-pool`, detected contexts).
 //! - `MAESTRO_OMP_SPIN_ROUNDS`: that scheduler's `idle_spin_rounds` (how long an

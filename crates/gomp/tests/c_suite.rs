@@ -11,6 +11,9 @@
 //!   with our library in `LD_PRELOAD`.
 //! - `maestro-test: also-stock` also builds it against stock libgomp and runs it
 //!   there, unchanged (the program's checks hold on libgomp too).
+//! - `maestro-test: also-dedicated` also runs it on our library with
+//!   `MAESTRO_OMP_THREADS=dedicated` (team members on dedicated threads, the
+//!   mode `threadprivate` programs get).
 //!
 //! Without gcc the test fails with a message (CI installs it); `MAESTRO_OMP_CC`
 //! names another compiler driver.
@@ -64,6 +67,7 @@ struct Spec {
     expect_fail: Option<String>,
     also_preload: bool,
     also_stock: bool,
+    also_dedicated: bool,
 }
 
 fn spec(source: &str) -> Spec {
@@ -82,6 +86,8 @@ fn spec(source: &str) -> Spec {
             s.also_preload = true;
         } else if rest == "also-stock" {
             s.also_stock = true;
+        } else if rest == "also-dedicated" {
+            s.also_dedicated = true;
         } else {
             panic!("unknown maestro-test directive: {rest}");
         }
@@ -187,7 +193,10 @@ fn test_program(cc: &str, src: &Path, lib: &Path, out_dir: &Path) -> Result<(), 
         &format!("linking {name}"),
     )?;
     check_linkage(&bin)?;
-    let mut runs = vec![(bin.clone(), None, false)];
+    let mut runs = vec![(bin.clone(), None, false, false)];
+    if spec.also_dedicated {
+        runs.push((bin.clone(), None, false, true));
+    }
     if spec.also_preload || spec.also_stock {
         let stock = out_dir.join(format!("{name}-stock"));
         run(
@@ -200,15 +209,26 @@ fn test_program(cc: &str, src: &Path, lib: &Path, out_dir: &Path) -> Result<(), 
             &format!("building {name} against stock libgomp"),
         )?;
         if spec.also_preload {
-            runs.push((stock.clone(), Some(lib.join("libmaestro_gomp.so")), false));
+            runs.push((
+                stock.clone(),
+                Some(lib.join("libmaestro_gomp.so")),
+                false,
+                false,
+            ));
         }
         if spec.also_stock {
-            runs.push((stock, None, true));
+            runs.push((stock, None, true, false));
         }
     }
-    for (bin, preload, stock) in runs {
-        let (ok, text) = execute(&bin, &spec.env, preload.as_deref())?;
-        let label = if preload.is_some() {
+    for (bin, preload, stock, dedicated) in runs {
+        let mut env = spec.env.clone();
+        if dedicated {
+            env.push(("MAESTRO_OMP_THREADS".into(), "dedicated".into()));
+        }
+        let (ok, text) = execute(&bin, &env, preload.as_deref())?;
+        let label = if dedicated {
+            format!("{name} (MAESTRO_OMP_THREADS=dedicated)")
+        } else if preload.is_some() {
             format!("{name} (preloaded)")
         } else if stock {
             format!("{name} (stock libgomp)")
@@ -283,10 +303,11 @@ fn c_openmp_suite_runs_on_maestro_gomp() {
 #[test]
 fn headers_parse() {
     let s = spec(
-        "/* maestro-test: env A=1\n * maestro-test: expect-fail boom bang\n maestro-test: also-preload\n maestro-test: also-stock */",
+        "/* maestro-test: env A=1\n * maestro-test: expect-fail boom bang\n maestro-test: also-preload\n maestro-test: also-stock\n * maestro-test: also-dedicated */",
     );
     assert_eq!(s.env, vec![("A".to_string(), "1".to_string())]);
     assert_eq!(s.expect_fail.as_deref(), Some("boom bang"));
     assert!(s.also_preload);
     assert!(s.also_stock);
+    assert!(s.also_dedicated);
 }

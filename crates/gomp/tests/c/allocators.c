@@ -4,6 +4,7 @@
  * only), the default allocator, and the allocate clause
  * (GOMP_alloc / GOMP_free).
  * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include <stdint.h>

@@ -1,5 +1,8 @@
 /* The omp_* API outside and inside regions: wtime, schedules, dynamic, limits,
- * num_procs, and ICV inheritance by members. */
+ * num_procs, and ICV inheritance by members.
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include <unistd.h>
 #include "check.h"

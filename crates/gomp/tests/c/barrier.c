@@ -1,5 +1,8 @@
 /* Explicit barriers: no member passes a barrier before every member reached it,
- * across many phases, in teams larger than the machine. */
+ * across many phases, in teams larger than the machine.
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include "check.h"
 

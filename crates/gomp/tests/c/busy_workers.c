@@ -3,7 +3,9 @@
  * master owns (blocked workers leave the active level, so the scheduler must
  * add workers), then while each worker spins on CPU work (the team must still
  * finish once they are done). A runtime with busy-waiting barriers and a fixed
- * pool of `contexts` threads would hang in the first case. */
+ * pool of `contexts` threads would hang in the first case.
+ * maestro-test: also-stock
+ */
 #include <omp.h>
 #include <unistd.h>
 #include "check.h"

@@ -9,7 +9,8 @@
  * cancellation point. (No member waits for another by spinning: that may hang
  * when members share workers, see PROTOCOL.md.)
  * maestro-test: env OMP_CANCELLATION=true
- * maestro-test: also-stock */
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated */
 #include <omp.h>
 #include <unistd.h>
 #include "check.h"

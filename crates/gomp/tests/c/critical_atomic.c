@@ -1,5 +1,8 @@
 /* critical (unnamed and named, which must not exclude each other), atomic on
- * types with hardware atomics and on long double (GOMP_atomic_start/end). */
+ * types with hardware atomics and on long double (GOMP_atomic_start/end).
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include <unistd.h>
 #include "check.h"

@@ -5,7 +5,8 @@
  * the task itself, by the creator after creating the dependent tasks, by a
  * thread outside OpenMP, in reverse order over many tasks. (taskwait depend and
  * undeferred tasks behind a pending detached sibling: detach_deps.c.)
- * maestro-test: also-stock */
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated */
 #include <omp.h>
 #include <pthread.h>
 #include <stdint.h>

@@ -6,7 +6,8 @@
  * ordered(3); an ordered(8) nest, whose sinks pass more arguments than fit in
  * registers; slow iterations, so that waiters sleep; a doacross loop with
  * task reductions (GOMP_loop_doacross_start).
- * maestro-test: also-stock */
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated */
 #include <omp.h>
 #include <unistd.h>
 #include <string.h>

@@ -4,6 +4,8 @@
  * maestro-test: env OMP_DYNAMIC=false
  * maestro-test: env OMP_NESTED=true
  * maestro-test: env OMP_THREAD_LIMIT=40
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include "check.h"

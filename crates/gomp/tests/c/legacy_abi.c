@@ -1,6 +1,9 @@
 /* The pre-GCC-4.9 entry points GCC 12 no longer emits but old objects call:
  * GOMP_parallel_start/end, GOMP_parallel_loop_*_start, GOMP_parallel_sections_start,
- * called here by hand the way old GCC generated code did. */
+ * called here by hand the way old GCC generated code did.
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include <stdbool.h>
 #include "check.h"

@@ -1,5 +1,8 @@
 /* omp locks and nested locks: mutual exclusion, test_lock, nesting counts and
- * ownership by task. */
+ * ownership by task.
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include "check.h"
 

@@ -1,7 +1,10 @@
 /* Work-sharing loops: every iteration exactly once under static, dynamic, guided,
  * runtime and auto schedules with odd chunk sizes, negative and non-unit steps,
  * unsigned long long ranges beyond long, nowait loops, collapse, lastprivate,
- * and combined parallel for. */
+ * and combined parallel for.
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include <string.h>
 #include "check.h"

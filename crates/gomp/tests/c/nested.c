@@ -1,6 +1,9 @@
 /* Nested parallelism: disabled by default (inner regions serialized), enabled by
  * omp_set_max_active_levels / omp_set_nested; levels, active levels, ancestor
- * thread numbers and team sizes; three levels deep; barriers in inner teams. */
+ * thread numbers and team sizes; three levels deep; barriers in inner teams.
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include "check.h"
 

@@ -1,4 +1,7 @@
-/* ordered: the ordered blocks run in iteration order under every schedule. */
+/* ordered: the ordered blocks run in iteration order under every schedule.
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include "check.h"
 

@@ -1,5 +1,8 @@
 /* Parallel regions: team sizes (num_threads, default, if), distinct thread
- * numbers, omp_in_parallel, levels, and many regions in a row. */
+ * numbers, omp_in_parallel, levels, and many regions in a row.
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include "check.h"
 

@@ -1,5 +1,8 @@
 /* Reductions of every operator (+ * - & | ^ && || min max) on int, long, double
- * and unsigned, in parallel regions and in parallel for loops. */
+ * and unsigned, in parallel regions and in parallel for loops.
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include "check.h"
 

@@ -1,5 +1,8 @@
 /* OpenMP 5.0 constructs GCC lowers to GOMP_loop_start / GOMP_sections2_start with
- * shared scratch memory: inscan reductions and lastprivate(conditional:). */
+ * shared scratch memory: inscan reductions and lastprivate(conditional:).
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include "check.h"
 

@@ -1,5 +1,8 @@
 /* sections and parallel sections: every section exactly once, with more and
- * fewer members than sections, with nowait, and lastprivate. */
+ * fewer members than sections, with nowait, and lastprivate.
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include "check.h"
 

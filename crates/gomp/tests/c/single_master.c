@@ -1,5 +1,8 @@
 /* single (once per construct, with and without nowait), single copyprivate,
- * master, and masked-by-thread-number code. */
+ * master, and masked-by-thread-number code.
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include "check.h"
 

@@ -5,7 +5,8 @@
  * scope reduction(...), taskloop reduction / in_reduction, orphaned taskgroups,
  * array sections; +, *, max, & on several types. Every result is checked
  * against the sequential one computed here. Also passes on stock libgomp.
- * maestro-test: also-stock */
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated */
 #include <omp.h>
 #include <stdint.h>
 #include "check.h"

@@ -5,7 +5,10 @@
  * creator) and queued ones mix within one parent. Repeated so that waiters
  * often sleep while the last child finishes on another member. Firstprivate
  * blocks around the size kept inside a task's record (64 bytes, 16-aligned)
- * arrive intact and aligned. */
+ * arrive intact and aligned.
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include <stdint.h>
 #include "check.h"

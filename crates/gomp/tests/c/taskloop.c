@@ -1,6 +1,9 @@
 /* taskloop: every iteration once with default, num_tasks, grainsize and
  * strict grainsize partitions, long and unsigned long long variables, negative steps, nogroup,
- * if(0), and the implicit taskgroup (done when the construct ends). */
+ * if(0), and the implicit taskgroup (done when the construct ends).
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include "check.h"
 

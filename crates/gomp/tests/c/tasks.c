@@ -2,7 +2,10 @@
  * tasks (throttling), firstprivate captured at creation, VLA and over-aligned
  * firstprivate blocks (GCC's copy function and arg_align), if(0), final and
  * omp_in_final, taskgroup waiting for descendants, depend chains, tasks outside
- * any region, and per-thread slots indexed by omp_get_thread_num in tasks. */
+ * any region, and per-thread slots indexed by omp_get_thread_num in tasks.
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated
+ */
 #include <omp.h>
 #include <stdint.h>
 #include "check.h"

@@ -4,7 +4,8 @@
  * the team: the records held their parent's children set and the set held
  * them). With parallel reduction(task, ...) the team holds the private
  * copies too. Also passes on stock libgomp.
- * maestro-test: also-stock */
+ * maestro-test: also-stock
+ * maestro-test: also-dedicated */
 #include <omp.h>
 #include <stdio.h>
 #include "check.h"

@@ -6,6 +6,7 @@
  * lowers inline from the team queries), `teams distribute parallel for` with
  * a reduction, a num_teams(lower:upper) range, the %t / %T affinity fields.
  * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include <string.h>

@@ -3,6 +3,7 @@
  * maestro-test: env OMP_NUM_TEAMS=5
  * maestro-test: env OMP_TEAMS_THREAD_LIMIT=2
  * maestro-test: also-stock
+ * maestro-test: also-dedicated
  */
 #include <omp.h>
 #include "check.h"
