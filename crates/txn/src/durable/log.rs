@@ -204,14 +204,37 @@ impl LogWriter {
         let flushed = {
             let mut flusher = self.flusher.lock();
             if let Durability::Group { delay } = self.config.durability {
-                // The leader lets the group grow; others append meanwhile.
-                std::thread::sleep(delay);
+                self.let_group_grow(delay);
             }
             self.flush_locked(&mut flusher)
         };
         *self.leading.lock() = false;
         self.flush_ended.notify_all();
         flushed
+    }
+
+    /// The group leader's wait before a flush: at most `delay`, and no
+    /// longer than commits keep arriving — once a look finds no record
+    /// appended since the previous one, the group is as large as it gets
+    /// (every committer in flight is waiting), so waiting on is pure latency.
+    fn let_group_grow(&self, delay: Duration) {
+        /// Between two looks at the pending records. Guessed: a few times a
+        /// TPC-C transaction's CPU time (~10–25 µs), well below a sync.
+        const LOOK_EVERY: Duration = Duration::from_micros(50);
+        let deadline = Instant::now() + delay;
+        let mut seen = self.pending.lock().records;
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            std::thread::sleep(LOOK_EVERY.min(deadline - now));
+            let records = self.pending.lock().records;
+            if records == seen {
+                return;
+            }
+            seen = records;
+        }
     }
 
     /// Writes and syncs everything pending.

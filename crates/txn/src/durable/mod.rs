@@ -52,8 +52,9 @@ pub enum Durability {
     /// A commit returns once its record is synced; the waiter holding the
     /// flush lock syncs for everyone whose record is pending (group commit).
     Sync,
-    /// As `Sync`, but the flushing waiter first waits `delay` so more
-    /// commits share one sync (fewer syncs, longer commits).
+    /// As `Sync`, but the flushing waiter first waits up to `delay` while
+    /// more commits keep arriving, so more of them share one sync (fewer
+    /// syncs, longer commits).
     Group { delay: Duration },
 }
 
