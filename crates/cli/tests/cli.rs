@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{json_of, maestro, stderr};
+use common::{json_of, maestro, row, stderr, value};
 
 #[test]
 fn bench_scheduler_json_has_the_shared_shape() {
@@ -22,13 +22,14 @@ fn bench_scheduler_json_has_the_shared_shape() {
     let v = json_of(&out);
     assert_eq!(v["experiment"], "scheduler");
     assert_eq!(v["contexts"], 2);
-    let rows = v["results"].as_array().unwrap();
-    let sp = rows
-        .iter()
-        .find(|r| {
-            r["case"] == "fork_join" && r["variant"] == "single-pool" && r["metric"] == "seconds"
-        })
-        .expect("single-pool fork_join row");
+    let sp = row(
+        &v,
+        keys!(
+            case = "fork_join",
+            variant = "single-pool",
+            metric = "seconds"
+        ),
+    );
     assert!(sp["value"].as_f64().unwrap() > 0.0);
     assert!(sp["ratio_vs_rayon"].as_f64().unwrap() > 0.0);
     assert!(
@@ -265,7 +266,6 @@ fn bench_analytical_quick_has_every_variant_and_sane_values() {
     std::fs::remove_dir_all(&dir).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert_eq!(v["experiment"], "analytical");
-    let rows = v["results"].as_array().unwrap();
     for variant in [
         "multiple-pools",
         "single-pool-nosys",
@@ -275,12 +275,10 @@ fn bench_analytical_quick_has_every_variant_and_sane_values() {
     ] {
         for clients in [1, 6] {
             let get = |metric: &str| {
-                rows.iter()
-                    .find(|r| {
-                        r["variant"] == variant && r["clients"] == clients && r["metric"] == metric
-                    })
-                    .and_then(|r| r["value"].as_f64())
-                    .unwrap_or_else(|| panic!("{variant} clients={clients} {metric} missing"))
+                value(
+                    &v,
+                    keys!(variant = variant, clients = clients, metric = metric),
+                )
             };
             assert!(get("seconds") > 0.0 && get("seconds").is_finite());
             let cpu = get("cpu_user") + get("cpu_system") + get("cpu_idle");
@@ -367,13 +365,7 @@ fn tpcc_run_json_export_and_check() {
         (v["warehouses"].as_u64(), v["terminals"].as_u64()),
         (Some(1), Some(3))
     );
-    let rows = v["results"].as_array().unwrap();
-    let metric = |m: &str| {
-        rows.iter()
-            .find(|r| r["metric"] == m)
-            .and_then(|r| r["value"].as_f64())
-            .unwrap_or_else(|| panic!("{m} missing"))
-    };
+    let metric = |m: &str| value(&v, keys!(metric = m));
     assert!(metric("tpmC") > 0.0 && metric("transactions_per_second") > 0.0);
     assert!((0.0..1.0).contains(&metric("abort_rate")));
     for table in [
@@ -434,13 +426,7 @@ fn tpcc_mvcc_run_reports_conflict_retries_exports_one_snapshot_and_checks() {
     ]);
     let v = json_of(&out);
     assert_eq!(v["cc"], "mvcc");
-    let rows = v["results"].as_array().unwrap();
-    let metric = |m: &str| {
-        rows.iter()
-            .find(|r| r["metric"] == m)
-            .and_then(|r| r["value"].as_f64())
-            .unwrap_or_else(|| panic!("{m} missing in {v}"))
-    };
+    let metric = |m: &str| value(&v, keys!(metric = m));
     assert!(metric("tpmC") > 0.0);
     assert!(metric("conflict_retries") >= 0.0);
     assert!(stderr(&out).contains("consistency conditions 1-4: ok"));
@@ -498,13 +484,7 @@ fn ch_run_reports_both_sides_and_snapshot_writes_tables_and_answers() {
     ]);
     let v = json_of(&out);
     assert_eq!(v["experiment"], "ch");
-    let rows = v["results"].as_array().unwrap();
-    let metric = |m: &str| {
-        rows.iter()
-            .find(|r| r["metric"] == m)
-            .and_then(|r| r["value"].as_f64())
-            .unwrap_or_else(|| panic!("{m} missing in {v}"))
-    };
+    let metric = |m: &str| value(&v, keys!(metric = m));
     assert!(metric("tpmC") > 0.0, "{v}");
     assert!(metric("queries_completed") >= 1.0, "{v}");
     assert!(metric("q1_count") >= 1.0, "{v}");
@@ -573,14 +553,7 @@ fn tpcc_transactions_past_their_timeout_are_counted_and_leave_the_data_consisten
         "--json",
     ]);
     let json = json_of(&out);
-    let timed_out = json["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["metric"] == "timed_out")
-        .expect("a timed_out metric")["value"]
-        .as_f64()
-        .unwrap();
+    let timed_out = value(&json, keys!(metric = "timed_out"));
     assert!(timed_out > 0.0, "{json}");
     assert!(
         stderr(&out).contains("consistency conditions 1-4: ok"),
@@ -749,19 +722,13 @@ fn bench_mixed_and_timeline_quick_have_every_variant() {
         "0,2",
     ]);
     let v = json_of(&out);
-    let rows = v["results"].as_array().unwrap();
     for variant in variants {
         for clients in [0, 2] {
             for metric in ["tpmC", "tpch_queries_per_minute"] {
-                let value = rows
-                    .iter()
-                    .find(|r| {
-                        r["variant"] == variant
-                            && r["tpch_clients"] == clients
-                            && r["metric"] == metric
-                    })
-                    .and_then(|r| r["value"].as_f64())
-                    .unwrap_or_else(|| panic!("{variant} {clients} {metric} missing"));
+                let value = value(
+                    &v,
+                    keys!(variant = variant, tpch_clients = clients, metric = metric),
+                );
                 assert!(value.is_finite() && value >= 0.0);
                 if metric == "tpmC" {
                     assert!(value > 0.0, "{variant} {clients}: no New-Order committed");
@@ -818,14 +785,9 @@ fn bench_mixed_runs_on_shared_ch_data_too() {
         "multiple-pools,single-classes",
     ]);
     let v = json_of(&out);
-    let rows = v["results"].as_array().unwrap();
     for variant in ["multiple-pools", "single-classes"] {
         for metric in ["tpmC", "tpch_queries_per_minute"] {
-            let value = rows
-                .iter()
-                .find(|r| r["variant"] == variant && r["metric"] == metric)
-                .and_then(|r| r["value"].as_f64())
-                .unwrap_or_else(|| panic!("{variant} {metric} missing: {v}"));
+            let value = value(&v, keys!(variant = variant, metric = metric));
             assert!(value > 0.0, "{variant} {metric}: {value}");
         }
     }
@@ -849,18 +811,16 @@ fn bench_latches_quick_has_every_flavour_and_terminal_count() {
         "0.4",
     ]);
     let v = json_of(&out);
-    let rows = v["results"].as_array().unwrap();
     for flavour in ["blocking", "spinning", "load-controlled"] {
         for terminals in [1, 4] {
-            let tps = rows
-                .iter()
-                .find(|r| {
-                    r["flavour"] == flavour
-                        && r["terminals"] == terminals
-                        && r["metric"] == "transactions_per_second"
-                })
-                .and_then(|r| r["value"].as_f64())
-                .unwrap_or_else(|| panic!("{flavour} {terminals} missing"));
+            let tps = value(
+                &v,
+                keys!(
+                    flavour = flavour,
+                    terminals = terminals,
+                    metric = "transactions_per_second"
+                ),
+            );
             assert!(tps > 0.0 && tps.is_finite());
         }
     }
@@ -881,13 +841,9 @@ fn bench_omp_overhead_quick_reports_every_construct_against_libgomp() {
         "2",
     ]);
     let v = json_of(&out);
-    let rows = v["results"].as_array().unwrap();
     for case in maestro_gomp_bench::OVERHEAD_METRICS {
         for runtime in ["libgomp", "maestro-gomp", "maestro-gomp-master-task"] {
-            let r = rows
-                .iter()
-                .find(|r| r["case"] == case && r["variant"] == runtime)
-                .unwrap_or_else(|| panic!("no {case}/{runtime} in {rows:?}"));
+            let r = row(&v, keys!(case = case, variant = runtime));
             assert!(r["value"].as_f64().is_some_and(|x| x > 0.0), "{r}");
             assert_eq!(r["reps"], 2, "{r}");
             if runtime != "libgomp" {
@@ -916,14 +872,9 @@ fn bench_omp_interference_quick_measures_both_sides_on_every_runtime() {
     let v = json_of(&out);
     assert_eq!(v["experiment"], "omp");
     assert_eq!(v["params"]["interference"]["jobs_in_flight_max"], 100);
-    let rows = v["results"].as_array().unwrap();
     let value = |case: &str, variant: &str, metric: &str| -> f64 {
-        let r = rows
-            .iter()
-            .find(|r| r["case"] == case && r["variant"] == variant && r["metric"] == metric)
-            .unwrap_or_else(|| panic!("no {case}/{variant}/{metric} in {rows:?}"));
-        let x = r["value"].as_f64().unwrap();
-        assert!(x.is_finite() && x >= 0.0, "{r}");
+        let x = value(&v, keys!(case = case, variant = variant, metric = metric));
+        assert!(x.is_finite() && x >= 0.0, "{case}/{variant}/{metric}: {x}");
         x
     };
     // Alone, each side makes progress (every execution was checked in the run).
@@ -938,6 +889,7 @@ fn bench_omp_interference_quick_measures_both_sides_on_every_runtime() {
             value(case, runtime, "app_exec_per_s");
         }
     }
+    let rows = v["results"].as_array().unwrap();
     assert!(!rows.iter().any(|r| r["case"] == "db-equal"));
     assert_eq!(
         rows.len(),
@@ -1105,13 +1057,9 @@ fn bench_mixed_single_classes_and_bench_workload_run_with_classes() {
         "single-classes",
     ]);
     let v = json_of(&out);
-    let rows = v["results"].as_array().unwrap();
     for metric in ["tpmC", "tpch_queries_per_minute"] {
-        let r = rows
-            .iter()
-            .find(|r| r["variant"] == "single-classes" && r["metric"] == metric)
-            .unwrap_or_else(|| panic!("no single-classes {metric} in {rows:?}"));
-        assert!(r["value"].as_f64().is_some_and(|x| x > 0.0), "{r}");
+        let x = value(&v, keys!(variant = "single-classes", metric = metric));
+        assert!(x > 0.0, "single-classes {metric}: {x}");
     }
     // bench workload: with classes the queries pass admission control, and
     // every one is counted as admitted (none rejected at this load); without
@@ -1129,13 +1077,7 @@ fn bench_mixed_single_classes_and_bench_workload_run_with_classes() {
         "0.6",
     ]);
     let v = json_of(&out);
-    let rows = v["results"].as_array().unwrap();
-    let value = |variant: &str, metric: &str| -> f64 {
-        rows.iter()
-            .find(|r| r["variant"] == variant && r["metric"] == metric)
-            .and_then(|r| r["value"].as_f64())
-            .unwrap_or_else(|| panic!("no {variant} {metric} in {rows:?}"))
-    };
+    let value = |variant: &str, metric: &str| value(&v, keys!(variant = variant, metric = metric));
     assert!(value("classes", "admitted") > 0.0);
     assert!(value("classes", "oltp_p99_ms") > 0.0);
     assert!(value("classes", "tpmC") > 0.0);
@@ -1166,12 +1108,8 @@ fn bench_omp_interference_shares_runs_both_sides_in_classes() {
         "maestro-gomp-master-task",
     ]);
     let v = json_of(&out);
-    let rows = v["results"].as_array().unwrap();
     for metric in ["db_exec_per_s", "app_exec_per_s"] {
-        let r = rows
-            .iter()
-            .find(|r| r["case"] == "db-shares" && r["metric"] == metric)
-            .unwrap_or_else(|| panic!("no db-shares {metric} in {rows:?}"));
-        assert!(r["value"].as_f64().is_some_and(|x| x > 0.0), "{r}");
+        let x = value(&v, keys!(case = "db-shares", metric = metric));
+        assert!(x > 0.0, "db-shares {metric}: {x}");
     }
 }

@@ -1,7 +1,6 @@
 //! `maestro tpcc run|check --data-dir`: create, recover, check, and the
 //! errors for flags that do not fit together.
 
-#[allow(dead_code)] // shared helpers; this file uses two of them
 mod common;
 
 use common::{maestro, stderr};

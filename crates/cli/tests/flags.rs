@@ -70,11 +70,7 @@ fn bench_scheduler_repetitions_still_works_and_reports_the_spread_in_rotated_ord
     let v = json_of(&out);
     warns(&out, "--repetitions", "--reps");
     assert_eq!(v["params"]["reps"], 2);
-    let rows = v["results"].as_array().unwrap();
-    let row = rows
-        .iter()
-        .find(|r| r["variant"] == "single-pool" && r["metric"] == "seconds")
-        .expect("single-pool seconds");
+    let row = common::row(&v, keys!(variant = "single-pool", metric = "seconds"));
     let (value, min, max) = (
         row["value"].as_f64().unwrap(),
         row["min"].as_f64().unwrap(),
