@@ -23,7 +23,8 @@ pub(crate) enum DurabilityFlag {
     /// A commit returns once its log record is synced (group commit: one
     /// sync serves every commit waiting meanwhile).
     Sync,
-    /// As sync, but each sync first waits --group-delay-us for more commits.
+    /// As sync, but each sync first waits (at most --group-delay-us) while
+    /// more commits arrive.
     Group,
     /// Nothing is logged: commits since the last checkpoint are lost.
     Off,
@@ -38,7 +39,7 @@ pub struct DurableArgs {
     /// When a commit is acknowledged (with --data-dir; default sync).
     #[arg(long, value_enum)]
     durability: Option<DurabilityFlag>,
-    /// How long a group sync waits for more commits, in microseconds.
+    /// The longest a group sync waits for more commits, in microseconds.
     #[arg(long, value_name = "US", default_value_t = 200.0)]
     group_delay_us: f64,
     /// Seconds between background checkpoints during the run.
