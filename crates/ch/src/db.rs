@@ -56,6 +56,32 @@ impl ChDatabase {
         ))
     }
 
+    /// Opens CH-benCHmark on a data directory: TPC-C's tables are created
+    /// from a load or recovered ([`maestro_tpcc::mvcc::open_data_dir`]); the
+    /// CH tables, read-only, are generated again from the load's seed.
+    pub fn open_data_dir(
+        dir: &std::path::Path,
+        config: &ChConfig,
+        durability: maestro_txn::DurabilityConfig,
+        progress: &(dyn Fn(&LoadProgress) + Sync),
+    ) -> Result<(Self, maestro_tpcc::mvcc::Opened), TpccError> {
+        let mut load = LoadConfig::new(config.warehouses);
+        load.seed = config.seed;
+        if let Some(start) = config.clock_start {
+            load.load_time = start;
+        }
+        let opened = maestro_tpcc::mvcc::open_data_dir(dir, &load, durability, progress)?;
+        if let Some(start) = config.clock_start {
+            opened.db.start_clock_at(start);
+        }
+        let db = ChDatabase {
+            tpcc: opened.db,
+            tables: ChTables::generate(opened.seed),
+            load_constants: opened.constants,
+        };
+        Ok((db, opened.opened))
+    }
+
     /// A consistent snapshot of every table for one query.
     pub fn snapshot(&self) -> Result<Snap<'_>, TpccError> {
         Ok(Snap {

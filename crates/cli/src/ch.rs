@@ -15,6 +15,7 @@ use maestro_tpcc::driver::{self, Mode, RunConfig, Storage};
 use serde_json::{Value, json};
 
 use crate::exit::{failure, usage};
+use crate::tpcc_durable::{DurableArgs, report_opened};
 use crate::variants::{TpccVariant, name_of};
 
 #[derive(Subcommand)]
@@ -31,9 +32,10 @@ pub enum ChCommand {
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// Warehouses to load (1 to 65535).
-    #[arg(long, default_value_t = 1)]
-    warehouses: u16,
+    /// Warehouses to load (1 to 65535; default 1; with --data-dir only to
+    /// create it).
+    #[arg(long)]
+    warehouses: Option<u16>,
     /// TPC-C terminals (at least 1).
     #[arg(long, default_value_t = 4)]
     terminals: usize,
@@ -53,6 +55,8 @@ pub struct RunArgs {
     /// Seed of the load and of the terminals' inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    #[command(flatten)]
+    durable: DurableArgs,
     /// Print one JSON object on stdout (progress stays on stderr).
     #[arg(long)]
     json: bool,
@@ -146,14 +150,40 @@ fn run_ch(a: RunArgs) -> Result<ExitCode, ExitCode> {
             maestro_scheduler::WORKERS_MAX_LIMIT
         )));
     }
-    let db = load(&ChConfig {
-        warehouses: a.warehouses,
-        seed: a.seed,
-        clock_start: None,
-    })?;
+    let durable = a.durable.validate(None)?;
+    let db = match &durable {
+        None => load(&ChConfig {
+            warehouses: a.warehouses.unwrap_or(1),
+            seed: a.seed,
+            clock_start: None,
+        })?,
+        Some(options) => {
+            if a.warehouses == Some(0) {
+                return Err(usage("--warehouses must be at least 1"));
+            }
+            // Default 1 to create; 0 (the directory's own) to recover.
+            let empty = maestro_txn::Database::data_dir_state(options.dir()).map_err(failure)?
+                == maestro_txn::DataDirState::Empty;
+            let config = ChConfig {
+                warehouses: a.warehouses.unwrap_or(u16::from(empty)),
+                seed: a.seed,
+                clock_start: None,
+            };
+            options.announce();
+            let progress = |p: &maestro_tpcc::LoadProgress| eprintln!("  {p}");
+            let (db, opened) =
+                ChDatabase::open_data_dir(options.dir(), &config, options.durability(), &progress)
+                    .map_err(failure)?;
+            report_opened(&opened, db.tpcc.warehouses());
+            db
+        }
+    };
     let mut tpcc = RunConfig::new(a.terminals, duration, mode, db.load_constants);
     tpcc.seed = a.seed;
     tpcc.contexts = contexts;
+    if let Some(options) = &durable {
+        options.configure(&mut tpcc)?;
+    }
     let config = ChRunConfig {
         tpcc,
         olap_clients: a.olap_clients,
@@ -169,7 +199,10 @@ fn run_ch(a: RunArgs) -> Result<ExitCode, ExitCode> {
     );
     let report = maestro_ch::run::run(&db, &config, &|p| eprintln!("  {p}")).map_err(failure)?;
     if a.json {
-        println!("{}", report_json(&report, a.warehouses, a.terminals));
+        println!(
+            "{}",
+            report_json(&report, db.tpcc.warehouses(), a.terminals)
+        );
     } else {
         print!("{report}");
     }

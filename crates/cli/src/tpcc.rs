@@ -495,7 +495,11 @@ fn report_json(r: &RunReport, seconds: f64) -> Value {
             metric("log_sync_seconds".into(), log.sync_time.as_secs_f64());
         }
         metric("checkpoints".into(), d.checkpoints.len() as f64);
-        let seconds: f64 = d.checkpoints.iter().map(|c| c.elapsed.as_secs_f64()).sum();
+        let seconds = d
+            .checkpoints
+            .iter()
+            .map(|c| c.elapsed.as_secs_f64())
+            .fold(0.0, |a, b| a + b);
         metric("checkpoint_seconds".into(), seconds);
     }
     // Whole seconds print as an integer, as in the shared benchmark shape.

@@ -164,14 +164,39 @@ pub(crate) fn open_durable(
 ) -> Result<(Loaded, Opened), ExitCode> {
     let mut load = LoadConfig::new(warehouses);
     load.seed = seed;
-    let dir = options.dir.display();
-    eprintln!(
-        "opening data directory {dir} (durability {}) …",
-        options.config.durability.name()
-    );
+    options.announce();
     let progress = |p: &maestro_tpcc::LoadProgress| eprintln!("  {p}");
     let opened = open_data_dir(&options.dir, &load, options.config, &progress).map_err(failure)?;
-    match &opened.opened {
+    report_opened(&opened.opened, opened.db.warehouses());
+    let started = Opened {
+        constants: opened.constants,
+        rows: opened.counts.total(),
+    };
+    Ok((Loaded::Mvcc(Box::new(opened.db)), started))
+}
+
+impl DurableOptions {
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub(crate) fn durability(&self) -> DurabilityConfig {
+        self.config
+    }
+
+    pub(crate) fn announce(&self) {
+        eprintln!(
+            "opening data directory {} (durability {}) …",
+            self.dir.display(),
+            self.config.durability.name()
+        );
+    }
+}
+
+/// Prints how a data directory was opened (created or recovered, and what
+/// recovery found).
+pub(crate) fn report_opened(opened: &DirOpened, warehouses: u16) {
+    match opened {
         DirOpened::Created { load, checkpoint } => eprintln!(
             "created: loaded W={warehouses} ({} rows) in {:.2} s, first checkpoint {:.1} MiB in {:.2} s",
             load.counts.total(),
@@ -184,8 +209,7 @@ pub(crate) fn open_durable(
             index_seconds,
         } => {
             eprintln!(
-                "recovered W={} in {:.2} s: checkpoint {} ({} rows), {} log records replayed from {} segment(s) ({} already in the checkpoint), indexes rebuilt in {index_seconds:.2} s",
-                opened.db.warehouses(),
+                "recovered W={warehouses} in {:.2} s: checkpoint {} ({} rows), {} log records replayed from {} segment(s) ({} already in the checkpoint), indexes rebuilt in {index_seconds:.2} s",
                 recovery.elapsed.as_secs_f64() + index_seconds,
                 recovery.checkpoint.display(),
                 recovery.checkpoint_rows,
@@ -204,9 +228,4 @@ pub(crate) fn open_durable(
             }
         }
     }
-    let started = Opened {
-        constants: opened.constants,
-        rows: opened.counts.total(),
-    };
-    Ok((Loaded::Mvcc(Box::new(opened.db)), started))
 }

@@ -87,3 +87,34 @@ fn a_data_dir_is_created_then_recovered_and_checked() {
     assert!(String::from_utf8_lossy(&check.stdout).contains("consistency conditions 1-4 hold"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn ch_runs_on_a_data_directory_and_recovers_it() {
+    let dir = std::env::temp_dir().join(format!("maestro-cli-ch-durable-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let data = dir.join("data");
+    let data = data.to_str().unwrap();
+    let line = format!("ch run --duration 0.5 --olap-clients 1 --data-dir {data}");
+    let first = maestro(&args(&line));
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(
+        stderr(&first).contains("created: loaded W=1"),
+        "{}",
+        stderr(&first)
+    );
+    let second = maestro(&args(&format!("{line} --durability group")));
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("recovered W=1"),
+        "{}",
+        stderr(&second)
+    );
+    assert!(
+        String::from_utf8_lossy(&second.stdout).contains("log (group):"),
+        "{}",
+        String::from_utf8_lossy(&second.stdout)
+    );
+    let check = maestro(&args(&format!("tpcc check --data-dir {data}")));
+    assert!(check.status.success(), "{}", stderr(&check));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -310,7 +310,11 @@ impl fmt::Display for RunReport {
                 )?,
                 None => write!(f, "\nlog: off (this run's commits are not durable)")?,
             }
-            let seconds: f64 = d.checkpoints.iter().map(|c| c.elapsed.as_secs_f64()).sum();
+            let seconds = d
+                .checkpoints
+                .iter()
+                .map(|c| c.elapsed.as_secs_f64())
+                .fold(0.0, |a, b| a + b);
             write!(
                 f,
                 "\ncheckpoints: {} during the run ({:.2} s in total)",

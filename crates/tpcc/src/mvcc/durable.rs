@@ -56,6 +56,9 @@ pub struct DurableDatabase {
     pub opened: Opened,
     /// The load's NURand constants (from the load, or from the metadata).
     pub constants: NuRandConstants,
+    /// The load's seed (from the load, or from the metadata): what
+    /// regenerates data kept outside the durable tables (CH's tables).
+    pub seed: u64,
     /// Rows when the run starts.
     pub counts: TableCounts,
 }
@@ -174,6 +177,7 @@ fn create(
     Ok(DurableDatabase {
         db,
         constants: c,
+        seed: load_config.seed,
         counts,
         opened: Opened::Created {
             load: report,
@@ -230,6 +234,7 @@ fn recover(
             c_id: meta.c_id,
             ol_i_id: meta.ol_i_id,
         },
+        seed: meta.seed,
         counts,
         opened: Opened::Recovered {
             recovery: Box::new(recovery),
