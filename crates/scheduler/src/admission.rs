@@ -12,8 +12,14 @@
 //! smoothed by an exponentially weighted moving average with
 //! `admission_lambda` (0.7 by default: `load ← λ·sample + (1−λ)·load`). It is
 //! a demand rather than a CPU utilisation so that it can exceed 1: a
-//! utilisation saturates at 100 % exactly when admission matters. Memory
-//! (the paper's second signal) is not sampled: nothing accounts memory yet.
+//! utilisation saturates at 100 % exactly when admission matters.
+//!
+//! The *memory load* (the paper's second signal) is what running statements
+//! have charged (`memory.rs`, summed over every class) ÷ the scheduler's
+//! `memory_budget_bytes`, sampled and smoothed the same way; without a
+//! budget there is no memory signal. A class queues above
+//! `queue_above_memory` and rejects above `reject_above_memory` as it does
+//! for the CPU load; "below the thresholds" below means below both.
 //!
 //! # Protocol
 //!
@@ -21,9 +27,10 @@
 //! and not yet done, and a FIFO of waiting tickets. `admit`:
 //! 1. no limits on the class: admitted, uncounted (small transactional
 //!    classes bypass admission);
-//! 2. load ≥ `reject_above_load`: rejected (`Overloaded`);
-//! 3. nobody waits, `running < max_running` and load < `queue_above_load`:
-//!    admitted (`running += 1`);
+//! 2. load ≥ `reject_above_load`: rejected (`Overloaded`); memory load ≥
+//!    `reject_above_memory`: rejected (`MemoryOverloaded`);
+//! 3. nobody waits, `running < max_running` and both loads are below their
+//!    queue thresholds: admitted (`running += 1`);
 //! 4. `queue_max` waiting: rejected (`QueueFull`);
 //! 5. else its ticket joins the queue and it sleeps on the class's condvar
 //!    (scheduler-aware: a worker waiting here is *blocked*) until its ticket
@@ -31,7 +38,7 @@
 //!    leaves the queue and is rejected (`QueueTimeout`).
 //!
 //! *Granting* moves tickets from the head of the queue to the granted set
-//! while `running < max_running` and the load is below `queue_above_load`
+//! while `running < max_running` and both loads are below their queue thresholds
 //! (`running += 1` each), then wakes every sleeper of the class. It runs
 //! when an admitted statement ends (its [`Admitted`] guard drops) and at
 //! every load update (so a queue drains in a batch as load falls). No
@@ -62,13 +69,35 @@ pub struct AdmissionLimits {
     pub queue_above_load: f64,
     /// Above this load new statements are rejected at once.
     pub reject_above_load: f64,
+    /// Above this memory load (a fraction of the scheduler's
+    /// `memory_budget_bytes`) new statements queue.
+    pub queue_above_memory: f64,
+    /// Above this memory load new statements are rejected at once.
+    pub reject_above_memory: f64,
+}
+
+/// What admission judges by: the CPU load and, with a memory budget, the
+/// memory load (module docs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Load {
+    pub(crate) cpu: f64,
+    pub(crate) memory: Option<f64>,
+}
+
+impl Load {
+    fn below_queue_thresholds(self, limits: &AdmissionLimits) -> bool {
+        self.cpu < limits.queue_above_load
+            && self.memory.is_none_or(|m| m < limits.queue_above_memory)
+    }
 }
 
 impl AdmissionLimits {
     /// `max_running` at once, at most 64 waiting (guessed: a burst of a few
     /// sessions per context) for at most 5 s (guessed: a client's patience),
     /// queueing above a load of 1.0 (every context busy with no backlog) and
-    /// rejecting above 4.0 (a backlog of three contexts' worth; guessed).
+    /// rejecting above 4.0 (a backlog of three contexts' worth; guessed);
+    /// queueing above 80 % of the memory budget and rejecting above 95 %
+    /// (guessed: room for the statements already running to grow).
     pub fn new(max_running: usize) -> AdmissionLimits {
         AdmissionLimits {
             max_running,
@@ -76,6 +105,8 @@ impl AdmissionLimits {
             queue_wait_max: Duration::from_secs(5),
             queue_above_load: 1.0,
             reject_above_load: 4.0,
+            queue_above_memory: 0.8,
+            reject_above_memory: 0.95,
         }
     }
 
@@ -96,6 +127,15 @@ impl AdmissionLimits {
                 self.queue_above_load, self.reject_above_load
             ));
         }
+        if !ok(self.queue_above_memory) || !ok(self.reject_above_memory) {
+            return Err("memory thresholds must be positive".into());
+        }
+        if self.queue_above_memory > self.reject_above_memory {
+            return Err(format!(
+                "queue_above_memory {} above reject_above_memory {}",
+                self.queue_above_memory, self.reject_above_memory
+            ));
+        }
         Ok(())
     }
 }
@@ -105,6 +145,9 @@ impl AdmissionLimits {
 pub enum RejectReason {
     /// The load was at or above the class's reject threshold.
     Overloaded { load: f64 },
+    /// The memory load (charged ÷ budget) was at or above the class's
+    /// memory reject threshold.
+    MemoryOverloaded { memory: f64 },
     /// The class's queue held `queue_max` statements.
     QueueFull { queue_max: usize },
     /// The statement waited `queue_wait_max` without being admitted.
@@ -132,6 +175,11 @@ impl std::fmt::Display for Rejected {
             RejectReason::Overloaded { load } => write!(
                 f,
                 "workload class {class}: rejected, load {load:.2} at or above the reject threshold (retryable)"
+            ),
+            RejectReason::MemoryOverloaded { memory } => write!(
+                f,
+                "workload class {class}: rejected, {:.0} % of the memory budget charged, at or above the reject threshold (retryable)",
+                memory * 100.0
             ),
             RejectReason::QueueFull { queue_max } => write!(
                 f,
@@ -180,6 +228,7 @@ pub(crate) struct AdmissionQueue {
 }
 
 /// What [`AdmissionQueue::admit`] decided.
+#[derive(Debug)]
 pub(crate) enum Decision {
     /// Admitted; counted in `running` until [`AdmissionQueue::done`].
     Admitted,
@@ -192,15 +241,23 @@ impl AdmissionQueue {
     pub(crate) fn admit(
         &self,
         limits: &AdmissionLimits,
-        load: f64,
-        load_now: impl Fn() -> f64,
+        load: Load,
+        load_now: impl Fn() -> Load,
     ) -> Decision {
         let mut s = self.state.lock();
-        if load >= limits.reject_above_load {
+        if load.cpu >= limits.reject_above_load {
             s.counts.rejected += 1;
-            return Decision::Rejected(RejectReason::Overloaded { load });
+            return Decision::Rejected(RejectReason::Overloaded { load: load.cpu });
         }
-        if s.waiting.is_empty() && s.running < limits.max_running && load < limits.queue_above_load
+        if let Some(memory) = load.memory
+            && memory >= limits.reject_above_memory
+        {
+            s.counts.rejected += 1;
+            return Decision::Rejected(RejectReason::MemoryOverloaded { memory });
+        }
+        if s.waiting.is_empty()
+            && s.running < limits.max_running
+            && load.below_queue_thresholds(limits)
         {
             s.running += 1;
             s.counts.admitted += 1;
@@ -247,9 +304,9 @@ impl AdmissionQueue {
 
     /// Grants tickets from the head while the limits allow (caller holds the
     /// state and notifies after).
-    fn grant(s: &mut QueueState, limits: &AdmissionLimits, load: f64) -> bool {
+    fn grant(s: &mut QueueState, limits: &AdmissionLimits, load: Load) -> bool {
         let mut any = false;
-        while s.running < limits.max_running && load < limits.queue_above_load {
+        while s.running < limits.max_running && load.below_queue_thresholds(limits) {
             let Some(t) = s.waiting.pop_front() else {
                 break;
             };
@@ -261,7 +318,7 @@ impl AdmissionQueue {
     }
 
     /// An admitted statement ended: frees its place and grants the next.
-    pub(crate) fn done(&self, limits: Option<&AdmissionLimits>, load: f64) {
+    pub(crate) fn done(&self, limits: Option<&AdmissionLimits>, load: Load) {
         let mut s = self.state.lock();
         s.running = s
             .running
@@ -275,7 +332,7 @@ impl AdmissionQueue {
     }
 
     /// At a load update: grants what the new load allows (a batch).
-    pub(crate) fn regrant(&self, limits: &AdmissionLimits, load: f64) {
+    pub(crate) fn regrant(&self, limits: &AdmissionLimits, load: Load) {
         let mut s = self.state.lock();
         if s.waiting.is_empty() {
             return;
@@ -343,6 +400,13 @@ impl LoadAverage {
 mod tests {
     use super::*;
 
+    fn cpu(load: f64) -> Load {
+        Load {
+            cpu: load,
+            memory: None,
+        }
+    }
+
     #[test]
     fn the_average_weights_the_newest_period_by_lambda() {
         let mut l = LoadAverage::new(0.7);
@@ -388,7 +452,10 @@ mod tests {
             queue_wait_max: Duration::from_secs(60),
             ..AdmissionLimits::new(1)
         };
-        assert!(matches!(q.admit(&limits, 0.0, || 0.0), Decision::Admitted));
+        assert!(matches!(
+            q.admit(&limits, cpu(0.0), || cpu(0.0)),
+            Decision::Admitted
+        ));
         let order = std::sync::Mutex::new(Vec::new());
         std::thread::scope(|s| {
             for who in 0..2 {
@@ -398,20 +465,23 @@ mod tests {
                     std::thread::yield_now();
                 }
                 s.spawn(move || {
-                    assert!(matches!(q.admit(limits, 0.0, || 0.0), Decision::Admitted));
+                    assert!(matches!(
+                        q.admit(limits, cpu(0.0), || cpu(0.0)),
+                        Decision::Admitted
+                    ));
                     order.lock().unwrap().push(who);
-                    q.done(Some(limits), 0.0);
+                    q.done(Some(limits), cpu(0.0));
                 });
             }
             while q.counts().waiting != 2 {
                 std::thread::yield_now();
             }
             // Full: the third is rejected at once.
-            match q.admit(&limits, 0.0, || 0.0) {
+            match q.admit(&limits, cpu(0.0), || cpu(0.0)) {
                 Decision::Rejected(RejectReason::QueueFull { queue_max: 2 }) => {}
                 _ => panic!("a full queue admitted"),
             }
-            q.done(Some(&limits), 0.0);
+            q.done(Some(&limits), cpu(0.0));
         });
         assert_eq!(*order.lock().unwrap(), [0, 1]);
         let c = q.counts();
@@ -426,20 +496,73 @@ mod tests {
             queue_wait_max: Duration::from_millis(30),
             ..AdmissionLimits::new(4)
         };
-        match q.admit(&limits, 4.5, || 4.5) {
+        match q.admit(&limits, cpu(4.5), || cpu(4.5)) {
             Decision::Rejected(RejectReason::Overloaded { load }) => assert_eq!(load, 4.5),
             _ => panic!("admitted above the reject threshold"),
         }
         // Above the queue threshold: waits, nothing grants it, times out.
-        match q.admit(&limits, 2.0, || 2.0) {
+        match q.admit(&limits, cpu(2.0), || cpu(2.0)) {
             Decision::Rejected(RejectReason::QueueTimeout { waited }) => {
                 assert!(waited >= Duration::from_millis(30));
             }
             _ => panic!("admitted above the queue threshold"),
         }
         // Load fell while it would wait: granted on the spot.
-        assert!(matches!(q.admit(&limits, 2.0, || 0.5), Decision::Admitted));
+        assert!(matches!(
+            q.admit(&limits, cpu(2.0), || cpu(0.5)),
+            Decision::Admitted
+        ));
         let c = q.counts();
         assert_eq!((c.admitted, c.queued, c.rejected, c.waiting), (1, 2, 2, 0));
+    }
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+
+    fn load(memory: f64) -> Load {
+        Load {
+            cpu: 0.1,
+            memory: Some(memory),
+        }
+    }
+
+    #[test]
+    fn memory_above_its_thresholds_queues_then_rejects() {
+        let q = AdmissionQueue::default();
+        let mut limits = AdmissionLimits::new(4);
+        limits.queue_wait_max = Duration::from_millis(30);
+        assert!(matches!(
+            q.admit(&limits, load(0.5), || load(0.5)),
+            Decision::Admitted
+        ));
+        match q.admit(&limits, load(0.97), || load(0.97)) {
+            Decision::Rejected(RejectReason::MemoryOverloaded { memory }) => {
+                assert_eq!(memory, 0.97)
+            }
+            other => panic!("{other:?}"),
+        }
+        // Between the thresholds: queued, and timed out while memory stays high.
+        match q.admit(&limits, load(0.85), || load(0.85)) {
+            Decision::Rejected(RejectReason::QueueTimeout { .. }) => {}
+            other => panic!("{other:?}"),
+        }
+        // Admitted once memory falls below the queue threshold.
+        assert!(matches!(
+            q.admit(&limits, load(0.85), || load(0.2)),
+            Decision::Admitted
+        ));
+        let counts = q.counts();
+        assert_eq!((counts.admitted, counts.rejected, counts.queued), (2, 2, 2));
+    }
+
+    #[test]
+    fn memory_thresholds_are_validated() {
+        let mut limits = AdmissionLimits::new(1);
+        limits.queue_above_memory = 0.99;
+        assert!(limits.validate().is_err());
+        limits.queue_above_memory = 0.0;
+        assert!(limits.validate().is_err());
     }
 }

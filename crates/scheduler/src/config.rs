@@ -117,6 +117,10 @@ pub struct SchedulerConfig {
     /// Weight of the newest period in admission control's moving average
     /// (DEBull 2019: λ = 0.7), in (0, 1].
     pub admission_lambda: f64,
+    /// The memory statements may charge together (`memory.rs`) before
+    /// admission control's memory thresholds apply (a fraction of it is the
+    /// memory load); `None`: no memory signal.
+    pub memory_budget_bytes: Option<u64>,
     /// Seed for the workers' random choices (dispatch, priorities); None = from entropy.
     pub seed: Option<u64>,
 }
@@ -195,6 +199,7 @@ impl SchedulerConfig {
             urgent_share: 0.5,
             admission_sample: Duration::from_secs(1),
             admission_lambda: 0.7,
+            memory_budget_bytes: None,
             seed: None,
         }
     }
@@ -296,6 +301,9 @@ impl SchedulerConfig {
         }
         if self.timeline_capacity_samples == 0 {
             return bad("timeline_capacity_samples", "must be at least 1".into());
+        }
+        if self.memory_budget_bytes == Some(0) {
+            return bad("memory_budget_bytes", "must be positive".into());
         }
         Ok(())
     }

@@ -99,7 +99,7 @@ impl Drop for Admitted<'_> {
             let classes = &self.scheduler.shared.classes;
             classes.slot(class).admission.done(
                 classes.admission_limits(class).as_ref(),
-                self.scheduler.admission_load(),
+                self.scheduler.shared.admission_loads(),
             );
         }
     }
@@ -327,7 +327,8 @@ impl Scheduler {
             });
         };
         let queue = &classes.slot(class).admission;
-        match queue.admit(&limits, self.admission_load(), || self.admission_load()) {
+        let loads = || self.shared.admission_loads();
+        match queue.admit(&limits, loads(), loads) {
             admission::Decision::Admitted => Ok(Admitted {
                 scheduler: self,
                 class: Some(class),
@@ -342,7 +343,14 @@ impl Scheduler {
     /// The load admission control judges by (`admission.rs`): the moving
     /// average of (busy workers + queued roots) ÷ contexts.
     pub fn admission_load(&self) -> f64 {
-        f64::from_bits(self.shared.admission_load_bits.load(Ordering::Relaxed))
+        self.shared.admission_loads().cpu
+    }
+
+    /// The memory load admission control judges by: the moving average of
+    /// what running statements charged ÷ `memory_budget_bytes` (`None`
+    /// without a budget).
+    pub fn admission_memory_load(&self) -> Option<f64> {
+        self.shared.admission_loads().memory
     }
 
     /// [`install`](Self::install) in workload class `class`, at the class's

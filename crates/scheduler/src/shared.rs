@@ -115,6 +115,9 @@ pub(crate) struct Shared {
     pub(crate) hint: AtomicUsize,
     /// Admission control's load average, as f64 bits (`admission.rs`).
     pub(crate) admission_load_bits: AtomicU64,
+    /// The memory load's moving average (an `f64`; meaningful only with a
+    /// memory budget).
+    pub(crate) admission_memory_bits: AtomicU64,
     /// The hint's unrounded EMA of free contexts, as f64 bits (0 when pinned).
     pub(crate) hint_free_bits: AtomicU64,
     pub(crate) stats: Counters,
@@ -166,6 +169,7 @@ impl Shared {
             idle: hooksafe::Mutex::new(Vec::new()),
             hint: AtomicUsize::new(config.contexts),
             admission_load_bits: AtomicU64::new(0f64.to_bits()),
+            admission_memory_bits: AtomicU64::new(0f64.to_bits()),
             hint_free_bits: AtomicU64::new((config.contexts as f64).to_bits()),
             stats: Counters::default(),
             peak_workers: AtomicUsize::new(0),
@@ -654,7 +658,31 @@ impl Shared {
     }
 
     /// After a load update: every class's queue admits what the load allows.
-    pub(crate) fn regrant_admissions(&self, load: f64) {
+    /// What running statements have charged, over every class (`memory.rs`).
+    pub(crate) fn memory_charged(&self) -> u64 {
+        (0..self.classes.defined())
+            .map(|i| {
+                self.classes
+                    .memory_pool(ClassId::from_index(i))
+                    .used_bytes()
+            })
+            .sum()
+    }
+
+    /// The loads admission control judges by (watchdog's moving averages).
+    pub(crate) fn admission_loads(&self) -> crate::admission::Load {
+        // Relaxed: a statistic; a stale load delays a decision by one sample.
+        let bits = |a: &AtomicU64| f64::from_bits(a.load(Ordering::Relaxed));
+        crate::admission::Load {
+            cpu: bits(&self.admission_load_bits),
+            memory: self
+                .config
+                .memory_budget_bytes
+                .map(|_| bits(&self.admission_memory_bits)),
+        }
+    }
+
+    pub(crate) fn regrant_admissions(&self, load: crate::admission::Load) {
         for i in 0..self.classes.defined() {
             let c = ClassId::from_index(i);
             if let Some(limits) = self.classes.admission_limits(c) {

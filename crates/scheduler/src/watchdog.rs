@@ -80,6 +80,7 @@ fn run(shared: Arc<Shared>, stop: Arc<(Mutex<bool>, Condvar)>) {
         HintPolicy::PinnedToContexts => None,
     };
     let mut load = LoadAverage::new(cfg.admission_lambda);
+    let mut memory = LoadAverage::new(cfg.admission_lambda);
     let mut next_load = Instant::now() + cfg.admission_sample;
     let mut next_tick = Instant::now() + period;
     let mut next_hint = hint.as_ref().map(|(_, p)| Instant::now() + *p);
@@ -112,12 +113,21 @@ fn run(shared: Arc<Shared>, stop: Arc<(Mutex<bool>, Condvar)>) {
         if now >= next_tick {
             tick(&shared);
             load.add(shared.demand());
+            if let Some(budget) = cfg.memory_budget_bytes {
+                memory.add(shared.memory_charged() as f64 / budget as f64);
+            }
             if now >= next_load {
                 let l = load.fold();
                 shared
                     .admission_load_bits
                     .store(l.to_bits(), Ordering::Relaxed);
-                shared.regrant_admissions(l);
+                if cfg.memory_budget_bytes.is_some() {
+                    let m = memory.fold();
+                    shared
+                        .admission_memory_bits
+                        .store(m.to_bits(), Ordering::Relaxed);
+                }
+                shared.regrant_admissions(shared.admission_loads());
                 next_load = now + cfg.admission_sample;
             }
             next_tick += period;

@@ -150,3 +150,51 @@ fn invalid_limits_are_refused() {
     config.admission_lambda = 0.0;
     assert!(Scheduler::new(config).is_err());
 }
+
+/// The memory signal: statements' charges against `memory_budget_bytes`,
+/// smoothed by the watchdog; above the reject threshold new statements of a
+/// class with limits are rejected (retryable, the reason names memory), and
+/// once the charging statement ends and the average falls they are admitted.
+#[test]
+fn charged_memory_above_the_budget_rejects_until_it_is_released() {
+    let mut config = SchedulerConfig::single_pool().with_contexts(2);
+    config.memory_budget_bytes = Some(1_000_000);
+    config.admission_sample = Duration::from_millis(5);
+    config.admission_lambda = 1.0; // the newest sample only: no slow decay
+    let s = Scheduler::new(config).unwrap();
+    let olap = s
+        .define_class(&ClassSpec {
+            admission: Some(AdmissionLimits {
+                queue_above_load: 1e9,
+                reject_above_load: 1e9,
+                queue_wait_max: Duration::from_millis(1),
+                ..AdmissionLimits::new(8)
+            }),
+            ..ClassSpec::new("olap", 1)
+        })
+        .unwrap();
+    assert_eq!(s.admission_memory_load(), Some(0.0));
+    let token = s.statement_token(olap, None);
+    token.charge(990_000).unwrap();
+    until("the memory load above the reject threshold", || {
+        s.admission_memory_load().is_some_and(|m| m >= 0.95)
+    });
+    let rejected = s.admit(olap).unwrap_err();
+    assert!(rejected.is_retryable());
+    assert!(
+        matches!(rejected.reason, RejectReason::MemoryOverloaded { memory } if memory >= 0.95),
+        "{rejected}"
+    );
+    assert!(rejected.to_string().contains("memory budget"), "{rejected}");
+    drop(token);
+    until("the memory load back below the queue threshold", || {
+        s.admission_memory_load().is_some_and(|m| m < 0.8)
+    });
+    assert!(s.admit(olap).is_ok());
+}
+
+#[test]
+fn without_a_budget_there_is_no_memory_signal() {
+    let s = Scheduler::new(SchedulerConfig::single_pool().with_contexts(2)).unwrap();
+    assert_eq!(s.admission_memory_load(), None);
+}
