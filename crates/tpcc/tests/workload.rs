@@ -214,3 +214,53 @@ fn transactions_past_their_timeout_roll_back_and_leave_the_database_consistent()
     check_audit(&before, &totals(&db), &report.audit, seed);
     check_orders(&db, seed);
 }
+
+/// Issue 13 part 3: under a workload class each transaction's undo log is
+/// charged to its statement account; over the class's per-statement limit
+/// a transaction stops, rolls back and counts as timed out, and the
+/// database stays consistent. Read-only transactions log nothing and pass.
+#[test]
+fn undo_logs_over_the_class_statement_memory_limit_stop_their_transaction() {
+    use maestro_scheduler::{ClassSpec, Scheduler, SchedulerConfig};
+    let seed = seed();
+    let mut load_config = LoadConfig::new(1);
+    load_config.seed = seed;
+    let (db, load) = load(&load_config, &|_| {}).unwrap();
+    let scheduler = Scheduler::new(SchedulerConfig::single_pool().with_contexts(2)).unwrap();
+    let oltp = scheduler
+        .define_class(&ClassSpec {
+            // 128 bytes, two or three undo entries: New-Order (district,
+            // stock rows, inserts), Payment (3–4 entries) and Delivery
+            // stop; Order-Status and Stock-Level log nothing.
+            statement_memory_limit: Some(2 * 64),
+            ..ClassSpec::new("oltp", 1)
+        })
+        .unwrap();
+    let mut config = RunConfig::new(
+        4,
+        Duration::from_millis(400),
+        Mode::Scheduler(Preset::SinglePool),
+        load.constants,
+    );
+    config.seed = seed;
+    config.contexts = 2;
+    config.class = Some(oltp);
+    let before = totals(&db);
+    let report = driver::run_on(&db, &config, Some(&scheduler), &|_| {}).unwrap();
+    assert!(report.timed_out() > 0, "seed {seed}: {report}");
+    let committed = |name: &str| {
+        report
+            .kinds
+            .iter()
+            .find(|k| k.kind.name() == name)
+            .map_or(0, |k| k.committed)
+    };
+    assert_eq!(committed("new_order"), 0, "seed {seed}: {report}");
+    assert!(committed("order_status") > 0, "seed {seed}: {report}");
+    let stats = &scheduler.class_stats()[oltp.index()];
+    assert!(stats.memory_peak > 0, "seed {seed}: {stats:?}");
+    assert_eq!(stats.memory_used, 0, "every account returned its charge");
+    let violations = check_consistency(&db);
+    assert!(violations.is_empty(), "seed {seed}: {violations:?}");
+    check_audit(&before, &totals(&db), &report.audit, seed);
+}

@@ -179,8 +179,14 @@ impl<'a> Terminal<'a> {
             }
             let input = inputs.next_input();
             let start = Instant::now();
-            // Made before submission: time spent queueing counts.
-            let cancel = self.txn_timeout.map(CancelToken::with_timeout);
+            // Made before submission: time spent queueing counts. Under a
+            // workload class the token is the class's statement token (its
+            // timeout, and a memory account the undo log charges).
+            let cancel = match (self.txn_timeout, self.class, self.scheduler) {
+                (Some(timeout), _, _) => Some(CancelToken::with_timeout(timeout)),
+                (None, Some(class), Some(s)) => Some(s.statement_token(class, None)),
+                (None, _, _) => None,
+            };
             let mut run = || engine.execute(&mut state, &input, cancel.as_ref());
             let result = match (self.scheduler, self.class) {
                 (Some(s), Some(class)) => s.install_in(class, run),

@@ -36,7 +36,7 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &DeliveryInput) -> Result<TxnOutput,
                 key: format!("w={w_id} d={d_id} o={o_id} (locked, yet deleted)"),
             }));
         }
-        txn.log(Undo::DeleteNewOrder { row: no_row });
+        txn.log(Undo::DeleteNewOrder { row: no_row })?;
 
         let o_row = db
             .order_row(w_id, d_id, o_id)?
@@ -49,7 +49,7 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &DeliveryInput) -> Result<TxnOutput,
             txn.log(Undo::OrderCarrier {
                 row: o_row,
                 o_carrier_id: order.o_carrier_id,
-            });
+            })?;
             order.o_carrier_id = Some(input.o_carrier_id);
             order.o_c_id
         };
@@ -57,6 +57,7 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &DeliveryInput) -> Result<TxnOutput,
         let (mut amount, mut missing) = (0, None);
         let now = txn.now;
         let undo = &mut *txn.undo;
+        let logged_before = undo.len();
         db.order_lines(w_id, d_id, o_id..=o_id, |_, _, row| {
             let Some(mut line) = db.order_line.write(row) else {
                 missing = Some(row);
@@ -70,6 +71,8 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &DeliveryInput) -> Result<TxnOutput,
             amount += line.ol_amount;
             true
         })?;
+        let lines = (txn.undo.len() - logged_before) as u64;
+        txn.charge(lines * std::mem::size_of::<Undo>() as u64)?;
         if let Some(row) = missing {
             live(&db.order_line, row)?;
         }
@@ -87,7 +90,7 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &DeliveryInput) -> Result<TxnOutput,
                 row: c_row,
                 c_balance: c.c_balance,
                 c_delivery_cnt: c.c_delivery_cnt,
-            });
+            })?;
             c.c_balance += amount;
             c.c_delivery_cnt = c.c_delivery_cnt.saturating_add(1);
         }

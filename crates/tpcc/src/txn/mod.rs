@@ -181,8 +181,23 @@ impl Txn<'_> {
         }
     }
 
-    pub(crate) fn log(&mut self, undo: Undo) {
+    /// Logs the inverse of a write (made just before or just after) and
+    /// charges the entry to the transaction's memory account; over its
+    /// limit the transaction stops. The entry is in the log before the
+    /// charge is refused, so the rollback restores the row either way.
+    pub(crate) fn log(&mut self, undo: Undo) -> Result<(), Abort> {
+        let bytes = undo.bytes();
         self.undo.push(undo);
+        self.charge(bytes)
+    }
+
+    /// Charges `bytes` of undo entries pushed directly (inside a row scan)
+    /// to the transaction's memory account (issue 13 part 3).
+    pub(crate) fn charge(&self, bytes: u64) -> Result<(), Abort> {
+        match self.cancel {
+            Some(cancel) => cancel.charge(bytes).map_err(Abort::Cancelled),
+            None => Ok(()),
+        }
     }
 
     /// Inserts a row (its lock must be held) and logs the inverse delete.
@@ -192,7 +207,7 @@ impl Txn<'_> {
         row: R,
     ) -> Result<RowId, Abort> {
         let id = self.db.insert(row)?;
-        self.log(Undo::Insert { table, row: id });
+        self.log(Undo::Insert { table, row: id })?;
         Ok(id)
     }
 

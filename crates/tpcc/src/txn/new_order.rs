@@ -116,7 +116,7 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &NewOrderInput) -> Result<TxnOutput,
     txn.log(Undo::DistrictNextOId {
         row: d_row,
         d_next_o_id: before,
-    });
+    })?;
 
     txn.lock(LockName::order(w_id, d_id, o_id)?, LockMode::Exclusive)?;
     let (order, new_order) = order_rows(input, o_id, txn.now);
@@ -163,7 +163,7 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &NewOrderInput) -> Result<TxnOutput,
                 s_ytd: s.s_ytd,
                 s_order_cnt: s.s_order_cnt,
                 s_remote_cnt: s.s_remote_cnt,
-            });
+            })?;
             s.take(line.quantity, w != w_id);
             // Brand 'B' needs both to hold "ORIGINAL": skip the stock's search
             // (and its cache miss) for the 90 % of items without it.

@@ -62,7 +62,7 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &PaymentInput) -> Result<TxnOutput, 
             c_balance: c.c_balance,
             c_ytd_payment: c.c_ytd_payment,
             c_payment_cnt: c.c_payment_cnt,
-        });
+        })?;
         c.c_balance -= amount;
         c.c_ytd_payment += amount;
         c.c_payment_cnt = c.c_payment_cnt.saturating_add(1);
@@ -73,7 +73,7 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &PaymentInput) -> Result<TxnOutput, 
             txn.log(Undo::CustomerData {
                 row: c_row,
                 c_data: old,
-            });
+            })?;
         }
         (c.c_balance, bad_credit)
     };
@@ -109,7 +109,7 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &PaymentInput) -> Result<TxnOutput, 
         txn.log(Undo::DistrictYtd {
             row: d_row,
             d_ytd: d.d_ytd,
-        });
+        })?;
         d.d_ytd += amount;
     }
     txn.lock(LockName::warehouse_ytd(w_id)?, LockMode::Exclusive)?;
@@ -118,7 +118,7 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &PaymentInput) -> Result<TxnOutput, 
         txn.log(Undo::WarehouseYtd {
             row: w_row,
             w_ytd: w.w_ytd,
-        });
+        })?;
         w.w_ytd += amount;
     }
     Ok(TxnOutput::Payment {

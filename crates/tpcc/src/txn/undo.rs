@@ -99,6 +99,16 @@ fn changed(done: bool, table: &'static str, row: RowId) -> Result<(), TpccError>
 }
 
 impl Undo {
+    /// What this entry holds in memory (charged to the transaction's
+    /// statement account, issue 13 part 3).
+    pub(crate) fn bytes(&self) -> u64 {
+        let heap = match self {
+            Undo::CustomerData { c_data, .. } => c_data.capacity(),
+            _ => 0,
+        };
+        (std::mem::size_of::<Undo>() + heap) as u64
+    }
+
     /// Restores the state before the logged action.
     pub(crate) fn apply(self, db: &Database) -> Result<(), TpccError> {
         match self {
