@@ -23,15 +23,14 @@
 //! every reader then sees it anyway, so adding it to `base` changes no read.
 //! `base_ts` keeps the newest folded timestamp for serializable validation.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use crate::arena::{Arena, RowId};
+use crate::arena::RowId;
 use crate::clock::Timestamp;
 use crate::durable::{DurableRows, RedoBuf};
 use crate::error::TxnError;
+use crate::slots::{HasSlots, SlotState, Slots};
 use crate::snapshot::{Horizon, Snapshot};
-use crate::table::Rows;
 use crate::version::{Pruned, Status, TxnState, Written};
 
 struct Delta {
@@ -160,6 +159,28 @@ impl CounterRow {
     }
 }
 
+impl SlotState for CounterRow {
+    fn roll_back(&mut self, writer: &Arc<TxnState>) -> bool {
+        CounterRow::roll_back(self, writer)
+    }
+
+    fn newest_commit_ts(&self, reader: &Arc<TxnState>) -> Timestamp {
+        CounterRow::newest_commit_ts(self, reader)
+    }
+
+    fn may_hold_garbage(&self) -> bool {
+        CounterRow::may_hold_garbage(self)
+    }
+
+    fn queued_for_gc(&mut self) -> &mut bool {
+        &mut self.queued_for_gc
+    }
+
+    fn prune(&mut self, horizon: &Horizon) -> Pruned {
+        CounterRow::prune(self, horizon)
+    }
+}
+
 /// Why an addition was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum AddRefusal {
@@ -169,12 +190,7 @@ enum AddRefusal {
 
 /// A table of commutative `i64` counters. Share it as `Arc<CounterTable>`.
 pub struct CounterTable {
-    name: &'static str,
-    rows: Arena<CounterRow>,
-    /// Unfolded deltas held by all rows.
-    deltas: AtomicUsize,
-    /// As `Table::last_write_commit_ts` (scan validation; commit lock).
-    last_write_commit_ts: AtomicU64,
+    slots: Slots<CounterRow>,
     /// The log id, once durable ([`crate::Database::make_counters_durable`]).
     durable_id: OnceLock<u32>,
 }
@@ -182,10 +198,7 @@ pub struct CounterTable {
 impl CounterTable {
     pub fn new(name: &'static str) -> Arc<Self> {
         Arc::new(CounterTable {
-            name,
-            rows: Arena::new(),
-            deltas: AtomicUsize::new(0),
-            last_write_commit_ts: AtomicU64::new(0),
+            slots: Slots::new(name),
             durable_id: OnceLock::new(),
         })
     }
@@ -196,7 +209,7 @@ impl CounterTable {
     }
 
     pub fn name(&self) -> &'static str {
-        self.name
+        self.slots.name
     }
 
     /// The counter as `snapshot` sees it; `None` if it does not exist there.
@@ -206,8 +219,7 @@ impl CounterTable {
 
     /// Deltas not folded yet (a statistic; exact once writers and GC rest).
     pub fn deltas(&self) -> usize {
-        // Relaxed: a statistic.
-        self.deltas.load(Ordering::Relaxed)
+        self.slots.held()
     }
 
     pub(crate) fn read_as(
@@ -216,21 +228,20 @@ impl CounterTable {
         reader: Option<&Arc<TxnState>>,
         row: RowId,
     ) -> Option<i64> {
-        self.rows.slot(row)?.read().read(read_ts, reader)
+        self.slots.rows.slot(row)?.read().read(read_ts, reader)
     }
 
     pub(crate) fn create_as(&self, writer: &Arc<TxnState>, value: i64) -> Result<RowId, TxnError> {
-        let (row, slot) = self
-            .rows
-            .allocate()
-            .ok_or(TxnError::TableFull { table: self.name })?;
+        let (row, slot) = self.slots.rows.allocate().ok_or(TxnError::TableFull {
+            table: self.slots.name,
+        })?;
         let mut counter = slot.write();
         debug_assert!(counter.deltas.is_empty() && !counter.created);
         counter.deltas.push(Delta {
             writer: Arc::clone(writer),
             amount: value,
         });
-        self.deltas.fetch_add(1, Ordering::Relaxed);
+        self.slots.add_held(1);
         Ok(row)
     }
 
@@ -243,8 +254,9 @@ impl CounterTable {
         row: RowId,
         amount: i64,
     ) -> Result<Written, TxnError> {
-        let table = self.name;
+        let table = self.slots.name;
         let slot = self
+            .slots
             .rows
             .slot(row)
             .ok_or(TxnError::RowNotFound { table, row })?;
@@ -256,79 +268,32 @@ impl CounterTable {
             .add(writer, amount)
             .map_err(|AddRefusal::Overflow| TxnError::CounterOverflow { table, row })?;
         if written == Written::NewVersion {
-            self.deltas.fetch_add(1, Ordering::Relaxed);
+            self.slots.add_held(1);
         }
         Ok(written)
     }
 }
 
-impl Rows for CounterTable {
-    fn name(&self) -> &'static str {
-        self.name
-    }
+impl HasSlots for CounterTable {
+    type Slot = CounterRow;
 
-    fn note_write_commit(&self, ts: Timestamp) {
-        // Relaxed: written and read only under the commit lock.
-        self.last_write_commit_ts.fetch_max(ts, Ordering::Relaxed);
-    }
-
-    fn last_write_commit_ts(&self) -> Timestamp {
-        // Relaxed: see `note_write_commit`.
-        self.last_write_commit_ts.load(Ordering::Relaxed)
-    }
-
-    fn roll_back(&self, row: RowId, writer: &Arc<TxnState>) {
-        let Some(slot) = self.rows.slot(row) else {
-            return;
-        };
-        if slot.write().roll_back(writer) {
-            self.deltas.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-
-    fn newest_commit_ts(&self, row: RowId, reader: &Arc<TxnState>) -> Timestamp {
-        self.rows
-            .slot(row)
-            .map_or(0, |slot| slot.read().newest_commit_ts(reader))
-    }
-
-    fn queue_for_gc(&self, row: RowId) -> bool {
-        let Some(slot) = self.rows.slot(row) else {
-            return false;
-        };
-        let mut counter = slot.write();
-        if counter.queued_for_gc || !counter.may_hold_garbage() {
-            return false;
-        }
-        counter.queued_for_gc = true;
-        true
-    }
-
-    fn prune(&self, row: RowId, horizon: &Horizon) -> Pruned {
-        let Some(slot) = self.rows.slot(row) else {
-            return Pruned {
-                versions_freed: 0,
-                needs_more_gc: false,
-            };
-        };
-        let mut counter = slot.write();
-        let pruned = counter.prune(horizon);
-        counter.queued_for_gc = pruned.needs_more_gc;
-        drop(counter);
-        self.deltas
-            .fetch_sub(pruned.versions_freed, Ordering::Relaxed);
-        pruned
+    fn slots(&self) -> &Slots<CounterRow> {
+        &self.slots
     }
 
     fn redo(&self, row: RowId, writer: &Arc<TxnState>, out: &mut RedoBuf) {
         let Some(&id) = self.durable_id.get() else {
             return;
         };
-        let own = self.rows.slot(row).and_then(|slot| slot.read().own(writer));
+        let own = self
+            .slots
+            .rows
+            .slot(row)
+            .and_then(|slot| slot.read().own(writer));
         let Some((amount, created)) = own else {
             panic!(
                 "{} row {row} is in a write set without a delta of its writer",
-                self.name
+                self.slots.name
             );
         };
         out.counter(id, row, created, amount);
@@ -337,7 +302,7 @@ impl Rows for CounterTable {
 
 impl DurableRows for CounterTable {
     fn name(&self) -> &'static str {
-        self.name
+        self.slots.name
     }
 
     fn checkpoint_rows(
@@ -345,8 +310,9 @@ impl DurableRows for CounterTable {
         read_ts: Timestamp,
         emit: &mut dyn FnMut(RowId, &[u8]) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
-        for row in 0..self.rows.allocated() {
+        for row in 0..self.slots.rows.allocated() {
             let value = self
+                .slots
                 .rows
                 .slot(row)
                 .and_then(|s| s.read().read(read_ts, None));
@@ -358,20 +324,29 @@ impl DurableRows for CounterTable {
     }
 
     fn recover_put(&self, row: RowId, bytes: &[u8], _: &Arc<TxnState>) -> Result<(), String> {
-        let value = <[u8; 8]>::try_from(bytes)
-            .map_err(|_| format!("{} row {row}: {} bytes, not 8", self.name, bytes.len()))?;
+        let value = <[u8; 8]>::try_from(bytes).map_err(|_| {
+            format!(
+                "{} row {row}: {} bytes, not 8",
+                self.slots.name,
+                bytes.len()
+            )
+        })?;
         self.recover_counter(row, true, i64::from_le_bytes(value))
     }
 
     fn recover_delete(&self, row: RowId) -> Result<(), String> {
-        Err(format!("delete of {} row {row}, a counter", self.name))
+        Err(format!(
+            "delete of {} row {row}, a counter",
+            self.slots.name
+        ))
     }
 
     fn recover_counter(&self, row: RowId, created: bool, amount: i64) -> Result<(), String> {
         let slot = self
+            .slots
             .rows
             .slot_or_allocate(row)
-            .ok_or_else(|| format!("{} row {row} beyond the arena", self.name))?;
+            .ok_or_else(|| format!("{} row {row} beyond the arena", self.slots.name))?;
         let mut counter = slot.write();
         if created {
             counter.base = amount;
@@ -381,7 +356,7 @@ impl DurableRows for CounterTable {
         } else {
             return Err(format!(
                 "addition to {} row {row} before it exists",
-                self.name
+                self.slots.name
             ));
         }
         Ok(())

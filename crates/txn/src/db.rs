@@ -8,8 +8,9 @@ use crate::counter::CounterTable;
 use crate::durable::{Durable, DurableError};
 use crate::error::TxnError;
 use crate::gc::{CollectStats, Collector};
+use crate::slots::Rows;
 use crate::snapshot::{Registry, Snapshot, TimeKeeper};
-use crate::table::{Rows, Table};
+use crate::table::Table;
 use crate::txn::{Isolation, Transaction};
 
 /// Tuning of a [`Database`].

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::arena::RowId;
+use crate::slots::Rows;
 use crate::snapshot::TimeKeeper;
-use crate::table::Rows;
 
 /// What one collection did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

@@ -24,6 +24,7 @@ mod db;
 mod durable;
 mod error;
 mod gc;
+mod slots;
 mod snapshot;
 mod table;
 mod txn;

@@ -2,28 +2,22 @@
 //!
 //! Snapshot reads go through [`Table::read`] / [`Table::scan`]; writes only
 //! through a [`crate::Transaction`], which calls the crate-private methods
-//! here. [`Rows`] is the row-type-erased face the transaction and the garbage
-//! collector use to reach a table in their write and read sets.
+//! here. Abort, validation and GC reach it through [`crate::slots::Rows`],
+//! implemented once for every table with slots (`slots.rs`).
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use crate::arena::{Arena, RowId};
+use crate::arena::RowId;
 use crate::clock::Timestamp;
 use crate::durable::{DurableRows, RedoBuf};
 use crate::error::TxnError;
-use crate::snapshot::{Horizon, Snapshot};
-use crate::version::{Chain, Pruned, TxnState, WriteRefusal, Written};
+use crate::slots::{HasSlots, Slots};
+use crate::snapshot::Snapshot;
+use crate::version::{Chain, TxnState, WriteRefusal, Written};
 
 /// One table's rows and their versions. Share it as `Arc<Table<R>>`.
 pub struct Table<R> {
-    name: &'static str,
-    rows: Arena<Chain<R>>,
-    /// Versions held by all chains (committed, uncommitted, tombstones).
-    versions: AtomicUsize,
-    /// Newest commit timestamp of a transaction that wrote this table; read
-    /// and written only under the clock's commit lock (scan validation).
-    last_write_commit_ts: AtomicU64,
+    slots: Slots<Chain<R>>,
     /// Set once the table is durable ([`crate::Database::make_durable`]).
     codec: OnceLock<Codec<R>>,
 }
@@ -51,16 +45,13 @@ fn decode_postcard<R: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<R, St
 impl<R: Clone + Send + Sync + 'static> Table<R> {
     pub fn new(name: &'static str) -> Arc<Self> {
         Arc::new(Table {
-            name,
-            rows: Arena::new(),
-            versions: AtomicUsize::new(0),
-            last_write_commit_ts: AtomicU64::new(0),
+            slots: Slots::new(name),
             codec: OnceLock::new(),
         })
     }
 
     pub fn name(&self) -> &'static str {
-        self.name
+        self.slots.name
     }
 
     /// Gives the table its log id and codec; false if it had one already.
@@ -85,8 +76,8 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     /// Calls `f` on every row `snapshot` sees, in row-id order. Rows inserted
     /// after the snapshot are skipped by visibility, not by timing.
     pub fn scan(&self, snapshot: &Snapshot, mut f: impl FnMut(RowId, &R)) {
-        for row in 0..self.rows.allocated() {
-            let Some(slot) = self.rows.slot(row) else {
+        for row in 0..self.slots.rows.allocated() {
+            let Some(slot) = self.slots.rows.slot(row) else {
                 continue;
             };
             if let Some(value) = slot.read().read(snapshot.read_ts(), None) {
@@ -98,13 +89,12 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     /// Versions stored in the table now (live rows, older versions still
     /// readable by some snapshot, uncommitted versions, tombstones).
     pub fn versions(&self) -> usize {
-        // Relaxed: a statistic; exact once writers and GC are quiet.
-        self.versions.load(Ordering::Relaxed)
+        self.slots.held()
     }
 
     /// Row ids handed out so far.
     pub fn rows_allocated(&self) -> u64 {
-        self.rows.allocated()
+        self.slots.rows.allocated()
     }
 
     /// Calls `f` on every row `reader` sees at `read_ts` (its own writes
@@ -115,8 +105,8 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         reader: &Arc<TxnState>,
         mut f: impl FnMut(RowId, &R),
     ) {
-        for row in 0..self.rows.allocated() {
-            let Some(slot) = self.rows.slot(row) else {
+        for row in 0..self.slots.rows.allocated() {
+            let Some(slot) = self.slots.rows.slot(row) else {
                 continue;
             };
             if let Some(value) = slot.read().read(read_ts, Some(reader)) {
@@ -131,7 +121,12 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         reader: Option<&Arc<TxnState>>,
         row: RowId,
     ) -> Option<R> {
-        self.rows.slot(row)?.read().read(read_ts, reader).cloned()
+        self.slots
+            .rows
+            .slot(row)?
+            .read()
+            .read(read_ts, reader)
+            .cloned()
     }
 
     pub(crate) fn read_with_as<T>(
@@ -141,16 +136,20 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         row: RowId,
         f: impl FnOnce(&R) -> T,
     ) -> Option<T> {
-        self.rows.slot(row)?.read().read(read_ts, reader).map(f)
+        self.slots
+            .rows
+            .slot(row)?
+            .read()
+            .read(read_ts, reader)
+            .map(f)
     }
 
     pub(crate) fn insert_as(&self, writer: &Arc<TxnState>, value: R) -> Result<RowId, TxnError> {
-        let (row, slot) = self
-            .rows
-            .allocate()
-            .ok_or(TxnError::TableFull { table: self.name })?;
+        let (row, slot) = self.slots.rows.allocate().ok_or(TxnError::TableFull {
+            table: self.slots.name,
+        })?;
         slot.write().insert(writer, value);
-        self.versions.fetch_add(1, Ordering::Relaxed);
+        self.slots.add_held(1);
         Ok(row)
     }
 
@@ -163,8 +162,9 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         row: RowId,
         value: Option<R>,
     ) -> Result<Written, (TxnError, Option<Arc<TxnState>>)> {
-        let table = self.name;
+        let table = self.slots.name;
         let slot = self
+            .slots
             .rows
             .slot(row)
             .ok_or((TxnError::RowNotFound { table, row }, None))?;
@@ -179,108 +179,31 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
                     WriteRefusal::Missing => (TxnError::RowNotFound { table, row }, None),
                 })?;
         if written == Written::NewVersion {
-            self.versions.fetch_add(1, Ordering::Relaxed);
+            self.slots.add_held(1);
         }
         Ok(written)
     }
 }
 
-/// A table seen without its row type: what write sets, read sets and the GC
-/// queue hold.
-pub(crate) trait Rows: Send + Sync {
-    fn name(&self) -> &'static str;
-    /// Records that a transaction writing this table commits at `ts`. Called
-    /// under the commit lock.
-    fn note_write_commit(&self, ts: Timestamp);
-    /// Newest commit timestamp of a writer of this table. Called under the
-    /// commit lock.
-    fn last_write_commit_ts(&self) -> Timestamp;
-    /// Removes `writer`'s uncommitted version of `row` (abort).
-    fn roll_back(&self, row: RowId, writer: &Arc<TxnState>);
-    /// Commit timestamp of the newest version of `row` not written by `reader`.
-    fn newest_commit_ts(&self, row: RowId, reader: &Arc<TxnState>) -> Timestamp;
-    /// Marks `row` queued for GC; true if it was not queued and holds
-    /// versions GC may later free.
-    fn queue_for_gc(&self, row: RowId) -> bool;
-    /// Frees what `horizon` allows; the row leaves the queue unless more
-    /// remains to free.
-    fn prune(&self, row: RowId, horizon: &Horizon) -> Pruned;
-    /// Appends the redo op of `writer`'s version of `row` (nothing for a
-    /// table that is not durable). Called before commit.
-    fn redo(&self, row: RowId, writer: &Arc<TxnState>, out: &mut RedoBuf);
-}
+impl<R: Clone + Send + Sync + 'static> HasSlots for Table<R> {
+    type Slot = Chain<R>;
 
-impl<R: Clone + Send + Sync + 'static> Rows for Table<R> {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn note_write_commit(&self, ts: Timestamp) {
-        // Relaxed: written and read only under the commit lock, which orders
-        // the accesses.
-        self.last_write_commit_ts.fetch_max(ts, Ordering::Relaxed);
-    }
-
-    fn last_write_commit_ts(&self) -> Timestamp {
-        // Relaxed: see `note_write_commit`.
-        self.last_write_commit_ts.load(Ordering::Relaxed)
-    }
-
-    fn roll_back(&self, row: RowId, writer: &Arc<TxnState>) {
-        let Some(slot) = self.rows.slot(row) else {
-            return;
-        };
-        if slot.write().roll_back(writer) {
-            self.versions.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-
-    fn newest_commit_ts(&self, row: RowId, reader: &Arc<TxnState>) -> Timestamp {
-        self.rows
-            .slot(row)
-            .map_or(0, |slot| slot.read().newest_commit_ts(reader))
-    }
-
-    fn queue_for_gc(&self, row: RowId) -> bool {
-        let Some(slot) = self.rows.slot(row) else {
-            return false;
-        };
-        let mut chain = slot.write();
-        if chain.queued_for_gc || !chain.may_hold_garbage() {
-            return false;
-        }
-        chain.queued_for_gc = true;
-        true
-    }
-
-    fn prune(&self, row: RowId, horizon: &Horizon) -> Pruned {
-        let Some(slot) = self.rows.slot(row) else {
-            return Pruned {
-                versions_freed: 0,
-                needs_more_gc: false,
-            };
-        };
-        let mut chain = slot.write();
-        let pruned = chain.prune(horizon);
-        chain.queued_for_gc = pruned.needs_more_gc;
-        drop(chain);
-        self.versions
-            .fetch_sub(pruned.versions_freed, Ordering::Relaxed);
-        pruned
+    fn slots(&self) -> &Slots<Chain<R>> {
+        &self.slots
     }
 
     fn redo(&self, row: RowId, writer: &Arc<TxnState>, out: &mut RedoBuf) {
         let Some(codec) = self.codec.get() else {
             return;
         };
-        let slot = self.rows.slot(row);
+        let slot = self.slots.rows.slot(row);
         let chain = slot.map(|slot| slot.read());
         match chain.as_ref().and_then(|chain| chain.own(writer)) {
             Some(Some(value)) => out.put(codec.id, row, |bytes| (codec.encode)(value, bytes)),
             Some(None) => out.delete(codec.id, row),
             None => panic!(
                 "{} row {row} is in a write set without a version of its writer",
-                self.name
+                self.slots.name
             ),
         }
     }
@@ -288,7 +211,7 @@ impl<R: Clone + Send + Sync + 'static> Rows for Table<R> {
 
 impl<R: Clone + Send + Sync + 'static> DurableRows for Table<R> {
     fn name(&self) -> &'static str {
-        self.name
+        self.slots.name
     }
 
     fn checkpoint_rows(
@@ -298,8 +221,8 @@ impl<R: Clone + Send + Sync + 'static> DurableRows for Table<R> {
     ) -> std::io::Result<()> {
         let codec = self.codec.get().expect("checkpoint of a registered table");
         let mut bytes = Vec::new();
-        for row in 0..self.rows.allocated() {
-            let Some(slot) = self.rows.slot(row) else {
+        for row in 0..self.slots.rows.allocated() {
+            let Some(slot) = self.slots.rows.slot(row) else {
                 continue;
             };
             bytes.clear();
@@ -320,7 +243,8 @@ impl<R: Clone + Send + Sync + 'static> DurableRows for Table<R> {
         recovery: &Arc<TxnState>,
     ) -> Result<(), String> {
         let codec = self.codec.get().expect("recovery of a registered table");
-        let value = (codec.decode)(bytes).map_err(|e| format!("{} row {row}: {e}", self.name))?;
+        let value =
+            (codec.decode)(bytes).map_err(|e| format!("{} row {row}: {e}", self.slots.name))?;
         self.recover_value(row, Some(value), recovery)
     }
 
@@ -331,7 +255,7 @@ impl<R: Clone + Send + Sync + 'static> DurableRows for Table<R> {
     fn recover_counter(&self, row: RowId, _: bool, _: i64) -> Result<(), String> {
         Err(format!(
             "counter op on {} row {row}, a row table",
-            self.name
+            self.slots.name
         ))
     }
 }
@@ -344,13 +268,14 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         recovery: &Arc<TxnState>,
     ) -> Result<(), String> {
         let slot = self
+            .slots
             .rows
             .slot_or_allocate(row)
-            .ok_or_else(|| format!("{} row {row} beyond the arena", self.name))?;
+            .ok_or_else(|| format!("{} row {row} beyond the arena", self.slots.name))?;
         let added = usize::from(value.is_some());
         let before = slot.write().recover(recovery, value);
-        self.versions.fetch_add(added, Ordering::Relaxed);
-        self.versions.fetch_sub(before, Ordering::Relaxed);
+        self.slots.add_held(added);
+        self.slots.sub_held(before);
         Ok(())
     }
 }

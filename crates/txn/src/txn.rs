@@ -17,8 +17,9 @@ use crate::counter::CounterTable;
 use crate::db::Shared;
 use crate::durable::RedoBuf;
 use crate::error::TxnError;
+use crate::slots::Rows;
 use crate::snapshot::Snapshot;
-use crate::table::{Rows, Table};
+use crate::table::Table;
 use crate::version::{TxnState, Written};
 
 /// A transaction another one's write conflicted with (see

@@ -290,6 +290,28 @@ impl<R: Clone> Chain<R> {
     }
 }
 
+impl<R: Clone + Send + Sync> crate::slots::SlotState for Chain<R> {
+    fn roll_back(&mut self, writer: &Arc<TxnState>) -> bool {
+        Chain::roll_back(self, writer)
+    }
+
+    fn newest_commit_ts(&self, reader: &Arc<TxnState>) -> Timestamp {
+        Chain::newest_commit_ts(self, reader)
+    }
+
+    fn may_hold_garbage(&self) -> bool {
+        Chain::may_hold_garbage(self)
+    }
+
+    fn queued_for_gc(&mut self) -> &mut bool {
+        &mut self.queued_for_gc
+    }
+
+    fn prune(&mut self, horizon: &Horizon) -> Pruned {
+        Chain::prune(self, horizon)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
