@@ -143,6 +143,8 @@ pub fn olap_admission(contexts: usize) -> maestro_scheduler::AdmissionLimits {
         queue_wait_max: Duration::from_secs(10),
         queue_above_load: 1.5,
         reject_above_load: 4.0,
+        // No memory budget is set in this experiment: unused.
+        ..maestro_scheduler::AdmissionLimits::new(contexts)
     }
 }
 
