@@ -222,6 +222,10 @@ pub struct MixedConfig {
     pub tpcc_max_tps: Option<f64>,
     /// Workload classes for the two workloads (scheduler presets only).
     pub classes: Option<WorkloadClasses>,
+    /// On a data directory (CH workload): the terminals' checkpoint interval
+    /// and acknowledgement log (`maestro_tpcc::driver::RunConfig`'s).
+    pub checkpoint_interval: Option<Duration>,
+    pub ack_log: Option<std::sync::Arc<maestro_tpcc::driver::AckLog>>,
 }
 
 impl MixedConfig {
@@ -243,6 +247,8 @@ impl MixedConfig {
             seed,
             tpcc_max_tps: None,
             classes: None,
+            checkpoint_interval: None,
+            ack_log: None,
         }
     }
 }
@@ -448,6 +454,8 @@ pub fn run_workload(
             rc.contexts = config.contexts;
             rc.max_tps = config.tpcc_max_tps;
             rc.class = classes.map(|(oltp, _)| oltp);
+            rc.checkpoint_interval = config.checkpoint_interval;
+            rc.ack_log = config.ack_log.clone();
             let progress = std::sync::Mutex::new(&mut sample);
             let r = driver::run_on_storage(workload.storage(), &rc, shared, &|p: &RunProgress| {
                 if let Ok(mut f) = progress.lock() {

@@ -9,7 +9,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use maestro_bench::mixed::{self, LiveSample, MixedConfig, WorkloadKind};
+use maestro_bench::mixed::{self, LiveSample, LoadedWorkload, MixedConfig, WorkloadKind};
+
+use crate::tpcc_durable::{DurableArgs, DurableOptions, report_opened};
 use maestro_bench::run_report::{self, RunSetup};
 
 use crate::variants::{EngineVariant, name_of};
@@ -68,6 +70,8 @@ pub struct RunArgs {
     /// Print the outcome as one JSON object on stdout instead of the summary.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    durable: DurableArgs,
 }
 
 impl Default for RunArgs {
@@ -106,25 +110,38 @@ pub fn run(a: RunArgs) -> ExitCode {
     }
     let variant = name_of(&a.variant);
     let sf = (a.workload == JobWorkload::Disjoint).then_some(a.sf);
-    eprintln!(
-        "maestro run: loading {} on {contexts} contexts …",
-        match sf {
-            Some(sf) => format!("TPC-H SF {sf} and TPC-C W={}", a.warehouses),
-            None => format!(
-                "CH-benCHmark W={} (TPC-C on MVCC tables + supplier, nation, region)",
-                a.warehouses
-            ),
-        }
-    );
+    if a.durable.data_dir.is_none() {
+        eprintln!(
+            "maestro run: loading {} on {contexts} contexts …",
+            match sf {
+                Some(sf) => format!("TPC-H SF {sf} and TPC-C W={}", a.warehouses),
+                None => format!(
+                    "CH-benCHmark W={} (TPC-C on MVCC tables + supplier, nation, region)",
+                    a.warehouses
+                ),
+            }
+        );
+    }
+    let durable = match a.durable.validate(None) {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    if durable.is_some() && a.workload != JobWorkload::Ch {
+        return usage("--data-dir keeps CH-benCHmark's MVCC tables: it needs --workload ch");
+    }
     let progress = |l: &str| eprintln!("  {l}");
-    let loaded = match mixed::load_workload(
-        a.workload.kind(),
-        a.sf,
-        a.warehouses,
-        contexts,
-        a.seed,
-        &progress,
-    ) {
+    let loaded = match &durable {
+        None => mixed::load_workload(
+            a.workload.kind(),
+            a.sf,
+            a.warehouses,
+            contexts,
+            a.seed,
+            &progress,
+        ),
+        Some(options) => open_ch(options, &a),
+    };
+    let loaded = match loaded {
         Ok(l) => l,
         Err(e) => return failure(e),
     };
@@ -137,7 +154,7 @@ pub fn run(a: RunArgs) -> ExitCode {
         variant,
         a.duration
     );
-    let config = MixedConfig::new(
+    let mut config = MixedConfig::new(
         &variant,
         contexts,
         a.tpch_clients,
@@ -145,13 +162,22 @@ pub fn run(a: RunArgs) -> ExitCode {
         Duration::from_secs_f64(a.duration),
         a.seed,
     );
+    if let Some(options) = &durable
+        && let Err(code) = options.configure_mixed(&mut config)
+    {
+        return code;
+    }
     let outcome = match mixed::run_workload(workload, &config, &print_live) {
         Ok(o) => o,
         Err(e) => return failure(e),
     };
+    let warehouses = match &loaded {
+        LoadedWorkload::Ch { db, .. } => db.tpcc.warehouses(),
+        LoadedWorkload::Disjoint(_) => a.warehouses,
+    };
     let setup = RunSetup {
         sf,
-        warehouses: a.warehouses,
+        warehouses,
         contexts,
         seed: a.seed,
         load_seconds,
@@ -162,6 +188,20 @@ pub fn run(a: RunArgs) -> ExitCode {
     } else {
         print!("{}", run_report::summary(&setup, &outcome));
     }
+    if let LoadedWorkload::Ch { db, .. } = &loaded
+        && let Some(log) = db.tpcc.txn.log_stats()
+    {
+        eprintln!(
+            "log ({}): {} commit records in {} flushes ({:.1} per flush), {:.2} s writing and syncing{}",
+            log.durability.name(),
+            log.records,
+            log.flushes,
+            log.records as f64 / log.flushes.max(1) as f64,
+            log.sync_time.as_secs_f64(),
+            log.failure
+                .map_or(String::new(), |f| format!("; failed: {f}"))
+        );
+    }
     match run_report::write(&a.out, &setup, &outcome) {
         Ok(files) => eprintln!("report: {}/{{{}}}", a.out.display(), files.join(",")),
         Err(e) => return failure(e),
@@ -171,6 +211,32 @@ pub fn run(a: RunArgs) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// CH-benCHmark from (or into) a data directory.
+fn open_ch(options: &DurableOptions, a: &RunArgs) -> Result<LoadedWorkload, String> {
+    let start = std::time::Instant::now();
+    let empty = maestro_txn::Database::data_dir_state(options.dir()).map_err(|e| e.to_string())?
+        == maestro_txn::DataDirState::Empty;
+    let config = maestro_ch::ChConfig {
+        // The directory's own warehouses unless it is created now.
+        warehouses: if empty { a.warehouses } else { 0 },
+        seed: a.seed,
+        clock_start: None,
+    };
+    options.announce();
+    let (db, opened) = maestro_ch::ChDatabase::open_data_dir(
+        options.dir(),
+        &config,
+        options.durability(),
+        &|_| {},
+    )
+    .map_err(|e| e.to_string())?;
+    report_opened(&opened, db.tpcc.warehouses());
+    Ok(LoadedWorkload::Ch {
+        db: Box::new(db),
+        load_seconds: start.elapsed().as_secs_f64(),
+    })
 }
 
 fn print_live(l: &LiveSample) {

@@ -30,7 +30,7 @@ pub(crate) enum DurabilityFlag {
     Off,
 }
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub struct DurableArgs {
     /// Keep the database in DIR: the first run loads --warehouses into it
     /// (its first checkpoint), later runs recover it. Implies --cc mvcc.
@@ -149,10 +149,25 @@ impl DurableOptions {
     /// Checkpoints and the acknowledgement log of the run.
     pub(crate) fn configure(&self, config: &mut RunConfig) -> Result<(), ExitCode> {
         config.checkpoint_interval = self.checkpoint_interval;
-        if let Some(path) = &self.ack_log {
-            config.ack_log = Some(Arc::new(AckLog::open(path).map_err(failure)?));
-        }
+        config.ack_log = self.open_ack_log()?;
         Ok(())
+    }
+
+    /// The same for the main job's terminals.
+    pub(crate) fn configure_mixed(
+        &self,
+        config: &mut maestro_bench::mixed::MixedConfig,
+    ) -> Result<(), ExitCode> {
+        config.checkpoint_interval = self.checkpoint_interval;
+        config.ack_log = self.open_ack_log()?;
+        Ok(())
+    }
+
+    fn open_ack_log(&self) -> Result<Option<Arc<AckLog>>, ExitCode> {
+        self.ack_log
+            .as_deref()
+            .map(|path| AckLog::open(path).map(Arc::new).map_err(failure))
+            .transpose()
     }
 }
 

@@ -118,3 +118,37 @@ fn ch_runs_on_a_data_directory_and_recovers_it() {
     assert!(check.status.success(), "{}", stderr(&check));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_main_job_keeps_its_data_in_a_data_directory() {
+    let dir = std::env::temp_dir().join(format!("maestro-cli-run-durable-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (data, out) = (dir.join("data"), dir.join("out"));
+    let line = format!(
+        "run --duration 0.5 --warehouses 1 --tpch-clients 1 --tpcc-terminals 2 --data-dir {} --out {}",
+        data.display(),
+        out.display()
+    );
+    let first = maestro(&args(&line));
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(
+        stderr(&first).contains("created: loaded W=1"),
+        "{}",
+        stderr(&first)
+    );
+    let second = maestro(&args(&line));
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("recovered W=1"),
+        "{}",
+        stderr(&second)
+    );
+    assert!(
+        stderr(&second).contains("log (sync):"),
+        "{}",
+        stderr(&second)
+    );
+    let disjoint = maestro(&args(&format!("{line} --workload disjoint")));
+    assert_eq!(disjoint.status.code(), Some(2), "{}", stderr(&disjoint));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
