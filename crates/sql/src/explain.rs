@@ -3,7 +3,7 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::plan::{ArithOp, Direction, Expr, LogicalPlan, Plan};
+use crate::plan::{ArithOp, Direction, Expr, JoinKind, LogicalPlan, Plan};
 
 impl LogicalPlan {
     /// The plan as an indented tree, one operator per line.
@@ -46,16 +46,35 @@ impl LogicalPlan {
                 )
             }
             Plan::Filter { predicate, .. } => writeln!(out, "{pad}Filter {}", list(predicate)),
-            Plan::Join { keys, .. } => {
-                let k: Vec<String> = keys
+            Plan::Join {
+                keys,
+                kind,
+                residual,
+                ..
+            } => {
+                let mut k: Vec<String> = keys
                     .iter()
                     .map(|(l, r)| format!("{} = {}", e(l), e(r)))
                     .collect();
-                if k.is_empty() {
+                k.extend(residual.iter().map(e));
+                let name = match kind {
+                    JoinKind::Inner => "HashJoin",
+                    JoinKind::LeftOuter => "HashLeftJoin",
+                    JoinKind::Semi => "HashSemiJoin",
+                    JoinKind::Anti => "HashAntiJoin",
+                };
+                if keys.is_empty() && *kind == JoinKind::Inner {
                     writeln!(out, "{pad}CrossJoin")
                 } else {
-                    writeln!(out, "{pad}HashJoin {}", k.join(" AND "))
+                    writeln!(out, "{pad}{name} {}", k.join(" AND "))
                 }
+            }
+            Plan::Map { exprs, .. } => {
+                let m: Vec<String> = exprs
+                    .iter()
+                    .map(|(id, x)| format!("{} AS {}", e(x), self.column(*id).name))
+                    .collect();
+                writeln!(out, "{pad}Map {}", m.join(", "))
             }
             Plan::Aggregate { groups, aggs, .. } => {
                 let g: Vec<String> = groups.iter().map(|(_, x)| e(x)).collect();
@@ -103,6 +122,7 @@ impl LogicalPlan {
                 self.explain_node(right, depth + 1, out);
             }
             Plan::Filter { input, .. }
+            | Plan::Map { input, .. }
             | Plan::Aggregate { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
@@ -181,6 +201,15 @@ impl<'p> fmt::Display for Shown<'p> {
                 write!(f, " ELSE {} END", s(otherwise))
             }
             Expr::Year(e) => write!(f, "EXTRACT(YEAR FROM {})", s(e)),
+            Expr::Substring { expr, start, len } => match len {
+                Some(n) => write!(f, "SUBSTRING({} FROM {start} FOR {n})", s(expr)),
+                None => write!(f, "SUBSTRING({} FROM {start})", s(expr)),
+            },
+            Expr::IsNull { expr, negated } => {
+                let not = if *negated { "NOT " } else { "" };
+                write!(f, "{} IS {not}NULL", s(expr))
+            }
+            Expr::Cast(e, t) => write!(f, "CAST({} AS {t})", s(e)),
         }
     }
 }

@@ -164,22 +164,74 @@ fn invalid_grouping_and_aggregates() {
 fn unsupported_constructs_are_named() {
     for (sql, needle) in [
         (
-            "select n_name from nation left join region on n_regionkey = r_regionkey",
-            "LEFT [OUTER] JOIN (only inner joins)",
+            "select n_name from nation right join region on n_regionkey = r_regionkey",
+            "RIGHT [OUTER] JOIN (only inner and left outer joins)",
         ),
         (
-            "select n_name from nation where n_regionkey in (select r_regionkey from region)",
-            "subqueries",
+            "select n_name from nation full outer join region on n_regionkey = r_regionkey",
+            "FULL OUTER JOIN",
         ),
         (
-            "select * from (select * from nation) t",
-            "subqueries in FROM",
+            "select n_name from nation left join region on n_regionkey < r_regionkey",
+            "LEFT JOIN without an equality",
         ),
         (
-            "select n_name from nation where n_name is null",
-            "IS [NOT] NULL",
+            "select n_name, (select count(*) from region) from nation",
+            "subqueries in the SELECT list",
         ),
-        ("select distinct n_regionkey from nation", "SELECT DISTINCT"),
+        (
+            "select n_name from nation where n_regionkey = 1 or exists (select * from region where r_regionkey = n_regionkey)",
+            "EXISTS / IN (SELECT …) other than as a condition joined by AND in WHERE",
+        ),
+        (
+            "select n_name from nation where n_regionkey = (select r_regionkey from region where r_name = 'ASIA')",
+            "a scalar subquery other than an aggregate without GROUP BY",
+        ),
+        (
+            "select n_name from nation where n_nationkey > (select count(*) from supplier where s_nationkey = n_nationkey)",
+            "COUNT in a correlated scalar subquery",
+        ),
+        (
+            "select n_name from nation where n_nationkey > (select min(s_suppkey) from supplier where s_nationkey < n_nationkey)",
+            "correlation is not equalities",
+        ),
+        (
+            "select n_name from nation where n_regionkey > 0 or n_nationkey > (select min(s_suppkey) from supplier where s_nationkey = n_nationkey)",
+            "a correlated scalar subquery outside a comparison",
+        ),
+        (
+            "select n_name from nation where exists (select count(*) from supplier where s_nationkey = n_nationkey group by s_suppkey)",
+            "a correlated EXISTS / IN subquery with GROUP BY",
+        ),
+        (
+            "select n_name from nation where exists (select n_name from supplier where s_nationkey = n_nationkey)",
+            "a correlated reference outside the subquery's WHERE",
+        ),
+        (
+            "select c_custkey from customer left join orders on c_custkey = o_custkey where o_orderkey not in (select l_orderkey from lineitem)",
+            "NOT IN (SELECT …) over values that may be NULL",
+        ),
+        (
+            "select c_custkey, sum(o_totalprice) from customer left join orders on c_custkey = o_custkey group by c_custkey",
+            "over NULL values (only COUNT skips them)",
+        ),
+        (
+            "select n_name from nation where n_nationkey in (select r_regionkey from region) group by n_name having count(*) > (select min(r_regionkey) from region where r_regionkey = n_regionkey)",
+            "subqueries in HAVING other than uncorrelated scalar ones",
+        ),
+        (
+            "select cast(n_name as integer) from nation",
+            "CAST of a non-constant string",
+        ),
+        (
+            "select cast(n_nationkey as decimal) from nation",
+            "without a scale",
+        ),
+        ("select null from nation", "NULL"),
+        (
+            "select distinct on (n_regionkey) n_name from nation",
+            "DISTINCT ON",
+        ),
         ("select upper(n_name) from nation", "function upper()"),
         ("insert into nation values (1)", "INSERT"),
         ("create table t (a int)", "CREATE TABLE"),
@@ -187,7 +239,14 @@ fn unsupported_constructs_are_named() {
             "select n_name from nation union select r_name from region",
             "UNION",
         ),
-        ("with t as (select 1) select * from nation", "WITH"),
+        (
+            "with recursive t as (select n_name from nation) select * from t",
+            "WITH RECURSIVE",
+        ),
+        (
+            "select * from lateral (select n_name from nation) t",
+            "LATERAL",
+        ),
         ("select n_name from nation, region", "cross join"),
         ("select n_name from nation limit 1 offset 2", "OFFSET"),
         (

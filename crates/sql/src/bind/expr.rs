@@ -18,7 +18,7 @@ use maestro_storage::column::{Date, MAX_SCALE};
 
 /// Where an expression is bound.
 pub(crate) struct ExprCtx<'s> {
-    pub scope: &'s Scope,
+    pub scope: &'s Scope<'s>,
     /// Whether aggregate calls are allowed (SELECT, HAVING, ORDER BY of a
     /// grouped query); `None` names the clause that forbids them.
     pub aggs_forbidden_in: Option<&'static str>,
@@ -142,8 +142,51 @@ impl Binder<'_> {
                     negated: *negated,
                 })
             }
-            A::In { .. } | A::Subquery(_) | A::Exists { .. } => {
-                Err(SqlError::unsupported("subqueries"))
+            A::In {
+                expr,
+                target: ast::InTarget::Subquery(q),
+                negated,
+                ..
+            } => {
+                let x = self.bind_expr(expr, ctx)?;
+                self.semi_subquery(q, Some(x), *negated, ctx)
+            }
+            A::Exists { subquery, negated } => self.semi_subquery(subquery, None, *negated, ctx),
+            A::Subquery(q) => self.scalar_subquery(q, ctx),
+            A::In { .. } => Err(SqlError::unsupported(format!("{e}"))),
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let x = self.bind_expr(expr, ctx)?;
+                if self.type_of(&x) != SqlType::Str {
+                    return Err(SqlError::mismatch(format!(
+                        "SUBSTRING needs a string, not {}",
+                        self.type_of(&x)
+                    )));
+                }
+                let mut int = |e: &Option<Box<ast::Expr>>| -> Result<Option<i64>> {
+                    let Some(e) = e else { return Ok(None) };
+                    match self.bind_expr(e, ctx)? {
+                        Expr::Lit(Literal::Num { value, scale: 0 }) => Ok(Some(value)),
+                        _ => Err(SqlError::unsupported(
+                            "SUBSTRING with a non-constant or non-integer position or length",
+                        )
+                        .at(e.span())),
+                    }
+                };
+                let start = int(substring_from)?.unwrap_or(1);
+                let len = int(substring_for)?;
+                if len.is_some_and(|n| n < 0) {
+                    return Err(SqlError::invalid("negative substring length not allowed"));
+                }
+                Ok(Expr::Substring {
+                    expr: Box::new(x),
+                    start,
+                    len,
+                })
             }
             A::Like {
                 negated,
@@ -188,12 +231,104 @@ impl Binder<'_> {
                 Ok(Expr::Year(Box::new(x)))
             }
             A::Function(f) => self.function(f, ctx),
-            A::IsNull(_) | A::IsNotNull(_) => Err(SqlError::unsupported(
-                "IS [NOT] NULL (this slice has no NULLs)",
-            )),
-            A::Cast { .. } => Err(SqlError::unsupported("CAST")),
+            A::IsNull(x) | A::IsNotNull(x) => Ok(Expr::IsNull {
+                expr: Box::new(self.bind_expr(x, ctx)?),
+                negated: matches!(e, A::IsNotNull(_)),
+            }),
+            A::Cast {
+                kind: ast::CastKind::Cast | ast::CastKind::DoubleColon,
+                expr,
+                data_type,
+                format: None,
+            } => {
+                let x = self.bind_expr(expr, ctx)?;
+                self.cast(x, data_type)
+            }
+            A::Cast { .. } => Err(SqlError::unsupported(format!("{e}"))),
             other => Err(SqlError::unsupported(format!("expression {other}"))),
         }
+    }
+
+    /// `CAST(x AS t)`: constants are converted now (a bad one is an
+    /// error), other values when the statement runs.
+    fn cast(&mut self, x: Expr, t: &ast::DataType) -> Result<Expr> {
+        use ast::DataType as D;
+        let to = match t {
+            D::Int(_)
+            | D::Integer(_)
+            | D::BigInt(_)
+            | D::SmallInt(_)
+            | D::Int2(_)
+            | D::Int4(_)
+            | D::Int8(_) => SqlType::Int,
+            D::Numeric(info) | D::Decimal(info) | D::Dec(info) => match info {
+                ast::ExactNumberInfo::PrecisionAndScale(_, s) => u8::try_from(*s)
+                    .ok()
+                    .filter(|&s| s <= MAX_SCALE)
+                    .map(SqlType::exact)
+                    .ok_or_else(|| {
+                        SqlError::unsupported(format!("{t} (scale 0 to {MAX_SCALE})"))
+                    })?,
+                ast::ExactNumberInfo::Precision(_) => SqlType::Int,
+                ast::ExactNumberInfo::None => {
+                    return Err(SqlError::unsupported(format!(
+                        "CAST to {t} without a scale (write DECIMAL(p,s))"
+                    )));
+                }
+            },
+            D::Double(_) | D::DoublePrecision | D::Float(_) | D::Float8 | D::Real | D::Float4 => {
+                SqlType::Double
+            }
+            D::Varchar(_) | D::Text | D::Char(_) | D::CharacterVarying(_) | D::String(_) => {
+                SqlType::Str
+            }
+            D::Date => SqlType::Date,
+            other => return Err(SqlError::unsupported(format!("CAST to {other}"))),
+        };
+        let from = self.type_of(&x);
+        let ok = from == to
+            || (from.is_numeric() && to.is_numeric())
+            || to == SqlType::Str && from != SqlType::Interval
+            || from == SqlType::Str && to != SqlType::Bool;
+        if !ok {
+            return Err(SqlError::mismatch(format!("cannot cast {from} to {to}")));
+        }
+        if let Expr::Lit(l) = &x {
+            // Fold constants, so that a bad one is an error now.
+            match (l, to) {
+                (Literal::Str(s), SqlType::Date) => {
+                    return Ok(Expr::Lit(Literal::Date(parse_date(s)?)));
+                }
+                (Literal::Str(s), SqlType::Int | SqlType::Decimal(_))
+                | (Literal::Str(s), SqlType::Double) => {
+                    let v = crate::lower::cast_literal(l, to);
+                    if v.is_none() && to != SqlType::Double {
+                        return Err(SqlError::mismatch(format!(
+                            "invalid input syntax for type {to}: \"{s}\""
+                        )));
+                    }
+                    if let Some(folded) = v {
+                        return Ok(Expr::Lit(folded));
+                    }
+                }
+                _ => {
+                    if let Some(folded) = crate::lower::cast_literal(l, to) {
+                        return Ok(Expr::Lit(folded));
+                    }
+                }
+            }
+        }
+        if from == to {
+            return Ok(x);
+        }
+        if from == SqlType::Str {
+            // PostgreSQL fails on a string that does not convert; row by
+            // row, this evaluator could only make it NULL.
+            return Err(SqlError::unsupported(format!(
+                "CAST of a non-constant string to {to}"
+            )));
+        }
+        Ok(Expr::Cast(Box::new(x), to))
     }
 
     fn case(
@@ -354,7 +489,7 @@ impl Binder<'_> {
         Ok(Expr::Arith(op, Box::new(l), Box::new(r)))
     }
 
-    fn compare(&mut self, op: CmpOp, l: Expr, r: Expr) -> Result<Expr> {
+    pub(super) fn compare(&mut self, op: CmpOp, l: Expr, r: Expr) -> Result<Expr> {
         let (lt, rt) = (self.type_of(&l), self.type_of(&r));
         let l = coerce_to(l, rt)?;
         let r = coerce_to(r, lt)?;
@@ -390,7 +525,10 @@ pub(crate) fn type_of(e: &Expr, col: &dyn Fn(ColumnId) -> SqlType) -> SqlType {
         | Expr::Or(_)
         | Expr::Not(_)
         | Expr::InList { .. }
-        | Expr::Like { .. } => SqlType::Bool,
+        | Expr::Like { .. }
+        | Expr::IsNull { .. } => SqlType::Bool,
+        Expr::Substring { .. } => SqlType::Str,
+        Expr::Cast(_, t) => *t,
         Expr::Case { whens, otherwise } => {
             whens.iter().fold(type_of(otherwise, col), |t, (_, v)| {
                 unify(t, type_of(v, col)).unwrap_or(t)

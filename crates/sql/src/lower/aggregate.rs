@@ -10,10 +10,10 @@ use std::collections::HashMap;
 
 use maestro_execution::{Agg, Col, Data, Expr as ExecExpr, Input, MAX_KEYS, aggregate, project};
 
-use super::Lowering;
 use super::compile::{columnar, eval_vector, to_exec_expr};
 use super::eval::exact_ratio;
 use super::vector::{Relation, Scalar, Vector};
+use super::{Lowering, narrowed};
 use crate::error::{Result, SqlError};
 use crate::plan::{AggCall, AggFunc, ColumnId, Expr};
 use crate::types::SqlType;
@@ -34,9 +34,29 @@ impl<'a> Lowering<'a> {
         let mut arg_owned: Vec<Option<Vector>> = Vec::new();
         for (_, a) in aggs {
             arg_owned.push(match &a.arg {
-                Some(x) if a.func != AggFunc::Count && to_exec_expr(x, rel).is_none() => {
+                // COUNT(x) counts the rows where x is not NULL: the sum of
+                // a 0/1 indicator when x has NULLs (outer joins).
+                Some(x) if a.func == AggFunc::Count => {
                     let v = eval_vector(self.ctx, x, self.ty(x), rel)?;
+                    match v.col() {
+                        Some(_) => None,
+                        None => Some(Vector::Int(
+                            (0..rel.len)
+                                .map(|p| i64::from(v.value_at(p) != Scalar::Null))
+                                .collect(),
+                        )),
+                    }
+                }
+                Some(x) if to_exec_expr(x, rel).is_none() => {
+                    let v = narrowed(eval_vector(self.ctx, x, self.ty(x), rel)?);
                     let numeric = v.col().is_some_and(|c| c.is_narrow_numeric());
+                    if !numeric && (0..rel.len).any(|p| v.value_at(p) == Scalar::Null) {
+                        return Err(SqlError::unsupported(format!(
+                            "{:?} of {} over NULL values (only COUNT skips them)",
+                            a.func,
+                            self.plan.show(x)
+                        )));
+                    }
                     if !numeric {
                         return Err(SqlError::unsupported(format!(
                             "{:?} of {} (aggregates of free-text strings)",
@@ -73,7 +93,7 @@ impl<'a> Lowering<'a> {
                 (None, None) => None,
             };
             exec_aggs.push(match (a.func, arg) {
-                // No NULLs in this slice: COUNT(x) counts every row.
+                (AggFunc::Count, Some(x)) if o.is_some() => Agg::sum(x),
                 (AggFunc::CountStar | AggFunc::Count, _) => Agg::count(),
                 (AggFunc::Sum, Some(x)) => Agg::sum(x),
                 (AggFunc::Avg, Some(x)) => Agg::avg(x),
@@ -193,10 +213,10 @@ impl<'a> Lowering<'a> {
                         .collect(),
                 )
             }
-            _ => Vector::Wide {
+            _ => narrowed(Vector::Wide {
                 values: values.to_vec(),
                 scale,
-            },
+            }),
         })
     }
 }

@@ -15,7 +15,8 @@ mod vector;
 use std::collections::HashMap;
 
 use maestro_execution::{
-    Col, ExecContext, Expr as ExecExpr, Input, JoinTable, Order, SortKey, select, sort,
+    ExecContext, Expr as ExecExpr, Input, JoinKind as ExecJoinKind, JoinOutput, JoinTable, NO_ROW,
+    Order, Residual, SortKey, select, sort,
 };
 use maestro_storage::column::Date;
 use maestro_tpch::queries::{ColumnType, QueryResult, Value, ratio_f64};
@@ -23,11 +24,29 @@ use maestro_tpch::queries::{ColumnType, QueryResult, Value, ratio_f64};
 use crate::bind::type_of;
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError};
-use crate::plan::{ColumnId, Direction, Expr, LogicalPlan, Plan};
+use crate::plan::{ColumnId, Direction, Expr, JoinKind, LogicalPlan, Plan};
 use crate::types::SqlType;
 use compile::{columnar, eval_vector, to_exec_expr, to_pred};
-use eval::eval_row;
+use eval::{eval_row, eval_with};
 use vector::{Relation, Scalar, Vector};
+
+/// A constant converted to `to` at bind time, if the result is a constant
+/// (an exact number within 64 bits, a date or a string).
+pub(crate) fn cast_literal(
+    l: &crate::types::Literal,
+    to: SqlType,
+) -> Option<crate::types::Literal> {
+    use crate::types::Literal;
+    Some(match eval::cast(eval::literal(l), to) {
+        Scalar::Num { value, scale } => Literal::Num {
+            value: i64::try_from(value).ok()?,
+            scale,
+        },
+        Scalar::Date(d) => Literal::Date(Date(d)),
+        Scalar::Str(s) => Literal::Str(s),
+        _ => return None,
+    })
+}
 
 /// Runs `plan` in `ctx` (call it inside `Executor::run_plan`).
 pub fn run(ctx: &ExecContext, catalog: &dyn Catalog, plan: &LogicalPlan) -> Result<QueryResult> {
@@ -62,9 +81,34 @@ impl<'a> Lowering<'a> {
                 let rel = self.node(input)?;
                 self.filter(rel, predicate)
             }
-            Plan::Join { left, right, keys } => {
+            Plan::Join {
+                left,
+                right,
+                kind,
+                keys,
+                residual,
+            } => {
                 let (l, r) = (self.node(left)?, self.node(right)?);
-                self.join(l, r, keys)
+                match kind {
+                    JoinKind::Inner if keys.is_empty() => self.cross(l, r),
+                    JoinKind::Inner => {
+                        let out = self.join(l, r, keys)?;
+                        if residual.is_empty() {
+                            Ok(out)
+                        } else {
+                            self.filter(out, residual)
+                        }
+                    }
+                    _ => self.keyed_join(l, r, *kind, keys, residual),
+                }
+            }
+            Plan::Map { input, exprs } => {
+                let mut rel = self.node(input)?;
+                for (id, e) in exprs {
+                    let v = eval_vector(self.ctx, e, self.ty(e), &rel)?;
+                    rel.cols.push((*id, v));
+                }
+                Ok(rel)
             }
             Plan::Aggregate {
                 input,
@@ -149,8 +193,8 @@ impl<'a> Lowering<'a> {
         let mut lx = Vec::new();
         let mut rx = Vec::new();
         for i in 0..keys.len() {
-            let a = key_expr(l_keys[i], left, l_owned[i].as_deref())?;
-            let b = key_expr(r_keys[i], right, r_owned[i].as_deref())?;
+            let a = key_expr(l_keys[i], left, l_owned[i].as_ref())?;
+            let b = key_expr(r_keys[i], right, r_owned[i].as_ref())?;
             let (sa, sb) = (a.scale()?, b.scale()?);
             lx.push(scaled_up(a, sb.saturating_sub(sa)));
             rx.push(scaled_up(b, sa.saturating_sub(sb)));
@@ -173,30 +217,153 @@ impl<'a> Lowering<'a> {
         Ok(out)
     }
 
-    /// Shared integer codes for string join keys (two dictionaries' codes do
-    /// not match): one map over both sides' strings. Sequential; a note for
-    /// later: a parallel dictionary merge belongs in maestro-execution.
+    /// A cross product with a one-row side (an uncorrelated scalar
+    /// subquery): that row's values repeated at every position of the other.
+    fn cross(&self, left: Relation<'a>, right: Relation<'a>) -> Result<Relation<'a>> {
+        let (mut many, one) = match (left.len, right.len) {
+            (_, 1) => (left, right),
+            (1, _) => (right, left),
+            _ => {
+                return Err(SqlError::unsupported(
+                    "a cross join (a table with no equality condition linking it to the others)",
+                ));
+            }
+        };
+        let zeros = vec![0u32; many.len];
+        many.cols.extend(one.take(self.ctx, &zeros).cols);
+        Ok(many)
+    }
+
+    /// Semi, anti and left outer joins: the hash table is built on the right
+    /// side (the subquery, or the side that may be NULL), the left side
+    /// probes it and keeps its order; `residual` is checked on each pair.
+    fn keyed_join(
+        &self,
+        left: Relation<'a>,
+        right: Relation<'a>,
+        kind: JoinKind,
+        keys: &[(Expr, Expr)],
+        residual: &[Expr],
+    ) -> Result<Relation<'a>> {
+        if keys.is_empty() {
+            if !residual.is_empty() {
+                return Err(SqlError::unsupported(
+                    "a subquery correlated without an equality",
+                ));
+            }
+            let keep = match kind {
+                JoinKind::Semi => right.len > 0,
+                JoinKind::Anti => right.len == 0,
+                _ => return Err(SqlError::unsupported("an outer join without an equality")),
+            };
+            let pos: Vec<u32> = if keep {
+                (0..left.len as u32).collect()
+            } else {
+                Vec::new()
+            };
+            return Ok(left.take(self.ctx, &pos));
+        }
+        let (l_keys, r_keys): (Vec<&Expr>, Vec<&Expr>) = keys.iter().map(|(l, r)| (l, r)).unzip();
+        let (l_owned, r_owned) = self.key_codes(&left, &right, &l_keys, &r_keys)?;
+        let mut lx = Vec::new();
+        let mut rx = Vec::new();
+        for i in 0..keys.len() {
+            let a = key_expr(l_keys[i], &left, l_owned[i].as_ref())?;
+            let b = key_expr(r_keys[i], &right, r_owned[i].as_ref())?;
+            let (sa, sb) = (a.scale()?, b.scale()?);
+            lx.push(scaled_up(a, sb.saturating_sub(sa)));
+            rx.push(scaled_up(b, sa.saturating_sub(sb)));
+        }
+        let table = JoinTable::build(self.ctx, "sql_join_build", Input::all(right.len), &rx)?;
+        let cond = Expr::and_all(residual.to_vec());
+        let (lref, rref) = (&left, &right);
+        let check = move |p: u32, b: u32| {
+            eval_with(&cond, &|c| match lref.get(c) {
+                Some(v) => v.value_at(p as usize),
+                None => rref.get(c).map_or(Scalar::Null, |v| v.value_at(b as usize)),
+            }) == Scalar::Bool(true)
+        };
+        let res: Option<&Residual> = if residual.is_empty() {
+            None
+        } else {
+            Some(&check)
+        };
+        let exec_kind = match kind {
+            JoinKind::Semi => ExecJoinKind::Semi,
+            JoinKind::Anti => ExecJoinKind::Anti,
+            _ => ExecJoinKind::LeftOuter,
+        };
+        let out = table.probe(
+            self.ctx,
+            "sql_join_probe",
+            exec_kind,
+            Input::all(left.len),
+            &lx,
+            res,
+        )?;
+        match out {
+            JoinOutput::Positions(pos) => Ok(left.take(self.ctx, &pos)),
+            JoinOutput::Pairs(pairs) => {
+                let mut out = left.take(self.ctx, &pairs.probe);
+                if pairs.build.contains(&NO_ROW) {
+                    for (id, v) in &right.cols {
+                        let vals = pairs
+                            .build
+                            .iter()
+                            .map(|&b| {
+                                if b == NO_ROW {
+                                    Scalar::Null
+                                } else {
+                                    v.value_at(b as usize)
+                                }
+                            })
+                            .collect();
+                        out.cols.push((*id, Vector::Values(vals)));
+                    }
+                } else {
+                    out.cols.extend(right.take(self.ctx, &pairs.build).cols);
+                }
+                Ok(out)
+            }
+            JoinOutput::Marks(_) => Err(SqlError::invalid("a mark join in a SQL plan")),
+        }
+    }
+
+    /// Join keys materialized before the operators can read them: shared
+    /// integer codes for strings (two dictionaries' codes do not match: one
+    /// map over both sides' strings; sequential — a note for later: a
+    /// parallel dictionary merge belongs in maestro-execution), and 128-bit
+    /// values (sums, their extremes) narrowed to 64 bits where they fit.
     #[allow(clippy::type_complexity)]
     fn key_codes(
         &self,
-        left: &Relation,
-        right: &Relation,
+        left: &Relation<'a>,
+        right: &Relation<'a>,
         l_keys: &[&Expr],
         r_keys: &[&Expr],
-    ) -> Result<(Vec<Option<Vec<i64>>>, Vec<Option<Vec<i64>>>)> {
+    ) -> Result<(Vec<Option<Vector<'a>>>, Vec<Option<Vector<'a>>>)> {
         let mut lo = Vec::new();
         let mut ro = Vec::new();
         for (l, r) in l_keys.iter().zip(r_keys) {
             if self.ty(l) == SqlType::Str {
                 let mut codes = HashMap::new();
-                lo.push(Some(self.intern(l, left, &mut codes)?));
-                ro.push(Some(self.intern(r, right, &mut codes)?));
+                lo.push(Some(Vector::Int(self.intern(l, left, &mut codes)?)));
+                ro.push(Some(Vector::Int(self.intern(r, right, &mut codes)?)));
             } else {
-                lo.push(None);
-                ro.push(None);
+                lo.push(self.numeric_key(l, left)?);
+                ro.push(self.numeric_key(r, right)?);
             }
         }
         Ok((lo, ro))
+    }
+
+    /// A numeric key the operators cannot evaluate as it is, materialized.
+    fn numeric_key(&self, e: &Expr, rel: &Relation<'a>) -> Result<Option<Vector<'a>>> {
+        if to_exec_expr(e, rel).is_some() {
+            return Ok(None);
+        }
+        let v = narrowed(eval_vector(self.ctx, e, self.ty(e), rel)?);
+        Ok(v.col().is_some_and(|c| c.is_narrow_numeric()).then_some(v))
     }
 
     pub(super) fn intern(
@@ -265,16 +432,32 @@ impl<'a> Lowering<'a> {
     }
 }
 
-/// A join key: interned codes if given, else the key as an operator expression.
-fn key_expr<'r>(e: &Expr, rel: &'r Relation, codes: Option<&'r [i64]>) -> Result<ExecExpr<'r>> {
-    if let Some(c) = codes {
-        return Ok(ExecExpr::col(Col::i64(c)));
+/// A join key: its materialized vector if given, else the key as an
+/// operator expression.
+fn key_expr<'r>(e: &Expr, rel: &'r Relation, owned: Option<&'r Vector>) -> Result<ExecExpr<'r>> {
+    if let Some(c) = owned.and_then(Vector::col) {
+        return Ok(ExecExpr::col(c));
     }
     to_exec_expr(e, rel).ok_or_else(|| {
         SqlError::unsupported(
             "a join key that is not an integer, decimal, date or string expression",
         )
     })
+}
+
+/// 128-bit values as 64-bit ones when they all fit (the operators' keys
+/// and aggregate arguments are 64-bit).
+pub(crate) fn narrowed(v: Vector<'_>) -> Vector<'_> {
+    match v {
+        Vector::Wide { values, scale } => {
+            match values.iter().map(|&x| i64::try_from(x)).collect() {
+                Ok(values) if scale == 0 => Vector::Int(values),
+                Ok(values) => Vector::Dec { values, scale },
+                Err(_) => Vector::Wide { values, scale },
+            }
+        }
+        v => v,
+    }
 }
 
 fn column_type(t: SqlType) -> ColumnType {
