@@ -227,6 +227,14 @@ fn unsupported_constructs_are_named() {
             "select cast(n_nationkey as decimal) from nation",
             "without a scale",
         ),
+        (
+            "select count(*) from customer left join orders on c_custkey = o_custkey join lineitem on l_orderkey = o_orderkey",
+            "may be NULL (from an outer join)",
+        ),
+        (
+            "select count(*) from customer left join orders on c_custkey = o_custkey join nation on n_name = o_orderpriority",
+            "may be NULL (from an outer join)",
+        ),
         ("select null from nation", "NULL"),
         (
             "select distinct on (n_regionkey) n_name from nation",
@@ -263,4 +271,59 @@ fn unsupported_constructs_are_named() {
             e.message
         );
     }
+}
+
+#[test]
+fn outer_join_conditions_name_only_their_two_tables() {
+    let e = expect(
+        "select count(*) from region, nation left join supplier on s_nationkey = n_nationkey and r_regionkey = 1",
+        ErrorKind::Invalid,
+        "may only name the two tables it joins",
+    );
+    assert_eq!(e.position.map(|p| p.line), Some(1));
+    expect(
+        "select count(*) from nation left join supplier on n_nationkey = s_nationkey + 'x'",
+        ErrorKind::TypeMismatch,
+        "cannot apply",
+    );
+    expect(
+        "select n_name from nation where n_nationkey in (select r_regionkey, r_name from region)",
+        ErrorKind::TypeMismatch,
+        "needs one column",
+    );
+    expect(
+        "select n_name from nation where n_nationkey = (select min(r_regionkey), max(r_regionkey) from region)",
+        ErrorKind::TypeMismatch,
+        "one column",
+    );
+    expect(
+        "select n_name from nation where n_name in (select r_regionkey from region)",
+        ErrorKind::TypeMismatch,
+        "cannot compare",
+    );
+    expect(
+        "select cast('x' as integer) from nation",
+        ErrorKind::TypeMismatch,
+        "invalid input syntax",
+    );
+    expect(
+        "select cast(n_name as date) from nation",
+        ErrorKind::Unsupported,
+        "non-constant string",
+    );
+    expect(
+        "select cast(date '2020-01-01' as integer) from nation",
+        ErrorKind::TypeMismatch,
+        "cannot cast date to integer",
+    );
+    expect(
+        "select distinct n_name from nation order by n_nationkey",
+        ErrorKind::Invalid,
+        "ORDER BY expressions must appear in the select list",
+    );
+    expect(
+        "select * from (select n_name from nation) as t (a, b)",
+        ErrorKind::Invalid,
+        "has 1 columns available but 2 columns specified",
+    );
 }

@@ -115,7 +115,14 @@ impl Binder<'_> {
         let mut keys = Vec::new();
         let mut right_filter = Vec::new();
         let mut residual = Vec::new();
+        let both: BTreeSet<ColumnId> = left_cols.union(&right_cols).copied().collect();
         for c in p.conjuncts() {
+            if !within(&c, &both) {
+                return Err(SqlError::invalid(
+                    "a LEFT JOIN's ON condition may only name the two tables it joins",
+                )
+                .at(on.span()));
+            }
             if let Expr::Cmp(crate::plan::CmpOp::Eq, a, b) = &c {
                 let (a_cols, b_cols) = (a.columns(), b.columns());
                 if !a_cols.is_empty() && !b_cols.is_empty() {

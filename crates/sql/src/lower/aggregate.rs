@@ -48,15 +48,21 @@ impl<'a> Lowering<'a> {
                     }
                 }
                 Some(x) if to_exec_expr(x, rel).is_none() => {
-                    let v = narrowed(eval_vector(self.ctx, x, self.ty(x), rel)?);
-                    let numeric = v.col().is_some_and(|c| c.is_narrow_numeric());
-                    if !numeric && (0..rel.len).any(|p| v.value_at(p) == Scalar::Null) {
+                    let mut v = eval_vector(self.ctx, x, self.ty(x), rel)?;
+                    if v.col().is_none() && (0..rel.len).any(|p| v.value_at(p) == Scalar::Null) {
                         return Err(SqlError::unsupported(format!(
                             "{:?} of {} over NULL values (only COUNT skips them)",
                             a.func,
                             self.plan.show(x)
                         )));
                     }
+                    if self.ty(x).is_exact() && v.col().is_none() {
+                        // Exact values computed row by row (a CASE whose
+                        // condition the operators do not express).
+                        v = columnar(v)?;
+                    }
+                    let v = narrowed(v);
+                    let numeric = v.col().is_some_and(|c| c.is_narrow_numeric());
                     if !numeric {
                         return Err(SqlError::unsupported(format!(
                             "{:?} of {} (aggregates of free-text strings)",

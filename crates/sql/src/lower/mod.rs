@@ -347,8 +347,20 @@ impl<'a> Lowering<'a> {
         for (l, r) in l_keys.iter().zip(r_keys) {
             if self.ty(l) == SqlType::Str {
                 let mut codes = HashMap::new();
-                lo.push(Some(Vector::Int(self.intern(l, left, &mut codes)?)));
-                ro.push(Some(Vector::Int(self.intern(r, right, &mut codes)?)));
+                let (a, b) = (
+                    self.intern(l, left, &mut codes)?,
+                    self.intern(r, right, &mut codes)?,
+                );
+                // `intern` codes NULL as -1, which must not match itself.
+                if a.contains(&-1) || b.contains(&-1) {
+                    return Err(SqlError::unsupported(format!(
+                        "a join on {} = {}, which may be NULL (from an outer join)",
+                        self.plan.show(l),
+                        self.plan.show(r)
+                    )));
+                }
+                lo.push(Some(Vector::Int(a)));
+                ro.push(Some(Vector::Int(b)));
             } else {
                 lo.push(self.numeric_key(l, left)?);
                 ro.push(self.numeric_key(r, right)?);
@@ -362,7 +374,14 @@ impl<'a> Lowering<'a> {
         if to_exec_expr(e, rel).is_some() {
             return Ok(None);
         }
-        let v = narrowed(eval_vector(self.ctx, e, self.ty(e), rel)?);
+        let v = eval_vector(self.ctx, e, self.ty(e), rel)?;
+        if v.col().is_none() && (0..rel.len).any(|p| v.value_at(p) == Scalar::Null) {
+            return Err(SqlError::unsupported(format!(
+                "a join on {}, which may be NULL (from an outer join)",
+                self.plan.show(e)
+            )));
+        }
+        let v = narrowed(columnar(v)?);
         Ok(v.col().is_some_and(|c| c.is_narrow_numeric()).then_some(v))
     }
 
