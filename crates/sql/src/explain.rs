@@ -92,9 +92,17 @@ impl LogicalPlan {
             Plan::Sort { keys, .. } => {
                 let k: Vec<String> = keys
                     .iter()
-                    .map(|(x, d)| match d {
-                        Direction::Asc => e(x),
-                        Direction::Desc => format!("{} DESC", e(x)),
+                    .map(|(x, d, nulls_first)| {
+                        // PostgreSQL's default: NULLs sort as if larger.
+                        let nulls = match (d, nulls_first) {
+                            (Direction::Asc, true) => " NULLS FIRST",
+                            (Direction::Desc, false) => " NULLS LAST",
+                            _ => "",
+                        };
+                        match d {
+                            Direction::Asc => format!("{}{nulls}", e(x)),
+                            Direction::Desc => format!("{} DESC{nulls}", e(x)),
+                        }
                     })
                     .collect();
                 writeln!(out, "{pad}Sort {}", k.join(", "))

@@ -313,9 +313,10 @@ pub enum Plan {
         groups: Vec<(ColumnId, Expr)>,
         aggs: Vec<(ColumnId, AggCall)>,
     },
+    /// Sorts by `keys`: (expression, direction, whether NULLs come first).
     Sort {
         input: Box<Plan>,
-        keys: Vec<(Expr, Direction)>,
+        keys: Vec<(Expr, Direction, bool)>,
     },
     Limit {
         input: Box<Plan>,

@@ -277,7 +277,23 @@ impl Binder<'_> {
         for item in &select.projection {
             self.select_item(item, &scope, &item_ctx, &mut outputs)?;
         }
-        self.no_subqueries("the SELECT list")?;
+        // Uncorrelated scalar subqueries of the SELECT list: one-row cross
+        // products, after the aggregation if there is one.
+        let mut select_leaves = Vec::new();
+        for sub in std::mem::take(&mut self.pending) {
+            match sub {
+                Pending::Scalar {
+                    plan,
+                    correlated: false,
+                    ..
+                } => select_leaves.push(plan),
+                _ => {
+                    return Err(SqlError::unsupported(
+                        "subqueries in the SELECT list other than uncorrelated scalar ones",
+                    ));
+                }
+            }
+        }
         let group_exprs = match &select.group_by {
             GroupByExpr::Expressions(es, mods) if mods.is_empty() => es.as_slice(),
             _ => return Err(SqlError::unsupported("GROUP BY ALL / ROLLUP / CUBE")),
@@ -316,6 +332,7 @@ impl Binder<'_> {
             }
         }
         let mut sort_keys = Vec::new();
+        let mut nulls_first = Vec::new();
         if let Some(ob) = &q.order_by {
             let OrderByKind::Expressions(keys) = &ob.kind else {
                 return Err(SqlError::unsupported("ORDER BY ALL"));
@@ -329,10 +346,25 @@ impl Binder<'_> {
                         return Err(SqlError::unsupported("ORDER BY … USING").at(k.expr.span()));
                     }
                 };
+                // PostgreSQL's default: NULLs sort as if larger than any value.
+                nulls_first.push(k.options.nulls_first.unwrap_or(dir == Direction::Desc));
                 sort_keys.push((e, dir, k.expr.clone()));
             }
         }
         self.no_subqueries("ORDER BY")?;
+        if groups.is_empty() && self.aggs.is_empty() {
+            for leaf in select_leaves {
+                plan = Plan::Join {
+                    left: Box::new(plan),
+                    right: Box::new(leaf),
+                    kind: JoinKind::Inner,
+                    keys: Vec::new(),
+                    residual: Vec::new(),
+                };
+            }
+        } else {
+            having_leaves.extend(select_leaves);
+        }
         plan = self.grouping(
             plan,
             groups,
@@ -347,7 +379,11 @@ impl Binder<'_> {
         if !sort_keys.is_empty() {
             plan = Plan::Sort {
                 input: Box::new(plan),
-                keys: sort_keys.into_iter().map(|(e, d, _)| (e, d)).collect(),
+                keys: sort_keys
+                    .into_iter()
+                    .zip(nulls_first)
+                    .map(|((e, d, _), n)| (e, d, n))
+                    .collect(),
             };
         }
         if let Some(count) = limit(q.limit_clause.as_ref())? {

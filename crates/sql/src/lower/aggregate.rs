@@ -13,7 +13,7 @@ use maestro_execution::{Agg, Col, Data, Expr as ExecExpr, Input, MAX_KEYS, aggre
 use super::compile::{columnar, eval_vector, to_exec_expr};
 use super::eval::exact_ratio;
 use super::vector::{Relation, Scalar, Vector};
-use super::{Lowering, narrowed};
+use super::{Lowering, narrowed, without_nulls};
 use crate::error::{Result, SqlError};
 use crate::plan::{AggCall, AggFunc, ColumnId, Expr};
 use crate::types::SqlType;
@@ -177,7 +177,23 @@ impl<'a> Lowering<'a> {
                 }
             }
             _ if to_exec_expr(g, rel).is_some() => None,
-            _ => Some(columnar(eval_vector(self.ctx, g, ty, rel)?)?),
+            _ => {
+                let v = eval_vector(self.ctx, g, ty, rel)?;
+                if without_nulls(&v, rel.len).is_some() {
+                    // NULL is one group: every value interned, NULL too.
+                    let mut codes: HashMap<String, i64> = HashMap::new();
+                    Some(Vector::Int(
+                        (0..rel.len)
+                            .map(|p| {
+                                let n = codes.len() as i64;
+                                *codes.entry(format!("{:?}", v.value_at(p))).or_insert(n)
+                            })
+                            .collect(),
+                    ))
+                } else {
+                    Some(columnar(v)?)
+                }
+            }
         })
     }
 

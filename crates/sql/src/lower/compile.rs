@@ -239,6 +239,16 @@ pub(crate) fn columnar(v: Vector<'_>) -> Result<Vector<'_>> {
                 .collect(),
         ));
     }
+    if vals.iter().all(|s| matches!(s, Scalar::Date(_))) {
+        return Ok(Vector::Dates(
+            vals.iter()
+                .map(|s| match s {
+                    Scalar::Date(d) => *d,
+                    _ => 0,
+                })
+                .collect(),
+        ));
+    }
     if let Some(scale) = vals.iter().try_fold(0u8, |m, s| match s {
         Scalar::Num { scale, .. } => Some(m.max(*scale)),
         _ => None,

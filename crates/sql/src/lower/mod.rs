@@ -403,25 +403,41 @@ impl<'a> Lowering<'a> {
             .collect())
     }
 
+    /// ORDER BY [LIMIT]: every key as a column the operator sorts; a key
+    /// with NULLs (from an outer join) sorts first by a NULL indicator.
     fn sort(
         &self,
         rel: &Relation<'a>,
-        keys: &[(Expr, Direction)],
+        keys: &[(Expr, Direction, bool)],
         limit: Option<usize>,
     ) -> Result<Relation<'a>> {
-        let vectors: Vec<Vector> = keys
-            .iter()
-            .map(|(e, _)| columnar(eval_vector(self.ctx, e, self.ty(e), rel)?))
-            .collect::<Result<_>>()?;
+        let mut vectors: Vec<(Vector, Order)> = Vec::new();
+        for (e, d, nulls_first) in keys {
+            let order = match d {
+                Direction::Asc => Order::Asc,
+                Direction::Desc => Order::Desc,
+            };
+            let v = eval_vector(self.ctx, e, self.ty(e), rel)?;
+            match without_nulls(&v, rel.len) {
+                None => vectors.push((columnar(v)?, order)),
+                Some((is_null, filled)) => {
+                    let first = if *nulls_first {
+                        Order::Desc
+                    } else {
+                        Order::Asc
+                    };
+                    vectors.push((Vector::Int(is_null), first));
+                    if let Some(f) = filled {
+                        vectors.push((columnar(f)?, order));
+                    }
+                }
+            }
+        }
         let sort_keys: Vec<SortKey> = vectors
             .iter()
-            .zip(keys)
-            .map(|(v, (_, d))| SortKey {
+            .map(|(v, order)| SortKey {
                 col: v.col().expect("columnar vectors are columns"),
-                order: match d {
-                    Direction::Asc => Order::Asc,
-                    Direction::Desc => Order::Desc,
-                },
+                order: *order,
             })
             .collect();
         let pos = sort(self.ctx, "sql_sort", Input::all(rel.len), &sort_keys, limit)?;
@@ -449,6 +465,34 @@ impl<'a> Lowering<'a> {
         }
         Ok(result)
     }
+}
+
+/// For a vector with NULLs: a 0/1 NULL indicator, and the values with each
+/// NULL replaced by some value of the vector (`None` if all are NULL).
+#[allow(clippy::type_complexity)]
+pub(crate) fn without_nulls<'d>(
+    v: &Vector<'d>,
+    len: usize,
+) -> Option<(Vec<i64>, Option<Vector<'d>>)> {
+    let Vector::Values(vals) = v else {
+        return None;
+    };
+    let is_null: Vec<i64> = vals.iter().map(|s| i64::from(*s == Scalar::Null)).collect();
+    if !is_null.contains(&1) {
+        return None;
+    }
+    let filler = vals.iter().find(|s| **s != Scalar::Null).cloned();
+    let filled = filler.map(|f| {
+        Vector::Values(
+            (0..len)
+                .map(|p| match &vals[p] {
+                    Scalar::Null => f.clone(),
+                    s => s.clone(),
+                })
+                .collect(),
+        )
+    });
+    Some((is_null, filled))
 }
 
 /// A join key: its materialized vector if given, else the key as an
