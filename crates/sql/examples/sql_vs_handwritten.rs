@@ -2,7 +2,7 @@
 //! hand-written plans on the same data: same answer (compared cell by cell
 //! through the hand-written answer's CSV, as the tests compare), and the best of `--reps` times of each.
 //!
-//!     cargo run --release -p maestro-sql --example sql_vs_handwritten -- [--sf 1] [--reps 3] [--policy hint]
+//!     cargo run --release -p maestro-sql --example sql_vs_handwritten -- [--sf 1] [--reps 3] [--policy hint] [--queries 2,17]
 //!
 //! Prints one line per query: `Q<n> sql <s> hand <s> ratio <x> same|DIFFERENT`.
 
@@ -46,7 +46,11 @@ fn main() {
     eprintln!("loaded SF {sf} in {:.1} s", t.elapsed().as_secs_f64());
     let catalog = TpchCatalog::new(&db);
     let exec = Executor::new(scheduler.clone(), policy);
-    for q in 1..=22u8 {
+    let only: Vec<u8> = arg(&args, "--queries", "")
+        .split(',')
+        .filter_map(|q| q.trim().parse().ok())
+        .collect();
+    for q in (1..=22u8).filter(|q| only.is_empty() || only.contains(q)) {
         let sql = std::fs::read_to_string(format!(
             "{}/tests/queries/tpch_q{q:02}.sql",
             env!("CARGO_MANIFEST_DIR")

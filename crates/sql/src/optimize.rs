@@ -253,7 +253,61 @@ fn plan_joins(
         .zip(pushed)
         .map(|(l, f)| push_filters(l, f))
         .collect();
+    let leaves = reduce_aggregates(leaves, &edges);
     join_greedily(leaves, edges, residuals, unique)
+}
+
+/// Semi-join reduction ("magic sets") of a grouped leaf — a decorrelated
+/// scalar subquery's aggregate, a grouped derived table — joined on one of
+/// its group keys to a filtered table: only the input rows whose key that
+/// table has can make a group that survives the join, so the aggregate's
+/// input is first semi-joined with (a copy of) that filtered scan. TPC-H
+/// Q17 then averages the quantities of a few hundred parts, not of all.
+fn reduce_aggregates(mut leaves: Vec<Plan>, edges: &[Edge]) -> Vec<Plan> {
+    let mut reductions: Vec<(usize, Expr, Expr, Plan)> = Vec::new();
+    for e in edges {
+        for (a, o, a_key, o_key) in [
+            (e.left, e.right, &e.left_key, &e.right_key),
+            (e.right, e.left, &e.right_key, &e.left_key),
+        ] {
+            let Plan::Aggregate { groups, .. } = &leaves[a] else {
+                continue;
+            };
+            let Expr::Column(g) = a_key else { continue };
+            let Some((_, inner)) = groups.iter().find(|(id, _)| id == g) else {
+                continue;
+            };
+            if matches!(&leaves[o], Plan::Scan { filter, .. } if !filter.is_empty()) {
+                reductions.push((a, inner.clone(), o_key.clone(), leaves[o].clone()));
+            }
+        }
+    }
+    for (a, inner, o_key, scan) in reductions {
+        if let Plan::Aggregate {
+            input,
+            groups,
+            aggs,
+        } = std::mem::replace(
+            &mut leaves[a],
+            Plan::Limit {
+                input: Box::new(scan.clone()),
+                count: 0,
+            },
+        ) {
+            leaves[a] = Plan::Aggregate {
+                input: Box::new(Plan::Join {
+                    left: input,
+                    right: Box::new(scan),
+                    kind: JoinKind::Semi,
+                    keys: vec![(inner, o_key)],
+                    residual: Vec::new(),
+                }),
+                groups,
+                aggs,
+            };
+        }
+    }
+    leaves
 }
 
 /// `(A AND B) OR (A AND C)` as `A` and `B OR C` (into `out`): conditions

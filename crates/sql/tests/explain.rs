@@ -137,6 +137,21 @@ fn correlated_scalar_subqueries_become_grouped_joins() {
         plan.contains("Filter lineitem.l_quantity < (0.2 * avg(l_quantity))"),
         "{plan}"
     );
+    // Only the lines of the parts the outer query keeps are averaged: the
+    // aggregate's input is semi-joined with the filtered part scan.
+    let agg = plan
+        .lines()
+        .position(|l| l.contains("Aggregate group by [lineitem.l_partkey]"))
+        .expect(&plan);
+    let below: Vec<&str> = plan.lines().skip(agg + 1).take(3).collect();
+    assert!(
+        below[0].contains("HashSemiJoin lineitem.l_partkey = part.p_partkey"),
+        "{plan}"
+    );
+    assert!(
+        below[2].contains("Scan part [p_partkey, p_brand, p_container] filter"),
+        "{plan}"
+    );
     // Q2: the minimum cost per part is a join key with the part key.
     let plan = explain_file("tpch_q02");
     assert!(
