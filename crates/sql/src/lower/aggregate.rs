@@ -38,9 +38,12 @@ impl<'a> Lowering<'a> {
                 // a 0/1 indicator when x has NULLs (outer joins).
                 Some(x) if a.func == AggFunc::Count => {
                     let v = eval_vector(self.ctx, x, self.ty(x), rel)?;
-                    match v.col() {
-                        Some(_) => None,
-                        None => Some(Vector::Int(
+                    match &v {
+                        _ if v.col().is_some() => None,
+                        Vector::Masked { nulls, .. } => {
+                            Some(Vector::Int(nulls.iter().map(|&n| i64::from(!n)).collect()))
+                        }
+                        _ => Some(Vector::Int(
                             (0..rel.len)
                                 .map(|p| i64::from(v.value_at(p) != Scalar::Null))
                                 .collect(),

@@ -212,6 +212,7 @@ pub(crate) fn columnar(v: Vector<'_>) -> Result<Vector<'_>> {
     let len = match &v {
         Vector::Double(x) => x.len(),
         Vector::Values(x) => x.len(),
+        Vector::Masked { nulls, .. } => nulls.len(),
         _ => 0,
     };
     let vals: Vec<Scalar> = (0..len).map(|p| v.value_at(p)).collect();

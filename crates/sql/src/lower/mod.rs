@@ -13,6 +13,7 @@ mod eval;
 mod vector;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use maestro_execution::{
     ExecContext, Expr as ExecExpr, Input, JoinKind as ExecJoinKind, JoinOutput, JoinTable, NO_ROW,
@@ -305,20 +306,27 @@ impl<'a> Lowering<'a> {
             JoinOutput::Positions(pos) => Ok(left.take(self.ctx, &pos)),
             JoinOutput::Pairs(pairs) => {
                 let mut out = left.take(self.ctx, &pairs.probe);
-                if pairs.build.contains(&NO_ROW) {
-                    for (id, v) in &right.cols {
-                        let vals = pairs
-                            .build
-                            .iter()
-                            .map(|&b| {
-                                if b == NO_ROW {
-                                    Scalar::Null
-                                } else {
-                                    v.value_at(b as usize)
-                                }
-                            })
-                            .collect();
-                        out.cols.push((*id, Vector::Values(vals)));
+                if right.len == 0 {
+                    for (id, _) in &right.cols {
+                        out.cols
+                            .push((*id, Vector::Values(vec![Scalar::Null; out.len])));
+                    }
+                } else if pairs.build.contains(&NO_ROW) {
+                    // NULL-padded: the right side's row 0 under a NULL mask.
+                    let nulls = Arc::new(pairs.build.iter().map(|&b| b == NO_ROW).collect());
+                    let at: Vec<u32> = pairs
+                        .build
+                        .iter()
+                        .map(|&b| if b == NO_ROW { 0 } else { b })
+                        .collect();
+                    for (id, v) in right.take(self.ctx, &at).cols {
+                        out.cols.push((
+                            id,
+                            Vector::Masked {
+                                values: Box::new(v),
+                                nulls: Arc::clone(&nulls),
+                            },
+                        ));
                     }
                 } else {
                     out.cols.extend(right.take(self.ctx, &pairs.build).cols);
@@ -474,6 +482,13 @@ pub(crate) fn without_nulls<'d>(
     v: &Vector<'d>,
     len: usize,
 ) -> Option<(Vec<i64>, Option<Vector<'d>>)> {
+    if let Vector::Masked { values, nulls } = v {
+        if !nulls.contains(&true) {
+            return None;
+        }
+        let is_null = nulls.iter().map(|&n| i64::from(n)).collect();
+        return Some((is_null, Some((**values).clone())));
+    }
     let Vector::Values(vals) = v else {
         return None;
     };
