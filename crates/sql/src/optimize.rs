@@ -100,13 +100,29 @@ fn place_joins(plan: Plan, unique: &BTreeSet<ColumnId>) -> Result<Plan> {
             kind,
             keys,
             residual,
-        } => Ok(Plan::Join {
-            left: go(left)?,
-            right: go(right)?,
-            kind,
-            keys,
-            residual,
-        }),
+        } => {
+            if kind == JoinKind::Semi && residual.is_empty() {
+                match push_semi(*left, right, keys) {
+                    Ok(region) => return place_joins(region, unique),
+                    Err((l, r, k)) => {
+                        return Ok(Plan::Join {
+                            left: go(l)?,
+                            right: go(r)?,
+                            kind,
+                            keys: k,
+                            residual,
+                        });
+                    }
+                }
+            }
+            Ok(Plan::Join {
+                left: go(left)?,
+                right: go(right)?,
+                kind,
+                keys,
+                residual,
+            })
+        }
         Plan::Filter { input, predicate } => Ok(Plan::Filter {
             input: go(input)?,
             predicate,
@@ -136,6 +152,102 @@ fn place_joins(plan: Plan, unique: &BTreeSet<ColumnId>) -> Result<Plan> {
             input: go(input)?,
             outputs,
         }),
+    }
+}
+
+/// A semi join over a region of several tables whose keys read one table
+/// alone, and whose subquery is estimated at under a quarter of that
+/// table: the semi join moves onto that table, to shrink it before the
+/// joins (TPC-H Q20's parts named `forest%`, which then reduce the
+/// aggregate joined with partsupp, see [`reduce_aggregates`]). Otherwise the
+/// parts back.
+#[allow(clippy::type_complexity)]
+fn push_semi(
+    left: Plan,
+    right: Box<Plan>,
+    keys: Vec<(Expr, Expr)>,
+) -> Result<Plan, (Box<Plan>, Box<Plan>, Vec<(Expr, Expr)>)> {
+    let (input, predicate) = match left {
+        Plan::Filter { input, predicate } if is_region(&input) => (*input, predicate),
+        p if is_region(&p) => (p, Vec::new()),
+        p => return Err((Box::new(p), right, keys)),
+    };
+    let mut leaves = Vec::new();
+    let mut conjuncts = predicate;
+    flatten(input, &mut leaves, &mut conjuncts);
+    let mut key_cols = BTreeSet::new();
+    for (k, _) in &keys {
+        k.collect_columns(&mut key_cols);
+    }
+    let target = leaves.iter().position(|l| {
+        let cols: BTreeSet<ColumnId> = l.output_columns().into_iter().collect();
+        !key_cols.is_empty() && key_cols.is_subset(&cols)
+    });
+    let fits = |i: usize| {
+        leaves.len() > 1 && right.estimated_rows().saturating_mul(4) < leaves[i].estimated_rows()
+    };
+    match target {
+        Some(i) if fits(i) => {
+            let leaf = leaves.remove(i);
+            leaves.insert(
+                i,
+                Plan::Join {
+                    left: Box::new(leaf),
+                    right,
+                    kind: JoinKind::Semi,
+                    keys,
+                    residual: Vec::new(),
+                },
+            );
+            let mut region = None;
+            for l in leaves {
+                region = Some(match region {
+                    None => l,
+                    Some(r) => Plan::Join {
+                        left: Box::new(r),
+                        right: Box::new(l),
+                        kind: JoinKind::Inner,
+                        keys: Vec::new(),
+                        residual: Vec::new(),
+                    },
+                });
+            }
+            let region = region.expect("a region has leaves");
+            Ok(if conjuncts.is_empty() {
+                region
+            } else {
+                Plan::Filter {
+                    input: Box::new(region),
+                    predicate: conjuncts,
+                }
+            })
+        }
+        _ => {
+            // Rebuild what was taken apart.
+            let mut region = None;
+            for l in leaves {
+                region = Some(match region {
+                    None => l,
+                    Some(r) => Plan::Join {
+                        left: Box::new(r),
+                        right: Box::new(l),
+                        kind: JoinKind::Inner,
+                        keys: Vec::new(),
+                        residual: Vec::new(),
+                    },
+                });
+            }
+            let region = region.expect("a region has leaves");
+            let left = if conjuncts.is_empty() {
+                region
+            } else {
+                Plan::Filter {
+                    input: Box::new(region),
+                    predicate: conjuncts,
+                }
+            };
+            Err((Box::new(left), right, keys))
+        }
     }
 }
 
@@ -264,7 +376,9 @@ fn plan_joins(
 /// input is first semi-joined with (a copy of) that filtered scan. TPC-H
 /// Q17 then averages the quantities of a few hundred parts, not of all.
 fn reduce_aggregates(mut leaves: Vec<Plan>, edges: &[Edge]) -> Vec<Plan> {
-    let mut reductions: Vec<(usize, Expr, Expr, Plan)> = Vec::new();
+    // (aggregate leaf, other leaf, keys (aggregate input side, other side)).
+    type Reduction = (usize, usize, Vec<(Expr, Expr)>);
+    let mut reductions: Vec<Reduction> = Vec::new();
     for e in edges {
         for (a, o, a_key, o_key) in [
             (e.left, e.right, &e.left_key, &e.right_key),
@@ -277,12 +391,25 @@ fn reduce_aggregates(mut leaves: Vec<Plan>, edges: &[Edge]) -> Vec<Plan> {
             let Some((_, inner)) = groups.iter().find(|(id, _)| id == g) else {
                 continue;
             };
-            if matches!(&leaves[o], Plan::Scan { filter, .. } if !filter.is_empty()) {
-                reductions.push((a, inner.clone(), o_key.clone(), leaves[o].clone()));
+            let reduced = match &leaves[o] {
+                Plan::Scan { filter, .. } => !filter.is_empty(),
+                Plan::Join {
+                    kind: JoinKind::Semi,
+                    ..
+                } => true,
+                _ => false,
+            };
+            if reduced {
+                let key = (inner.clone(), o_key.clone());
+                match reductions.iter_mut().find(|r| r.0 == a && r.1 == o) {
+                    Some(r) => r.2.push(key),
+                    None => reductions.push((a, o, vec![key])),
+                }
             }
         }
     }
-    for (a, inner, o_key, scan) in reductions {
+    for (a, o, keys) in reductions {
+        let scan = leaves[o].clone();
         if let Plan::Aggregate {
             input,
             groups,
@@ -299,7 +426,7 @@ fn reduce_aggregates(mut leaves: Vec<Plan>, edges: &[Edge]) -> Vec<Plan> {
                     left: input,
                     right: Box::new(scan),
                     kind: JoinKind::Semi,
-                    keys: vec![(inner, o_key)],
+                    keys,
                     residual: Vec::new(),
                 }),
                 groups,
@@ -481,6 +608,20 @@ fn push_filters(leaf: Plan, conjuncts: Vec<Expr>) -> Plan {
                 rows,
             }
         }
+        // A semi or anti join keeps rows of its left side: filter that first.
+        Plan::Join {
+            left,
+            right,
+            kind: kind @ (JoinKind::Semi | JoinKind::Anti),
+            keys,
+            residual,
+        } => Plan::Join {
+            left: Box::new(push_filters(*left, conjuncts)),
+            right,
+            kind,
+            keys,
+            residual,
+        },
         other => with_filter(other, conjuncts),
     }
 }

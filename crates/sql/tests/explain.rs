@@ -201,3 +201,22 @@ fn or_of_ands_gives_up_its_common_join_key_and_implied_filters() {
         "{plan}"
     );
 }
+
+#[test]
+fn a_selective_semi_join_moves_onto_its_table_and_reduces_the_aggregate() {
+    let plan = explain_file("tpch_q20");
+    let lines: Vec<&str> = plan.lines().map(str::trim).collect();
+    // partsupp is semi-joined with the `forest%` parts before its join…
+    let semi = lines
+        .iter()
+        .position(|l| l.starts_with("HashSemiJoin partsupp.ps_partkey = part.p_partkey"))
+        .expect(&plan);
+    assert!(lines[semi + 1].starts_with("Scan partsupp"), "{plan}");
+    // …and the per-(part, supplier) sums only for those pairs.
+    assert!(
+        plan.contains(
+            "HashSemiJoin lineitem.l_partkey = partsupp.ps_partkey AND lineitem.l_suppkey = partsupp.ps_suppkey"
+        ),
+        "{plan}"
+    );
+}
