@@ -22,9 +22,19 @@ impl<'a> Lowering<'a> {
     pub(super) fn aggregate(
         &self,
         rel: &Relation<'a>,
-        groups: &[(ColumnId, Expr)],
+        all_groups: &[(ColumnId, Expr)],
         aggs: &[(ColumnId, AggCall)],
+        dependent: &[bool],
     ) -> Result<Relation<'a>> {
+        // Keys functionally dependent on another are not hashed, only read
+        // back at the representative rows.
+        let groups: Vec<(ColumnId, Expr)> = all_groups
+            .iter()
+            .zip(dependent)
+            .filter(|(_, d)| !**d)
+            .map(|(g, _)| g.clone())
+            .collect();
+        let groups = groups.as_slice();
         // Phase 1: what has to be materialized (owned) before the operator's
         // expressions can borrow it.
         let mut key_owned: Vec<Option<Vector>> = Vec::new();
@@ -127,7 +137,7 @@ impl<'a> Lowering<'a> {
         };
         if !groups.is_empty() {
             let at_reps = rel.take(self.ctx, &reps);
-            for (id, e) in groups {
+            for (id, e) in all_groups {
                 out.cols
                     .push((*id, eval_vector(self.ctx, e, self.ty(e), &at_reps)?));
             }

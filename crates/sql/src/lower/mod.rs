@@ -117,7 +117,8 @@ impl<'a> Lowering<'a> {
                 aggs,
             } => {
                 let rel = self.node(input)?;
-                self.aggregate(&rel, groups, aggs)
+                let dependent = crate::optimize::dependent_groups(input, groups, self.catalog);
+                self.aggregate(&rel, groups, aggs, &dependent)
             }
             Plan::Sort { input, keys } => {
                 let rel = self.node(input)?;
