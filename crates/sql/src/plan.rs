@@ -361,15 +361,18 @@ impl Plan {
     }
 
     /// A row estimate for join ordering and build-side choice: table sizes,
-    /// a quarter per pushed filter conjunct, joins as large as their larger
-    /// side (foreign-key joins).
+    /// a quarter per filter conjunct (pushed into a scan or not), joins as
+    /// large as their larger side (foreign-key joins).
     pub fn estimated_rows(&self) -> usize {
         match self {
             Plan::Scan { rows, filter, .. } => {
                 let shift = (2 * filter.len()).min(16);
                 (rows >> shift).max(1)
             }
-            Plan::Filter { input, .. } => (input.estimated_rows() / 2).max(1),
+            Plan::Filter { input, predicate } => {
+                let shift = (2 * predicate.len()).min(16);
+                (input.estimated_rows() >> shift).max(1)
+            }
             Plan::Join {
                 left, right, kind, ..
             } => match kind {

@@ -220,3 +220,14 @@ fn a_selective_semi_join_moves_onto_its_table_and_reduces_the_aggregate() {
         "{plan}"
     );
 }
+
+#[test]
+fn in_subquery_with_having_filters_orders_before_the_joins() {
+    let plan = explain_file("tpch_q18");
+    let lines: Vec<&str> = plan.lines().map(str::trim).collect();
+    let semi = lines
+        .iter()
+        .position(|l| l.starts_with("HashSemiJoin orders.o_orderkey = lineitem.l_orderkey"))
+        .expect(&plan);
+    assert!(lines[semi + 1].starts_with("Scan orders"), "{plan}");
+}
