@@ -237,8 +237,10 @@ impl<'a> Lowering<'a> {
     }
 
     /// Semi, anti and left outer joins: the hash table is built on the right
-    /// side (the subquery, or the side that may be NULL), the left side
-    /// probes it and keeps its order; `residual` is checked on each pair.
+    /// side (the subquery, or the side that may be NULL) and the left side
+    /// probes it, keeping its order — or, for a semi or anti join whose left
+    /// side is the smaller, the other way round; `residual` is checked on
+    /// each pair.
     fn keyed_join(
         &self,
         left: Relation<'a>,
@@ -276,15 +278,49 @@ impl<'a> Lowering<'a> {
             lx.push(scaled_up(a, sb.saturating_sub(sa)));
             rx.push(scaled_up(b, sa.saturating_sub(sb)));
         }
-        let table = JoinTable::build(self.ctx, "sql_join_build", Input::all(right.len), &rx)?;
         let cond = Expr::and_all(residual.to_vec());
         let (lref, rref) = (&left, &right);
+        // The residual on (left position, right position).
         let check = move |p: u32, b: u32| {
             eval_with(&cond, &|c| match lref.get(c) {
                 Some(v) => v.value_at(p as usize),
                 None => rref.get(c).map_or(Scalar::Null, |v| v.value_at(b as usize)),
             }) == Scalar::Bool(true)
         };
+        if matches!(kind, JoinKind::Semi | JoinKind::Anti) && left.len < right.len {
+            // The smaller left side is built; the subquery's rows probe it
+            // (an inner join, the residual on each pair) and mark the left
+            // rows they meet; the semi join keeps the marked ones in order,
+            // the anti join the others.
+            let table = JoinTable::build(self.ctx, "sql_join_build", Input::all(left.len), &lx)?;
+            let swapped = |probe: u32, build: u32| check(build, probe);
+            let res: Option<&Residual> = if residual.is_empty() {
+                None
+            } else {
+                Some(&swapped)
+            };
+            let out = table.probe(
+                self.ctx,
+                "sql_join_probe",
+                ExecJoinKind::Inner,
+                Input::all(right.len),
+                &rx,
+                res,
+            )?;
+            let JoinOutput::Pairs(pairs) = out else {
+                return Err(SqlError::invalid("an inner probe yields pairs"));
+            };
+            let mut met = vec![false; left.len];
+            for &b in &pairs.build {
+                met[b as usize] = true;
+            }
+            let want = kind == JoinKind::Semi;
+            let pos: Vec<u32> = (0..left.len as u32)
+                .filter(|&p| met[p as usize] == want)
+                .collect();
+            return Ok(left.take(self.ctx, &pos));
+        }
+        let table = JoinTable::build(self.ctx, "sql_join_build", Input::all(right.len), &rx)?;
         let res: Option<&Residual> = if residual.is_empty() {
             None
         } else {
