@@ -238,9 +238,9 @@ impl<'a> Lowering<'a> {
 
     /// Semi, anti and left outer joins: the hash table is built on the right
     /// side (the subquery, or the side that may be NULL) and the left side
-    /// probes it, keeping its order — or, for a semi or anti join whose left
-    /// side is the smaller, the other way round; `residual` is checked on
-    /// each pair.
+    /// probes it, keeping its order (a semi or anti join whose left side is
+    /// the smaller first reduces the right side to the rows whose keys the
+    /// left has); `residual` is checked on each pair.
     fn keyed_join(
         &self,
         left: Relation<'a>,
@@ -267,6 +267,16 @@ impl<'a> Lowering<'a> {
             };
             return Ok(left.take(self.ctx, &pos));
         }
+        let right = if matches!(kind, JoinKind::Semi | JoinKind::Anti) && left.len < right.len {
+            // The smaller left side first keeps only the subquery rows
+            // whose keys it has (a semi join built on the left side): the
+            // others cannot meet any left row. The hash table of the join
+            // proper is then built on what remains.
+            let pos = self.semi_positions(&right, &left, keys)?;
+            right.take(self.ctx, &pos)
+        } else {
+            right
+        };
         let (l_keys, r_keys): (Vec<&Expr>, Vec<&Expr>) = keys.iter().map(|(l, r)| (l, r)).unzip();
         let (l_owned, r_owned) = self.key_codes(&left, &right, &l_keys, &r_keys)?;
         let mut lx = Vec::new();
@@ -287,39 +297,6 @@ impl<'a> Lowering<'a> {
                 None => rref.get(c).map_or(Scalar::Null, |v| v.value_at(b as usize)),
             }) == Scalar::Bool(true)
         };
-        if matches!(kind, JoinKind::Semi | JoinKind::Anti) && left.len < right.len {
-            // The smaller left side is built; the subquery's rows probe it
-            // (an inner join, the residual on each pair) and mark the left
-            // rows they meet; the semi join keeps the marked ones in order,
-            // the anti join the others.
-            let table = JoinTable::build(self.ctx, "sql_join_build", Input::all(left.len), &lx)?;
-            let swapped = |probe: u32, build: u32| check(build, probe);
-            let res: Option<&Residual> = if residual.is_empty() {
-                None
-            } else {
-                Some(&swapped)
-            };
-            let out = table.probe(
-                self.ctx,
-                "sql_join_probe",
-                ExecJoinKind::Inner,
-                Input::all(right.len),
-                &rx,
-                res,
-            )?;
-            let JoinOutput::Pairs(pairs) = out else {
-                return Err(SqlError::invalid("an inner probe yields pairs"));
-            };
-            let mut met = vec![false; left.len];
-            for &b in &pairs.build {
-                met[b as usize] = true;
-            }
-            let want = kind == JoinKind::Semi;
-            let pos: Vec<u32> = (0..left.len as u32)
-                .filter(|&p| met[p as usize] == want)
-                .collect();
-            return Ok(left.take(self.ctx, &pos));
-        }
         let table = JoinTable::build(self.ctx, "sql_join_build", Input::all(right.len), &rx)?;
         let res: Option<&Residual> = if residual.is_empty() {
             None
@@ -372,6 +349,29 @@ impl<'a> Lowering<'a> {
             }
             JoinOutput::Marks(_) => Err(SqlError::invalid("a mark join in a SQL plan")),
         }
+    }
+
+    /// The positions of `probe` whose keys (the right sides of `keys`) some
+    /// row of `build` (the left sides) has: a semi join built on `build`.
+    fn semi_positions(
+        &self,
+        probe: &Relation<'a>,
+        build: &Relation<'a>,
+        keys: &[(Expr, Expr)],
+    ) -> Result<Vec<u32>> {
+        let (b_keys, p_keys): (Vec<&Expr>, Vec<&Expr>) = keys.iter().map(|(l, r)| (l, r)).unzip();
+        let (b_owned, p_owned) = self.key_codes(build, probe, &b_keys, &p_keys)?;
+        let mut bx = Vec::new();
+        let mut px = Vec::new();
+        for i in 0..keys.len() {
+            let a = key_expr(b_keys[i], build, b_owned[i].as_ref())?;
+            let b = key_expr(p_keys[i], probe, p_owned[i].as_ref())?;
+            let (sa, sb) = (a.scale()?, b.scale()?);
+            bx.push(scaled_up(a, sb.saturating_sub(sa)));
+            px.push(scaled_up(b, sa.saturating_sub(sb)));
+        }
+        let table = JoinTable::build(self.ctx, "sql_join_build", Input::all(build.len), &bx)?;
+        Ok(table.semi(self.ctx, "sql_join_reduce", Input::all(probe.len), &px)?)
     }
 
     /// Join keys materialized before the operators can read them: shared
