@@ -200,6 +200,10 @@ fn unsupported_constructs_are_named() {
             "a correlated scalar subquery outside a comparison",
         ),
         (
+            "select n_name from nation where (case when (select min(s_suppkey) from supplier where s_nationkey = n_nationkey) is null then 1 else 0 end) = 1",
+            "a correlated scalar subquery outside a comparison",
+        ),
+        (
             "select n_name from nation where exists (select count(*) from supplier where s_nationkey = n_nationkey group by s_suppkey)",
             "a correlated EXISTS / IN subquery with GROUP BY",
         ),

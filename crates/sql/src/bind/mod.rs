@@ -210,8 +210,8 @@ impl Binder<'_> {
                 } => {
                     if correlated
                         && conjuncts.iter().any(|c| {
-                            !matches!(c, Expr::Cmp(..))
-                                && c.columns().iter().any(|x| values.contains(x))
+                            c.columns().iter().any(|x| values.contains(x))
+                                && !rejects_null(c, &values)
                         })
                     {
                         return Err(SqlError::unsupported(
@@ -648,6 +648,22 @@ impl Binder<'_> {
             _ => Ok(None),
         }
     }
+}
+
+/// Whether `c` is a comparison that is NULL (so rejected by WHERE)
+/// whenever a column of `values` is: the columns reach it only through
+/// arithmetic, CAST, EXTRACT and SUBSTRING, which keep a NULL a NULL — not
+/// through CASE, IS NULL, AND/OR/NOT, which may turn it into a value.
+fn rejects_null(c: &Expr, values: &BTreeSet<ColumnId>) -> bool {
+    fn strict(e: &Expr, values: &BTreeSet<ColumnId>) -> bool {
+        match e {
+            Expr::Column(_) | Expr::Lit(_) => true,
+            Expr::Arith(_, a, b) => strict(a, values) && strict(b, values),
+            Expr::Cast(x, _) | Expr::Year(x) | Expr::Substring { expr: x, .. } => strict(x, values),
+            other => other.columns().iter().all(|x| !values.contains(x)),
+        }
+    }
+    matches!(c, Expr::Cmp(_, a, b) if strict(a, values) && strict(b, values))
 }
 
 /// `e` with every grouped expression replaced by its group column.
