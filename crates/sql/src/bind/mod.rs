@@ -245,6 +245,11 @@ impl Binder<'_> {
                         ));
                     };
                     let negated = matches!(conjuncts.remove(pos), Expr::Not(_));
+                    if conjuncts.iter().any(|c| c.columns().contains(&marker)) {
+                        return Err(SqlError::unsupported(
+                            "EXISTS / IN (SELECT …) other than as a condition joined by AND in WHERE",
+                        ));
+                    }
                     semis.push((anti != negated, sub, keys, residual));
                 }
             }

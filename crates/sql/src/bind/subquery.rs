@@ -137,7 +137,7 @@ impl Binder<'_> {
                         Expr::Column(c) if !new_groups.iter().any(|g| g.0 == *c) => *c,
                         e => {
                             let ty = self.type_of(e);
-                            self.new_column(format!("{}", self.columns.len()), ty)
+                            self.new_column(format!("correlation key {}", new_groups.len() + 1), ty)
                         }
                     };
                     new_groups.push((id, in_side));
