@@ -216,8 +216,8 @@ fn unsupported_constructs_are_named() {
             "NOT IN (SELECT …) over values that may be NULL",
         ),
         (
-            "select c_custkey, sum(o_totalprice) from customer left join orders on c_custkey = o_custkey group by c_custkey",
-            "over NULL values (only COUNT skips them)",
+            "select c_custkey, count(distinct o_totalprice) from customer left join orders on c_custkey = o_custkey group by c_custkey",
+            "COUNT(DISTINCT orders.o_totalprice) over NULL values",
         ),
         (
             "select n_name from nation where n_nationkey in (select r_regionkey from region) group by n_name having count(*) > (select min(r_regionkey) from region where r_regionkey = n_regionkey)",

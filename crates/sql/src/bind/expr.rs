@@ -450,6 +450,14 @@ impl Binder<'_> {
             (_, None) => SqlType::Int,
         };
         let id = self.new_column(text, ty);
+        // SUM, AVG, MIN, MAX of only NULLs are NULL.
+        if !matches!(
+            call.func,
+            AggFunc::Count | AggFunc::CountStar | AggFunc::CountDistinct
+        ) && call.arg.as_ref().is_some_and(|x| self.is_nullable(x))
+        {
+            self.nullable.insert(id);
+        }
         self.aggs.push((id, call));
         id
     }

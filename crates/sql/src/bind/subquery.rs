@@ -146,9 +146,12 @@ impl Binder<'_> {
             };
             conds.push(Expr::cmp(CmpOp::Eq, outer, Expr::Column(id)));
         }
-        // Grouped, these aggregates are never of no rows.
-        for (id, _) in &aggs {
-            self.nullable.remove(id);
+        // Grouped, these aggregates are never of no rows (but may be of
+        // only NULLs).
+        for (id, a) in &aggs {
+            if !a.arg.as_ref().is_some_and(|x| self.is_nullable(x)) {
+                self.nullable.remove(id);
+            }
         }
         self.pending.push(Pending::Scalar {
             plan: Plan::Aggregate {
