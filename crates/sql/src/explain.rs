@@ -206,7 +206,10 @@ impl<'p> fmt::Display for Shown<'p> {
                 for (c, v) in whens {
                     write!(f, " WHEN {} THEN {}", s(c), s(v))?;
                 }
-                write!(f, " ELSE {} END", s(otherwise))
+                match otherwise {
+                    Some(o) => write!(f, " ELSE {} END", s(o)),
+                    None => f.write_str(" END"),
+                }
             }
             Expr::Year(e) => write!(f, "EXTRACT(YEAR FROM {})", s(e)),
             Expr::Substring { expr, start, len } => match len {

@@ -94,10 +94,10 @@ pub enum Expr {
         pattern: String,
         negated: bool,
     },
-    /// `CASE WHEN c THEN v … ELSE e END`.
+    /// `CASE WHEN c THEN v … [ELSE e] END` (no ELSE: NULL).
     Case {
         whens: Vec<(Expr, Expr)>,
-        otherwise: Box<Expr>,
+        otherwise: Option<Box<Expr>>,
     },
     /// `EXTRACT(YEAR FROM expr)`.
     Year(Box<Expr>),
@@ -157,7 +157,9 @@ impl Expr {
                     c.visit(f);
                     v.visit(f);
                 }
-                otherwise.visit(f);
+                if let Some(o) = otherwise {
+                    o.visit(f);
+                }
             }
         }
     }
@@ -211,7 +213,7 @@ impl Expr {
                     .iter()
                     .map(|(c, v)| (c.rewrite(f), v.rewrite(f)))
                     .collect(),
-                otherwise: Box::new(otherwise.rewrite(f)),
+                otherwise: otherwise.as_ref().map(|o| Box::new(o.rewrite(f))),
             },
         }
     }

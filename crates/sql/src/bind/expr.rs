@@ -338,11 +338,6 @@ impl Binder<'_> {
         else_result: Option<&ast::Expr>,
         ctx: &ExprCtx,
     ) -> Result<Expr> {
-        let Some(else_result) = else_result else {
-            return Err(SqlError::unsupported(
-                "CASE without ELSE (its NULL result is not in this slice)",
-            ));
-        };
         let operand = operand.map(|o| self.bind_expr(o, ctx)).transpose()?;
         let mut whens = Vec::new();
         for w in conditions {
@@ -355,8 +350,16 @@ impl Binder<'_> {
                 .map_err(|e| e.at(w.condition.span()))?;
             whens.push((c, self.bind_expr(&w.result, ctx)?));
         }
-        let otherwise = self.bind_expr(else_result, ctx)?;
-        let mut ty = self.type_of(&otherwise);
+        let otherwise = else_result.map(|e| self.bind_expr(e, ctx)).transpose()?;
+        let mut ty = match &otherwise {
+            Some(o) => self.type_of(o),
+            None => self.type_of(
+                &whens
+                    .first()
+                    .ok_or_else(|| SqlError::invalid("CASE without WHEN"))?
+                    .1,
+            ),
+        };
         for (_, v) in &whens {
             ty = unify(ty, self.type_of(v)).ok_or_else(|| {
                 SqlError::mismatch(format!(
@@ -367,7 +370,7 @@ impl Binder<'_> {
         }
         Ok(Expr::Case {
             whens,
-            otherwise: Box::new(otherwise),
+            otherwise: otherwise.map(Box::new),
         })
     }
 
@@ -538,9 +541,14 @@ pub(crate) fn type_of(e: &Expr, col: &dyn Fn(ColumnId) -> SqlType) -> SqlType {
         Expr::Substring { .. } => SqlType::Str,
         Expr::Cast(_, t) => *t,
         Expr::Case { whens, otherwise } => {
-            whens.iter().fold(type_of(otherwise, col), |t, (_, v)| {
-                unify(t, type_of(v, col)).unwrap_or(t)
-            })
+            let first = match (otherwise, whens.first()) {
+                (Some(o), _) => type_of(o, col),
+                (None, Some((_, v))) => type_of(v, col),
+                (None, None) => SqlType::Int,
+            };
+            whens
+                .iter()
+                .fold(first, |t, (_, v)| unify(t, type_of(v, col)).unwrap_or(t))
         }
         Expr::Year(_) => SqlType::Int,
     }

@@ -79,7 +79,7 @@ pub(crate) fn to_exec_expr<'r>(e: &Expr, rel: &'r Relation) -> Option<exec::Expr
             }
         }
         Expr::Case { whens, otherwise } => {
-            let mut acc = to_exec_expr(otherwise, rel)?;
+            let mut acc = to_exec_expr(otherwise.as_ref()?, rel)?;
             for (c, v) in whens.iter().rev() {
                 let pred = native_pred(c, rel)?;
                 acc = exec::Expr::case(pred, to_exec_expr(v, rel)?, acc);

@@ -93,7 +93,10 @@ pub(crate) fn eval_with(e: &Expr, col: &dyn Fn(ColumnId) -> Scalar) -> Scalar {
         Expr::Case { whens, otherwise } => whens
             .iter()
             .find(|(c, _)| ev(c) == Scalar::Bool(true))
-            .map_or_else(|| ev(otherwise), |(_, v)| ev(v)),
+            .map_or_else(
+                || otherwise.as_ref().map_or(Scalar::Null, |o| ev(o)),
+                |(_, v)| ev(v),
+            ),
         Expr::Year(x) => match ev(x) {
             Scalar::Date(d) => Scalar::Num {
                 value: Date(d).year().into(),
