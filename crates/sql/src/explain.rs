@@ -107,7 +107,11 @@ impl LogicalPlan {
                     .collect();
                 writeln!(out, "{pad}Sort {}", k.join(", "))
             }
-            Plan::Limit { count, .. } => writeln!(out, "{pad}Limit {count}"),
+            Plan::Limit { count, offset, .. } => match (*count, *offset) {
+                (c, 0) => writeln!(out, "{pad}Limit {c}"),
+                (usize::MAX, o) => writeln!(out, "{pad}Offset {o}"),
+                (c, o) => writeln!(out, "{pad}Limit {c} Offset {o}"),
+            },
             Plan::Project { outputs, .. } => {
                 let o: Vec<String> = outputs
                     .iter()

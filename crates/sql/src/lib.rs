@@ -6,10 +6,10 @@
 //!
 //! Supported: SELECT [DISTINCT] … FROM tables, derived tables and WITH
 //! queries (comma joins, `[INNER] JOIN … ON`, `LEFT [OUTER] JOIN … ON`)
-//! WHERE … GROUP BY … HAVING … ORDER BY … [NULLS FIRST|LAST] LIMIT n, with
-//! SUM, COUNT, COUNT(*), COUNT(DISTINCT), AVG, MIN, MAX; `+ - * /`,
+//! WHERE … GROUP BY … HAVING … ORDER BY … [NULLS FIRST|LAST] LIMIT n OFFSET m,
+//! with SUM, COUNT, COUNT(*), COUNT(DISTINCT), AVG, MIN, MAX; `+ - * /`,
 //! comparisons, AND/OR/NOT (three-valued), IS [NOT] NULL, BETWEEN, IN (list),
-//! LIKE, CASE WHEN, CAST, SUBSTRING, `DATE '…'`, `DATE '…' ± INTERVAL`,
+//! LIKE, CASE WHEN [ELSE], CAST, SUBSTRING, `DATE '…'`, `DATE '…' ± INTERVAL`,
 //! EXTRACT(YEAR FROM …); subqueries unnested into joins (`[NOT] EXISTS`,
 //! `[NOT] IN (SELECT …)`, scalar subqueries, correlated by equalities);
 //! `EXPLAIN SELECT …`. All 22 TPC-H queries run from the spec's SQL. Not in

@@ -194,9 +194,14 @@ fn place_joins(plan: Plan, unique: &BTreeSet<ColumnId>) -> Result<Plan> {
             input: go(input)?,
             keys,
         }),
-        Plan::Limit { input, count } => Ok(Plan::Limit {
+        Plan::Limit {
+            input,
+            count,
+            offset,
+        } => Ok(Plan::Limit {
             input: go(input)?,
             count,
+            offset,
         }),
         Plan::Project { input, outputs } => Ok(Plan::Project {
             input: go(input)?,
@@ -470,6 +475,7 @@ fn reduce_aggregates(mut leaves: Vec<Plan>, edges: &[Edge]) -> Vec<Plan> {
             Plan::Limit {
                 input: Box::new(scan.clone()),
                 count: 0,
+                offset: 0,
             },
         ) {
             leaves[a] = Plan::Aggregate {
@@ -796,9 +802,14 @@ fn prune(plan: Plan, needed: &BTreeSet<ColumnId>) -> Plan {
             input: go(input, n),
             keys,
         },
-        Plan::Limit { input, count } => Plan::Limit {
+        Plan::Limit {
+            input,
+            count,
+            offset,
+        } => Plan::Limit {
             input: go(input, n),
             count,
+            offset,
         },
         Plan::Project { input, outputs } => Plan::Project {
             input: go(input, n),

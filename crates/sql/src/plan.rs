@@ -320,9 +320,11 @@ pub enum Plan {
         input: Box<Plan>,
         keys: Vec<(Expr, Direction, bool)>,
     },
+    /// `LIMIT count OFFSET offset` (no LIMIT: `count` is `usize::MAX`).
     Limit {
         input: Box<Plan>,
         count: usize,
+        offset: usize,
     },
     /// The statement's result columns, named.
     Project {
@@ -388,7 +390,7 @@ impl Plan {
             Plan::Sort { input, .. } | Plan::Project { input, .. } | Plan::Map { input, .. } => {
                 input.estimated_rows()
             }
-            Plan::Limit { input, count } => input.estimated_rows().min(*count),
+            Plan::Limit { input, count, .. } => input.estimated_rows().min(*count),
         }
     }
 }

@@ -260,7 +260,10 @@ fn unsupported_constructs_are_named() {
             "LATERAL",
         ),
         ("select n_name from nation, region", "cross join"),
-        ("select n_name from nation limit 1 offset 2", "OFFSET"),
+        (
+            "select n_name from nation limit n_nationkey",
+            "LIMIT of an expression",
+        ),
         ("select 1; select 2", "several statements"),
     ] {
         let e = error(sql);

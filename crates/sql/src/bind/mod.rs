@@ -391,10 +391,12 @@ impl Binder<'_> {
                     .collect(),
             };
         }
-        if let Some(count) = limit(q.limit_clause.as_ref())? {
+        let (count, offset) = limit(q.limit_clause.as_ref())?;
+        if count.is_some() || offset > 0 {
             plan = Plan::Limit {
                 input: Box::new(plan),
-                count,
+                count: count.unwrap_or(usize::MAX),
+                offset,
             };
         }
         let plan = Plan::Project {
@@ -702,23 +704,33 @@ fn check_grouped(
     Ok(())
 }
 
-fn limit(l: Option<&LimitClause>) -> Result<Option<usize>> {
-    let Some(l) = l else { return Ok(None) };
+/// `LIMIT n` and `OFFSET m` (constants): (the count, if limited; the offset).
+fn limit(l: Option<&LimitClause>) -> Result<(Option<usize>, usize)> {
+    let Some(l) = l else { return Ok((None, 0)) };
+    let whole = |e: &ast::Expr, what: &str| -> Result<usize> {
+        match e {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => n.parse().map_err(|_| {
+                    SqlError::invalid(format!("{what} {n}: expected a whole number")).at(v.span)
+                }),
+                _ => Err(SqlError::invalid(format!("{what} needs a whole number")).at(v.span)),
+            },
+            e => Err(SqlError::unsupported(format!("{what} of an expression")).at(e.span())),
+        }
+    };
     match l {
         LimitClause::LimitOffset {
             limit,
-            offset: None,
+            offset,
             limit_by,
-        } if limit_by.is_empty() => match limit {
-            None => Ok(None),
-            Some(ast::Expr::Value(v)) => match &v.value {
-                ast::Value::Number(n, _) => n.parse().map(Some).map_err(|_| {
-                    SqlError::invalid(format!("LIMIT {n}: expected a whole number")).at(v.span)
-                }),
-                _ => Err(SqlError::invalid("LIMIT needs a whole number").at(v.span)),
-            },
-            Some(e) => Err(SqlError::unsupported("LIMIT of an expression").at(e.span())),
-        },
-        _ => Err(SqlError::unsupported("OFFSET")),
+        } if limit_by.is_empty() => {
+            let count = limit.as_ref().map(|e| whole(e, "LIMIT")).transpose()?;
+            let offset = match offset {
+                Some(o) => whole(&o.value, "OFFSET")?,
+                None => 0,
+            };
+            Ok((count, offset))
+        }
+        _ => Err(SqlError::unsupported("LIMIT … BY / MySQL's LIMIT m, n")),
     }
 }

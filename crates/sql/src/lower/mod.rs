@@ -124,17 +124,27 @@ impl<'a> Lowering<'a> {
                 let rel = self.node(input)?;
                 self.sort(&rel, keys, None)
             }
-            Plan::Limit { input, count } => match input.as_ref() {
-                Plan::Sort { input, keys } => {
-                    let rel = self.node(input)?;
-                    self.sort(&rel, keys, Some(*count))
+            Plan::Limit {
+                input,
+                count,
+                offset,
+            } => {
+                let end = count.saturating_add(*offset);
+                let rel = match input.as_ref() {
+                    Plan::Sort { input, keys } => {
+                        let rel = self.node(input)?;
+                        self.sort(&rel, keys, (end < usize::MAX).then_some(end))?
+                    }
+                    other => self.node(other)?,
+                };
+                if *offset == 0 && rel.len <= end {
+                    return Ok(rel);
                 }
-                other => {
-                    let rel = self.node(other)?;
-                    let pos: Vec<u32> = (0..rel.len.min(*count) as u32).collect();
-                    Ok(rel.take(self.ctx, &pos))
-                }
-            },
+                let pos: Vec<u32> = (rel.len.min(*offset)..rel.len.min(end))
+                    .map(|p| p as u32)
+                    .collect();
+                Ok(rel.take(self.ctx, &pos))
+            }
             Plan::Project { .. } => Err(SqlError::unsupported("a projection below the top")),
         }
     }
