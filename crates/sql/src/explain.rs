@@ -205,6 +205,7 @@ impl<'p> fmt::Display for Shown<'p> {
                 let not = if *negated { "NOT " } else { "" };
                 write!(f, "{} {not}LIKE '{pattern}'", s(expr))
             }
+            e @ Expr::Case { .. } if e.is_null_literal() => f.write_str("NULL"),
             Expr::Case { whens, otherwise } => {
                 f.write_str("CASE")?;
                 for (c, v) in whens {

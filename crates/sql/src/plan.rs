@@ -118,6 +118,19 @@ pub enum Expr {
 }
 
 impl Expr {
+    /// The NULL literal: a CASE with no branch (its type is that of its
+    /// context; alone, an integer).
+    pub fn null() -> Expr {
+        Expr::Case {
+            whens: Vec::new(),
+            otherwise: None,
+        }
+    }
+
+    pub fn is_null_literal(&self) -> bool {
+        matches!(self, Expr::Case { whens, otherwise: None } if whens.is_empty())
+    }
+
     pub fn cmp(op: CmpOp, a: Expr, b: Expr) -> Expr {
         Expr::Cmp(op, Box::new(a), Box::new(b))
     }

@@ -37,6 +37,7 @@ impl Binder<'_> {
                 [q, n] => Ok(Expr::Column(ctx.scope.resolve(Some(q), n)?)),
                 _ => Err(SqlError::unsupported(format!("qualified name {e}"))),
             },
+            A::Value(v) if matches!(v.value, ast::Value::Null) => Ok(Expr::null()),
             A::Value(v) => literal(&v.value).map(Expr::Lit),
             A::TypedString(ts) => match ts.data_type {
                 ast::DataType::Date => {
@@ -351,16 +352,15 @@ impl Binder<'_> {
             whens.push((c, self.bind_expr(&w.result, ctx)?));
         }
         let otherwise = else_result.map(|e| self.bind_expr(e, ctx)).transpose()?;
-        let mut ty = match &otherwise {
-            Some(o) => self.type_of(o),
-            None => self.type_of(
-                &whens
-                    .first()
-                    .ok_or_else(|| SqlError::invalid("CASE without WHEN"))?
-                    .1,
-            ),
-        };
-        for (_, v) in &whens {
+        // NULL branches take the type of the others.
+        let typed: Vec<&Expr> = whens
+            .iter()
+            .map(|w| &w.1)
+            .chain(otherwise.as_ref())
+            .filter(|e| !e.is_null_literal())
+            .collect();
+        let mut ty = typed.first().map_or(SqlType::Int, |e| self.type_of(e));
+        for v in typed {
             ty = unify(ty, self.type_of(v)).ok_or_else(|| {
                 SqlError::mismatch(format!(
                     "CASE branches of types {ty} and {} do not match",
@@ -501,6 +501,10 @@ impl Binder<'_> {
     }
 
     pub(super) fn compare(&mut self, op: CmpOp, l: Expr, r: Expr) -> Result<Expr> {
+        if l.is_null_literal() || r.is_null_literal() {
+            // Comparing with NULL is NULL, whatever the type.
+            return Ok(Expr::cmp(op, l, r));
+        }
         let (lt, rt) = (self.type_of(&l), self.type_of(&r));
         let l = coerce_to(l, rt)?;
         let r = coerce_to(r, lt)?;
@@ -541,14 +545,13 @@ pub(crate) fn type_of(e: &Expr, col: &dyn Fn(ColumnId) -> SqlType) -> SqlType {
         Expr::Substring { .. } => SqlType::Str,
         Expr::Cast(_, t) => *t,
         Expr::Case { whens, otherwise } => {
-            let first = match (otherwise, whens.first()) {
-                (Some(o), _) => type_of(o, col),
-                (None, Some((_, v))) => type_of(v, col),
-                (None, None) => SqlType::Int,
-            };
-            whens
+            let mut typed = whens
                 .iter()
-                .fold(first, |t, (_, v)| unify(t, type_of(v, col)).unwrap_or(t))
+                .map(|w| &w.1)
+                .chain(otherwise.as_deref())
+                .filter(|e| !e.is_null_literal());
+            let first = typed.next().map_or(SqlType::Int, |e| type_of(e, col));
+            typed.fold(first, |t, v| unify(t, type_of(v, col)).unwrap_or(t))
         }
         Expr::Year(_) => SqlType::Int,
     }
