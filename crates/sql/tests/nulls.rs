@@ -74,3 +74,18 @@ fn aggregates_of_no_rows_and_scalar_subqueries_of_no_rows_are_null() {
     .unwrap();
     assert_eq!(r.rows, [[Value::Int(0)]]);
 }
+
+#[test]
+fn null_literals_take_any_type() {
+    let r = query(
+        "select cast(null as date) as d, cast(null as varchar) as s, null + 1 as n, \
+         case when n_nationkey = 0 then null else n_name end as name \
+         from nation where n_nationkey < 2 order by n_nationkey",
+    )
+    .unwrap();
+    assert_eq!(
+        r.rows[0],
+        [Value::Null, Value::Null, Value::Null, Value::Null]
+    );
+    assert_eq!(r.rows[1][3], Value::Str("ARGENTINA".into()));
+}

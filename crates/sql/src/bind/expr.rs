@@ -286,6 +286,9 @@ impl Binder<'_> {
             D::Date => SqlType::Date,
             other => return Err(SqlError::unsupported(format!("CAST to {other}"))),
         };
+        if x.is_null_literal() {
+            return Ok(Expr::Cast(Box::new(x), to));
+        }
         let from = self.type_of(&x);
         let ok = from == to
             || (from.is_numeric() && to.is_numeric())
