@@ -9,7 +9,7 @@
 //! WHERE … GROUP BY … HAVING … ORDER BY … [NULLS FIRST|LAST] LIMIT n OFFSET m,
 //! with SUM, COUNT, COUNT(*), COUNT(DISTINCT), AVG, MIN, MAX; `+ - * /`,
 //! comparisons, AND/OR/NOT (three-valued), IS [NOT] NULL, BETWEEN, IN (list),
-//! LIKE, CASE WHEN [ELSE], CAST, SUBSTRING, `DATE '…'`, `DATE '…' ± INTERVAL`,
+//! LIKE, CASE WHEN [ELSE], CAST, SUBSTRING, COALESCE, NULLIF, `DATE '…'`, `DATE '…' ± INTERVAL`,
 //! EXTRACT(YEAR FROM …); subqueries unnested into joins (`[NOT] EXISTS`,
 //! `[NOT] IN (SELECT …)`, scalar subqueries, correlated by equalities);
 //! `EXPLAIN SELECT …`. All 22 TPC-H queries run from the spec's SQL. Not in

@@ -377,6 +377,75 @@ impl Binder<'_> {
         })
     }
 
+    /// `COALESCE(a, b, …)` as `CASE WHEN a IS NOT NULL THEN a WHEN … ELSE
+    /// last END`, `NULLIF(a, b)` as `CASE WHEN a = b THEN NULL ELSE a END`.
+    fn null_function(&mut self, name: &str, f: &ast::Function, ctx: &ExprCtx) -> Result<Expr> {
+        let FunctionArguments::List(list) = &f.args else {
+            return Err(SqlError::unsupported(format!("{name} without arguments")));
+        };
+        if f.filter.is_some()
+            || f.over.is_some()
+            || !list.clauses.is_empty()
+            || list.duplicate_treatment.is_some()
+        {
+            return Err(SqlError::unsupported(format!(
+                "{name}() with DISTINCT, FILTER, OVER or ORDER BY"
+            )));
+        }
+        let mut args = Vec::new();
+        for a in &list.args {
+            let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
+                return Err(SqlError::unsupported(format!(
+                    "{name}() with these arguments"
+                )));
+            };
+            args.push(self.bind_expr(e, ctx)?);
+        }
+        let typed: Vec<SqlType> = args
+            .iter()
+            .filter(|e| !e.is_null_literal())
+            .map(|e| self.type_of(e))
+            .collect();
+        let mut ty = typed.first().copied().unwrap_or(SqlType::Int);
+        for t in &typed {
+            ty = unify(ty, *t).ok_or_else(|| {
+                SqlError::mismatch(format!("{name}() of types {ty} and {t} do not match"))
+            })?;
+        }
+        match (name, args.len()) {
+            ("coalesce", 0) => Err(SqlError::invalid("COALESCE needs an argument")),
+            ("coalesce", _) => {
+                let last = args.pop().expect("an argument");
+                let whens = args
+                    .into_iter()
+                    .map(|a| {
+                        (
+                            Expr::IsNull {
+                                expr: Box::new(a.clone()),
+                                negated: true,
+                            },
+                            a,
+                        )
+                    })
+                    .collect();
+                Ok(Expr::Case {
+                    whens,
+                    otherwise: Some(Box::new(last)),
+                })
+            }
+            ("nullif", 2) => {
+                let b = args.pop().expect("two arguments");
+                let a = args.pop().expect("two arguments");
+                let eq = self.compare(CmpOp::Eq, a.clone(), b)?;
+                Ok(Expr::Case {
+                    whens: vec![(eq, Expr::null())],
+                    otherwise: Some(Box::new(a)),
+                })
+            }
+            _ => Err(SqlError::invalid("NULLIF needs two arguments")),
+        }
+    }
+
     fn function(&mut self, f: &ast::Function, ctx: &ExprCtx) -> Result<Expr> {
         let name = f.name.to_string().to_lowercase();
         let func = match name.as_str() {
@@ -385,6 +454,7 @@ impl Binder<'_> {
             "avg" => AggFunc::Avg,
             "min" => AggFunc::Min,
             "max" => AggFunc::Max,
+            "coalesce" | "nullif" => return self.null_function(&name, f, ctx),
             _ => return Err(SqlError::unsupported(format!("function {name}()"))),
         };
         if let Some(clause) = ctx.aggs_forbidden_in {
