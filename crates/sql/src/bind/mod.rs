@@ -21,7 +21,7 @@ use crate::error::{Result, SqlError};
 use std::collections::BTreeSet;
 
 use crate::plan::{
-    AggCall, AggFunc, ColumnId, ColumnInfo, Direction, Expr, JoinKind, LogicalPlan, Plan,
+    AggCall, AggFunc, CmpOp, ColumnId, ColumnInfo, Direction, Expr, JoinKind, LogicalPlan, Plan,
 };
 use expr::ExprCtx;
 pub(crate) use expr::type_of;
@@ -61,6 +61,8 @@ pub(crate) enum Pending {
         conds: Vec<Expr>,
         values: BTreeSet<ColumnId>,
         correlated: bool,
+        /// A correlated COUNT: rows without a group must be kept.
+        count: bool,
     },
     /// `[NOT] EXISTS` / `[NOT] IN (SELECT …)`: a semi (anti) join on
     /// `keys` and `residual`, standing in the condition as the boolean
@@ -200,6 +202,13 @@ impl Binder<'_> {
         // Subqueries of WHERE: scalar ones are FROM items, EXISTS/IN are
         // semi (anti) joins above the FROM items and the other conditions.
         let mut semis = Vec::new();
+        // Correlated scalar subqueries whose missing group matters (COUNT,
+        // or a condition that does not reject NULL): LEFT JOINed on their
+        // correlation keys after the other conditions, the conditions
+        // reading them after that.
+        let mut outer_leaves: Vec<(Plan, Vec<(Expr, Expr)>)> = Vec::new();
+        let mut outer_values: BTreeSet<ColumnId> = BTreeSet::new();
+        let enclosing = scope.outer_columns();
         for sub in std::mem::take(&mut self.pending) {
             match sub {
                 Pending::Scalar {
@@ -207,16 +216,33 @@ impl Binder<'_> {
                     conds,
                     values,
                     correlated,
+                    count,
                 } => {
                     if correlated
-                        && conjuncts.iter().any(|c| {
-                            c.columns().iter().any(|x| values.contains(x))
-                                && !rejects_null(c, &values)
-                        })
+                        && (count
+                            || conjuncts.iter().any(|c| {
+                                c.columns().iter().any(|x| values.contains(x))
+                                    && !rejects_null(c, &values)
+                            }))
                     {
-                        return Err(SqlError::unsupported(
-                            "a correlated scalar subquery outside a comparison joined by AND in WHERE",
-                        ));
+                        let mut keys = Vec::new();
+                        for c in conds {
+                            let Expr::Cmp(CmpOp::Eq, outer, group) = c else {
+                                return Err(SqlError::invalid(
+                                    "a correlation condition is an equality",
+                                ));
+                            };
+                            if outer.columns().iter().any(|x| enclosing.contains(x)) {
+                                return Err(SqlError::unsupported(
+                                    "a correlated COUNT (or NULL-tested) scalar subquery correlated with a query two levels up",
+                                ));
+                            }
+                            keys.push((*outer, *group));
+                        }
+                        self.nullable.extend(leaf.output_columns());
+                        outer_values.extend(values);
+                        outer_leaves.push((leaf, keys));
+                        continue;
                     }
                     plan = Plan::Join {
                         left: Box::new(plan),
@@ -254,14 +280,32 @@ impl Binder<'_> {
                 }
             }
         }
-        let outer = scope.outer_columns();
+        let outer = enclosing;
         let (correlated, local): (Vec<Expr>, Vec<Expr>) = conjuncts
             .into_iter()
             .partition(|c| c.columns().iter().any(|x| outer.contains(x)));
+        let (after, local): (Vec<Expr>, Vec<Expr>) = local
+            .into_iter()
+            .partition(|c| c.columns().iter().any(|x| outer_values.contains(x)));
         if !local.is_empty() {
             plan = Plan::Filter {
                 input: Box::new(plan),
                 predicate: local,
+            };
+        }
+        for (leaf, keys) in outer_leaves {
+            plan = Plan::Join {
+                left: Box::new(plan),
+                right: Box::new(leaf),
+                kind: JoinKind::LeftOuter,
+                keys,
+                residual: Vec::new(),
+            };
+        }
+        if !after.is_empty() {
+            plan = Plan::Filter {
+                input: Box::new(plan),
+                predicate: after,
             };
         }
         for (anti, sub, keys, residual) in semis {

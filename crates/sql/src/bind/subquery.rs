@@ -5,9 +5,10 @@
 //!   exactly one row) becomes one more FROM item, a one-row cross product;
 //! - a correlated scalar subquery whose correlation is equalities
 //!   `outer = inner` becomes its aggregate grouped by the inner sides, joined
-//!   on `outer = group` (rows without a group compare with NULL, which a
-//!   WHERE comparison rejects — so only there, and not with COUNT, whose
-//!   empty value is 0);
+//!   on `outer = group`: an inner join (one more FROM item) when the WHERE
+//!   condition rejects the NULL of a row without a group, else a LEFT JOIN
+//!   after the other conditions — also for COUNT, whose missing group
+//!   counts 0 (read as `COALESCE(count, 0)`);
 //! - `[NOT] EXISTS` and `[NOT] IN (SELECT …)` become semi (anti) joins on
 //!   the IN key and the correlated equalities, other correlated conditions
 //!   checked on each pair (TPC-H Q21's `l2.l_suppkey <> l1.l_suppkey`).
@@ -93,6 +94,7 @@ impl Binder<'_> {
                 conds: Vec::new(),
                 values,
                 correlated: false,
+                count: false,
             });
             return Ok(value);
         }
@@ -111,16 +113,32 @@ impl Binder<'_> {
                 "a correlated scalar subquery with GROUP BY",
             ));
         }
-        if aggs.iter().any(|(_, a)| {
-            matches!(
-                a.func,
-                AggFunc::Count | AggFunc::CountStar | AggFunc::CountDistinct
-            )
-        }) {
-            return Err(SqlError::unsupported(
-                "COUNT in a correlated scalar subquery",
-            ));
-        }
+        // A COUNT of a group that does not exist is 0: the value reads it
+        // as COALESCE(count, 0), and the join must keep the outer rows
+        // without a group (a LEFT JOIN).
+        let counts: Vec<ColumnId> = aggs
+            .iter()
+            .filter(|(_, a)| {
+                matches!(
+                    a.func,
+                    AggFunc::Count | AggFunc::CountStar | AggFunc::CountDistinct
+                )
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        let value = value.rewrite(&mut |e| match e {
+            Expr::Column(c) if counts.contains(c) => Some(Expr::Case {
+                whens: vec![(
+                    Expr::IsNull {
+                        expr: Box::new(e.clone()),
+                        negated: true,
+                    },
+                    e.clone(),
+                )],
+                otherwise: Some(Box::new(Expr::Lit(crate::types::Literal::int(0)))),
+            }),
+            _ => None,
+        });
         let inner: BTreeSet<ColumnId> = input.output_columns().into_iter().collect();
         let mut new_groups: Vec<(ColumnId, Expr)> = Vec::new();
         let mut conds = Vec::new();
@@ -162,6 +180,7 @@ impl Binder<'_> {
             conds,
             values,
             correlated: true,
+            count: !counts.is_empty(),
         });
         Ok(value)
     }
