@@ -85,12 +85,12 @@ fn bad_or_unsupported_sql_exits_2_naming_the_problem() {
             "cannot compare varchar with integer",
         ),
         (
-            "select n_name from nation left join region on n_regionkey = r_regionkey",
-            "unsupported: LEFT [OUTER] JOIN",
+            "select n_name from nation right join region on n_regionkey = r_regionkey",
+            "unsupported: RIGHT [OUTER] JOIN",
         ),
         (
-            "select n_name from nation where n_regionkey in (select r_regionkey from region)",
-            "unsupported: subqueries",
+            "select n_name, (select min(r_name) from region where r_regionkey = n_regionkey) from nation",
+            "unsupported: subqueries in the SELECT list",
         ),
         ("delete from nation", "unsupported: DELETE"),
     ] {

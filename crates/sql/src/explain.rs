@@ -3,7 +3,7 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::plan::{ArithOp, Direction, Expr, LogicalPlan, Plan};
+use crate::plan::{ArithOp, Direction, Expr, JoinKind, LogicalPlan, Plan};
 
 impl LogicalPlan {
     /// The plan as an indented tree, one operator per line.
@@ -46,16 +46,35 @@ impl LogicalPlan {
                 )
             }
             Plan::Filter { predicate, .. } => writeln!(out, "{pad}Filter {}", list(predicate)),
-            Plan::Join { keys, .. } => {
-                let k: Vec<String> = keys
+            Plan::Join {
+                keys,
+                kind,
+                residual,
+                ..
+            } => {
+                let mut k: Vec<String> = keys
                     .iter()
                     .map(|(l, r)| format!("{} = {}", e(l), e(r)))
                     .collect();
-                if k.is_empty() {
+                k.extend(residual.iter().map(e));
+                let name = match kind {
+                    JoinKind::Inner => "HashJoin",
+                    JoinKind::LeftOuter => "HashLeftJoin",
+                    JoinKind::Semi => "HashSemiJoin",
+                    JoinKind::Anti => "HashAntiJoin",
+                };
+                if keys.is_empty() && *kind == JoinKind::Inner {
                     writeln!(out, "{pad}CrossJoin")
                 } else {
-                    writeln!(out, "{pad}HashJoin {}", k.join(" AND "))
+                    writeln!(out, "{pad}{name} {}", k.join(" AND "))
                 }
+            }
+            Plan::Map { exprs, .. } => {
+                let m: Vec<String> = exprs
+                    .iter()
+                    .map(|(id, x)| format!("{} AS {}", e(x), self.column(*id).name))
+                    .collect();
+                writeln!(out, "{pad}Map {}", m.join(", "))
             }
             Plan::Aggregate { groups, aggs, .. } => {
                 let g: Vec<String> = groups.iter().map(|(_, x)| e(x)).collect();
@@ -73,14 +92,26 @@ impl LogicalPlan {
             Plan::Sort { keys, .. } => {
                 let k: Vec<String> = keys
                     .iter()
-                    .map(|(x, d)| match d {
-                        Direction::Asc => e(x),
-                        Direction::Desc => format!("{} DESC", e(x)),
+                    .map(|(x, d, nulls_first)| {
+                        // PostgreSQL's default: NULLs sort as if larger.
+                        let nulls = match (d, nulls_first) {
+                            (Direction::Asc, true) => " NULLS FIRST",
+                            (Direction::Desc, false) => " NULLS LAST",
+                            _ => "",
+                        };
+                        match d {
+                            Direction::Asc => format!("{}{nulls}", e(x)),
+                            Direction::Desc => format!("{} DESC{nulls}", e(x)),
+                        }
                     })
                     .collect();
                 writeln!(out, "{pad}Sort {}", k.join(", "))
             }
-            Plan::Limit { count, .. } => writeln!(out, "{pad}Limit {count}"),
+            Plan::Limit { count, offset, .. } => match (*count, *offset) {
+                (c, 0) => writeln!(out, "{pad}Limit {c}"),
+                (usize::MAX, o) => writeln!(out, "{pad}Offset {o}"),
+                (c, o) => writeln!(out, "{pad}Limit {c} Offset {o}"),
+            },
             Plan::Project { outputs, .. } => {
                 let o: Vec<String> = outputs
                     .iter()
@@ -103,6 +134,7 @@ impl LogicalPlan {
                 self.explain_node(right, depth + 1, out);
             }
             Plan::Filter { input, .. }
+            | Plan::Map { input, .. }
             | Plan::Aggregate { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
@@ -173,14 +205,27 @@ impl<'p> fmt::Display for Shown<'p> {
                 let not = if *negated { "NOT " } else { "" };
                 write!(f, "{} {not}LIKE '{pattern}'", s(expr))
             }
+            e @ Expr::Case { .. } if e.is_null_literal() => f.write_str("NULL"),
             Expr::Case { whens, otherwise } => {
                 f.write_str("CASE")?;
                 for (c, v) in whens {
                     write!(f, " WHEN {} THEN {}", s(c), s(v))?;
                 }
-                write!(f, " ELSE {} END", s(otherwise))
+                match otherwise {
+                    Some(o) => write!(f, " ELSE {} END", s(o)),
+                    None => f.write_str(" END"),
+                }
             }
             Expr::Year(e) => write!(f, "EXTRACT(YEAR FROM {})", s(e)),
+            Expr::Substring { expr, start, len } => match len {
+                Some(n) => write!(f, "SUBSTRING({} FROM {start} FOR {n})", s(expr)),
+                None => write!(f, "SUBSTRING({} FROM {start})", s(expr)),
+            },
+            Expr::IsNull { expr, negated } => {
+                let not = if *negated { "NOT " } else { "" };
+                write!(f, "{} IS {not}NULL", s(expr))
+            }
+            Expr::Cast(e, t) => write!(f, "CAST({} AS {t})", s(e)),
         }
     }
 }

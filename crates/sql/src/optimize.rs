@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError};
-use crate::plan::{CmpOp, ColumnId, Expr, LogicalPlan, Plan};
+use crate::plan::{CmpOp, ColumnId, Expr, JoinKind, LogicalPlan, Plan};
 
 pub fn optimize(plan: LogicalPlan, catalog: &dyn Catalog) -> Result<LogicalPlan> {
     let mut unique = BTreeSet::new();
@@ -32,8 +32,58 @@ pub fn optimize(plan: LogicalPlan, catalog: &dyn Catalog) -> Result<LogicalPlan>
     })
 }
 
+/// Which GROUP BY keys are functionally dependent on another key: a key
+/// reading only columns of one scanned table whose unique column (its
+/// primary key) is itself a key — equal keys there mean one row of that
+/// table, so the dependent key needs no hashing; the lowering reads it back
+/// at each group's representative row (TPC-H Q10 groups by `c_custkey` and
+/// six other customer columns, Q18 by `c_custkey`, `o_orderkey` and three
+/// columns of theirs).
+pub(crate) fn dependent_groups(
+    input: &Plan,
+    groups: &[(ColumnId, Expr)],
+    catalog: &dyn Catalog,
+) -> Vec<bool> {
+    fn scans(p: &Plan, n: &mut usize, out: &mut Vec<(ColumnId, usize)>) {
+        if let Plan::Scan { columns, .. } = p {
+            out.extend(columns.iter().map(|c| (c.0, *n)));
+            *n += 1;
+        }
+        for c in p.children() {
+            scans(c, n, out);
+        }
+    }
+    let mut scan_of = Vec::new();
+    scans(input, &mut 0, &mut scan_of);
+    let scan = |c: &ColumnId| scan_of.iter().find(|(id, _)| id == c).map(|x| x.1);
+    let mut unique = BTreeSet::new();
+    unique_columns(input, catalog, &mut unique);
+    // The scans whose unique column is a key.
+    let keyed: Vec<(usize, usize)> = groups
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, e))| match e {
+            Expr::Column(c) if unique.contains(c) => scan(c).map(|s| (i, s)),
+            _ => None,
+        })
+        .collect();
+    groups
+        .iter()
+        .enumerate()
+        .map(|(i, (_, e))| {
+            let cols = e.columns();
+            let Some(first) = cols.iter().next().and_then(scan) else {
+                return false;
+            };
+            cols.iter().all(|c| scan(c) == Some(first))
+                && keyed.iter().any(|&(k, s)| k != i && s == first)
+                && !keyed.iter().any(|&(k, _)| k == i)
+        })
+        .collect()
+}
+
 /// The scanned columns whose values are unique in their table (the
-/// catalog's single-column keys).
+/// catalog's single-column keys), and the key of a one-key aggregation.
 fn unique_columns(plan: &Plan, catalog: &dyn Catalog, out: &mut BTreeSet<ColumnId>) {
     match plan {
         Plan::Scan { table, columns, .. } => {
@@ -50,74 +100,240 @@ fn unique_columns(plan: &Plan, catalog: &dyn Catalog, out: &mut BTreeSet<ColumnI
                 }
             }
         }
-        Plan::Join { left, right, .. } => {
-            unique_columns(left, catalog, out);
-            unique_columns(right, catalog, out);
+        Plan::Aggregate { groups, .. } if groups.len() == 1 => {
+            out.insert(groups[0].0);
         }
-        Plan::Filter { input, .. }
-        | Plan::Aggregate { input, .. }
-        | Plan::Sort { input, .. }
-        | Plan::Limit { input, .. }
-        | Plan::Project { input, .. } => unique_columns(input, catalog, out),
+        _ => {}
+    }
+    for c in plan.children() {
+        unique_columns(c, catalog, out);
     }
 }
 
-/// Rewrites every filter-over-joins region bottom-up.
+/// Rewrites every filter-over-inner-joins region bottom-up; anything else
+/// (aggregates, semi/anti/outer joins, derived tables) is a leaf of the
+/// region above it, optimized on its own.
 fn place_joins(plan: Plan, unique: &BTreeSet<ColumnId>) -> Result<Plan> {
+    let go = |p: Box<Plan>| -> Result<Box<Plan>> { Ok(Box::new(place_joins(*p, unique)?)) };
     match plan {
-        Plan::Filter { input, predicate } if is_join_tree(&input) => {
+        Plan::Filter { input, predicate } if is_region(&input) => {
             let mut leaves = Vec::new();
-            flatten(*input, &mut leaves);
-            plan_joins(leaves, predicate, unique)
+            let mut conjuncts = predicate;
+            flatten(*input, &mut leaves, &mut conjuncts);
+            let leaves = leaves
+                .into_iter()
+                .map(|l| place_joins(l, unique))
+                .collect::<Result<_>>()?;
+            plan_joins(leaves, conjuncts, unique)
         }
-        p @ (Plan::Join { .. } | Plan::Scan { .. }) => {
+        p @ (Plan::Join {
+            kind: JoinKind::Inner,
+            ..
+        }
+        | Plan::Scan { .. }) => {
             let mut leaves = Vec::new();
-            flatten(p, &mut leaves);
-            plan_joins(leaves, Vec::new(), unique)
+            let mut conjuncts = Vec::new();
+            flatten(p, &mut leaves, &mut conjuncts);
+            if leaves.len() == 1 && matches!(leaves[0], Plan::Scan { .. }) {
+                let leaf = leaves.pop().expect("one leaf");
+                return Ok(push_filters(leaf, conjuncts));
+            }
+            let leaves = leaves
+                .into_iter()
+                .map(|l| place_joins(l, unique))
+                .collect::<Result<_>>()?;
+            plan_joins(leaves, conjuncts, unique)
+        }
+        Plan::Join {
+            left,
+            right,
+            kind,
+            keys,
+            residual,
+        } => {
+            if kind == JoinKind::Semi && residual.is_empty() {
+                match push_semi(*left, right, keys) {
+                    Ok(region) => return place_joins(region, unique),
+                    Err((l, r, k)) => {
+                        return Ok(Plan::Join {
+                            left: go(l)?,
+                            right: go(r)?,
+                            kind,
+                            keys: k,
+                            residual,
+                        });
+                    }
+                }
+            }
+            Ok(Plan::Join {
+                left: go(left)?,
+                right: go(right)?,
+                kind,
+                keys,
+                residual,
+            })
         }
         Plan::Filter { input, predicate } => Ok(Plan::Filter {
-            input: Box::new(place_joins(*input, unique)?),
+            input: go(input)?,
             predicate,
+        }),
+        Plan::Map { input, exprs } => Ok(Plan::Map {
+            input: go(input)?,
+            exprs,
         }),
         Plan::Aggregate {
             input,
             groups,
             aggs,
         } => Ok(Plan::Aggregate {
-            input: Box::new(place_joins(*input, unique)?),
+            input: go(input)?,
             groups,
             aggs,
         }),
         Plan::Sort { input, keys } => Ok(Plan::Sort {
-            input: Box::new(place_joins(*input, unique)?),
+            input: go(input)?,
             keys,
         }),
-        Plan::Limit { input, count } => Ok(Plan::Limit {
-            input: Box::new(place_joins(*input, unique)?),
+        Plan::Limit {
+            input,
             count,
+            offset,
+        } => Ok(Plan::Limit {
+            input: go(input)?,
+            count,
+            offset,
         }),
         Plan::Project { input, outputs } => Ok(Plan::Project {
-            input: Box::new(place_joins(*input, unique)?),
+            input: go(input)?,
             outputs,
         }),
     }
 }
 
-fn is_join_tree(p: &Plan) -> bool {
-    match p {
-        Plan::Scan { .. } => true,
-        Plan::Join { left, right, .. } => is_join_tree(left) && is_join_tree(right),
-        _ => false,
+/// A semi join over a region of several tables whose keys read one table
+/// alone, and whose subquery is estimated at most half that table: the
+/// semi join moves onto that table, to shrink it before the joins (TPC-H
+/// Q20's parts named `forest%`, which then reduce the aggregate joined with
+/// partsupp, see [`reduce_aggregates`]; Q18's large orders). Not Q21's
+/// EXISTS over all of lineitem, which the region's joins shrink more.
+/// Otherwise the parts back.
+#[allow(clippy::type_complexity)]
+fn push_semi(
+    left: Plan,
+    right: Box<Plan>,
+    keys: Vec<(Expr, Expr)>,
+) -> Result<Plan, (Box<Plan>, Box<Plan>, Vec<(Expr, Expr)>)> {
+    let (input, predicate) = match left {
+        Plan::Filter { input, predicate } if is_region(&input) => (*input, predicate),
+        p if is_region(&p) => (p, Vec::new()),
+        p => return Err((Box::new(p), right, keys)),
+    };
+    let mut leaves = Vec::new();
+    let mut conjuncts = predicate;
+    flatten(input, &mut leaves, &mut conjuncts);
+    let mut key_cols = BTreeSet::new();
+    for (k, _) in &keys {
+        k.collect_columns(&mut key_cols);
+    }
+    let target = leaves.iter().position(|l| {
+        let cols: BTreeSet<ColumnId> = l.output_columns().into_iter().collect();
+        !key_cols.is_empty() && key_cols.is_subset(&cols)
+    });
+    let fits = |i: usize| {
+        leaves.len() > 1 && right.estimated_rows().saturating_mul(2) <= leaves[i].estimated_rows()
+    };
+    match target {
+        Some(i) if fits(i) => {
+            let leaf = leaves.remove(i);
+            leaves.insert(
+                i,
+                Plan::Join {
+                    left: Box::new(leaf),
+                    right,
+                    kind: JoinKind::Semi,
+                    keys,
+                    residual: Vec::new(),
+                },
+            );
+            let mut region = None;
+            for l in leaves {
+                region = Some(match region {
+                    None => l,
+                    Some(r) => Plan::Join {
+                        left: Box::new(r),
+                        right: Box::new(l),
+                        kind: JoinKind::Inner,
+                        keys: Vec::new(),
+                        residual: Vec::new(),
+                    },
+                });
+            }
+            let region = region.expect("a region has leaves");
+            Ok(if conjuncts.is_empty() {
+                region
+            } else {
+                Plan::Filter {
+                    input: Box::new(region),
+                    predicate: conjuncts,
+                }
+            })
+        }
+        _ => {
+            // Rebuild what was taken apart.
+            let mut region = None;
+            for l in leaves {
+                region = Some(match region {
+                    None => l,
+                    Some(r) => Plan::Join {
+                        left: Box::new(r),
+                        right: Box::new(l),
+                        kind: JoinKind::Inner,
+                        keys: Vec::new(),
+                        residual: Vec::new(),
+                    },
+                });
+            }
+            let region = region.expect("a region has leaves");
+            let left = if conjuncts.is_empty() {
+                region
+            } else {
+                Plan::Filter {
+                    input: Box::new(region),
+                    predicate: conjuncts,
+                }
+            };
+            Err((Box::new(left), right, keys))
+        }
     }
 }
 
-/// The scans of a join tree (its keys, if any, are kept as conjuncts by
-/// the caller's rebuild: the binder only makes cross products).
-fn flatten(p: Plan, out: &mut Vec<Plan>) {
+/// An inner join or a scan: the start of a join region.
+fn is_region(p: &Plan) -> bool {
+    matches!(
+        p,
+        Plan::Scan { .. }
+            | Plan::Join {
+                kind: JoinKind::Inner,
+                ..
+            }
+    )
+}
+
+/// The leaves of an inner-join tree, and its keys and residuals as
+/// conjuncts (the optimizer places them again).
+fn flatten(p: Plan, out: &mut Vec<Plan>, conjuncts: &mut Vec<Expr>) {
     match p {
-        Plan::Join { left, right, .. } => {
-            flatten(*left, out);
-            flatten(*right, out);
+        Plan::Join {
+            left,
+            right,
+            kind: JoinKind::Inner,
+            keys,
+            residual,
+        } => {
+            flatten(*left, out, conjuncts);
+            flatten(*right, out, conjuncts);
+            conjuncts.extend(keys.into_iter().map(|(l, r)| Expr::cmp(CmpOp::Eq, l, r)));
+            conjuncts.extend(residual);
         }
         p => out.push(p),
     }
@@ -149,7 +365,37 @@ fn plan_joins(
     let mut pushed: Vec<Vec<Expr>> = vec![Vec::new(); leaves.len()];
     let mut edges = Vec::new();
     let mut residuals: Vec<(BTreeSet<usize>, Expr)> = Vec::new();
+    let mut expanded = Vec::new();
     for c in conjuncts {
+        factor_or(c, &mut expanded);
+    }
+    // A disjunction over several tables implies, for a table each of whose
+    // disjuncts has conditions on it alone, the disjunction of those: a
+    // filter for its scan (TPC-H Q19), the whole one staying a residual.
+    for c in &expanded {
+        let Expr::Or(ds) = c else { continue };
+        if leaves_of(c).len() < 2 {
+            continue;
+        }
+        for (i, p) in pushed.iter_mut().enumerate() {
+            let implied: Option<Vec<Expr>> = ds
+                .iter()
+                .map(|d| {
+                    let own: Vec<Expr> = d
+                        .clone()
+                        .conjuncts()
+                        .into_iter()
+                        .filter(|x| leaves_of(x) == BTreeSet::from([i]))
+                        .collect();
+                    (!own.is_empty()).then(|| Expr::and_all(own))
+                })
+                .collect();
+            if let Some(implied) = implied {
+                p.push(Expr::Or(implied));
+            }
+        }
+    }
+    for c in expanded {
         let touched = leaves_of(&c);
         if touched.len() == 1 {
             let i = *touched.first().expect("one leaf");
@@ -175,7 +421,110 @@ fn plan_joins(
         .zip(pushed)
         .map(|(l, f)| push_filters(l, f))
         .collect();
+    let leaves = reduce_aggregates(leaves, &edges);
     join_greedily(leaves, edges, residuals, unique)
+}
+
+/// Semi-join reduction ("magic sets") of a grouped leaf — a decorrelated
+/// scalar subquery's aggregate, a grouped derived table — joined on one of
+/// its group keys to a filtered table: only the input rows whose key that
+/// table has can make a group that survives the join, so the aggregate's
+/// input is first semi-joined with (a copy of) that filtered scan. TPC-H
+/// Q17 then averages the quantities of a few hundred parts, not of all.
+fn reduce_aggregates(mut leaves: Vec<Plan>, edges: &[Edge]) -> Vec<Plan> {
+    // (aggregate leaf, other leaf, keys (aggregate input side, other side)).
+    type Reduction = (usize, usize, Vec<(Expr, Expr)>);
+    let mut reductions: Vec<Reduction> = Vec::new();
+    for e in edges {
+        for (a, o, a_key, o_key) in [
+            (e.left, e.right, &e.left_key, &e.right_key),
+            (e.right, e.left, &e.right_key, &e.left_key),
+        ] {
+            let Plan::Aggregate { groups, .. } = &leaves[a] else {
+                continue;
+            };
+            let Expr::Column(g) = a_key else { continue };
+            let Some((_, inner)) = groups.iter().find(|(id, _)| id == g) else {
+                continue;
+            };
+            let reduced = match &leaves[o] {
+                Plan::Scan { filter, .. } => !filter.is_empty(),
+                Plan::Join {
+                    kind: JoinKind::Semi,
+                    ..
+                } => true,
+                _ => false,
+            };
+            if reduced {
+                let key = (inner.clone(), o_key.clone());
+                match reductions.iter_mut().find(|r| r.0 == a && r.1 == o) {
+                    Some(r) => r.2.push(key),
+                    None => reductions.push((a, o, vec![key])),
+                }
+            }
+        }
+    }
+    for (a, o, keys) in reductions {
+        let scan = leaves[o].clone();
+        if let Plan::Aggregate {
+            input,
+            groups,
+            aggs,
+        } = std::mem::replace(
+            &mut leaves[a],
+            Plan::Limit {
+                input: Box::new(scan.clone()),
+                count: 0,
+                offset: 0,
+            },
+        ) {
+            leaves[a] = Plan::Aggregate {
+                input: Box::new(Plan::Join {
+                    left: input,
+                    right: Box::new(scan),
+                    kind: JoinKind::Semi,
+                    keys,
+                    residual: Vec::new(),
+                }),
+                groups,
+                aggs,
+            };
+        }
+    }
+    leaves
+}
+
+/// `(A AND B) OR (A AND C)` as `A` and `B OR C` (into `out`): conditions
+/// common to every disjunct hold whichever does — TPC-H Q19's join
+/// equality inside each of its three disjuncts.
+fn factor_or(c: Expr, out: &mut Vec<Expr>) {
+    let Expr::Or(ds) = c else {
+        out.push(c);
+        return;
+    };
+    fn disjuncts(e: Expr, out: &mut Vec<Expr>) {
+        match e {
+            Expr::Or(ds) => ds.into_iter().for_each(|d| disjuncts(d, out)),
+            e => out.push(e),
+        }
+    }
+    let mut flat = Vec::new();
+    ds.into_iter().for_each(|d| disjuncts(d, &mut flat));
+    let lists: Vec<Vec<Expr>> = flat.into_iter().map(Expr::conjuncts).collect();
+    let common: Vec<Expr> = lists[0]
+        .iter()
+        .filter(|x| lists[1..].iter().all(|l| l.contains(x)))
+        .cloned()
+        .collect();
+    let rest: Vec<Vec<Expr>> = lists
+        .into_iter()
+        .map(|l| l.into_iter().filter(|x| !common.contains(x)).collect())
+        .collect();
+    out.extend(common);
+    // A disjunct left empty is true, and so is the disjunction.
+    if rest.iter().all(|l| !l.is_empty()) {
+        out.push(Expr::Or(rest.into_iter().map(Expr::and_all).collect()));
+    }
 }
 
 /// Rows of `S ⋈ R` on `keys` ((S side, R side) pairs), from key knowledge
@@ -207,13 +556,39 @@ fn join_greedily(
     unique: &BTreeSet<ColumnId>,
 ) -> Result<Plan> {
     let sizes: Vec<usize> = leaves.iter().map(Plan::estimated_rows).collect();
+    // One-row leaves (uncorrelated scalar subqueries) join the first leaf
+    // as cross products; they need no equality.
+    let single: Vec<bool> = leaves.iter().map(Plan::is_single_row).collect();
     let mut slots: Vec<Option<Plan>> = leaves.into_iter().map(Some).collect();
     let first = (0..slots.len())
-        .min_by_key(|&i| (sizes[i], i))
+        .min_by_key(|&i| (single[i] && single.contains(&false), sizes[i], i))
         .expect("FROM has a table");
     let mut joined = BTreeSet::from([first]);
     let mut estimate = sizes[first];
     let mut plan = slots[first].take().expect("unjoined");
+    for i in 0..slots.len() {
+        if single[i] && i != first {
+            joined.insert(i);
+            plan = Plan::Join {
+                left: Box::new(plan),
+                right: Box::new(slots[i].take().expect("unjoined")),
+                kind: JoinKind::Inner,
+                keys: Vec::new(),
+                residual: Vec::new(),
+            };
+        }
+    }
+    // Equalities with a one-row leaf are filters once it is joined.
+    edges.retain(|e| {
+        let done = joined.contains(&e.left) && joined.contains(&e.right);
+        if done {
+            residuals.push((
+                BTreeSet::from([e.left, e.right]),
+                Expr::cmp(CmpOp::Eq, e.left_key.clone(), e.right_key.clone()),
+            ));
+        }
+        !done
+    });
     plan = apply_residuals(plan, &joined, &mut residuals);
     // The (joined side, `i` side) keys between the joined leaves and leaf `i`.
     let keys_to = |edges: &[Edge], joined: &BTreeSet<usize>, i: usize| -> Vec<(Expr, Expr)> {
@@ -256,7 +631,9 @@ fn join_greedily(
         plan = Plan::Join {
             left: Box::new(plan),
             right: Box::new(slots[next].take().expect("unjoined")),
+            kind: JoinKind::Inner,
             keys,
+            residual: Vec::new(),
         };
         plan = apply_residuals(plan, &joined, &mut residuals);
     }
@@ -288,6 +665,20 @@ fn push_filters(leaf: Plan, conjuncts: Vec<Expr>) -> Plan {
                 rows,
             }
         }
+        // A semi or anti join keeps rows of its left side: filter that first.
+        Plan::Join {
+            left,
+            right,
+            kind: kind @ (JoinKind::Semi | JoinKind::Anti),
+            keys,
+            residual,
+        } => Plan::Join {
+            left: Box::new(push_filters(*left, conjuncts)),
+            right,
+            kind,
+            keys,
+            residual,
+        },
         other => with_filter(other, conjuncts),
     }
 }
@@ -335,12 +726,12 @@ fn with_filter(plan: Plan, predicate: Vec<Expr>) -> Plan {
 /// Drops the scan columns no operator above reads (`needed`: what the
 /// parent reads of this node's output).
 fn prune(plan: Plan, needed: &BTreeSet<ColumnId>) -> Plan {
-    let with = |mut s: BTreeSet<ColumnId>, es: &mut dyn Iterator<Item = &Expr>| {
-        for e in es {
-            e.collect_columns(&mut s);
-        }
-        s
-    };
+    let mut n = needed.clone();
+    for e in plan.exprs() {
+        e.collect_columns(&mut n);
+    }
+    let n = &n;
+    let go = |p: Box<Plan>, n: &BTreeSet<ColumnId>| Box::new(prune(*p, n));
     match plan {
         Plan::Scan {
             table,
@@ -348,32 +739,43 @@ fn prune(plan: Plan, needed: &BTreeSet<ColumnId>) -> Plan {
             columns,
             filter,
             rows,
-        } => {
-            let read = with(needed.clone(), &mut filter.iter());
-            Plan::Scan {
-                table,
-                alias,
-                columns: columns
-                    .into_iter()
-                    .filter(|c| read.contains(&c.0))
-                    .collect(),
-                filter,
-                rows,
+        } => Plan::Scan {
+            table,
+            alias,
+            columns: columns.into_iter().filter(|c| n.contains(&c.0)).collect(),
+            filter,
+            rows,
+        },
+        Plan::Filter { input, predicate } => Plan::Filter {
+            input: go(input, n),
+            predicate,
+        },
+        Plan::Join {
+            left,
+            right,
+            kind,
+            keys,
+            residual,
+        } => Plan::Join {
+            left: go(left, n),
+            right: go(right, n),
+            kind,
+            keys,
+            residual,
+        },
+        Plan::Map { input, exprs } => {
+            // Computed columns nobody reads are dropped.
+            let exprs: Vec<(ColumnId, Expr)> = exprs
+                .into_iter()
+                .filter(|e| needed.contains(&e.0))
+                .collect();
+            let mut m = needed.clone();
+            for (_, e) in &exprs {
+                e.collect_columns(&mut m);
             }
-        }
-        Plan::Filter { input, predicate } => {
-            let n = with(needed.clone(), &mut predicate.iter());
-            Plan::Filter {
-                input: Box::new(prune(*input, &n)),
-                predicate,
-            }
-        }
-        Plan::Join { left, right, keys } => {
-            let n = with(needed.clone(), &mut keys.iter().flat_map(|(l, r)| [l, r]));
-            Plan::Join {
-                left: Box::new(prune(*left, &n)),
-                right: Box::new(prune(*right, &n)),
-                keys,
+            Plan::Map {
+                input: go(input, &m),
+                exprs,
             }
         }
         Plan::Aggregate {
@@ -381,36 +783,37 @@ fn prune(plan: Plan, needed: &BTreeSet<ColumnId>) -> Plan {
             groups,
             aggs,
         } => {
-            let n = with(
-                BTreeSet::new(),
-                &mut groups
-                    .iter()
-                    .map(|g| &g.1)
-                    .chain(aggs.iter().filter_map(|a| a.1.arg.as_ref())),
-            );
+            let mut m = BTreeSet::new();
+            for g in &groups {
+                g.1.collect_columns(&mut m);
+            }
+            for a in &aggs {
+                if let Some(x) = &a.1.arg {
+                    x.collect_columns(&mut m);
+                }
+            }
             Plan::Aggregate {
-                input: Box::new(prune(*input, &n)),
+                input: go(input, &m),
                 groups,
                 aggs,
             }
         }
-        Plan::Sort { input, keys } => {
-            let n = with(needed.clone(), &mut keys.iter().map(|k| &k.0));
-            Plan::Sort {
-                input: Box::new(prune(*input, &n)),
-                keys,
-            }
-        }
-        Plan::Limit { input, count } => Plan::Limit {
-            input: Box::new(prune(*input, needed)),
-            count,
+        Plan::Sort { input, keys } => Plan::Sort {
+            input: go(input, n),
+            keys,
         },
-        Plan::Project { input, outputs } => {
-            let n = with(BTreeSet::new(), &mut outputs.iter().map(|o| &o.1));
-            Plan::Project {
-                input: Box::new(prune(*input, &n)),
-                outputs,
-            }
-        }
+        Plan::Limit {
+            input,
+            count,
+            offset,
+        } => Plan::Limit {
+            input: go(input, n),
+            count,
+            offset,
+        },
+        Plan::Project { input, outputs } => Plan::Project {
+            input: go(input, n),
+            outputs,
+        },
     }
 }

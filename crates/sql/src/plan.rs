@@ -94,16 +94,43 @@ pub enum Expr {
         pattern: String,
         negated: bool,
     },
-    /// `CASE WHEN c THEN v … ELSE e END`.
+    /// `CASE WHEN c THEN v … [ELSE e] END` (no ELSE: NULL).
     Case {
         whens: Vec<(Expr, Expr)>,
-        otherwise: Box<Expr>,
+        otherwise: Option<Box<Expr>>,
     },
     /// `EXTRACT(YEAR FROM expr)`.
     Year(Box<Expr>),
+    /// `SUBSTRING(expr FROM start [FOR len])` on a string (1-based, in
+    /// characters, as PostgreSQL).
+    Substring {
+        expr: Box<Expr>,
+        start: i64,
+        len: Option<i64>,
+    },
+    /// `expr IS [NOT] NULL`.
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
+    /// `CAST(expr AS ty)` between numbers, strings and dates.
+    Cast(Box<Expr>, SqlType),
 }
 
 impl Expr {
+    /// The NULL literal: a CASE with no branch (its type is that of its
+    /// context; alone, an integer).
+    pub fn null() -> Expr {
+        Expr::Case {
+            whens: Vec::new(),
+            otherwise: None,
+        }
+    }
+
+    pub fn is_null_literal(&self) -> bool {
+        matches!(self, Expr::Case { whens, otherwise: None } if whens.is_empty())
+    }
+
     pub fn cmp(op: CmpOp, a: Expr, b: Expr) -> Expr {
         Expr::Cmp(op, Box::new(a), Box::new(b))
     }
@@ -133,14 +160,19 @@ impl Expr {
                 b.visit(f);
             }
             Expr::And(es) | Expr::Or(es) => es.iter().for_each(|e| e.visit(f)),
-            Expr::Not(e) | Expr::Year(e) => e.visit(f),
-            Expr::InList { expr, .. } | Expr::Like { expr, .. } => expr.visit(f),
+            Expr::Not(e) | Expr::Year(e) | Expr::Cast(e, _) => e.visit(f),
+            Expr::InList { expr, .. }
+            | Expr::Like { expr, .. }
+            | Expr::Substring { expr, .. }
+            | Expr::IsNull { expr, .. } => expr.visit(f),
             Expr::Case { whens, otherwise } => {
                 for (c, v) in whens {
                     c.visit(f);
                     v.visit(f);
                 }
-                otherwise.visit(f);
+                if let Some(o) = otherwise {
+                    o.visit(f);
+                }
             }
         }
     }
@@ -161,6 +193,16 @@ impl Expr {
             Expr::Or(es) => Expr::Or(es.iter().map(|e| e.rewrite(f)).collect()),
             Expr::Not(e) => Expr::Not(Box::new(e.rewrite(f))),
             Expr::Year(e) => Expr::Year(Box::new(e.rewrite(f))),
+            Expr::Cast(e, t) => Expr::Cast(Box::new(e.rewrite(f)), *t),
+            Expr::Substring { expr, start, len } => Expr::Substring {
+                expr: Box::new(expr.rewrite(f)),
+                start: *start,
+                len: *len,
+            },
+            Expr::IsNull { expr, negated } => Expr::IsNull {
+                expr: Box::new(expr.rewrite(f)),
+                negated: *negated,
+            },
             Expr::InList {
                 expr,
                 list,
@@ -184,7 +226,7 @@ impl Expr {
                     .iter()
                     .map(|(c, v)| (c.rewrite(f), v.rewrite(f)))
                     .collect(),
-                otherwise: Box::new(otherwise.rewrite(f)),
+                otherwise: otherwise.as_ref().map(|o| Box::new(o.rewrite(f))),
             },
         }
     }
@@ -234,6 +276,20 @@ pub enum Direction {
     Desc,
 }
 
+/// How a [`Plan::Join`] combines its sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JoinKind {
+    /// Matching pairs; no keys is a cross product (run only when one side
+    /// has a single row: an uncorrelated scalar subquery).
+    Inner,
+    /// Matching pairs, and every unmatched left row with NULLs on the right.
+    LeftOuter,
+    /// The left rows with a match (`EXISTS`, `IN (SELECT …)`); left columns only.
+    Semi,
+    /// The left rows without a match (`NOT EXISTS`, `NOT IN (SELECT …)`).
+    Anti,
+}
+
 /// A logical operator tree.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Plan {
@@ -250,12 +306,21 @@ pub enum Plan {
         input: Box<Plan>,
         predicate: Vec<Expr>,
     },
-    /// Inner join on `left[i] = right[i]` for every key; no keys is a cross
-    /// product (only before the optimizer has placed the WHERE equalities).
+    /// Join on `left[i] = right[i]` for every key, and `residual` (a
+    /// condition on a pair of rows; semi, anti and left outer joins only).
+    /// An inner join without keys is a cross product (only before the
+    /// optimizer has placed the WHERE equalities, or with a one-row side).
     Join {
         left: Box<Plan>,
         right: Box<Plan>,
+        kind: JoinKind,
         keys: Vec<(Expr, Expr)>,
+        residual: Vec<Expr>,
+    },
+    /// The input's columns and computed ones (a derived table's expressions).
+    Map {
+        input: Box<Plan>,
+        exprs: Vec<(ColumnId, Expr)>,
     },
     /// Groups by `groups` (each output under its id), computes `aggs`.
     Aggregate {
@@ -263,13 +328,16 @@ pub enum Plan {
         groups: Vec<(ColumnId, Expr)>,
         aggs: Vec<(ColumnId, AggCall)>,
     },
+    /// Sorts by `keys`: (expression, direction, whether NULLs come first).
     Sort {
         input: Box<Plan>,
-        keys: Vec<(Expr, Direction)>,
+        keys: Vec<(Expr, Direction, bool)>,
     },
+    /// `LIMIT count OFFSET offset` (no LIMIT: `count` is `usize::MAX`).
     Limit {
         input: Box<Plan>,
         count: usize,
+        offset: usize,
     },
     /// The statement's result columns, named.
     Project {
@@ -286,9 +354,18 @@ impl Plan {
             Plan::Filter { input, .. } | Plan::Sort { input, .. } | Plan::Limit { input, .. } => {
                 input.output_columns()
             }
-            Plan::Join { left, right, .. } => {
+            Plan::Join {
+                left, right, kind, ..
+            } => {
                 let mut c = left.output_columns();
-                c.extend(right.output_columns());
+                if matches!(kind, JoinKind::Inner | JoinKind::LeftOuter) {
+                    c.extend(right.output_columns());
+                }
+                c
+            }
+            Plan::Map { input, exprs } => {
+                let mut c = input.output_columns();
+                c.extend(exprs.iter().map(|e| e.0));
                 c
             }
             Plan::Aggregate { groups, aggs, .. } => groups
@@ -301,20 +378,91 @@ impl Plan {
     }
 
     /// A row estimate for join ordering and build-side choice: table sizes,
-    /// a quarter per pushed filter conjunct, joins as large as their larger
-    /// side (foreign-key joins).
+    /// a quarter per filter conjunct (pushed into a scan or not), joins as
+    /// large as their larger side (foreign-key joins).
     pub fn estimated_rows(&self) -> usize {
         match self {
             Plan::Scan { rows, filter, .. } => {
                 let shift = (2 * filter.len()).min(16);
                 (rows >> shift).max(1)
             }
-            Plan::Filter { input, .. } => (input.estimated_rows() / 2).max(1),
-            Plan::Join { left, right, .. } => left.estimated_rows().max(right.estimated_rows()),
+            Plan::Filter { input, predicate } => {
+                let shift = (2 * predicate.len()).min(16);
+                (input.estimated_rows() >> shift).max(1)
+            }
+            Plan::Join {
+                left, right, kind, ..
+            } => match kind {
+                JoinKind::Inner | JoinKind::LeftOuter => {
+                    left.estimated_rows().max(right.estimated_rows())
+                }
+                JoinKind::Semi | JoinKind::Anti => (left.estimated_rows() / 2).max(1),
+            },
             Plan::Aggregate { groups, .. } if groups.is_empty() => 1,
             Plan::Aggregate { input, .. } => (input.estimated_rows() / 4).max(1),
-            Plan::Sort { input, .. } | Plan::Project { input, .. } => input.estimated_rows(),
-            Plan::Limit { input, count } => input.estimated_rows().min(*count),
+            Plan::Sort { input, .. } | Plan::Project { input, .. } | Plan::Map { input, .. } => {
+                input.estimated_rows()
+            }
+            Plan::Limit { input, count, .. } => input.estimated_rows().min(*count),
+        }
+    }
+}
+
+impl Plan {
+    /// The node's inputs.
+    pub fn children(&self) -> Vec<&Plan> {
+        match self {
+            Plan::Scan { .. } => Vec::new(),
+            Plan::Join { left, right, .. } => vec![left, right],
+            Plan::Filter { input, .. }
+            | Plan::Map { input, .. }
+            | Plan::Aggregate { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Limit { input, .. }
+            | Plan::Project { input, .. } => vec![input],
+        }
+    }
+
+    /// The expressions of this node (not of its inputs).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        match self {
+            Plan::Scan { filter, .. } => filter.iter().collect(),
+            Plan::Filter { predicate, .. } => predicate.iter().collect(),
+            Plan::Join { keys, residual, .. } => keys
+                .iter()
+                .flat_map(|(l, r)| [l, r])
+                .chain(residual.iter())
+                .collect(),
+            Plan::Map { exprs, .. } => exprs.iter().map(|e| &e.1).collect(),
+            Plan::Aggregate { groups, aggs, .. } => groups
+                .iter()
+                .map(|g| &g.1)
+                .chain(aggs.iter().filter_map(|a| a.1.arg.as_ref()))
+                .collect(),
+            Plan::Sort { keys, .. } => keys.iter().map(|k| &k.0).collect(),
+            Plan::Limit { .. } => Vec::new(),
+            Plan::Project { outputs, .. } => outputs.iter().map(|o| &o.1).collect(),
+        }
+    }
+
+    /// Every column any expression of this tree reads.
+    pub fn read_columns(&self, out: &mut BTreeSet<ColumnId>) {
+        for e in self.exprs() {
+            e.collect_columns(out);
+        }
+        for c in self.children() {
+            c.read_columns(out);
+        }
+    }
+
+    /// Whether the plan gives exactly one row (an aggregate without GROUP BY).
+    pub fn is_single_row(&self) -> bool {
+        match self {
+            Plan::Aggregate { groups, .. } => groups.is_empty(),
+            Plan::Map { input, .. } | Plan::Project { input, .. } | Plan::Sort { input, .. } => {
+                input.is_single_row()
+            }
+            _ => false,
         }
     }
 }

@@ -164,22 +164,73 @@ fn invalid_grouping_and_aggregates() {
 fn unsupported_constructs_are_named() {
     for (sql, needle) in [
         (
-            "select n_name from nation left join region on n_regionkey = r_regionkey",
-            "LEFT [OUTER] JOIN (only inner joins)",
+            "select n_name from nation right join region on n_regionkey = r_regionkey",
+            "RIGHT [OUTER] JOIN (only inner and left outer joins)",
         ),
         (
-            "select n_name from nation where n_regionkey in (select r_regionkey from region)",
-            "subqueries",
+            "select n_name from nation full outer join region on n_regionkey = r_regionkey",
+            "FULL OUTER JOIN",
         ),
         (
-            "select * from (select * from nation) t",
-            "subqueries in FROM",
+            "select n_name from nation left join region on n_regionkey < r_regionkey",
+            "LEFT JOIN without an equality",
         ),
         (
-            "select n_name from nation where n_name is null",
-            "IS [NOT] NULL",
+            "select n_name, (select min(r_name) from region where r_regionkey = n_regionkey) from nation",
+            "subqueries in the SELECT list other than uncorrelated scalar ones",
         ),
-        ("select distinct n_regionkey from nation", "SELECT DISTINCT"),
+        (
+            "select n_name from nation where n_regionkey = 1 or exists (select * from region where r_regionkey = n_regionkey)",
+            "EXISTS / IN (SELECT …) other than as a condition joined by AND in WHERE",
+        ),
+        (
+            "select n_name from nation where n_regionkey = (select r_regionkey from region where r_name = 'ASIA')",
+            "a scalar subquery other than an aggregate without GROUP BY",
+        ),
+        (
+            "select n_name from nation where n_nationkey > (select min(s_suppkey) from supplier where s_nationkey < n_nationkey)",
+            "correlation is not equalities",
+        ),
+        (
+            "select n_name from nation where exists (select count(*) from supplier where s_nationkey = n_nationkey group by s_suppkey)",
+            "a correlated EXISTS / IN subquery with GROUP BY",
+        ),
+        (
+            "select n_name from nation where exists (select n_name from supplier where s_nationkey = n_nationkey)",
+            "a correlated reference outside the subquery's WHERE",
+        ),
+        (
+            "select c_custkey from customer left join orders on c_custkey = o_custkey where o_orderkey not in (select l_orderkey from lineitem)",
+            "NOT IN (SELECT …) over values that may be NULL",
+        ),
+        (
+            "select c_custkey, count(distinct o_totalprice) from customer left join orders on c_custkey = o_custkey group by c_custkey",
+            "COUNT(DISTINCT orders.o_totalprice) over NULL values",
+        ),
+        (
+            "select n_name from nation where n_nationkey in (select r_regionkey from region) group by n_name having count(*) > (select min(r_regionkey) from region where r_regionkey = n_regionkey)",
+            "subqueries in HAVING other than uncorrelated scalar ones",
+        ),
+        (
+            "select cast(n_name as integer) from nation",
+            "CAST of a non-constant string",
+        ),
+        (
+            "select cast(n_nationkey as decimal) from nation",
+            "without a scale",
+        ),
+        (
+            "select count(*) from customer left join orders on c_custkey = o_custkey join lineitem on l_orderkey = o_orderkey",
+            "may be NULL (from an outer join)",
+        ),
+        (
+            "select count(*) from customer left join orders on c_custkey = o_custkey join nation on n_name = o_orderpriority",
+            "may be NULL (from an outer join)",
+        ),
+        (
+            "select distinct on (n_regionkey) n_name from nation",
+            "DISTINCT ON",
+        ),
         ("select upper(n_name) from nation", "function upper()"),
         ("insert into nation values (1)", "INSERT"),
         ("create table t (a int)", "CREATE TABLE"),
@@ -187,12 +238,18 @@ fn unsupported_constructs_are_named() {
             "select n_name from nation union select r_name from region",
             "UNION",
         ),
-        ("with t as (select 1) select * from nation", "WITH"),
-        ("select n_name from nation, region", "cross join"),
-        ("select n_name from nation limit 1 offset 2", "OFFSET"),
         (
-            "select case when n_nationkey = 1 then 1 end from nation",
-            "CASE without ELSE",
+            "with recursive t as (select n_name from nation) select * from t",
+            "WITH RECURSIVE",
+        ),
+        (
+            "select * from lateral (select n_name from nation) t",
+            "LATERAL",
+        ),
+        ("select n_name from nation, region", "cross join"),
+        (
+            "select n_name from nation limit n_nationkey",
+            "LIMIT of an expression",
         ),
         ("select 1; select 2", "several statements"),
     ] {
@@ -204,4 +261,59 @@ fn unsupported_constructs_are_named() {
             e.message
         );
     }
+}
+
+#[test]
+fn outer_join_conditions_name_only_their_two_tables() {
+    let e = expect(
+        "select count(*) from region, nation left join supplier on s_nationkey = n_nationkey and r_regionkey = 1",
+        ErrorKind::Invalid,
+        "may only name the two tables it joins",
+    );
+    assert_eq!(e.position.map(|p| p.line), Some(1));
+    expect(
+        "select count(*) from nation left join supplier on n_nationkey = s_nationkey + 'x'",
+        ErrorKind::TypeMismatch,
+        "cannot apply",
+    );
+    expect(
+        "select n_name from nation where n_nationkey in (select r_regionkey, r_name from region)",
+        ErrorKind::TypeMismatch,
+        "needs one column",
+    );
+    expect(
+        "select n_name from nation where n_nationkey = (select min(r_regionkey), max(r_regionkey) from region)",
+        ErrorKind::TypeMismatch,
+        "one column",
+    );
+    expect(
+        "select n_name from nation where n_name in (select r_regionkey from region)",
+        ErrorKind::TypeMismatch,
+        "cannot compare",
+    );
+    expect(
+        "select cast('x' as integer) from nation",
+        ErrorKind::TypeMismatch,
+        "invalid input syntax",
+    );
+    expect(
+        "select cast(n_name as date) from nation",
+        ErrorKind::Unsupported,
+        "non-constant string",
+    );
+    expect(
+        "select cast(date '2020-01-01' as integer) from nation",
+        ErrorKind::TypeMismatch,
+        "cannot cast date to integer",
+    );
+    expect(
+        "select distinct n_name from nation order by n_nationkey",
+        ErrorKind::Invalid,
+        "ORDER BY expressions must appear in the select list",
+    );
+    expect(
+        "select * from (select n_name from nation) as t (a, b)",
+        ErrorKind::Invalid,
+        "has 1 columns available but 2 columns specified",
+    );
 }

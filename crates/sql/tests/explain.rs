@@ -91,3 +91,143 @@ fn explain_shows_sort_limit_and_aggregates() {
     ];
     assert_eq!(plan.lines().collect::<Vec<_>>(), want, "{plan}");
 }
+
+fn explain_file(name: &str) -> String {
+    explain(&format!(
+        "explain {}",
+        std::fs::read_to_string(format!(
+            "{}/tests/queries/{name}.sql",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    ))
+}
+
+#[test]
+fn exists_and_not_exists_are_semi_and_anti_joins_with_residuals() {
+    let plan = explain_file("tpch_q21");
+    assert!(
+        plan.contains(
+            "HashAntiJoin l1.l_orderkey = l3.l_orderkey AND l3.l_suppkey <> l1.l_suppkey"
+        ),
+        "{plan}"
+    );
+    assert!(
+        plan.contains(
+            "HashSemiJoin l1.l_orderkey = l2.l_orderkey AND l2.l_suppkey <> l1.l_suppkey"
+        ),
+        "{plan}"
+    );
+    // The subquery's own condition is pushed into its scan.
+    assert!(
+        plan.contains("Scan lineitem AS l3 [l_orderkey, l_suppkey, l_commitdate, l_receiptdate] filter [l3.l_receiptdate > l3.l_commitdate]"),
+        "{plan}"
+    );
+}
+
+#[test]
+fn correlated_scalar_subqueries_become_grouped_joins() {
+    let plan = explain_file("tpch_q17");
+    // avg(l_quantity) per part, joined to part on the correlation key.
+    assert!(
+        plan.contains("Aggregate group by [lineitem.l_partkey] compute [avg(l_quantity)]"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("Filter lineitem.l_quantity < (0.2 * avg(l_quantity))"),
+        "{plan}"
+    );
+    // Only the lines of the parts the outer query keeps are averaged: the
+    // aggregate's input is semi-joined with the filtered part scan.
+    let agg = plan
+        .lines()
+        .position(|l| l.contains("Aggregate group by [lineitem.l_partkey]"))
+        .expect(&plan);
+    let below: Vec<&str> = plan.lines().skip(agg + 1).take(3).collect();
+    assert!(
+        below[0].contains("HashSemiJoin lineitem.l_partkey = part.p_partkey"),
+        "{plan}"
+    );
+    assert!(
+        below[2].contains("Scan part [p_partkey, p_brand, p_container] filter"),
+        "{plan}"
+    );
+    // Q2: the minimum cost per part is a join key with the part key.
+    let plan = explain_file("tpch_q02");
+    assert!(
+        plan.contains("HashJoin partsupp.ps_supplycost = min(ps_supplycost)"),
+        "{plan}"
+    );
+}
+
+#[test]
+fn uncorrelated_scalar_subqueries_are_one_row_cross_products() {
+    let plan = explain_file("tpch_q22");
+    assert!(plan.contains("CrossJoin"), "{plan}");
+    assert!(
+        plan.contains("HashAntiJoin customer.c_custkey = orders.o_custkey"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("Map SUBSTRING(customer.c_phone FROM 1 FOR 2) AS custsale.cntrycode"),
+        "{plan}"
+    );
+}
+
+#[test]
+fn left_joins_filter_their_right_side_first() {
+    let plan = explain_file("tpch_q13");
+    assert!(
+        plan.contains("HashLeftJoin customer.c_custkey = orders.o_custkey"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("filter [orders.o_comment NOT LIKE '%special%requests%']"),
+        "{plan}"
+    );
+}
+
+#[test]
+fn or_of_ands_gives_up_its_common_join_key_and_implied_filters() {
+    let plan = explain_file("tpch_q19");
+    assert!(
+        plan.contains("HashJoin part.p_partkey = lineitem.l_partkey")
+            || plan.contains("HashJoin lineitem.l_partkey = part.p_partkey"),
+        "{plan}"
+    );
+    // Each table gets the disjunction of its own parts of the disjuncts.
+    assert!(
+        plan.contains("Scan part [p_partkey, p_brand, p_size, p_container] filter [((part.p_brand = 'Brand#12'"),
+        "{plan}"
+    );
+}
+
+#[test]
+fn a_selective_semi_join_moves_onto_its_table_and_reduces_the_aggregate() {
+    let plan = explain_file("tpch_q20");
+    let lines: Vec<&str> = plan.lines().map(str::trim).collect();
+    // partsupp is semi-joined with the `forest%` parts before its join…
+    let semi = lines
+        .iter()
+        .position(|l| l.starts_with("HashSemiJoin partsupp.ps_partkey = part.p_partkey"))
+        .expect(&plan);
+    assert!(lines[semi + 1].starts_with("Scan partsupp"), "{plan}");
+    // …and the per-(part, supplier) sums only for those pairs.
+    assert!(
+        plan.contains(
+            "HashSemiJoin lineitem.l_partkey = partsupp.ps_partkey AND lineitem.l_suppkey = partsupp.ps_suppkey"
+        ),
+        "{plan}"
+    );
+}
+
+#[test]
+fn in_subquery_with_having_filters_orders_before_the_joins() {
+    let plan = explain_file("tpch_q18");
+    let lines: Vec<&str> = plan.lines().map(str::trim).collect();
+    let semi = lines
+        .iter()
+        .position(|l| l.starts_with("HashSemiJoin orders.o_orderkey = lineitem.l_orderkey"))
+        .expect(&plan);
+    assert!(lines[semi + 1].starts_with("Scan orders"), "{plan}");
+}

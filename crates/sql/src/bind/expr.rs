@@ -18,7 +18,7 @@ use maestro_storage::column::{Date, MAX_SCALE};
 
 /// Where an expression is bound.
 pub(crate) struct ExprCtx<'s> {
-    pub scope: &'s Scope,
+    pub scope: &'s Scope<'s>,
     /// Whether aggregate calls are allowed (SELECT, HAVING, ORDER BY of a
     /// grouped query); `None` names the clause that forbids them.
     pub aggs_forbidden_in: Option<&'static str>,
@@ -37,6 +37,7 @@ impl Binder<'_> {
                 [q, n] => Ok(Expr::Column(ctx.scope.resolve(Some(q), n)?)),
                 _ => Err(SqlError::unsupported(format!("qualified name {e}"))),
             },
+            A::Value(v) if matches!(v.value, ast::Value::Null) => Ok(Expr::null()),
             A::Value(v) => literal(&v.value).map(Expr::Lit),
             A::TypedString(ts) => match ts.data_type {
                 ast::DataType::Date => {
@@ -142,8 +143,51 @@ impl Binder<'_> {
                     negated: *negated,
                 })
             }
-            A::In { .. } | A::Subquery(_) | A::Exists { .. } => {
-                Err(SqlError::unsupported("subqueries"))
+            A::In {
+                expr,
+                target: ast::InTarget::Subquery(q),
+                negated,
+                ..
+            } => {
+                let x = self.bind_expr(expr, ctx)?;
+                self.semi_subquery(q, Some(x), *negated, ctx)
+            }
+            A::Exists { subquery, negated } => self.semi_subquery(subquery, None, *negated, ctx),
+            A::Subquery(q) => self.scalar_subquery(q, ctx),
+            A::In { .. } => Err(SqlError::unsupported(format!("{e}"))),
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let x = self.bind_expr(expr, ctx)?;
+                if self.type_of(&x) != SqlType::Str {
+                    return Err(SqlError::mismatch(format!(
+                        "SUBSTRING needs a string, not {}",
+                        self.type_of(&x)
+                    )));
+                }
+                let mut int = |e: &Option<Box<ast::Expr>>| -> Result<Option<i64>> {
+                    let Some(e) = e else { return Ok(None) };
+                    match self.bind_expr(e, ctx)? {
+                        Expr::Lit(Literal::Num { value, scale: 0 }) => Ok(Some(value)),
+                        _ => Err(SqlError::unsupported(
+                            "SUBSTRING with a non-constant or non-integer position or length",
+                        )
+                        .at(e.span())),
+                    }
+                };
+                let start = int(substring_from)?.unwrap_or(1);
+                let len = int(substring_for)?;
+                if len.is_some_and(|n| n < 0) {
+                    return Err(SqlError::invalid("negative substring length not allowed"));
+                }
+                Ok(Expr::Substring {
+                    expr: Box::new(x),
+                    start,
+                    len,
+                })
             }
             A::Like {
                 negated,
@@ -188,12 +232,107 @@ impl Binder<'_> {
                 Ok(Expr::Year(Box::new(x)))
             }
             A::Function(f) => self.function(f, ctx),
-            A::IsNull(_) | A::IsNotNull(_) => Err(SqlError::unsupported(
-                "IS [NOT] NULL (this slice has no NULLs)",
-            )),
-            A::Cast { .. } => Err(SqlError::unsupported("CAST")),
+            A::IsNull(x) | A::IsNotNull(x) => Ok(Expr::IsNull {
+                expr: Box::new(self.bind_expr(x, ctx)?),
+                negated: matches!(e, A::IsNotNull(_)),
+            }),
+            A::Cast {
+                kind: ast::CastKind::Cast | ast::CastKind::DoubleColon,
+                expr,
+                data_type,
+                format: None,
+            } => {
+                let x = self.bind_expr(expr, ctx)?;
+                self.cast(x, data_type)
+            }
+            A::Cast { .. } => Err(SqlError::unsupported(format!("{e}"))),
             other => Err(SqlError::unsupported(format!("expression {other}"))),
         }
+    }
+
+    /// `CAST(x AS t)`: constants are converted now (a bad one is an
+    /// error), other values when the statement runs.
+    fn cast(&mut self, x: Expr, t: &ast::DataType) -> Result<Expr> {
+        use ast::DataType as D;
+        let to = match t {
+            D::Int(_)
+            | D::Integer(_)
+            | D::BigInt(_)
+            | D::SmallInt(_)
+            | D::Int2(_)
+            | D::Int4(_)
+            | D::Int8(_) => SqlType::Int,
+            D::Numeric(info) | D::Decimal(info) | D::Dec(info) => match info {
+                ast::ExactNumberInfo::PrecisionAndScale(_, s) => u8::try_from(*s)
+                    .ok()
+                    .filter(|&s| s <= MAX_SCALE)
+                    .map(SqlType::exact)
+                    .ok_or_else(|| {
+                        SqlError::unsupported(format!("{t} (scale 0 to {MAX_SCALE})"))
+                    })?,
+                ast::ExactNumberInfo::Precision(_) => SqlType::Int,
+                ast::ExactNumberInfo::None => {
+                    return Err(SqlError::unsupported(format!(
+                        "CAST to {t} without a scale (write DECIMAL(p,s))"
+                    )));
+                }
+            },
+            D::Double(_) | D::DoublePrecision | D::Float(_) | D::Float8 | D::Real | D::Float4 => {
+                SqlType::Double
+            }
+            D::Varchar(_) | D::Text | D::Char(_) | D::CharacterVarying(_) | D::String(_) => {
+                SqlType::Str
+            }
+            D::Date => SqlType::Date,
+            other => return Err(SqlError::unsupported(format!("CAST to {other}"))),
+        };
+        if x.is_null_literal() {
+            return Ok(Expr::Cast(Box::new(x), to));
+        }
+        let from = self.type_of(&x);
+        let ok = from == to
+            || (from.is_numeric() && to.is_numeric())
+            || to == SqlType::Str && from != SqlType::Interval
+            || from == SqlType::Str && to != SqlType::Bool;
+        if !ok {
+            return Err(SqlError::mismatch(format!("cannot cast {from} to {to}")));
+        }
+        if let Expr::Lit(l) = &x {
+            // Fold constants, so that a bad one is an error now.
+            match (l, to) {
+                (Literal::Str(s), SqlType::Date) => {
+                    return Ok(Expr::Lit(Literal::Date(parse_date(s)?)));
+                }
+                (Literal::Str(s), SqlType::Int | SqlType::Decimal(_))
+                | (Literal::Str(s), SqlType::Double) => {
+                    let v = crate::lower::cast_literal(l, to);
+                    if v.is_none() && to != SqlType::Double {
+                        return Err(SqlError::mismatch(format!(
+                            "invalid input syntax for type {to}: \"{s}\""
+                        )));
+                    }
+                    if let Some(folded) = v {
+                        return Ok(Expr::Lit(folded));
+                    }
+                }
+                _ => {
+                    if let Some(folded) = crate::lower::cast_literal(l, to) {
+                        return Ok(Expr::Lit(folded));
+                    }
+                }
+            }
+        }
+        if from == to {
+            return Ok(x);
+        }
+        if from == SqlType::Str {
+            // PostgreSQL fails on a string that does not convert; row by
+            // row, this evaluator could only make it NULL.
+            return Err(SqlError::unsupported(format!(
+                "CAST of a non-constant string to {to}"
+            )));
+        }
+        Ok(Expr::Cast(Box::new(x), to))
     }
 
     fn case(
@@ -203,11 +342,6 @@ impl Binder<'_> {
         else_result: Option<&ast::Expr>,
         ctx: &ExprCtx,
     ) -> Result<Expr> {
-        let Some(else_result) = else_result else {
-            return Err(SqlError::unsupported(
-                "CASE without ELSE (its NULL result is not in this slice)",
-            ));
-        };
         let operand = operand.map(|o| self.bind_expr(o, ctx)).transpose()?;
         let mut whens = Vec::new();
         for w in conditions {
@@ -220,9 +354,16 @@ impl Binder<'_> {
                 .map_err(|e| e.at(w.condition.span()))?;
             whens.push((c, self.bind_expr(&w.result, ctx)?));
         }
-        let otherwise = self.bind_expr(else_result, ctx)?;
-        let mut ty = self.type_of(&otherwise);
-        for (_, v) in &whens {
+        let otherwise = else_result.map(|e| self.bind_expr(e, ctx)).transpose()?;
+        // NULL branches take the type of the others.
+        let typed: Vec<&Expr> = whens
+            .iter()
+            .map(|w| &w.1)
+            .chain(otherwise.as_ref())
+            .filter(|e| !e.is_null_literal())
+            .collect();
+        let mut ty = typed.first().map_or(SqlType::Int, |e| self.type_of(e));
+        for v in typed {
             ty = unify(ty, self.type_of(v)).ok_or_else(|| {
                 SqlError::mismatch(format!(
                     "CASE branches of types {ty} and {} do not match",
@@ -232,8 +373,77 @@ impl Binder<'_> {
         }
         Ok(Expr::Case {
             whens,
-            otherwise: Box::new(otherwise),
+            otherwise: otherwise.map(Box::new),
         })
+    }
+
+    /// `COALESCE(a, b, …)` as `CASE WHEN a IS NOT NULL THEN a WHEN … ELSE
+    /// last END`, `NULLIF(a, b)` as `CASE WHEN a = b THEN NULL ELSE a END`.
+    fn null_function(&mut self, name: &str, f: &ast::Function, ctx: &ExprCtx) -> Result<Expr> {
+        let FunctionArguments::List(list) = &f.args else {
+            return Err(SqlError::unsupported(format!("{name} without arguments")));
+        };
+        if f.filter.is_some()
+            || f.over.is_some()
+            || !list.clauses.is_empty()
+            || list.duplicate_treatment.is_some()
+        {
+            return Err(SqlError::unsupported(format!(
+                "{name}() with DISTINCT, FILTER, OVER or ORDER BY"
+            )));
+        }
+        let mut args = Vec::new();
+        for a in &list.args {
+            let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
+                return Err(SqlError::unsupported(format!(
+                    "{name}() with these arguments"
+                )));
+            };
+            args.push(self.bind_expr(e, ctx)?);
+        }
+        let typed: Vec<SqlType> = args
+            .iter()
+            .filter(|e| !e.is_null_literal())
+            .map(|e| self.type_of(e))
+            .collect();
+        let mut ty = typed.first().copied().unwrap_or(SqlType::Int);
+        for t in &typed {
+            ty = unify(ty, *t).ok_or_else(|| {
+                SqlError::mismatch(format!("{name}() of types {ty} and {t} do not match"))
+            })?;
+        }
+        match (name, args.len()) {
+            ("coalesce", 0) => Err(SqlError::invalid("COALESCE needs an argument")),
+            ("coalesce", _) => {
+                let last = args.pop().expect("an argument");
+                let whens = args
+                    .into_iter()
+                    .map(|a| {
+                        (
+                            Expr::IsNull {
+                                expr: Box::new(a.clone()),
+                                negated: true,
+                            },
+                            a,
+                        )
+                    })
+                    .collect();
+                Ok(Expr::Case {
+                    whens,
+                    otherwise: Some(Box::new(last)),
+                })
+            }
+            ("nullif", 2) => {
+                let b = args.pop().expect("two arguments");
+                let a = args.pop().expect("two arguments");
+                let eq = self.compare(CmpOp::Eq, a.clone(), b)?;
+                Ok(Expr::Case {
+                    whens: vec![(eq, Expr::null())],
+                    otherwise: Some(Box::new(a)),
+                })
+            }
+            _ => Err(SqlError::invalid("NULLIF needs two arguments")),
+        }
     }
 
     fn function(&mut self, f: &ast::Function, ctx: &ExprCtx) -> Result<Expr> {
@@ -244,6 +454,7 @@ impl Binder<'_> {
             "avg" => AggFunc::Avg,
             "min" => AggFunc::Min,
             "max" => AggFunc::Max,
+            "coalesce" | "nullif" => return self.null_function(&name, f, ctx),
             _ => return Err(SqlError::unsupported(format!("function {name}()"))),
         };
         if let Some(clause) = ctx.aggs_forbidden_in {
@@ -315,6 +526,14 @@ impl Binder<'_> {
             (_, None) => SqlType::Int,
         };
         let id = self.new_column(text, ty);
+        // SUM, AVG, MIN, MAX of only NULLs are NULL.
+        if !matches!(
+            call.func,
+            AggFunc::Count | AggFunc::CountStar | AggFunc::CountDistinct
+        ) && call.arg.as_ref().is_some_and(|x| self.is_nullable(x))
+        {
+            self.nullable.insert(id);
+        }
         self.aggs.push((id, call));
         id
     }
@@ -354,7 +573,11 @@ impl Binder<'_> {
         Ok(Expr::Arith(op, Box::new(l), Box::new(r)))
     }
 
-    fn compare(&mut self, op: CmpOp, l: Expr, r: Expr) -> Result<Expr> {
+    pub(super) fn compare(&mut self, op: CmpOp, l: Expr, r: Expr) -> Result<Expr> {
+        if l.is_null_literal() || r.is_null_literal() {
+            // Comparing with NULL is NULL, whatever the type.
+            return Ok(Expr::cmp(op, l, r));
+        }
         let (lt, rt) = (self.type_of(&l), self.type_of(&r));
         let l = coerce_to(l, rt)?;
         let r = coerce_to(r, lt)?;
@@ -390,11 +613,18 @@ pub(crate) fn type_of(e: &Expr, col: &dyn Fn(ColumnId) -> SqlType) -> SqlType {
         | Expr::Or(_)
         | Expr::Not(_)
         | Expr::InList { .. }
-        | Expr::Like { .. } => SqlType::Bool,
+        | Expr::Like { .. }
+        | Expr::IsNull { .. } => SqlType::Bool,
+        Expr::Substring { .. } => SqlType::Str,
+        Expr::Cast(_, t) => *t,
         Expr::Case { whens, otherwise } => {
-            whens.iter().fold(type_of(otherwise, col), |t, (_, v)| {
-                unify(t, type_of(v, col)).unwrap_or(t)
-            })
+            let mut typed = whens
+                .iter()
+                .map(|w| &w.1)
+                .chain(otherwise.as_deref())
+                .filter(|e| !e.is_null_literal());
+            let first = typed.next().map_or(SqlType::Int, |e| type_of(e, col));
+            typed.fold(first, |t, v| unify(t, type_of(v, col)).unwrap_or(t))
         }
         Expr::Year(_) => SqlType::Int,
     }

@@ -24,7 +24,6 @@ pub(super) fn literal(v: &Value) -> Result<Literal> {
     match v {
         Value::Number(s, _) => number(s),
         Value::SingleQuotedString(s) => Ok(Literal::Str(s.clone())),
-        Value::Null => Err(SqlError::unsupported("NULL (this slice has no NULLs)")),
         Value::Boolean(_) => Err(SqlError::unsupported("boolean literals")),
         other => Err(SqlError::unsupported(format!("literal {other}"))),
     }

@@ -9,6 +9,7 @@ mod expr;
 mod from;
 mod literal;
 mod scope;
+mod subquery;
 
 use sqlparser::ast::{
     self, GroupByExpr, LimitClause, OrderByKind, SelectItem, SelectItemQualifiedWildcardKind,
@@ -17,7 +18,11 @@ use sqlparser::ast::{
 
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError};
-use crate::plan::{AggCall, ColumnId, ColumnInfo, Direction, Expr, LogicalPlan, Plan};
+use std::collections::BTreeSet;
+
+use crate::plan::{
+    AggCall, AggFunc, CmpOp, ColumnId, ColumnInfo, Direction, Expr, JoinKind, LogicalPlan, Plan,
+};
 use expr::ExprCtx;
 pub(crate) use expr::type_of;
 use scope::{Scope, normalize};
@@ -34,6 +39,48 @@ pub(crate) struct Binder<'c> {
     columns: Vec<ColumnInfo>,
     /// The aggregate calls met so far, each under its output column.
     aggs: Vec<(ColumnId, AggCall)>,
+    /// The subqueries met while binding the current clause.
+    pending: Vec<Pending>,
+    /// The WITH queries in scope (name, column aliases, body), innermost last.
+    ctes: Vec<(String, Vec<String>, ast::Query)>,
+    /// Columns that may hold NULL: the padded side of a LEFT JOIN, SUM,
+    /// AVG, MIN and MAX without GROUP BY, casts that may fail.
+    nullable: BTreeSet<ColumnId>,
+    /// Derived tables without an alias, for their generated names.
+    unnamed: usize,
+}
+
+/// A subquery of an expression, joined to the query it appears in.
+pub(crate) enum Pending {
+    /// A scalar subquery: `plan` (an aggregate; grouped by the inner sides
+    /// of `conds` when correlated) joined as one more FROM item, with
+    /// `conds` (`outer = group column`) added to WHERE; `values` are the
+    /// columns its value reads.
+    Scalar {
+        plan: Plan,
+        conds: Vec<Expr>,
+        values: BTreeSet<ColumnId>,
+        correlated: bool,
+        /// A correlated COUNT: rows without a group must be kept.
+        count: bool,
+    },
+    /// `[NOT] EXISTS` / `[NOT] IN (SELECT …)`: a semi (anti) join on
+    /// `keys` and `residual`, standing in the condition as the boolean
+    /// column `marker`.
+    Semi {
+        marker: ColumnId,
+        anti: bool,
+        plan: Plan,
+        keys: Vec<(Expr, Expr)>,
+        residual: Vec<Expr>,
+    },
+}
+
+/// A bound query: its plan (ending with the projection) and, for a
+/// subquery, the WHERE conjuncts that read the enclosing queries' columns.
+pub(crate) struct BoundQuery {
+    pub plan: Plan,
+    pub correlated: Vec<Expr>,
 }
 
 /// Binds one statement.
@@ -54,8 +101,12 @@ pub fn bind(catalog: &dyn Catalog, stmt: &Statement) -> Result<BoundStatement> {
         catalog,
         columns: Vec::new(),
         aggs: Vec::new(),
+        pending: Vec::new(),
+        ctes: Vec::new(),
+        nullable: BTreeSet::new(),
+        unnamed: 0,
     };
-    let root = b.query(query)?;
+    let root = b.query(query, None)?.plan;
     Ok(BoundStatement {
         plan: LogicalPlan {
             root,
@@ -81,9 +132,34 @@ impl Binder<'_> {
         ColumnId(self.columns.len() - 1)
     }
 
-    fn query(&mut self, q: &ast::Query) -> Result<Plan> {
-        if q.with.is_some() {
-            return Err(SqlError::unsupported("WITH (common table expressions)"));
+    /// Binds a query (a subquery when `parent` is the enclosing scope); the
+    /// aggregates and subqueries of the enclosing query are kept aside.
+    pub(crate) fn query(&mut self, q: &ast::Query, parent: Option<&Scope>) -> Result<BoundQuery> {
+        let aggs = std::mem::take(&mut self.aggs);
+        let pending = std::mem::take(&mut self.pending);
+        let ctes = self.ctes.len();
+        let r = self.query_inner(q, parent);
+        self.ctes.truncate(ctes);
+        self.aggs = aggs;
+        self.pending = pending;
+        r
+    }
+
+    fn query_inner(&mut self, q: &ast::Query, parent: Option<&Scope>) -> Result<BoundQuery> {
+        if let Some(with) = &q.with {
+            if with.recursive {
+                return Err(SqlError::unsupported("WITH RECURSIVE"));
+            }
+            for cte in &with.cte_tables {
+                let cols = cte
+                    .alias
+                    .columns
+                    .iter()
+                    .map(|c| normalize(&c.name))
+                    .collect();
+                self.ctes
+                    .push((normalize(&cte.alias.name), cols, (*cte.query).clone()));
+            }
         }
         if q.fetch.is_some() || !q.locks.is_empty() {
             return Err(SqlError::unsupported("FETCH / FOR UPDATE"));
@@ -97,14 +173,22 @@ impl Binder<'_> {
             SetExpr::Values(_) => return Err(SqlError::unsupported("VALUES")),
             _ => return Err(SqlError::unsupported("this kind of query body")),
         };
-        if select.distinct.is_some() {
-            return Err(SqlError::unsupported("SELECT DISTINCT").at(select.span()));
-        }
+        let distinct = match &select.distinct {
+            None | Some(ast::Distinct::All) => false,
+            Some(ast::Distinct::Distinct) => true,
+            Some(_) => {
+                return Err(SqlError::unsupported("SELECT DISTINCT ON").at(select.span()));
+            }
+        };
         if select.top.is_some() || select.into.is_some() || select.qualify.is_some() {
             return Err(SqlError::unsupported("TOP, INTO or QUALIFY"));
         }
-        let mut scope = Scope::default();
+        let mut scope = Scope {
+            tables: Vec::new(),
+            parent,
+        };
         let (from, mut conjuncts) = self.from(&select.from, &mut scope)?;
+        self.no_subqueries("JOIN … ON")?;
         let where_ctx = ExprCtx {
             scope: &scope,
             aggs_forbidden_in: Some("WHERE"),
@@ -115,10 +199,122 @@ impl Binder<'_> {
             conjuncts.extend(p.conjuncts());
         }
         let mut plan = from;
-        if !conjuncts.is_empty() {
+        // Subqueries of WHERE: scalar ones are FROM items, EXISTS/IN are
+        // semi (anti) joins above the FROM items and the other conditions.
+        let mut semis = Vec::new();
+        // Correlated scalar subqueries whose missing group matters (COUNT,
+        // or a condition that does not reject NULL): LEFT JOINed on their
+        // correlation keys after the other conditions, the conditions
+        // reading them after that.
+        let mut outer_leaves: Vec<(Plan, Vec<(Expr, Expr)>)> = Vec::new();
+        let mut outer_values: BTreeSet<ColumnId> = BTreeSet::new();
+        let enclosing = scope.outer_columns();
+        for sub in std::mem::take(&mut self.pending) {
+            match sub {
+                Pending::Scalar {
+                    plan: leaf,
+                    conds,
+                    values,
+                    correlated,
+                    count,
+                } => {
+                    if correlated
+                        && (count
+                            || conjuncts.iter().any(|c| {
+                                c.columns().iter().any(|x| values.contains(x))
+                                    && !rejects_null(c, &values)
+                            }))
+                    {
+                        let mut keys = Vec::new();
+                        for c in conds {
+                            let Expr::Cmp(CmpOp::Eq, outer, group) = c else {
+                                return Err(SqlError::invalid(
+                                    "a correlation condition is an equality",
+                                ));
+                            };
+                            if outer.columns().iter().any(|x| enclosing.contains(x)) {
+                                return Err(SqlError::unsupported(
+                                    "a correlated COUNT (or NULL-tested) scalar subquery correlated with a query two levels up",
+                                ));
+                            }
+                            keys.push((*outer, *group));
+                        }
+                        self.nullable.extend(leaf.output_columns());
+                        outer_values.extend(values);
+                        outer_leaves.push((leaf, keys));
+                        continue;
+                    }
+                    plan = Plan::Join {
+                        left: Box::new(plan),
+                        right: Box::new(leaf),
+                        kind: JoinKind::Inner,
+                        keys: Vec::new(),
+                        residual: Vec::new(),
+                    };
+                    conjuncts.extend(conds);
+                }
+                Pending::Semi {
+                    marker,
+                    anti,
+                    plan: sub,
+                    keys,
+                    residual,
+                } => {
+                    let pos = conjuncts.iter().position(|c| match c {
+                        Expr::Column(m) => *m == marker,
+                        Expr::Not(x) => **x == Expr::Column(marker),
+                        _ => false,
+                    });
+                    let Some(pos) = pos else {
+                        return Err(SqlError::unsupported(
+                            "EXISTS / IN (SELECT …) other than as a condition joined by AND in WHERE",
+                        ));
+                    };
+                    let negated = matches!(conjuncts.remove(pos), Expr::Not(_));
+                    if conjuncts.iter().any(|c| c.columns().contains(&marker)) {
+                        return Err(SqlError::unsupported(
+                            "EXISTS / IN (SELECT …) other than as a condition joined by AND in WHERE",
+                        ));
+                    }
+                    semis.push((anti != negated, sub, keys, residual));
+                }
+            }
+        }
+        let outer = enclosing;
+        let (correlated, local): (Vec<Expr>, Vec<Expr>) = conjuncts
+            .into_iter()
+            .partition(|c| c.columns().iter().any(|x| outer.contains(x)));
+        let (after, local): (Vec<Expr>, Vec<Expr>) = local
+            .into_iter()
+            .partition(|c| c.columns().iter().any(|x| outer_values.contains(x)));
+        if !local.is_empty() {
             plan = Plan::Filter {
                 input: Box::new(plan),
-                predicate: conjuncts,
+                predicate: local,
+            };
+        }
+        for (leaf, keys) in outer_leaves {
+            plan = Plan::Join {
+                left: Box::new(plan),
+                right: Box::new(leaf),
+                kind: JoinKind::LeftOuter,
+                keys,
+                residual: Vec::new(),
+            };
+        }
+        if !after.is_empty() {
+            plan = Plan::Filter {
+                input: Box::new(plan),
+                predicate: after,
+            };
+        }
+        for (anti, sub, keys, residual) in semis {
+            plan = Plan::Join {
+                left: Box::new(plan),
+                right: Box::new(sub),
+                kind: if anti { JoinKind::Anti } else { JoinKind::Semi },
+                keys,
+                residual,
             };
         }
         // SELECT items (aggregates become columns of the aggregation).
@@ -129,6 +325,23 @@ impl Binder<'_> {
         let mut outputs: Vec<(String, Expr, Option<ast::Expr>)> = Vec::new();
         for item in &select.projection {
             self.select_item(item, &scope, &item_ctx, &mut outputs)?;
+        }
+        // Uncorrelated scalar subqueries of the SELECT list: one-row cross
+        // products, after the aggregation if there is one.
+        let mut select_leaves = Vec::new();
+        for sub in std::mem::take(&mut self.pending) {
+            match sub {
+                Pending::Scalar {
+                    plan,
+                    correlated: false,
+                    ..
+                } => select_leaves.push(plan),
+                _ => {
+                    return Err(SqlError::unsupported(
+                        "subqueries in the SELECT list other than uncorrelated scalar ones",
+                    ));
+                }
+            }
         }
         let group_exprs = match &select.group_by {
             GroupByExpr::Expressions(es, mods) if mods.is_empty() => es.as_slice(),
@@ -143,6 +356,7 @@ impl Binder<'_> {
             let g = self.group_key(g, &group_ctx, &outputs)?;
             groups.push(g);
         }
+        self.no_subqueries("GROUP BY")?;
         let having = match &select.having {
             Some(h) => {
                 let p = self.bind_expr(h, &item_ctx)?;
@@ -151,7 +365,23 @@ impl Binder<'_> {
             }
             None => None,
         };
+        let mut having_leaves = Vec::new();
+        for sub in std::mem::take(&mut self.pending) {
+            match sub {
+                Pending::Scalar {
+                    plan,
+                    correlated: false,
+                    ..
+                } => having_leaves.push(plan),
+                _ => {
+                    return Err(SqlError::unsupported(
+                        "subqueries in HAVING other than uncorrelated scalar ones",
+                    ));
+                }
+            }
+        }
         let mut sort_keys = Vec::new();
+        let mut nulls_first = Vec::new();
         if let Some(ob) = &q.order_by {
             let OrderByKind::Expressions(keys) = &ob.kind else {
                 return Err(SqlError::unsupported("ORDER BY ALL"));
@@ -165,25 +395,117 @@ impl Binder<'_> {
                         return Err(SqlError::unsupported("ORDER BY … USING").at(k.expr.span()));
                     }
                 };
+                // PostgreSQL's default: NULLs sort as if larger than any value.
+                nulls_first.push(k.options.nulls_first.unwrap_or(dir == Direction::Desc));
                 sort_keys.push((e, dir, k.expr.clone()));
             }
         }
-        plan = self.grouping(plan, groups, having, &mut outputs, &mut sort_keys)?;
+        self.no_subqueries("ORDER BY")?;
+        if groups.is_empty() && self.aggs.is_empty() {
+            for leaf in select_leaves {
+                plan = Plan::Join {
+                    left: Box::new(plan),
+                    right: Box::new(leaf),
+                    kind: JoinKind::Inner,
+                    keys: Vec::new(),
+                    residual: Vec::new(),
+                };
+            }
+        } else {
+            having_leaves.extend(select_leaves);
+        }
+        plan = self.grouping(
+            plan,
+            groups,
+            having,
+            having_leaves,
+            &mut outputs,
+            &mut sort_keys,
+        )?;
+        if distinct {
+            plan = self.distinct(plan, &mut outputs, &mut sort_keys)?;
+        }
         if !sort_keys.is_empty() {
             plan = Plan::Sort {
                 input: Box::new(plan),
-                keys: sort_keys.into_iter().map(|(e, d, _)| (e, d)).collect(),
+                keys: sort_keys
+                    .into_iter()
+                    .zip(nulls_first)
+                    .map(|((e, d, _), n)| (e, d, n))
+                    .collect(),
             };
         }
-        if let Some(count) = limit(q.limit_clause.as_ref())? {
+        let (count, offset) = limit(q.limit_clause.as_ref())?;
+        if count.is_some() || offset > 0 {
             plan = Plan::Limit {
                 input: Box::new(plan),
-                count,
+                count: count.unwrap_or(usize::MAX),
+                offset,
             };
         }
-        Ok(Plan::Project {
+        let plan = Plan::Project {
             input: Box::new(plan),
             outputs: outputs.into_iter().map(|(n, e, _)| (n, e)).collect(),
+        };
+        // Outer columns may only be read by the correlated WHERE conjuncts.
+        let mut read = BTreeSet::new();
+        plan.read_columns(&mut read);
+        if read.iter().any(|c| outer.contains(c)) {
+            return Err(SqlError::unsupported(
+                "a correlated reference outside the subquery's WHERE conditions joined by AND",
+            ));
+        }
+        Ok(BoundQuery { plan, correlated })
+    }
+
+    /// An error if the clause just bound had subqueries.
+    fn no_subqueries(&mut self, clause: &str) -> Result<()> {
+        if self.pending.is_empty() {
+            Ok(())
+        } else {
+            self.pending.clear();
+            Err(SqlError::unsupported(format!("subqueries in {clause}")))
+        }
+    }
+
+    /// SELECT DISTINCT: an aggregation grouping by every output.
+    fn distinct(
+        &mut self,
+        plan: Plan,
+        outputs: &mut [(String, Expr, Option<ast::Expr>)],
+        sort_keys: &mut [(Expr, Direction, ast::Expr)],
+    ) -> Result<Plan> {
+        let mut groups: Vec<(ColumnId, Expr)> = Vec::new();
+        for (name, e, _) in outputs.iter() {
+            if groups.iter().any(|g| g.1 == *e) {
+                continue;
+            }
+            let id = match e {
+                Expr::Column(c) if !groups.iter().any(|g| g.0 == *c) => *c,
+                _ => {
+                    let ty = self.type_of(e);
+                    self.new_column(name.clone(), ty)
+                }
+            };
+            groups.push((id, e.clone()));
+        }
+        let allowed: Vec<ColumnId> = groups.iter().map(|g| g.0).collect();
+        for (_, e, _) in outputs.iter_mut() {
+            *e = regroup(e, &groups);
+        }
+        for (e, _, ast) in sort_keys.iter_mut() {
+            *e = regroup(e, &groups);
+            if e.columns().iter().any(|c| !allowed.contains(c)) {
+                return Err(SqlError::invalid(
+                    "for SELECT DISTINCT, ORDER BY expressions must appear in the select list",
+                )
+                .at(ast.span()));
+            }
+        }
+        Ok(Plan::Aggregate {
+            input: Box::new(plan),
+            groups,
+            aggs: Vec::new(),
         })
     }
 
@@ -195,6 +517,7 @@ impl Binder<'_> {
         plan: Plan,
         groups: Vec<(ColumnId, Expr)>,
         having: Option<(Expr, &ast::Expr)>,
+        having_leaves: Vec<Plan>,
         outputs: &mut [(String, Expr, Option<ast::Expr>)],
         sort_keys: &mut [(Expr, Direction, ast::Expr)],
     ) -> Result<Plan> {
@@ -204,11 +527,25 @@ impl Binder<'_> {
             }
             return Ok(plan);
         }
-        let allowed: Vec<ColumnId> = groups
+        if groups.is_empty() {
+            // SUM, AVG, MIN, MAX of no rows are NULL.
+            for (id, a) in &self.aggs {
+                if !matches!(
+                    a.func,
+                    AggFunc::Count | AggFunc::CountStar | AggFunc::CountDistinct
+                ) {
+                    self.nullable.insert(*id);
+                }
+            }
+        }
+        let mut allowed: Vec<ColumnId> = groups
             .iter()
             .map(|g| g.0)
             .chain(self.aggs.iter().map(|a| a.0))
             .collect();
+        for leaf in &having_leaves {
+            allowed.extend(leaf.output_columns());
+        }
         for (name, e, ast) in outputs.iter_mut() {
             *e = regroup(e, &groups);
             check_grouped(e, &allowed, self, ast.as_ref(), name)?;
@@ -222,6 +559,15 @@ impl Binder<'_> {
             groups: groups.clone(),
             aggs: std::mem::take(&mut self.aggs),
         };
+        for leaf in having_leaves {
+            plan = Plan::Join {
+                left: Box::new(plan),
+                right: Box::new(leaf),
+                kind: JoinKind::Inner,
+                keys: Vec::new(),
+                residual: Vec::new(),
+            };
+        }
         if let Some((p, ast)) = having {
             let p = regroup(&p, &groups);
             check_grouped(&p, &allowed, self, Some(ast), "HAVING")?;
@@ -355,6 +701,22 @@ impl Binder<'_> {
     }
 }
 
+/// Whether `c` is a comparison that is NULL (so rejected by WHERE)
+/// whenever a column of `values` is: the columns reach it only through
+/// arithmetic, CAST, EXTRACT and SUBSTRING, which keep a NULL a NULL — not
+/// through CASE, IS NULL, AND/OR/NOT, which may turn it into a value.
+fn rejects_null(c: &Expr, values: &BTreeSet<ColumnId>) -> bool {
+    fn strict(e: &Expr, values: &BTreeSet<ColumnId>) -> bool {
+        match e {
+            Expr::Column(_) | Expr::Lit(_) => true,
+            Expr::Arith(_, a, b) => strict(a, values) && strict(b, values),
+            Expr::Cast(x, _) | Expr::Year(x) | Expr::Substring { expr: x, .. } => strict(x, values),
+            other => other.columns().iter().all(|x| !values.contains(x)),
+        }
+    }
+    matches!(c, Expr::Cmp(_, a, b) if strict(a, values) && strict(b, values))
+}
+
 /// `e` with every grouped expression replaced by its group column.
 fn regroup(e: &Expr, groups: &[(ColumnId, Expr)]) -> Expr {
     e.rewrite(&mut |x| {
@@ -386,23 +748,33 @@ fn check_grouped(
     Ok(())
 }
 
-fn limit(l: Option<&LimitClause>) -> Result<Option<usize>> {
-    let Some(l) = l else { return Ok(None) };
+/// `LIMIT n` and `OFFSET m` (constants): (the count, if limited; the offset).
+fn limit(l: Option<&LimitClause>) -> Result<(Option<usize>, usize)> {
+    let Some(l) = l else { return Ok((None, 0)) };
+    let whole = |e: &ast::Expr, what: &str| -> Result<usize> {
+        match e {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => n.parse().map_err(|_| {
+                    SqlError::invalid(format!("{what} {n}: expected a whole number")).at(v.span)
+                }),
+                _ => Err(SqlError::invalid(format!("{what} needs a whole number")).at(v.span)),
+            },
+            e => Err(SqlError::unsupported(format!("{what} of an expression")).at(e.span())),
+        }
+    };
     match l {
         LimitClause::LimitOffset {
             limit,
-            offset: None,
+            offset,
             limit_by,
-        } if limit_by.is_empty() => match limit {
-            None => Ok(None),
-            Some(ast::Expr::Value(v)) => match &v.value {
-                ast::Value::Number(n, _) => n.parse().map(Some).map_err(|_| {
-                    SqlError::invalid(format!("LIMIT {n}: expected a whole number")).at(v.span)
-                }),
-                _ => Err(SqlError::invalid("LIMIT needs a whole number").at(v.span)),
-            },
-            Some(e) => Err(SqlError::unsupported("LIMIT of an expression").at(e.span())),
-        },
-        _ => Err(SqlError::unsupported("OFFSET")),
+        } if limit_by.is_empty() => {
+            let count = limit.as_ref().map(|e| whole(e, "LIMIT")).transpose()?;
+            let offset = match offset {
+                Some(o) => whole(&o.value, "OFFSET")?,
+                None => 0,
+            };
+            Ok((count, offset))
+        }
+        _ => Err(SqlError::unsupported("LIMIT … BY / MySQL's LIMIT m, n")),
     }
 }

@@ -14,10 +14,12 @@ pub(crate) struct TableScope {
     pub columns: Vec<(String, ColumnId)>,
 }
 
-/// The tables visible to a SELECT's expressions.
+/// The tables visible to a SELECT's expressions; a subquery's scope has
+/// the enclosing query's as its parent (correlated references).
 #[derive(Default)]
-pub(crate) struct Scope {
+pub(crate) struct Scope<'p> {
     pub tables: Vec<TableScope>,
+    pub parent: Option<&'p Scope<'p>>,
 }
 
 /// An identifier as SQL folds it: unquoted names to lower case.
@@ -28,7 +30,7 @@ pub(crate) fn normalize(id: &Ident) -> String {
     }
 }
 
-impl Scope {
+impl Scope<'_> {
     pub fn add(&mut self, table: TableScope, at: &Ident) -> Result<()> {
         if self.tables.iter().any(|t| t.alias == table.alias) {
             return Err(SqlError::invalid(format!(
@@ -41,8 +43,29 @@ impl Scope {
         Ok(())
     }
 
+    /// Every column of the enclosing queries' tables.
+    pub fn outer_columns(&self) -> std::collections::BTreeSet<ColumnId> {
+        let mut out = std::collections::BTreeSet::new();
+        let mut s = self.parent;
+        while let Some(p) = s {
+            for t in &p.tables {
+                out.extend(t.columns.iter().map(|c| c.1));
+            }
+            s = p.parent;
+        }
+        out
+    }
+
     pub fn table(&self, qualifier: &Ident) -> Result<&TableScope> {
         let q = normalize(qualifier);
+        if let Some(t) = self.tables.iter().find(|t| t.alias == q) {
+            return Ok(t);
+        }
+        if let Some(p) = self.parent
+            && let Ok(t) = p.table(qualifier)
+        {
+            return Ok(t);
+        }
         self.tables.iter().find(|t| t.alias == q).ok_or_else(|| {
             SqlError::new(
                 ErrorKind::UnknownTable,
@@ -57,6 +80,11 @@ impl Scope {
         let n = normalize(name);
         let find = |t: &TableScope| t.columns.iter().find(|c| c.0 == n).map(|c| c.1);
         if let Some(q) = qualifier {
+            if !self.tables.iter().any(|t| t.alias == normalize(q))
+                && let Some(p) = self.parent
+            {
+                return p.resolve(qualifier, name);
+            }
             let t = self.table(q)?;
             return find(t).ok_or_else(|| {
                 SqlError::new(
@@ -73,6 +101,7 @@ impl Scope {
             .collect();
         match hits.as_slice() {
             [(_, c)] => Ok(*c),
+            [] if self.parent.is_some() => self.parent.expect("a parent").resolve(None, name),
             [] => Err(
                 SqlError::new(ErrorKind::UnknownColumn, format!("unknown column \"{n}\""))
                     .at(name.span),

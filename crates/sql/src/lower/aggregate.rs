@@ -7,13 +7,14 @@
 //! — so strings come back as strings, whatever encoded them.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use maestro_execution::{Agg, Col, Data, Expr as ExecExpr, Input, MAX_KEYS, aggregate, project};
 
-use super::Lowering;
 use super::compile::{columnar, eval_vector, to_exec_expr};
-use super::eval::exact_ratio;
+use super::eval::{compare, exact_ratio};
 use super::vector::{Relation, Scalar, Vector};
+use super::{Lowering, narrowed, without_nulls};
 use crate::error::{Result, SqlError};
 use crate::plan::{AggCall, AggFunc, ColumnId, Expr};
 use crate::types::SqlType;
@@ -22,9 +23,19 @@ impl<'a> Lowering<'a> {
     pub(super) fn aggregate(
         &self,
         rel: &Relation<'a>,
-        groups: &[(ColumnId, Expr)],
+        all_groups: &[(ColumnId, Expr)],
         aggs: &[(ColumnId, AggCall)],
+        dependent: &[bool],
     ) -> Result<Relation<'a>> {
+        // Keys functionally dependent on another are not hashed, only read
+        // back at the representative rows.
+        let groups: Vec<(ColumnId, Expr)> = all_groups
+            .iter()
+            .zip(dependent)
+            .filter(|(_, d)| !**d)
+            .map(|(g, _)| g.clone())
+            .collect();
+        let groups = groups.as_slice();
         // Phase 1: what has to be materialized (owned) before the operator's
         // expressions can borrow it.
         let mut key_owned: Vec<Option<Vector>> = Vec::new();
@@ -32,10 +43,71 @@ impl<'a> Lowering<'a> {
             key_owned.push(self.key_vector(g, rel)?);
         }
         let mut arg_owned: Vec<Option<Vector>> = Vec::new();
+        // For SUM/AVG/MIN/MAX over NULLs: a 0/1 not-NULL indicator, whose
+        // sum per group says how many values the aggregate saw.
+        let mut seen_owned: Vec<Option<Vector>> = Vec::new();
         for (_, a) in aggs {
+            seen_owned.push(None);
             arg_owned.push(match &a.arg {
-                Some(x) if a.func != AggFunc::Count && to_exec_expr(x, rel).is_none() => {
+                // COUNT(x) counts the rows where x is not NULL: the sum of
+                // a 0/1 indicator when x has NULLs (outer joins).
+                Some(x) if a.func == AggFunc::Count => {
                     let v = eval_vector(self.ctx, x, self.ty(x), rel)?;
+                    match &v {
+                        _ if v.col().is_some() => None,
+                        Vector::Masked { nulls, .. } => {
+                            Some(Vector::Int(nulls.iter().map(|&n| i64::from(!n)).collect()))
+                        }
+                        _ => Some(Vector::Int(
+                            (0..rel.len)
+                                .map(|p| i64::from(v.value_at(p) != Scalar::Null))
+                                .collect(),
+                        )),
+                    }
+                }
+                Some(x) if to_exec_expr(x, rel).is_none() => {
+                    let mut v = eval_vector(self.ctx, x, self.ty(x), rel)?;
+                    if v.col().is_none() && (0..rel.len).any(|p| v.value_at(p) == Scalar::Null) {
+                        if a.func == AggFunc::CountDistinct {
+                            return Err(SqlError::unsupported(format!(
+                                "COUNT(DISTINCT {}) over NULL values",
+                                self.plan.show(x)
+                            )));
+                        }
+                        // NULLs are skipped: replaced by a value that
+                        // changes nothing (0 for SUM and AVG, the largest
+                        // value for MIN, the smallest for MAX), counted out.
+                        let vals: Vec<Scalar> = (0..rel.len).map(|p| v.value_at(p)).collect();
+                        let present = vals.iter().filter(|s| **s != Scalar::Null);
+                        let pick = |o: std::cmp::Ordering| {
+                            present.clone().fold(None::<&Scalar>, |m, s| match m {
+                                Some(m) if compare(s, m) != Some(o) => Some(m),
+                                _ => Some(s),
+                            })
+                        };
+                        let fill = match a.func {
+                            AggFunc::Min => pick(std::cmp::Ordering::Greater).cloned(),
+                            AggFunc::Max => pick(std::cmp::Ordering::Less).cloned(),
+                            _ => None,
+                        }
+                        .unwrap_or(Scalar::Num { value: 0, scale: 0 });
+                        let last = seen_owned.len() - 1;
+                        seen_owned[last] = Some(Vector::Int(
+                            vals.iter().map(|s| i64::from(*s != Scalar::Null)).collect(),
+                        ));
+                        v = Vector::Values(
+                            vals.into_iter()
+                                .map(|s| if s == Scalar::Null { fill.clone() } else { s })
+                                .collect(),
+                        );
+                        v = columnar(v)?;
+                    }
+                    if self.ty(x).is_exact() && v.col().is_none() {
+                        // Exact values computed row by row (a CASE whose
+                        // condition the operators do not express).
+                        v = columnar(v)?;
+                    }
+                    let v = narrowed(v);
                     let numeric = v.col().is_some_and(|c| c.is_narrow_numeric());
                     if !numeric {
                         return Err(SqlError::unsupported(format!(
@@ -66,16 +138,18 @@ impl<'a> Lowering<'a> {
             keys = vec![ExecExpr::col(Col::i64(&composite))];
         }
         let mut exec_aggs = Vec::new();
-        for ((_, a), o) in aggs.iter().zip(&arg_owned) {
+        for (((_, a), o), seen) in aggs.iter().zip(&arg_owned).zip(&seen_owned) {
             let arg = match (&a.arg, o) {
                 (_, Some(v)) => v.col().map(ExecExpr::col),
                 (Some(x), None) => to_exec_expr(x, rel),
                 (None, None) => None,
             };
             exec_aggs.push(match (a.func, arg) {
-                // No NULLs in this slice: COUNT(x) counts every row.
+                (AggFunc::Count, Some(x)) if o.is_some() => Agg::sum(x),
                 (AggFunc::CountStar | AggFunc::Count, _) => Agg::count(),
                 (AggFunc::Sum, Some(x)) => Agg::sum(x),
+                // Over NULLs, AVG is the sum over the values seen.
+                (AggFunc::Avg, Some(x)) if seen.is_some() => Agg::sum(x),
                 (AggFunc::Avg, Some(x)) => Agg::avg(x),
                 (AggFunc::Min, Some(x)) => Agg::min(x),
                 (AggFunc::Max, Some(x)) => Agg::max(x),
@@ -84,6 +158,17 @@ impl<'a> Lowering<'a> {
             });
         }
         exec_aggs.push(Agg::min(ExecExpr::func(0, i64::from)));
+        // The indicator sums, after the representative position.
+        let mut seen_at = Vec::new();
+        for seen in &seen_owned {
+            seen_at.push(match seen.as_ref().and_then(Vector::col) {
+                Some(c) => {
+                    exec_aggs.push(Agg::sum(ExecExpr::col(c)));
+                    Some(exec_aggs.len() - 1)
+                }
+                None => None,
+            });
+        }
         let g = aggregate(
             self.ctx,
             "sql_aggregate",
@@ -98,7 +183,7 @@ impl<'a> Lowering<'a> {
         };
         if !groups.is_empty() {
             let at_reps = rel.take(self.ctx, &reps);
-            for (id, e) in groups {
+            for (id, e) in all_groups {
                 out.cols
                     .push((*id, eval_vector(self.ctx, e, self.ty(e), &at_reps)?));
             }
@@ -118,11 +203,15 @@ impl<'a> Lowering<'a> {
                 },
                 AggFunc::Avg => {
                     let unit = 10i128.pow(u32::from(c.scale));
+                    let counts: Vec<i128> = match seen_at[i] {
+                        Some(j) => g.agg(j).values.clone(),
+                        None => c.counts.iter().map(|&n| i128::from(n)).collect(),
+                    };
                     Vector::Double(
                         c.values
                             .iter()
-                            .zip(&c.counts)
-                            .map(|(&s, &n)| exact_ratio(s, i128::from(n) * unit))
+                            .zip(&counts)
+                            .map(|(&s, &n)| exact_ratio(s, (n * unit).max(1)))
                             .collect(),
                     )
                 }
@@ -130,6 +219,21 @@ impl<'a> Lowering<'a> {
                     let arg = a.arg.as_ref().expect("MIN/MAX have an argument");
                     self.extreme(arg, rel, &c.values, c.scale)?
                 }
+            };
+            // A group where the aggregate saw no value (only NULLs): NULL.
+            let v = match seen_at[i] {
+                Some(j) if !matches!(a.func, AggFunc::Count | AggFunc::CountStar) => {
+                    let nulls: Vec<bool> = g.agg(j).values.iter().map(|&n| n == 0).collect();
+                    if nulls.contains(&true) {
+                        Vector::Masked {
+                            values: Box::new(v),
+                            nulls: Arc::new(nulls),
+                        }
+                    } else {
+                        v
+                    }
+                }
+                _ => v,
             };
             out.cols.push((*id, v));
         }
@@ -151,7 +255,23 @@ impl<'a> Lowering<'a> {
                 }
             }
             _ if to_exec_expr(g, rel).is_some() => None,
-            _ => Some(columnar(eval_vector(self.ctx, g, ty, rel)?)?),
+            _ => {
+                let v = eval_vector(self.ctx, g, ty, rel)?;
+                if without_nulls(&v, rel.len).is_some() {
+                    // NULL is one group: every value interned, NULL too.
+                    let mut codes: HashMap<String, i64> = HashMap::new();
+                    Some(Vector::Int(
+                        (0..rel.len)
+                            .map(|p| {
+                                let n = codes.len() as i64;
+                                *codes.entry(format!("{:?}", v.value_at(p))).or_insert(n)
+                            })
+                            .collect(),
+                    ))
+                } else {
+                    Some(columnar(v)?)
+                }
+            }
         })
     }
 
@@ -193,10 +313,10 @@ impl<'a> Lowering<'a> {
                         .collect(),
                 )
             }
-            _ => Vector::Wide {
+            _ => narrowed(Vector::Wide {
                 values: values.to_vec(),
                 scale,
-            },
+            }),
         })
     }
 }

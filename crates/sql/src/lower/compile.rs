@@ -79,7 +79,7 @@ pub(crate) fn to_exec_expr<'r>(e: &Expr, rel: &'r Relation) -> Option<exec::Expr
             }
         }
         Expr::Case { whens, otherwise } => {
-            let mut acc = to_exec_expr(otherwise, rel)?;
+            let mut acc = to_exec_expr(otherwise.as_ref()?, rel)?;
             for (c, v) in whens.iter().rev() {
                 let pred = native_pred(c, rel)?;
                 acc = exec::Expr::case(pred, to_exec_expr(v, rel)?, acc);
@@ -212,6 +212,7 @@ pub(crate) fn columnar(v: Vector<'_>) -> Result<Vector<'_>> {
     let len = match &v {
         Vector::Double(x) => x.len(),
         Vector::Values(x) => x.len(),
+        Vector::Masked { nulls, .. } => nulls.len(),
         _ => 0,
     };
     let vals: Vec<Scalar> = (0..len).map(|p| v.value_at(p)).collect();
@@ -234,6 +235,16 @@ pub(crate) fn columnar(v: Vector<'_>) -> Result<Vector<'_>> {
             vals.iter()
                 .map(|s| match s {
                     Scalar::Str(x) => rank[x.as_str()],
+                    _ => 0,
+                })
+                .collect(),
+        ));
+    }
+    if vals.iter().all(|s| matches!(s, Scalar::Date(_))) {
+        return Ok(Vector::Dates(
+            vals.iter()
+                .map(|s| match s {
+                    Scalar::Date(d) => *d,
                     _ => 0,
                 })
                 .collect(),

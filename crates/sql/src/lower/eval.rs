@@ -12,28 +12,71 @@ use maestro_storage::column::Date;
 use maestro_tpch::queries::ratio_f64;
 
 use super::vector::{Relation, Scalar};
-use crate::plan::{ArithOp, Expr};
-use crate::types::Literal;
+use crate::plan::{ArithOp, ColumnId, Expr};
+use crate::types::{Literal, SqlType};
 
 /// The value of `e` at position `p` of `rel`.
 pub(crate) fn eval_row(e: &Expr, rel: &Relation, p: usize) -> Scalar {
+    eval_with(e, &|c| rel.get(c).map_or(Scalar::Null, |v| v.value_at(p)))
+}
+
+/// The value of `e` with each column's value given by `col` (a row of one
+/// relation, or a pair of rows of a join's two sides). SQL's three-valued
+/// logic: a comparison with NULL is NULL, `NULL AND false` is false, `NULL
+/// OR true` is true, `NOT NULL` is NULL.
+pub(crate) fn eval_with(e: &Expr, col: &dyn Fn(ColumnId) -> Scalar) -> Scalar {
+    let ev = |x: &Expr| eval_with(x, col);
     match e {
-        Expr::Column(c) => rel.get(*c).map_or(Scalar::Null, |v| v.value_at(p)),
+        Expr::Column(c) => col(*c),
         Expr::Lit(l) => literal(l),
-        Expr::Arith(op, a, b) => arith(*op, eval_row(a, rel, p), eval_row(b, rel, p)),
-        Expr::Cmp(op, a, b) => match compare(&eval_row(a, rel, p), &eval_row(b, rel, p)) {
+        Expr::Arith(op, a, b) => arith(*op, ev(a), ev(b)),
+        Expr::Cmp(op, a, b) => match compare(&ev(a), &ev(b)) {
             Some(o) => Scalar::Bool(op.holds(o)),
             None => Scalar::Null,
         },
-        Expr::And(es) => Scalar::Bool(es.iter().all(|e| truth(e, rel, p))),
-        Expr::Or(es) => Scalar::Bool(es.iter().any(|e| truth(e, rel, p))),
-        Expr::Not(e) => Scalar::Bool(!truth(e, rel, p)),
+        Expr::And(es) => {
+            let mut unknown = false;
+            for x in es {
+                match ev(x) {
+                    Scalar::Bool(false) => return Scalar::Bool(false),
+                    Scalar::Bool(true) => {}
+                    _ => unknown = true,
+                }
+            }
+            if unknown {
+                Scalar::Null
+            } else {
+                Scalar::Bool(true)
+            }
+        }
+        Expr::Or(es) => {
+            let mut unknown = false;
+            for x in es {
+                match ev(x) {
+                    Scalar::Bool(true) => return Scalar::Bool(true),
+                    Scalar::Bool(false) => {}
+                    _ => unknown = true,
+                }
+            }
+            if unknown {
+                Scalar::Null
+            } else {
+                Scalar::Bool(false)
+            }
+        }
+        Expr::Not(x) => match ev(x) {
+            Scalar::Bool(b) => Scalar::Bool(!b),
+            _ => Scalar::Null,
+        },
         Expr::InList {
             expr,
             list,
             negated,
         } => {
-            let v = eval_row(expr, rel, p);
+            let v = ev(expr);
+            if v == Scalar::Null {
+                return Scalar::Null;
+            }
             let found = list
                 .iter()
                 .any(|l| compare(&v, &literal(l)) == Some(Ordering::Equal));
@@ -43,22 +86,133 @@ pub(crate) fn eval_row(e: &Expr, rel: &Relation, p: usize) -> Scalar {
             expr,
             pattern,
             negated,
-        } => match eval_row(expr, rel, p) {
+        } => match ev(expr) {
             Scalar::Str(s) => Scalar::Bool(like(s.as_bytes(), pattern.as_bytes()) != *negated),
             _ => Scalar::Null,
         },
         Expr::Case { whens, otherwise } => whens
             .iter()
-            .find(|(c, _)| truth(c, rel, p))
-            .map_or_else(|| eval_row(otherwise, rel, p), |(_, v)| eval_row(v, rel, p)),
-        Expr::Year(e) => match eval_row(e, rel, p) {
+            .find(|(c, _)| ev(c) == Scalar::Bool(true))
+            .map_or_else(
+                || otherwise.as_ref().map_or(Scalar::Null, |o| ev(o)),
+                |(_, v)| ev(v),
+            ),
+        Expr::Year(x) => match ev(x) {
             Scalar::Date(d) => Scalar::Num {
                 value: Date(d).year().into(),
                 scale: 0,
             },
             _ => Scalar::Null,
         },
+        Expr::Substring { expr, start, len } => match ev(expr) {
+            Scalar::Str(s) => Scalar::Str(substring(&s, *start, *len)),
+            _ => Scalar::Null,
+        },
+        Expr::IsNull { expr, negated } => Scalar::Bool((ev(expr) == Scalar::Null) != *negated),
+        Expr::Cast(x, t) => cast(ev(x), *t),
     }
+}
+
+/// PostgreSQL's `substring(s from start for len)`: characters
+/// `start .. start + len` (1-based), clipped to the string.
+pub(crate) fn substring(s: &str, start: i64, len: Option<i64>) -> String {
+    let end = len.map(|n| start.saturating_add(n.max(0)));
+    let from = start.max(1);
+    s.chars()
+        .enumerate()
+        .map(|(i, c)| (i as i64 + 1, c))
+        .filter(|(i, _)| *i >= from && end.is_none_or(|e| *i < e))
+        .map(|(_, c)| c)
+        .collect()
+}
+
+/// `value / 10^from` at scale `to`, rounded half away from zero.
+fn rescale(value: i128, from: u8, to: u8) -> Option<i128> {
+    if to >= from {
+        return value.checked_mul(pow10(to - from));
+    }
+    let d = pow10(from - to);
+    let (q, r) = (value / d, value % d);
+    Some(if 2 * r.abs() >= d {
+        q + value.signum()
+    } else {
+        q
+    })
+}
+
+/// A value converted to `t` (NULL when it does not convert).
+pub(crate) fn cast(v: Scalar, t: SqlType) -> Scalar {
+    match (v, t) {
+        (Scalar::Null, _) => Scalar::Null,
+        (Scalar::Num { value, scale }, SqlType::Int | SqlType::Decimal(_)) => {
+            rescale(value, scale, t.scale()).map_or(Scalar::Null, |value| Scalar::Num {
+                value,
+                scale: t.scale(),
+            })
+        }
+        (Scalar::Double(d), SqlType::Int | SqlType::Decimal(_)) => {
+            let scaled = (d * 10f64.powi(i32::from(t.scale()))).round();
+            if scaled.is_finite() && scaled.abs() < 1e36 {
+                Scalar::Num {
+                    value: scaled as i128,
+                    scale: t.scale(),
+                }
+            } else {
+                Scalar::Null
+            }
+        }
+        (v @ (Scalar::Num { .. } | Scalar::Double(_)), SqlType::Double) => {
+            as_f64(&v).map_or(Scalar::Null, Scalar::Double)
+        }
+        (Scalar::Str(s), SqlType::Date) => {
+            Date::parse(s.trim()).map_or(Scalar::Null, |d| Scalar::Date(d.0))
+        }
+        (Scalar::Str(s), SqlType::Int | SqlType::Decimal(_)) => parse_number(s.trim())
+            .and_then(|(value, scale)| rescale(value, scale, t.scale()))
+            .map_or(Scalar::Null, |value| Scalar::Num {
+                value,
+                scale: t.scale(),
+            }),
+        (Scalar::Str(s), SqlType::Double) => {
+            s.trim().parse::<f64>().map_or(Scalar::Null, Scalar::Double)
+        }
+        (v @ Scalar::Str(_), SqlType::Str) => v,
+        (Scalar::Num { value, scale }, SqlType::Str) => Scalar::Str(show_exact(value, scale)),
+        (Scalar::Double(d), SqlType::Str) => Scalar::Str(d.to_string()),
+        (Scalar::Date(d), SqlType::Str) => Scalar::Str(Date(d).to_string()),
+        (v @ Scalar::Date(_), SqlType::Date) => v,
+        (Scalar::Bool(b), SqlType::Str) => Scalar::Str(b.to_string()),
+        (v @ Scalar::Bool(_), SqlType::Bool) => v,
+        _ => Scalar::Null,
+    }
+}
+
+/// `-12.50` as (−1250, 2).
+fn parse_number(s: &str) -> Option<(i128, u8)> {
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let scale = u8::try_from(frac.len()).ok().filter(|&s| s <= 30)?;
+    let v: i128 = format!("{int}{frac}").parse().ok()?;
+    Some((if neg { -v } else { v }, scale))
+}
+
+fn show_exact(value: i128, scale: u8) -> String {
+    if scale == 0 {
+        return value.to_string();
+    }
+    let d = pow10(scale);
+    let sign = if value < 0 { "-" } else { "" };
+    let a = value.unsigned_abs();
+    let d = d as u128;
+    format!("{sign}{}.{:0w$}", a / d, a % d, w = usize::from(scale))
 }
 
 /// Whether a condition holds at `p` (NULL does not).
@@ -234,6 +388,27 @@ mod tests {
         assert!(!m("requests special", "%special%requests%"));
         assert!(m("", "%"));
         assert!(!m("", "_"));
+    }
+
+    #[test]
+    fn substrings_and_casts() {
+        use super::{Scalar, SqlType, cast, substring};
+        assert_eq!(substring("25-989-741-2988", 1, Some(2)), "25");
+        assert_eq!(substring("abc", 0, Some(2)), "a");
+        assert_eq!(substring("abc", 2, None), "bc");
+        assert_eq!(substring("abc", 5, Some(1)), "");
+        let num = |value, scale| Scalar::Num { value, scale };
+        assert_eq!(cast(num(1250, 2), SqlType::Int), num(13, 0));
+        assert_eq!(cast(num(-1250, 2), SqlType::Int), num(-13, 0));
+        assert_eq!(cast(num(1249, 2), SqlType::Decimal(1)), num(125, 1));
+        assert_eq!(cast(num(7, 0), SqlType::Decimal(2)), num(700, 2));
+        assert_eq!(
+            cast(Scalar::Str(" -3.5".into()), SqlType::Decimal(2)),
+            num(-350, 2)
+        );
+        assert_eq!(cast(Scalar::Str("x".into()), SqlType::Int), Scalar::Null);
+        assert_eq!(cast(num(-5, 2), SqlType::Str), Scalar::Str("-0.05".into()));
+        assert_eq!(cast(num(3, 0), SqlType::Double), Scalar::Double(3.0));
     }
 
     #[test]

@@ -13,9 +13,11 @@ mod eval;
 mod vector;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use maestro_execution::{
-    Col, ExecContext, Expr as ExecExpr, Input, JoinTable, Order, SortKey, select, sort,
+    ExecContext, Expr as ExecExpr, Input, JoinKind as ExecJoinKind, JoinOutput, JoinTable, NO_ROW,
+    Order, Residual, SortKey, select, sort,
 };
 use maestro_storage::column::Date;
 use maestro_tpch::queries::{ColumnType, QueryResult, Value, ratio_f64};
@@ -23,11 +25,29 @@ use maestro_tpch::queries::{ColumnType, QueryResult, Value, ratio_f64};
 use crate::bind::type_of;
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError};
-use crate::plan::{ColumnId, Direction, Expr, LogicalPlan, Plan};
+use crate::plan::{ColumnId, Direction, Expr, JoinKind, LogicalPlan, Plan};
 use crate::types::SqlType;
 use compile::{columnar, eval_vector, to_exec_expr, to_pred};
-use eval::eval_row;
+use eval::{eval_row, eval_with};
 use vector::{Relation, Scalar, Vector};
+
+/// A constant converted to `to` at bind time, if the result is a constant
+/// (an exact number within 64 bits, a date or a string).
+pub(crate) fn cast_literal(
+    l: &crate::types::Literal,
+    to: SqlType,
+) -> Option<crate::types::Literal> {
+    use crate::types::Literal;
+    Some(match eval::cast(eval::literal(l), to) {
+        Scalar::Num { value, scale } => Literal::Num {
+            value: i64::try_from(value).ok()?,
+            scale,
+        },
+        Scalar::Date(d) => Literal::Date(Date(d)),
+        Scalar::Str(s) => Literal::Str(s),
+        _ => return None,
+    })
+}
 
 /// Runs `plan` in `ctx` (call it inside `Executor::run_plan`).
 pub fn run(ctx: &ExecContext, catalog: &dyn Catalog, plan: &LogicalPlan) -> Result<QueryResult> {
@@ -62,9 +82,34 @@ impl<'a> Lowering<'a> {
                 let rel = self.node(input)?;
                 self.filter(rel, predicate)
             }
-            Plan::Join { left, right, keys } => {
+            Plan::Join {
+                left,
+                right,
+                kind,
+                keys,
+                residual,
+            } => {
                 let (l, r) = (self.node(left)?, self.node(right)?);
-                self.join(l, r, keys)
+                match kind {
+                    JoinKind::Inner if keys.is_empty() => self.cross(l, r),
+                    JoinKind::Inner => {
+                        let out = self.join(l, r, keys)?;
+                        if residual.is_empty() {
+                            Ok(out)
+                        } else {
+                            self.filter(out, residual)
+                        }
+                    }
+                    _ => self.keyed_join(l, r, *kind, keys, residual),
+                }
+            }
+            Plan::Map { input, exprs } => {
+                let mut rel = self.node(input)?;
+                for (id, e) in exprs {
+                    let v = eval_vector(self.ctx, e, self.ty(e), &rel)?;
+                    rel.cols.push((*id, v));
+                }
+                Ok(rel)
             }
             Plan::Aggregate {
                 input,
@@ -72,23 +117,34 @@ impl<'a> Lowering<'a> {
                 aggs,
             } => {
                 let rel = self.node(input)?;
-                self.aggregate(&rel, groups, aggs)
+                let dependent = crate::optimize::dependent_groups(input, groups, self.catalog);
+                self.aggregate(&rel, groups, aggs, &dependent)
             }
             Plan::Sort { input, keys } => {
                 let rel = self.node(input)?;
                 self.sort(&rel, keys, None)
             }
-            Plan::Limit { input, count } => match input.as_ref() {
-                Plan::Sort { input, keys } => {
-                    let rel = self.node(input)?;
-                    self.sort(&rel, keys, Some(*count))
+            Plan::Limit {
+                input,
+                count,
+                offset,
+            } => {
+                let end = count.saturating_add(*offset);
+                let rel = match input.as_ref() {
+                    Plan::Sort { input, keys } => {
+                        let rel = self.node(input)?;
+                        self.sort(&rel, keys, (end < usize::MAX).then_some(end))?
+                    }
+                    other => self.node(other)?,
+                };
+                if *offset == 0 && rel.len <= end {
+                    return Ok(rel);
                 }
-                other => {
-                    let rel = self.node(other)?;
-                    let pos: Vec<u32> = (0..rel.len.min(*count) as u32).collect();
-                    Ok(rel.take(self.ctx, &pos))
-                }
-            },
+                let pos: Vec<u32> = (rel.len.min(*offset)..rel.len.min(end))
+                    .map(|p| p as u32)
+                    .collect();
+                Ok(rel.take(self.ctx, &pos))
+            }
             Plan::Project { .. } => Err(SqlError::unsupported("a projection below the top")),
         }
     }
@@ -149,8 +205,8 @@ impl<'a> Lowering<'a> {
         let mut lx = Vec::new();
         let mut rx = Vec::new();
         for i in 0..keys.len() {
-            let a = key_expr(l_keys[i], left, l_owned[i].as_deref())?;
-            let b = key_expr(r_keys[i], right, r_owned[i].as_deref())?;
+            let a = key_expr(l_keys[i], left, l_owned[i].as_ref())?;
+            let b = key_expr(r_keys[i], right, r_owned[i].as_ref())?;
             let (sa, sb) = (a.scale()?, b.scale()?);
             lx.push(scaled_up(a, sb.saturating_sub(sa)));
             rx.push(scaled_up(b, sa.saturating_sub(sb)));
@@ -173,30 +229,215 @@ impl<'a> Lowering<'a> {
         Ok(out)
     }
 
-    /// Shared integer codes for string join keys (two dictionaries' codes do
-    /// not match): one map over both sides' strings. Sequential; a note for
-    /// later: a parallel dictionary merge belongs in maestro-execution.
+    /// A cross product with a one-row side (an uncorrelated scalar
+    /// subquery): that row's values repeated at every position of the other.
+    fn cross(&self, left: Relation<'a>, right: Relation<'a>) -> Result<Relation<'a>> {
+        let (mut many, one) = match (left.len, right.len) {
+            (_, 1) => (left, right),
+            (1, _) => (right, left),
+            _ => {
+                return Err(SqlError::unsupported(
+                    "a cross join (a table with no equality condition linking it to the others)",
+                ));
+            }
+        };
+        let zeros = vec![0u32; many.len];
+        many.cols.extend(one.take(self.ctx, &zeros).cols);
+        Ok(many)
+    }
+
+    /// Semi, anti and left outer joins: the hash table is built on the right
+    /// side (the subquery, or the side that may be NULL) and the left side
+    /// probes it, keeping its order (a semi or anti join whose left side is
+    /// the smaller first reduces the right side to the rows whose keys the
+    /// left has); `residual` is checked on each pair.
+    fn keyed_join(
+        &self,
+        left: Relation<'a>,
+        right: Relation<'a>,
+        kind: JoinKind,
+        keys: &[(Expr, Expr)],
+        residual: &[Expr],
+    ) -> Result<Relation<'a>> {
+        if keys.is_empty() {
+            if !residual.is_empty() {
+                return Err(SqlError::unsupported(
+                    "a subquery correlated without an equality",
+                ));
+            }
+            let keep = match kind {
+                JoinKind::Semi => right.len > 0,
+                JoinKind::Anti => right.len == 0,
+                _ => return Err(SqlError::unsupported("an outer join without an equality")),
+            };
+            let pos: Vec<u32> = if keep {
+                (0..left.len as u32).collect()
+            } else {
+                Vec::new()
+            };
+            return Ok(left.take(self.ctx, &pos));
+        }
+        let right = if matches!(kind, JoinKind::Semi | JoinKind::Anti) && left.len < right.len {
+            // The smaller left side first keeps only the subquery rows
+            // whose keys it has (a semi join built on the left side): the
+            // others cannot meet any left row. The hash table of the join
+            // proper is then built on what remains.
+            let pos = self.semi_positions(&right, &left, keys)?;
+            right.take(self.ctx, &pos)
+        } else {
+            right
+        };
+        let (l_keys, r_keys): (Vec<&Expr>, Vec<&Expr>) = keys.iter().map(|(l, r)| (l, r)).unzip();
+        let (l_owned, r_owned) = self.key_codes(&left, &right, &l_keys, &r_keys)?;
+        let mut lx = Vec::new();
+        let mut rx = Vec::new();
+        for i in 0..keys.len() {
+            let a = key_expr(l_keys[i], &left, l_owned[i].as_ref())?;
+            let b = key_expr(r_keys[i], &right, r_owned[i].as_ref())?;
+            let (sa, sb) = (a.scale()?, b.scale()?);
+            lx.push(scaled_up(a, sb.saturating_sub(sa)));
+            rx.push(scaled_up(b, sa.saturating_sub(sb)));
+        }
+        let cond = Expr::and_all(residual.to_vec());
+        let (lref, rref) = (&left, &right);
+        // The residual on (left position, right position).
+        let check = move |p: u32, b: u32| {
+            eval_with(&cond, &|c| match lref.get(c) {
+                Some(v) => v.value_at(p as usize),
+                None => rref.get(c).map_or(Scalar::Null, |v| v.value_at(b as usize)),
+            }) == Scalar::Bool(true)
+        };
+        let table = JoinTable::build(self.ctx, "sql_join_build", Input::all(right.len), &rx)?;
+        let res: Option<&Residual> = if residual.is_empty() {
+            None
+        } else {
+            Some(&check)
+        };
+        let exec_kind = match kind {
+            JoinKind::Semi => ExecJoinKind::Semi,
+            JoinKind::Anti => ExecJoinKind::Anti,
+            _ => ExecJoinKind::LeftOuter,
+        };
+        let out = table.probe(
+            self.ctx,
+            "sql_join_probe",
+            exec_kind,
+            Input::all(left.len),
+            &lx,
+            res,
+        )?;
+        match out {
+            JoinOutput::Positions(pos) => Ok(left.take(self.ctx, &pos)),
+            JoinOutput::Pairs(pairs) => {
+                let mut out = left.take(self.ctx, &pairs.probe);
+                if right.len == 0 {
+                    for (id, _) in &right.cols {
+                        out.cols
+                            .push((*id, Vector::Values(vec![Scalar::Null; out.len])));
+                    }
+                } else if pairs.build.contains(&NO_ROW) {
+                    // NULL-padded: the right side's row 0 under a NULL mask.
+                    let nulls = Arc::new(pairs.build.iter().map(|&b| b == NO_ROW).collect());
+                    let at: Vec<u32> = pairs
+                        .build
+                        .iter()
+                        .map(|&b| if b == NO_ROW { 0 } else { b })
+                        .collect();
+                    for (id, v) in right.take(self.ctx, &at).cols {
+                        out.cols.push((
+                            id,
+                            Vector::Masked {
+                                values: Box::new(v),
+                                nulls: Arc::clone(&nulls),
+                            },
+                        ));
+                    }
+                } else {
+                    out.cols.extend(right.take(self.ctx, &pairs.build).cols);
+                }
+                Ok(out)
+            }
+            JoinOutput::Marks(_) => Err(SqlError::invalid("a mark join in a SQL plan")),
+        }
+    }
+
+    /// The positions of `probe` whose keys (the right sides of `keys`) some
+    /// row of `build` (the left sides) has: a semi join built on `build`.
+    fn semi_positions(
+        &self,
+        probe: &Relation<'a>,
+        build: &Relation<'a>,
+        keys: &[(Expr, Expr)],
+    ) -> Result<Vec<u32>> {
+        let (b_keys, p_keys): (Vec<&Expr>, Vec<&Expr>) = keys.iter().map(|(l, r)| (l, r)).unzip();
+        let (b_owned, p_owned) = self.key_codes(build, probe, &b_keys, &p_keys)?;
+        let mut bx = Vec::new();
+        let mut px = Vec::new();
+        for i in 0..keys.len() {
+            let a = key_expr(b_keys[i], build, b_owned[i].as_ref())?;
+            let b = key_expr(p_keys[i], probe, p_owned[i].as_ref())?;
+            let (sa, sb) = (a.scale()?, b.scale()?);
+            bx.push(scaled_up(a, sb.saturating_sub(sa)));
+            px.push(scaled_up(b, sa.saturating_sub(sb)));
+        }
+        let table = JoinTable::build(self.ctx, "sql_join_build", Input::all(build.len), &bx)?;
+        Ok(table.semi(self.ctx, "sql_join_reduce", Input::all(probe.len), &px)?)
+    }
+
+    /// Join keys materialized before the operators can read them: shared
+    /// integer codes for strings (two dictionaries' codes do not match: one
+    /// map over both sides' strings; sequential — a note for later: a
+    /// parallel dictionary merge belongs in maestro-execution), and 128-bit
+    /// values (sums, their extremes) narrowed to 64 bits where they fit.
     #[allow(clippy::type_complexity)]
     fn key_codes(
         &self,
-        left: &Relation,
-        right: &Relation,
+        left: &Relation<'a>,
+        right: &Relation<'a>,
         l_keys: &[&Expr],
         r_keys: &[&Expr],
-    ) -> Result<(Vec<Option<Vec<i64>>>, Vec<Option<Vec<i64>>>)> {
+    ) -> Result<(Vec<Option<Vector<'a>>>, Vec<Option<Vector<'a>>>)> {
         let mut lo = Vec::new();
         let mut ro = Vec::new();
         for (l, r) in l_keys.iter().zip(r_keys) {
             if self.ty(l) == SqlType::Str {
                 let mut codes = HashMap::new();
-                lo.push(Some(self.intern(l, left, &mut codes)?));
-                ro.push(Some(self.intern(r, right, &mut codes)?));
+                let (a, b) = (
+                    self.intern(l, left, &mut codes)?,
+                    self.intern(r, right, &mut codes)?,
+                );
+                // `intern` codes NULL as -1, which must not match itself.
+                if a.contains(&-1) || b.contains(&-1) {
+                    return Err(SqlError::unsupported(format!(
+                        "a join on {} = {}, which may be NULL (from an outer join)",
+                        self.plan.show(l),
+                        self.plan.show(r)
+                    )));
+                }
+                lo.push(Some(Vector::Int(a)));
+                ro.push(Some(Vector::Int(b)));
             } else {
-                lo.push(None);
-                ro.push(None);
+                lo.push(self.numeric_key(l, left)?);
+                ro.push(self.numeric_key(r, right)?);
             }
         }
         Ok((lo, ro))
+    }
+
+    /// A numeric key the operators cannot evaluate as it is, materialized.
+    fn numeric_key(&self, e: &Expr, rel: &Relation<'a>) -> Result<Option<Vector<'a>>> {
+        if to_exec_expr(e, rel).is_some() {
+            return Ok(None);
+        }
+        let v = eval_vector(self.ctx, e, self.ty(e), rel)?;
+        if v.col().is_none() && (0..rel.len).any(|p| v.value_at(p) == Scalar::Null) {
+            return Err(SqlError::unsupported(format!(
+                "a join on {}, which may be NULL (from an outer join)",
+                self.plan.show(e)
+            )));
+        }
+        let v = narrowed(columnar(v)?);
+        Ok(v.col().is_some_and(|c| c.is_narrow_numeric()).then_some(v))
     }
 
     pub(super) fn intern(
@@ -217,25 +458,41 @@ impl<'a> Lowering<'a> {
             .collect())
     }
 
+    /// ORDER BY [LIMIT]: every key as a column the operator sorts; a key
+    /// with NULLs (from an outer join) sorts first by a NULL indicator.
     fn sort(
         &self,
         rel: &Relation<'a>,
-        keys: &[(Expr, Direction)],
+        keys: &[(Expr, Direction, bool)],
         limit: Option<usize>,
     ) -> Result<Relation<'a>> {
-        let vectors: Vec<Vector> = keys
-            .iter()
-            .map(|(e, _)| columnar(eval_vector(self.ctx, e, self.ty(e), rel)?))
-            .collect::<Result<_>>()?;
+        let mut vectors: Vec<(Vector, Order)> = Vec::new();
+        for (e, d, nulls_first) in keys {
+            let order = match d {
+                Direction::Asc => Order::Asc,
+                Direction::Desc => Order::Desc,
+            };
+            let v = eval_vector(self.ctx, e, self.ty(e), rel)?;
+            match without_nulls(&v, rel.len) {
+                None => vectors.push((columnar(v)?, order)),
+                Some((is_null, filled)) => {
+                    let first = if *nulls_first {
+                        Order::Desc
+                    } else {
+                        Order::Asc
+                    };
+                    vectors.push((Vector::Int(is_null), first));
+                    if let Some(f) = filled {
+                        vectors.push((columnar(f)?, order));
+                    }
+                }
+            }
+        }
         let sort_keys: Vec<SortKey> = vectors
             .iter()
-            .zip(keys)
-            .map(|(v, (_, d))| SortKey {
+            .map(|(v, order)| SortKey {
                 col: v.col().expect("columnar vectors are columns"),
-                order: match d {
-                    Direction::Asc => Order::Asc,
-                    Direction::Desc => Order::Desc,
-                },
+                order: *order,
             })
             .collect();
         let pos = sort(self.ctx, "sql_sort", Input::all(rel.len), &sort_keys, limit)?;
@@ -265,16 +522,67 @@ impl<'a> Lowering<'a> {
     }
 }
 
-/// A join key: interned codes if given, else the key as an operator expression.
-fn key_expr<'r>(e: &Expr, rel: &'r Relation, codes: Option<&'r [i64]>) -> Result<ExecExpr<'r>> {
-    if let Some(c) = codes {
-        return Ok(ExecExpr::col(Col::i64(c)));
+/// For a vector with NULLs: a 0/1 NULL indicator, and the values with each
+/// NULL replaced by some value of the vector (`None` if all are NULL).
+#[allow(clippy::type_complexity)]
+pub(crate) fn without_nulls<'d>(
+    v: &Vector<'d>,
+    len: usize,
+) -> Option<(Vec<i64>, Option<Vector<'d>>)> {
+    if let Vector::Masked { values, nulls } = v {
+        if !nulls.contains(&true) {
+            return None;
+        }
+        let is_null = nulls.iter().map(|&n| i64::from(n)).collect();
+        return Some((is_null, Some((**values).clone())));
+    }
+    let Vector::Values(vals) = v else {
+        return None;
+    };
+    let is_null: Vec<i64> = vals.iter().map(|s| i64::from(*s == Scalar::Null)).collect();
+    if !is_null.contains(&1) {
+        return None;
+    }
+    let filler = vals.iter().find(|s| **s != Scalar::Null).cloned();
+    let filled = filler.map(|f| {
+        Vector::Values(
+            (0..len)
+                .map(|p| match &vals[p] {
+                    Scalar::Null => f.clone(),
+                    s => s.clone(),
+                })
+                .collect(),
+        )
+    });
+    Some((is_null, filled))
+}
+
+/// A join key: its materialized vector if given, else the key as an
+/// operator expression.
+fn key_expr<'r>(e: &Expr, rel: &'r Relation, owned: Option<&'r Vector>) -> Result<ExecExpr<'r>> {
+    if let Some(c) = owned.and_then(Vector::col) {
+        return Ok(ExecExpr::col(c));
     }
     to_exec_expr(e, rel).ok_or_else(|| {
         SqlError::unsupported(
             "a join key that is not an integer, decimal, date or string expression",
         )
     })
+}
+
+/// 128-bit values as 64-bit ones when they all fit (the operators' keys
+/// and aggregate arguments are 64-bit).
+pub(crate) fn narrowed(v: Vector<'_>) -> Vector<'_> {
+    match v {
+        Vector::Wide { values, scale } => {
+            match values.iter().map(|&x| i64::try_from(x)).collect() {
+                Ok(values) if scale == 0 => Vector::Int(values),
+                Ok(values) => Vector::Dec { values, scale },
+                Err(_) => Vector::Wide { values, scale },
+            }
+        }
+        v => v,
+    }
 }
 
 fn column_type(t: SqlType) -> ColumnType {

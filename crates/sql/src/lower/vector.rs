@@ -53,6 +53,12 @@ pub(crate) enum Vector<'d> {
     Double(Vec<f64>),
     /// Anything else, one value per position (strings, NULLs, …).
     Values(Vec<Scalar>),
+    /// `values` where `nulls` is false, NULL where it is true (the padded
+    /// side of a LEFT JOIN: `values` holds some row's value there).
+    Masked {
+        values: Box<Vector<'d>>,
+        nulls: Arc<Vec<bool>>,
+    },
 }
 
 impl<'d> Vector<'d> {
@@ -71,7 +77,7 @@ impl<'d> Vector<'d> {
             Vector::Dec { values, scale } => Col::decimal_raw(values, *scale),
             Vector::Dates(v) => Col::date(v),
             Vector::Wide { values, scale } => Col::wide(values, *scale),
-            Vector::Double(_) | Vector::Values(_) => return None,
+            Vector::Double(_) | Vector::Values(_) | Vector::Masked { .. } => return None,
         })
     }
 
@@ -95,6 +101,13 @@ impl<'d> Vector<'d> {
             Vector::Wide { values, scale } => num(values[p], *scale),
             Vector::Double(v) => Scalar::Double(v[p]),
             Vector::Values(v) => v[p].clone(),
+            Vector::Masked { values, nulls } => {
+                if nulls[p] {
+                    Scalar::Null
+                } else {
+                    values.value_at(p)
+                }
+            }
         }
     }
 
@@ -133,52 +146,65 @@ impl<'d> Relation<'d> {
     pub fn take(&self, ctx: &ExecContext, pos: &[u32]) -> Relation<'d> {
         // (row ids before, row ids after): one composition per base table.
         let mut composed: Vec<(Option<RowIds>, RowIds)> = Vec::new();
-        let mut cols = Vec::with_capacity(self.cols.len());
-        for (id, v) in &self.cols {
-            let taken = match v {
-                Vector::Base { column, rows } => {
-                    let same = |k: &Option<RowIds>| match (k, rows) {
-                        (None, None) => true,
-                        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-                        _ => false,
-                    };
-                    let new_rows = match composed.iter().find(|(k, _)| same(k)) {
-                        Some((_, r)) => r.clone(),
-                        None => {
-                            let r = Arc::new(match rows {
-                                Some(r) => gather_positions(ctx, "sql_take", r, pos),
-                                None => pos.to_vec(),
-                            });
-                            composed.push((rows.clone(), r.clone()));
-                            r
-                        }
-                    };
-                    Vector::Base {
-                        column,
-                        rows: Some(new_rows),
-                    }
-                }
-                Vector::Int(x) => Vector::Int(gather(x, pos)),
-                Vector::Dec { values, scale } => Vector::Dec {
-                    values: gather(values, pos),
-                    scale: *scale,
-                },
-                Vector::Dates(x) => Vector::Dates(gather(x, pos)),
-                Vector::Wide { values, scale } => Vector::Wide {
-                    values: gather(values, pos),
-                    scale: *scale,
-                },
-                Vector::Double(x) => Vector::Double(gather(x, pos)),
-                Vector::Values(x) => {
-                    Vector::Values(pos.iter().map(|&p| x[p as usize].clone()).collect())
-                }
-            };
-            cols.push((*id, taken));
-        }
+        let cols = self
+            .cols
+            .iter()
+            .map(|(id, v)| (*id, take_vector(v, ctx, pos, &mut composed)))
+            .collect();
         Relation {
             len: pos.len(),
             cols,
         }
+    }
+}
+
+/// `v` at `pos`; base columns reuse the row ids composed for another column
+/// of the same table (`composed`).
+fn take_vector<'d>(
+    v: &Vector<'d>,
+    ctx: &ExecContext,
+    pos: &[u32],
+    composed: &mut Vec<(Option<RowIds>, RowIds)>,
+) -> Vector<'d> {
+    match v {
+        Vector::Base { column, rows } => {
+            let same = |k: &Option<RowIds>| match (k, rows) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            };
+            let new_rows = match composed.iter().find(|(k, _)| same(k)) {
+                Some((_, r)) => r.clone(),
+                None => {
+                    let r = Arc::new(match rows {
+                        Some(r) => gather_positions(ctx, "sql_take", r, pos),
+                        None => pos.to_vec(),
+                    });
+                    composed.push((rows.clone(), r.clone()));
+                    r
+                }
+            };
+            Vector::Base {
+                column,
+                rows: Some(new_rows),
+            }
+        }
+        Vector::Int(x) => Vector::Int(gather(x, pos)),
+        Vector::Dec { values, scale } => Vector::Dec {
+            values: gather(values, pos),
+            scale: *scale,
+        },
+        Vector::Dates(x) => Vector::Dates(gather(x, pos)),
+        Vector::Wide { values, scale } => Vector::Wide {
+            values: gather(values, pos),
+            scale: *scale,
+        },
+        Vector::Double(x) => Vector::Double(gather(x, pos)),
+        Vector::Values(x) => Vector::Values(pos.iter().map(|&p| x[p as usize].clone()).collect()),
+        Vector::Masked { values, nulls } => Vector::Masked {
+            values: Box::new(take_vector(values, ctx, pos, composed)),
+            nulls: Arc::new(gather(nulls, pos)),
+        },
     }
 }
 
