@@ -373,3 +373,34 @@ fn serve_starts_empty_and_call_loads_tpch() {
         assert_eq!(n.get::<_, i64>(0), 5);
     });
 }
+
+/// psycopg 3 from a Python script, when Python has it (`pip install
+/// "psycopg[binary]"`); skipped otherwise.
+#[test]
+fn serve_psycopg() {
+    let has_psycopg = Command::new("python3")
+        .args(["-c", "import psycopg"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_psycopg {
+        eprintln!("python3 with psycopg not found: skipping the psycopg check");
+        return;
+    }
+    let server = Server::start(&["--sf", "0.01"]);
+    let out = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/serve_psycopg.py"
+        ))
+        .arg(server.port.to_string())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -18,7 +18,7 @@ pub mod statement;
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::io;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -31,14 +31,18 @@ use maestro_sql::{Catalog, SqlError, TableDef, TpchCatalog};
 use maestro_storage::column::Table;
 use maestro_tpch::Database;
 use maestro_tpch::queries::Value;
+use pgwire::api::auth::{self, DefaultServerParameterProvider, StartupHandler};
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{FieldInfo, QueryResponse, Response, Tag};
 use pgwire::api::stmt::QueryParser;
 use pgwire::api::store::PortalStore;
-use pgwire::api::{ClientInfo, ClientPortalStore, PgWireServerHandlers, Type};
+use pgwire::api::{
+    ClientInfo, ClientPortalStore, PgWireServerHandlers, PidSecretKeyGenerator,
+    RandomPidSecretKeyGenerator, Type,
+};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
-use pgwire::messages::PgWireBackendMessage;
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use tokio::net::TcpListener;
 
 use errors::{error, user_error};
@@ -185,6 +189,42 @@ impl PgWireServerHandlers for Handlers {
 
     fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
         Arc::clone(&self.session)
+    }
+
+    fn startup_handler(&self) -> Arc<impl StartupHandler> {
+        Arc::new(Startup)
+    }
+}
+
+/// No authentication (as pgwire's no-op handler), announcing
+/// [`SERVER_VERSION`] as the server's version.
+struct Startup;
+
+static PIDS: LazyLock<RandomPidSecretKeyGenerator> =
+    LazyLock::new(RandomPidSecretKeyGenerator::default);
+
+#[async_trait]
+impl StartupHandler for Startup {
+    async fn on_startup<C>(
+        &self,
+        client: &mut C,
+        message: PgWireFrontendMessage,
+    ) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if let PgWireFrontendMessage::Startup(ref startup) = message {
+            auth::protocol_negotiation(client, startup).await?;
+            auth::save_startup_parameters_to_metadata(client, startup);
+            let (pid, key) = PIDS.generate(client);
+            client.set_pid_and_secret_key(pid, key);
+            let mut parameters = DefaultServerParameterProvider::default();
+            parameters.server_version = SERVER_VERSION.to_string();
+            auth::finish_authentication(client, &parameters).await?;
+        }
+        Ok(())
     }
 }
 
