@@ -364,6 +364,30 @@ fn serve_starts_empty_and_call_loads_tpch() {
             simple_rows(&c, "select count(*) from nation").await,
             [[Some("25".to_string())]]
         );
+        // Bad input on other connections: garbage instead of a startup
+        // message, a startup then a malformed message, a client that sends a
+        // query and vanishes. The server stays up for everyone else.
+        use std::io::Write as _;
+        let addr = format!("127.0.0.1:{}", server.port);
+        let mut garbage = std::net::TcpStream::connect(&addr).unwrap();
+        let _ = garbage.write_all(&[0xff; 64]);
+        drop(garbage);
+        let mut bad = std::net::TcpStream::connect(&addr).unwrap();
+        let mut startup = Vec::new();
+        let body: &[u8] = b"\0\x03\0\0user\0maestro\0\0";
+        startup.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+        startup.extend_from_slice(body);
+        let _ = bad.write_all(&startup);
+        // A 'Q' message whose length says 1 GiB, then a few bytes.
+        let _ = bad.write_all(b"Q\x40\0\0\0select");
+        drop(bad);
+        let vanish = server.connect().await;
+        let pending = tokio::spawn(async move {
+            let _ = vanish.simple_query("select count(*) from lineitem").await;
+        });
+        pending.abort();
+        let _ = pending.await;
+
         // Another session sees the loaded tables.
         let c2 = server.connect().await;
         let n = c2
