@@ -341,6 +341,22 @@ fn serve_answers_as_maestro_sql_does() {
 }
 
 #[test]
+fn serve_refuses_bad_flags() {
+    for args in [
+        ["serve", "--sf", "0"],
+        ["serve", "--host", "no such host name"],
+    ] {
+        let out = maestro(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            common::stderr(&out)
+        );
+    }
+}
+
+#[test]
 fn serve_starts_empty_and_call_loads_tpch() {
     let server = Server::start(&[]);
     runtime().block_on(async {

@@ -152,20 +152,19 @@ impl Catalog for Snapshot {
     }
 }
 
-/// Accepts connections on `listener` until it fails; one session (a task) per
-/// connection.
+/// Accepts connections on `listener`, one session (a task) per connection,
+/// for as long as the process runs.
 pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> io::Result<()> {
     loop {
         let socket = match listener.accept().await {
             Ok((socket, _)) => socket,
-            // Out of file descriptors and the like: the listener is fine,
-            // try again shortly.
-            Err(e) if !matches!(e.kind(), io::ErrorKind::InvalidInput) => {
+            // Out of file descriptors, a connection reset before it was
+            // accepted, …: the listener is fine, go on shortly.
+            Err(e) => {
                 eprintln!("maestro serve: accept: {e}");
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
-            Err(e) => return Err(e),
         };
         let _ = socket.set_nodelay(true);
         let handlers = Handlers {
