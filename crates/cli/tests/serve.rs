@@ -161,7 +161,7 @@ fn serve_answers_as_maestro_sql_does() {
     let expected = json_of(&maestro(&["sql", "--sf", "0.01", "--json", Q1]));
     let rt = runtime();
     rt.block_on(async {
-        let c = server.connect().await;
+        let mut c = server.connect().await;
 
         // Simple protocol: the rows as text equal `maestro sql`'s.
         let rows = simple_rows(&c, Q1).await;
@@ -292,6 +292,20 @@ fn serve_answers_as_maestro_sql_does() {
         c.batch_execute("BEGIN; select count(*) from nation; COMMIT")
             .await
             .unwrap();
+
+        // A portal fetched in pieces (Execute with a row limit, then
+        // PortalSuspended), inside BEGIN … COMMIT.
+        let tx = c.transaction().await.unwrap();
+        let portal = tx
+            .bind("select n_name from nation order by n_name", &[])
+            .await
+            .unwrap();
+        let first = tx.query_portal(&portal, 10).await.unwrap();
+        let rest = tx.query_portal(&portal, 100).await.unwrap();
+        assert_eq!((first.len(), rest.len()), (10, 15));
+        assert_eq!(first[0].get::<_, String>(0), "ALGERIA");
+        assert_eq!(rest[14].get::<_, String>(0), "VIETNAM");
+        tx.commit().await.unwrap();
 
         // Two connections at once: a second session sees its own settings
         // and both run statements concurrently.
