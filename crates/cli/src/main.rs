@@ -6,6 +6,7 @@ mod flags;
 mod omp;
 mod output;
 mod run;
+mod serve;
 mod sql;
 mod tpcc;
 mod tpcc_durable;
@@ -62,6 +63,8 @@ enum Command {
     },
     /// Run one SQL statement (SELECT or EXPLAIN SELECT) over the TPC-H tables.
     Sql(sql::SqlArgs),
+    /// Serve SQL over the PostgreSQL wire protocol (psql, psycopg, tokio-postgres, …).
+    Serve(serve::ServeArgs),
 }
 
 #[derive(Subcommand)]
@@ -314,6 +317,7 @@ fn main() -> ExitCode {
         } => bench_workload(args),
         Command::Tpch { command } => tpch::run(command),
         Command::Sql(args) => sql::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Tpcc { command } => tpcc::run(command),
         Command::Ch { command } => ch::run(command),
     }

@@ -624,3 +624,16 @@ fn scaled_up(e: ExecExpr<'_>, by: u8) -> ExecExpr<'_> {
         d => ExecExpr::int(10i64.pow(u32::from(d))) * e,
     }
 }
+
+/// The names and SQL types of the columns [`run`] returns for `plan`, known
+/// before running it (what a wire protocol's Describe announces). A boolean
+/// column comes back from [`run`] as the strings `true`/`false`.
+pub fn result_columns(plan: &LogicalPlan) -> Vec<(String, SqlType)> {
+    match &plan.root {
+        Plan::Project { outputs, .. } => outputs
+            .iter()
+            .map(|(n, e)| (n.clone(), type_of(e, &|c| plan.column(c).ty)))
+            .collect(),
+        _ => Vec::new(),
+    }
+}

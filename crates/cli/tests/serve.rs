@@ -1,0 +1,460 @@
+//! `maestro serve` driven by real clients over TCP: tokio-postgres (simple and
+//! extended protocol, binary results) and psql. The server picks a free port
+//! itself (`--port 0`) and prints the address it listens on.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::{json_of, maestro};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::{FromSql, Type};
+use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+
+/// A running `maestro serve`, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_maestro"))
+            .args(["serve", "--port", "0", "--contexts", "2"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("maestro serve starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let _ = tx.send(line);
+            }
+        });
+        // Generous: loading TPC-H in a debug build on a busy machine.
+        let line = rx
+            .recv_timeout(Duration::from_secs(600))
+            .expect("the server announces its address");
+        let port = line
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        Server { child, port }
+    }
+
+    async fn connect(&self) -> Client {
+        let (client, connection) = tokio_postgres::connect(
+            &format!("host=127.0.0.1 port={} user=maestro dbname=tpch", self.port),
+            NoTls,
+        )
+        .await
+        .expect("connects");
+        tokio::spawn(connection);
+        client
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The rows of a simple query, as text (None: NULL).
+async fn simple_rows(c: &Client, sql: &str) -> Vec<Vec<Option<String>>> {
+    c.simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e:?}"))
+        .into_iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(r) => {
+                Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The SQLSTATE and message of a failed statement.
+fn sqlstate(e: &tokio_postgres::Error) -> (SqlState, String) {
+    let db = e
+        .as_db_error()
+        .unwrap_or_else(|| panic!("not a server error: {e:?}"));
+    (db.code().clone(), db.message().to_string())
+}
+
+/// A cell's bytes as the server sent them (binary format).
+struct Raw(Vec<u8>);
+
+impl<'a> FromSql<'a> for Raw {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Raw(raw.to_vec()))
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+/// numeric's binary format back to text with its display scale.
+fn numeric_text(b: &[u8]) -> String {
+    let w = |i: usize| i16::from_be_bytes([b[2 * i], b[2 * i + 1]]);
+    let (n, weight, sign, dscale) = (w(0) as usize, i32::from(w(1)), w(2), w(3) as usize);
+    let digit = |idx: i32| {
+        usize::try_from(idx)
+            .ok()
+            .filter(|&i| i < n)
+            .map_or(0, |i| w(4 + i))
+    };
+    let mut int = String::new();
+    for k in 0..=weight {
+        let d = digit(k);
+        if int.is_empty() {
+            int = d.to_string();
+        } else {
+            int += &format!("{d:04}");
+        }
+    }
+    if int.is_empty() {
+        int.push('0');
+    }
+    let mut frac = String::new();
+    let mut e = 1;
+    while frac.len() < dscale {
+        frac += &format!("{:04}", digit(weight + e));
+        e += 1;
+    }
+    frac.truncate(dscale);
+    let sign = if sign == 0x4000 { "-" } else { "" };
+    if dscale == 0 {
+        format!("{sign}{int}")
+    } else {
+        format!("{sign}{int}.{frac}")
+    }
+}
+
+const Q1: &str = "select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty, \
+    sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, avg(l_discount) as avg_disc, \
+    count(*) as count_order, min(l_shipdate) as first_ship \
+    from lineitem where l_shipdate <= date '1998-12-01' - interval '90' day \
+    group by l_returnflag, l_linestatus order by l_returnflag, l_linestatus";
+
+#[test]
+fn serve_answers_as_maestro_sql_does() {
+    let server = Server::start(&["--sf", "0.01"]);
+    let expected = json_of(&maestro(&["sql", "--sf", "0.01", "--json", Q1]));
+    let rt = runtime();
+    rt.block_on(async {
+        let mut c = server.connect().await;
+
+        // Simple protocol: the rows as text equal `maestro sql`'s.
+        let rows = simple_rows(&c, Q1).await;
+        let want = expected["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), want.len());
+        assert_eq!(rows.len(), 4);
+        for (got, want) in rows.iter().zip(want) {
+            for (g, w) in got.iter().zip(want.as_array().unwrap()) {
+                let g = g.as_deref().expect("no NULLs in Q1");
+                match w {
+                    serde_json::Value::String(s) => assert_eq!(g, s),
+                    serde_json::Value::Number(n) if n.is_i64() => {
+                        assert_eq!(g.parse::<i64>().unwrap(), n.as_i64().unwrap())
+                    }
+                    serde_json::Value::Number(n) => {
+                        assert_eq!(g.parse::<f64>().unwrap(), n.as_f64().unwrap())
+                    }
+                    other => panic!("unexpected {other}"),
+                }
+            }
+        }
+
+        // Extended protocol: the described column types, then the rows in
+        // binary (tokio-postgres asks for binary results).
+        let stmt = c.prepare(Q1).await.unwrap();
+        let names: Vec<&str> = stmt.columns().iter().map(|c| c.name()).collect();
+        assert_eq!(
+            names,
+            expected["columns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect::<Vec<_>>()
+        );
+        let types: Vec<&Type> = stmt.columns().iter().map(|c| c.type_()).collect();
+        assert_eq!(
+            types,
+            [
+                &Type::VARCHAR,
+                &Type::VARCHAR,
+                &Type::NUMERIC,
+                &Type::NUMERIC,
+                &Type::FLOAT8,
+                &Type::INT8,
+                &Type::DATE
+            ]
+        );
+        let binary = c.query(&stmt, &[]).await.unwrap();
+        assert_eq!(binary.len(), rows.len());
+        for (b, t) in binary.iter().zip(&rows) {
+            let t: Vec<&str> = t.iter().map(|v| v.as_deref().unwrap()).collect();
+            assert_eq!(b.get::<_, String>(0), t[0]);
+            assert_eq!(b.get::<_, String>(1), t[1]);
+            assert_eq!(numeric_text(&b.get::<_, Raw>(2).0), t[2]);
+            assert_eq!(numeric_text(&b.get::<_, Raw>(3).0), t[3]);
+            assert_eq!(b.get::<_, f64>(4), t[4].parse::<f64>().unwrap());
+            assert_eq!(b.get::<_, i64>(5), t[5].parse::<i64>().unwrap());
+            let days = i32::from_be_bytes(b.get::<_, Raw>(6).0.try_into().unwrap());
+            assert_eq!(
+                maestro_storage::column::Date(days + 10_957).to_string(),
+                t[6]
+            );
+        }
+
+        // A statement without a prepare step (unnamed statement) in the
+        // extended protocol, and EXPLAIN.
+        let n = c
+            .query_one("select count(*) as n from nation", &[])
+            .await
+            .unwrap();
+        assert_eq!(n.get::<_, i64>(0), 25);
+        let plan = simple_rows(&c, "explain select count(*) from nation").await;
+        assert!(!plan.is_empty());
+
+        // Errors carry their SQLSTATE; the session goes on after each.
+        let cases = [
+            ("selec 1", SqlState::SYNTAX_ERROR),
+            ("select * from nosuch", SqlState::UNDEFINED_TABLE),
+            ("select nosuch from nation", SqlState::UNDEFINED_COLUMN),
+            ("insert into nation values (1)", SqlState::FEATURE_NOT_SUPPORTED),
+            ("create table t (a int)", SqlState::FEATURE_NOT_SUPPORTED),
+            ("select date '1998-13-01' from nation", SqlState::INVALID_DATETIME_FORMAT),
+        ];
+        for (sql, code) in &cases {
+            let e = c.simple_query(sql).await.expect_err(sql);
+            assert_eq!(&sqlstate(&e).0, code, "{sql}: {e:?}");
+            let e = c.prepare(sql).await.expect_err(sql);
+            assert_eq!(&sqlstate(&e).0, code, "prepared {sql}: {e:?}");
+            assert_eq!(simple_rows(&c, "select count(*) from region").await[0][0].as_deref(), Some("5"));
+        }
+        // The error's position points at the offending name.
+        let e = c.simple_query("select * from nosuch").await.unwrap_err();
+        assert!(matches!(
+            e.as_db_error().unwrap().position(),
+            Some(tokio_postgres::error::ErrorPosition::Original(15))
+        ));
+        // Parameters are not in this slice: a clear error, not a hang.
+        let e = c
+            .prepare("select n_name from nation where n_nationkey = $1")
+            .await
+            .unwrap_err();
+        let (code, msg) = sqlstate(&e);
+        assert_eq!(code, SqlState::FEATURE_NOT_SUPPORTED);
+        assert!(msg.contains("parameters"), "{msg}");
+        // Several statements in one simple query: the ones before an error
+        // run, the ones after do not.
+        let e = c
+            .simple_query("select count(*) from region; select * from nosuch; select 1 from region")
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e).0, SqlState::UNDEFINED_TABLE);
+
+        // What drivers send around their queries.
+        c.batch_execute("SET DateStyle = 'ISO, MDY'; SET extra_float_digits = 3")
+            .await
+            .unwrap();
+        assert_eq!(
+            simple_rows(&c, "SHOW extra_float_digits").await,
+            [[Some("3".to_string())]]
+        );
+        assert_eq!(
+            simple_rows(&c, "SHOW transaction_isolation").await,
+            [[Some("read committed".to_string())]]
+        );
+        let v = c.query_one("select version()", &[]).await.unwrap();
+        assert!(v.get::<_, String>(0).starts_with("PostgreSQL 16"));
+        c.batch_execute("BEGIN; select count(*) from nation; COMMIT")
+            .await
+            .unwrap();
+
+        // A portal fetched in pieces (Execute with a row limit, then
+        // PortalSuspended), inside BEGIN … COMMIT.
+        let tx = c.transaction().await.unwrap();
+        let portal = tx
+            .bind("select n_name from nation order by n_name", &[])
+            .await
+            .unwrap();
+        let first = tx.query_portal(&portal, 10).await.unwrap();
+        let rest = tx.query_portal(&portal, 100).await.unwrap();
+        assert_eq!((first.len(), rest.len()), (10, 15));
+        assert_eq!(first[0].get::<_, String>(0), "ALGERIA");
+        assert_eq!(rest[14].get::<_, String>(0), "VIETNAM");
+        tx.commit().await.unwrap();
+
+        // Two connections at once: a second session sees its own settings
+        // and both run statements concurrently.
+        let c2 = server.connect().await;
+        assert_eq!(
+            simple_rows(&c2, "SHOW extra_float_digits").await,
+            [[Some("1".to_string())]]
+        );
+        let q = "select o_orderstatus, count(*) from orders group by o_orderstatus order by o_orderstatus";
+        let (a, b) = (
+            tokio::spawn(async move { simple_rows(&c, q).await }),
+            tokio::spawn(async move { simple_rows(&c2, q).await }),
+        );
+        let (a, b) = (a.await.unwrap(), b.await.unwrap());
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 3);
+    });
+
+    // psql, the shell client.
+    if std::path::Path::new("/usr/bin/psql").exists() {
+        let out = Command::new("/usr/bin/psql")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &server.port.to_string(),
+                "-U",
+                "maestro",
+                "-X",
+                "-A",
+                "-t",
+                "-c",
+                "select count(*) from nation",
+            ])
+            .env("PGCONNECT_TIMEOUT", "60")
+            .output()
+            .expect("psql runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "25");
+    } else {
+        eprintln!("psql not installed: skipping the psql check");
+    }
+}
+
+#[test]
+fn serve_refuses_bad_flags() {
+    for args in [
+        ["serve", "--sf", "0"],
+        ["serve", "--host", "no such host name"],
+    ] {
+        let out = maestro(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            common::stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn serve_starts_empty_and_call_loads_tpch() {
+    let server = Server::start(&[]);
+    runtime().block_on(async {
+        let c = server.connect().await;
+        let e = c
+            .simple_query("select count(*) from nation")
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e).0, SqlState::UNDEFINED_TABLE);
+        let e = c
+            .simple_query("CALL maestro.load_tpch(-1)")
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e).0, SqlState::INVALID_PARAMETER_VALUE);
+        let e = c.simple_query("CALL maestro.nothing(1)").await.unwrap_err();
+        assert_eq!(sqlstate(&e).0, SqlState::UNDEFINED_FUNCTION);
+        c.batch_execute("CALL maestro.load_tpch(0.01)")
+            .await
+            .unwrap();
+        assert_eq!(
+            simple_rows(&c, "select count(*) from nation").await,
+            [[Some("25".to_string())]]
+        );
+        // Bad input on other connections: garbage instead of a startup
+        // message, a startup then a malformed message, a client that sends a
+        // query and vanishes. The server stays up for everyone else.
+        use std::io::Write as _;
+        let addr = format!("127.0.0.1:{}", server.port);
+        let mut garbage = std::net::TcpStream::connect(&addr).unwrap();
+        let _ = garbage.write_all(&[0xff; 64]);
+        drop(garbage);
+        let mut bad = std::net::TcpStream::connect(&addr).unwrap();
+        let mut startup = Vec::new();
+        let body: &[u8] = b"\0\x03\0\0user\0maestro\0\0";
+        startup.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+        startup.extend_from_slice(body);
+        let _ = bad.write_all(&startup);
+        // A 'Q' message whose length says 1 GiB, then a few bytes.
+        let _ = bad.write_all(b"Q\x40\0\0\0select");
+        drop(bad);
+        let vanish = server.connect().await;
+        let pending = tokio::spawn(async move {
+            let _ = vanish.simple_query("select count(*) from lineitem").await;
+        });
+        pending.abort();
+        let _ = pending.await;
+
+        // Another session sees the loaded tables.
+        let c2 = server.connect().await;
+        let n = c2
+            .query_one("select count(*) from region", &[])
+            .await
+            .unwrap();
+        assert_eq!(n.get::<_, i64>(0), 5);
+    });
+}
+
+/// psycopg 3 from a Python script, when Python has it (`pip install
+/// "psycopg[binary]"`); skipped otherwise.
+#[test]
+fn serve_psycopg() {
+    let has_psycopg = Command::new("python3")
+        .args(["-c", "import psycopg"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_psycopg {
+        eprintln!("python3 with psycopg not found: skipping the psycopg check");
+        return;
+    }
+    let server = Server::start(&["--sf", "0.01"]);
+    let out = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/serve_psycopg.py"
+        ))
+        .arg(server.port.to_string())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,53 @@
+"""maestro serve through psycopg 3 (run by tests/serve.rs when psycopg is installed).
+
+Usage: python3 serve_psycopg.py PORT. Exits non-zero on the first failed check.
+"""
+
+import datetime
+import decimal
+import sys
+
+import psycopg
+
+port = int(sys.argv[1])
+q = (
+    "select l_returnflag, sum(l_quantity) as qty, avg(l_discount) as disc, "
+    "min(l_shipdate) as first_ship, count(*) as n from lineitem "
+    "group by l_returnflag order by l_returnflag"
+)
+with psycopg.connect(host="127.0.0.1", port=port, user="maestro", dbname="tpch") as conn:
+    with conn.cursor() as cur:
+        # Not autocommit: psycopg sends BEGIN first; the server accepts it.
+        cur.execute(q)
+        assert [c.type_code for c in cur.description] == [1043, 1700, 701, 1082, 20], cur.description
+        text_rows = cur.fetchall()
+        assert [r[0] for r in text_rows] == ["A", "N", "R"], text_rows
+        flag, qty, disc, first, n = text_rows[0]
+        assert isinstance(qty, decimal.Decimal) and qty == qty.quantize(decimal.Decimal("0.01"))
+        assert isinstance(disc, float) and isinstance(first, datetime.date) and isinstance(n, int)
+        # The same in binary, and prepared server-side.
+        cur.execute(q, binary=True)
+        assert cur.fetchall() == text_rows
+        for _ in range(2):
+            cur.execute("select count(*) from nation", prepare=True)
+            assert cur.fetchone() == (25,)
+        # An error: its SQLSTATE; after ROLLBACK the session goes on.
+        try:
+            cur.execute("select * from nosuch")
+            raise AssertionError("no error")
+        except psycopg.errors.UndefinedTable as e:
+            assert e.sqlstate == "42P01", e
+        conn.rollback()
+        cur.execute("select count(*) from region")
+        assert cur.fetchone() == (5,)
+    conn.commit()
+    conn.autocommit = True
+    assert conn.execute("show transaction_isolation").fetchone() == ("read committed",)
+    try:
+        conn.execute("select n_name from nation where n_nationkey = %s", (1,))
+        raise AssertionError("no error")
+    except psycopg.errors.FeatureNotSupported:
+        pass
+    conn.execute("CALL maestro.load_tpch(0.01)")
+    assert conn.execute("select count(*) from nation").fetchone() == (25,)
+print("psycopg: ok")

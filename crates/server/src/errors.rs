@@ -1,0 +1,65 @@
+//! maestro-sql's errors as PostgreSQL ErrorResponses with SQLSTATE codes.
+
+use maestro_sql::{ErrorKind, SqlError};
+use pgwire::error::{ErrorInfo, PgWireError};
+
+pub const SYNTAX_ERROR: &str = "42601";
+pub const UNDEFINED_TABLE: &str = "42P01";
+pub const UNDEFINED_COLUMN: &str = "42703";
+pub const AMBIGUOUS_COLUMN: &str = "42702";
+pub const DATATYPE_MISMATCH: &str = "42804";
+pub const GROUPING_ERROR: &str = "42803";
+pub const UNDEFINED_FUNCTION: &str = "42883";
+pub const UNDEFINED_OBJECT: &str = "42704";
+pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
+pub const INVALID_PARAMETER_VALUE: &str = "22023";
+pub const INVALID_DATETIME_FORMAT: &str = "22007";
+pub const NUMERIC_VALUE_OUT_OF_RANGE: &str = "22003";
+pub const DATA_EXCEPTION: &str = "22000";
+pub const PROTOCOL_VIOLATION: &str = "08P01";
+pub const QUERY_CANCELED: &str = "57014";
+pub const INTERNAL_ERROR: &str = "XX000";
+
+/// An ERROR with this code and message.
+pub fn error(code: &str, message: impl Into<String>) -> Box<ErrorInfo> {
+    Box::new(ErrorInfo::new(
+        "ERROR".to_string(),
+        code.to_string(),
+        message.into(),
+    ))
+}
+
+pub fn user_error(info: Box<ErrorInfo>) -> PgWireError {
+    PgWireError::UserError(info)
+}
+
+/// The SQLSTATE of a maestro-sql error.
+pub fn sqlstate(e: &SqlError) -> &'static str {
+    let m = e.message.as_str();
+    match e.kind {
+        ErrorKind::Parse => SYNTAX_ERROR,
+        ErrorKind::UnknownTable => UNDEFINED_TABLE,
+        ErrorKind::UnknownColumn => UNDEFINED_COLUMN,
+        ErrorKind::AmbiguousColumn => AMBIGUOUS_COLUMN,
+        ErrorKind::TypeMismatch if m.starts_with("invalid date") || m.starts_with("interval") => {
+            INVALID_DATETIME_FORMAT
+        }
+        ErrorKind::TypeMismatch => DATATYPE_MISMATCH,
+        ErrorKind::Unsupported => FEATURE_NOT_SUPPORTED,
+        ErrorKind::Invalid if m.contains("out of range") => NUMERIC_VALUE_OUT_OF_RANGE,
+        ErrorKind::Invalid if m.contains("LIMIT") => DATA_EXCEPTION,
+        ErrorKind::Invalid if m.contains("GROUP BY") || m.contains("aggregat") => GROUPING_ERROR,
+        ErrorKind::Invalid => SYNTAX_ERROR,
+        ErrorKind::Execution if m.starts_with("LIKE pattern") => FEATURE_NOT_SUPPORTED,
+        ErrorKind::Execution if m.contains("cancel") => QUERY_CANCELED,
+        ErrorKind::Execution => INTERNAL_ERROR,
+    }
+}
+
+/// A maestro-sql error as an ErrorResponse; `position` is the 1-based
+/// character position in the client's query string, when the error has one.
+pub fn sql_error(e: &SqlError, position: Option<usize>) -> Box<ErrorInfo> {
+    let mut info = error(sqlstate(e), e.message.clone());
+    info.position = position.map(|p| p.to_string());
+    info
+}

@@ -1,0 +1,623 @@
+//! `maestro serve`: the PostgreSQL wire protocol (the `pgwire` crate) in front
+//! of maestro-sql. One session per connection; every statement is planned and
+//! run by maestro-sql on the Maestro scheduler from a blocking thread
+//! (`spawn_blocking`), so tokio's reactor keeps serving the other sessions.
+//!
+//! The simple and the extended query protocol (Parse/Bind/Describe/Execute,
+//! without `$n` parameters in this slice) answer with typed columns
+//! ([`encode`]) and errors with SQLSTATE codes ([`errors`]). The server
+//! itself answers what clients send around their queries ([`statement`]):
+//! SET/RESET/SHOW of session settings, BEGIN/COMMIT/ROLLBACK (accepted; a
+//! statement is its own transaction), `SELECT version()` and friends, and
+//! `CALL maestro.load_tpch(sf)`, which loads or replaces the TPC-H tables.
+
+pub mod encode;
+pub mod errors;
+pub mod statement;
+
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::io;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures::Sink;
+use futures::stream;
+use maestro_execution::{Executor, Granularity};
+use maestro_scheduler::Scheduler;
+use maestro_sql::types::SqlType;
+use maestro_sql::{Catalog, SqlError, TableDef, TpchCatalog};
+use maestro_storage::column::Table;
+use maestro_tpch::Database;
+use maestro_tpch::queries::Value;
+use pgwire::api::auth::{self, DefaultServerParameterProvider, StartupHandler};
+use pgwire::api::portal::{Format, Portal};
+use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
+use pgwire::api::results::{FieldInfo, QueryResponse, Response, Tag};
+use pgwire::api::stmt::QueryParser;
+use pgwire::api::store::PortalStore;
+use pgwire::api::{
+    ClientInfo, ClientPortalStore, PgWireServerHandlers, PidSecretKeyGenerator,
+    RandomPidSecretKeyGenerator, Type,
+};
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
+use tokio::net::TcpListener;
+
+use errors::{error, user_error};
+use statement::Command;
+
+/// The server's version as `SELECT version()` and `SHOW server_version` give it.
+pub const SERVER_VERSION: &str = "16.6";
+
+/// The database every session shares: the TPC-H tables (if loaded) and the
+/// executor that runs statements on the scheduler.
+pub struct Engine {
+    scheduler: Arc<Scheduler>,
+    exec: Executor,
+    db: RwLock<Option<Arc<Database>>>,
+    /// One load at a time.
+    loading: Mutex<()>,
+}
+
+/// A statement's answer.
+pub enum Answer {
+    Rows {
+        columns: Vec<(String, SqlType)>,
+        rows: Vec<Vec<Value>>,
+    },
+    /// `EXPLAIN`: the plan's text.
+    Explain(String),
+}
+
+impl Engine {
+    /// An empty database on `scheduler`.
+    pub fn new(scheduler: Arc<Scheduler>, granularity: Granularity) -> Engine {
+        Engine {
+            exec: Executor::new(Arc::clone(&scheduler), granularity),
+            scheduler,
+            db: RwLock::new(None),
+            loading: Mutex::new(()),
+        }
+    }
+
+    /// Loads TPC-H at scale factor `sf` and replaces the tables (statements
+    /// already running finish on the old ones). Blocks while loading.
+    pub fn load_tpch(&self, sf: f64) -> Result<Duration, String> {
+        maestro_tpch::validate_scale_factor(sf).map_err(|e| e.to_string())?;
+        let _one = self.loading.lock().unwrap_or_else(PoisonError::into_inner);
+        let start = Instant::now();
+        let db = maestro_tpch::load(&self.scheduler, sf, &|_| {}).map_err(|e| e.to_string())?;
+        *self.db.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(db));
+        Ok(start.elapsed())
+    }
+
+    /// The tables as they are now.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot(
+            self.db
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+        )
+    }
+
+    /// The result columns of a statement, without running it.
+    pub fn describe(&self, sql: &str) -> Result<Vec<(String, SqlType)>, SqlError> {
+        let (plan, explain) = maestro_sql::plan(&self.snapshot(), sql)?;
+        Ok(if explain {
+            vec![("QUERY PLAN".to_string(), SqlType::Str)]
+        } else {
+            maestro_sql::lower::result_columns(&plan)
+        })
+    }
+
+    /// Plans and runs one statement (the whole plan as one scheduler job).
+    /// Blocks until it is done.
+    pub fn execute(&self, sql: &str) -> Result<Answer, SqlError> {
+        let catalog = self.snapshot();
+        let (plan, explain) = maestro_sql::plan(&catalog, sql)?;
+        if explain {
+            return Ok(Answer::Explain(plan.explain()));
+        }
+        let columns = maestro_sql::lower::result_columns(&plan);
+        let ctx = self.exec.context("SQL");
+        let result = self
+            .exec
+            .run_plan(|| maestro_sql::lower::run(&ctx, &catalog, &plan))?;
+        Ok(Answer::Rows {
+            columns,
+            rows: result.rows,
+        })
+    }
+}
+
+/// The tables of one moment: none, or the TPC-H tables.
+pub struct Snapshot(Option<Arc<Database>>);
+
+impl Catalog for Snapshot {
+    fn table(&self, name: &str) -> Option<TableDef> {
+        TpchCatalog::new(self.0.as_deref()?).table(name)
+    }
+
+    fn data(&self, name: &str) -> Option<&Table> {
+        self.0.as_deref()?.table(name)
+    }
+
+    fn table_names(&self) -> Vec<String> {
+        self.0
+            .as_deref()
+            .map_or_else(Vec::new, |db| TpchCatalog::new(db).table_names())
+    }
+}
+
+/// Accepts connections on `listener`, one session (a task) per connection,
+/// for as long as the process runs.
+pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> io::Result<()> {
+    loop {
+        let socket = match listener.accept().await {
+            Ok((socket, _)) => socket,
+            // Out of file descriptors, a connection reset before it was
+            // accepted, …: the listener is fine, go on shortly.
+            Err(e) => {
+                eprintln!("maestro serve: accept: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let _ = socket.set_nodelay(true);
+        let handlers = Handlers {
+            session: Arc::new(Session::new(Arc::clone(&engine))),
+        };
+        tokio::spawn(async move {
+            // A client that vanishes ends its session; nothing else to do.
+            let _ = pgwire::tokio::process_socket(socket, None, handlers).await;
+        });
+    }
+}
+
+struct Handlers {
+    session: Arc<Session>,
+}
+
+impl PgWireServerHandlers for Handlers {
+    fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
+        Arc::clone(&self.session)
+    }
+
+    fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
+        Arc::clone(&self.session)
+    }
+
+    fn startup_handler(&self) -> Arc<impl StartupHandler> {
+        Arc::new(Startup)
+    }
+}
+
+/// No authentication (as pgwire's no-op handler), announcing
+/// [`SERVER_VERSION`] as the server's version.
+struct Startup;
+
+static PIDS: LazyLock<RandomPidSecretKeyGenerator> =
+    LazyLock::new(RandomPidSecretKeyGenerator::default);
+
+#[async_trait]
+impl StartupHandler for Startup {
+    async fn on_startup<C>(
+        &self,
+        client: &mut C,
+        message: PgWireFrontendMessage,
+    ) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if let PgWireFrontendMessage::Startup(ref startup) = message {
+            auth::protocol_negotiation(client, startup).await?;
+            auth::save_startup_parameters_to_metadata(client, startup);
+            let (pid, key) = PIDS.generate(client);
+            client.set_pid_and_secret_key(pid, key);
+            let mut parameters = DefaultServerParameterProvider::default();
+            parameters.server_version = SERVER_VERSION.to_string();
+            auth::finish_authentication(client, &parameters).await?;
+        }
+        Ok(())
+    }
+}
+
+/// One connection's state: its settings.
+pub struct Session {
+    engine: Arc<Engine>,
+    settings: Mutex<HashMap<String, String>>,
+    parser: Arc<Parser>,
+}
+
+/// A prepared statement: its text, what it is, and its result columns (as
+/// Describe announces them).
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    sql: String,
+    command: Command,
+    columns: Vec<(String, SqlType)>,
+}
+
+/// Parses statements for the extended protocol (binding them against the
+/// tables to know their result columns).
+pub struct Parser {
+    engine: Arc<Engine>,
+}
+
+/// Runs `f` on a blocking thread; a panic becomes an internal error.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, Box<ErrorInfo>> + Send + 'static,
+) -> Result<T, Box<ErrorInfo>> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(error(
+            errors::INTERNAL_ERROR,
+            format!("internal error: the statement's thread failed: {e}"),
+        ))
+    })
+}
+
+/// Default values of the settings clients ask about.
+fn default_setting(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "server_version" => SERVER_VERSION,
+        "server_version_num" => "160006",
+        "server_encoding" | "client_encoding" => "UTF8",
+        "datestyle" => "ISO, MDY",
+        "intervalstyle" => "postgres",
+        "timezone" | "log_timezone" => "UTC",
+        "transaction_isolation"
+        | "default_transaction_isolation"
+        | "transaction_isolation_level" => "read committed",
+        "transaction_read_only" | "default_transaction_read_only" | "in_hot_standby" => "off",
+        "standard_conforming_strings" | "integer_datetimes" => "on",
+        "search_path" => "\"$user\", public",
+        "max_identifier_length" => "63",
+        "extra_float_digits" => "1",
+        "application_name" => "",
+        "is_superuser" => "on",
+        "lc_messages" | "lc_monetary" | "lc_numeric" | "lc_time" | "lc_collate" | "lc_ctype" => "C",
+        "statement_timeout" | "lock_timeout" | "idle_in_transaction_session_timeout" => "0",
+        "maestro.workload_class" => "default",
+        _ => return None,
+    })
+}
+
+fn text_rows(name: &str, values: Vec<String>, format: &Format) -> Response {
+    let columns = vec![(name.to_string(), SqlType::Str)];
+    let rows = values.into_iter().map(|v| vec![Value::Str(v)]).collect();
+    rows_response(&columns, rows, format)
+}
+
+fn rows_response(
+    columns: &[(String, SqlType)],
+    rows: Vec<Vec<Value>>,
+    format: &Format,
+) -> Response {
+    let fields: Arc<Vec<FieldInfo>> = Arc::new(encode::fields(columns, format));
+    let encoded: Vec<PgWireResult<_>> = rows
+        .iter()
+        .map(|r| Ok(encode::data_row(r, &fields)))
+        .collect();
+    Response::Query(QueryResponse::new(fields, stream::iter(encoded)))
+}
+
+impl Session {
+    fn new(engine: Arc<Engine>) -> Session {
+        Session {
+            parser: Arc::new(Parser {
+                engine: Arc::clone(&engine),
+            }),
+            engine,
+            settings: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A setting's value: SET in this session, else from the startup
+    /// message, else the default.
+    fn setting<C: ClientInfo>(&self, client: &C, name: &str) -> Option<String> {
+        let name = name.to_ascii_lowercase();
+        if let Some(v) = self
+            .settings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&name)
+        {
+            return Some(v.clone());
+        }
+        if let Some((_, v)) = client
+            .metadata()
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(&name) && k.as_str() != "user")
+        {
+            return Some(v.clone());
+        }
+        match name.as_str() {
+            "session_authorization" => client.metadata().get("user").cloned(),
+            _ => default_setting(&name).map(str::to_string),
+        }
+    }
+
+    /// Runs one statement (`text` starts at byte `offset` of `query`).
+    async fn run<C: ClientInfo>(
+        &self,
+        client: &C,
+        command: &Command,
+        query: &str,
+        offset: usize,
+        text: &str,
+        format: &Format,
+    ) -> Result<Response, Box<ErrorInfo>> {
+        match command {
+            Command::Sql => {
+                let engine = Arc::clone(&self.engine);
+                let sql = text.to_string();
+                let query = query.to_string();
+                let answer = blocking(move || {
+                    engine.execute(&sql).map_err(|e| {
+                        // Positions count from the start of the whole query.
+                        let pos = e
+                            .position
+                            .map(|p| statement::char_position(&query, offset, p.line, p.column));
+                        errors::sql_error(&e, pos)
+                    })
+                })
+                .await?;
+                Ok(match answer {
+                    Answer::Rows { columns, rows } => rows_response(&columns, rows, format),
+                    Answer::Explain(plan) => text_rows(
+                        "QUERY PLAN",
+                        plan.lines().map(str::to_string).collect(),
+                        format,
+                    ),
+                })
+            }
+            Command::Set(assignment) => {
+                if let Some((name, value)) = assignment {
+                    self.settings
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(name.clone(), value.clone());
+                }
+                Ok(Response::Execution(Tag::new("SET")))
+            }
+            Command::Reset(name) => {
+                let mut settings = self.settings.lock().unwrap_or_else(PoisonError::into_inner);
+                match name {
+                    Some(n) => {
+                        settings.remove(n);
+                    }
+                    None => settings.clear(),
+                }
+                Ok(Response::Execution(Tag::new("RESET")))
+            }
+            Command::Show(name) => match self.setting(client, name) {
+                Some(v) => Ok(text_rows(name, vec![v], format)),
+                None => Err(error(
+                    errors::UNDEFINED_OBJECT,
+                    format!("unrecognized configuration parameter \"{name}\""),
+                )),
+            },
+            Command::CurrentSetting(name) => match self.setting(client, name) {
+                Some(v) => Ok(text_rows("current_setting", vec![v], format)),
+                None => Err(error(
+                    errors::UNDEFINED_OBJECT,
+                    format!("unrecognized configuration parameter \"{name}\""),
+                )),
+            },
+            Command::Function(name) => {
+                let meta = client.metadata();
+                let value = match name.as_str() {
+                    "version" => format!(
+                        "PostgreSQL {SERVER_VERSION} (Maestro {}, an in-memory HTAP engine)",
+                        env!("CARGO_PKG_VERSION")
+                    ),
+                    "current_database" | "current_catalog" => meta
+                        .get("database")
+                        .or_else(|| meta.get("user"))
+                        .cloned()
+                        .unwrap_or_else(|| "maestro".to_string()),
+                    "current_schema" => "public".to_string(),
+                    _ => meta.get("user").cloned().unwrap_or_default(),
+                };
+                Ok(text_rows(name, vec![value], format))
+            }
+            Command::Begin => Ok(Response::TransactionStart(Tag::new("BEGIN"))),
+            Command::Commit => Ok(Response::TransactionEnd(Tag::new("COMMIT"))),
+            Command::Rollback => Ok(Response::TransactionEnd(Tag::new("ROLLBACK"))),
+            Command::Noop(tag) => Ok(Response::Execution(Tag::new(tag))),
+            Command::Call { name, args } => self.call(name, args).await,
+        }
+    }
+
+    /// `CALL maestro.load_tpch(sf)`.
+    async fn call(&self, name: &str, args: &[String]) -> Result<Response, Box<ErrorInfo>> {
+        if name != "maestro.load_tpch" {
+            return Err(error(
+                errors::UNDEFINED_FUNCTION,
+                format!("procedure {name} does not exist (there is maestro.load_tpch(sf))"),
+            ));
+        }
+        let sf = match args {
+            [a] => a.trim_matches('\'').parse::<f64>().ok(),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            error(
+                errors::INVALID_PARAMETER_VALUE,
+                "maestro.load_tpch takes one argument: the scale factor, e.g. CALL maestro.load_tpch(0.01)",
+            )
+        })?;
+        let engine = Arc::clone(&self.engine);
+        blocking(move || {
+            engine
+                .load_tpch(sf)
+                .map_err(|e| error(errors::INVALID_PARAMETER_VALUE, e))
+        })
+        .await?;
+        Ok(Response::Execution(Tag::new("CALL")))
+    }
+}
+
+#[async_trait]
+impl SimpleQueryHandler for Session {
+    async fn do_query<C>(&self, client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let pieces = statement::split(query);
+        if pieces.is_empty() {
+            return Ok(vec![Response::EmptyQuery]);
+        }
+        let mut out = Vec::with_capacity(pieces.len());
+        for p in pieces {
+            let command = statement::classify(p.text);
+            match self
+                .run(
+                    &*client,
+                    &command,
+                    query,
+                    p.offset,
+                    p.text,
+                    &Format::UnifiedText,
+                )
+                .await
+            {
+                Ok(r) => out.push(r),
+                Err(e) => {
+                    // Like PostgreSQL: the statements after a failed one are
+                    // not run.
+                    out.push(Response::Error(e));
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[async_trait]
+impl QueryParser for Parser {
+    type Statement = Prepared;
+
+    async fn parse_sql<C>(
+        &self,
+        _client: &C,
+        sql: &str,
+        types: &[Option<Type>],
+    ) -> PgWireResult<Option<Prepared>>
+    where
+        C: ClientInfo + Unpin + Send + Sync,
+    {
+        if !types.is_empty() || statement::has_parameters(sql) {
+            return Err(user_error(error(
+                errors::FEATURE_NOT_SUPPORTED,
+                "statement parameters ($1, …) are not supported yet: write the values into the statement",
+            )));
+        }
+        let pieces = statement::split(sql);
+        let text = match pieces.as_slice() {
+            [] => return Ok(None),
+            [p] => p.text,
+            _ => {
+                return Err(user_error(error(
+                    errors::SYNTAX_ERROR,
+                    "cannot insert multiple commands into a prepared statement",
+                )));
+            }
+        };
+        let command = statement::classify(text);
+        let columns = match &command {
+            Command::Sql => {
+                let engine = Arc::clone(&self.engine);
+                let owned = text.to_string();
+                blocking(move || {
+                    engine.describe(&owned).map_err(|e| {
+                        let pos = e
+                            .position
+                            .map(|p| statement::char_position(&owned, 0, p.line, p.column));
+                        errors::sql_error(&e, pos)
+                    })
+                })
+                .await
+                .map_err(user_error)?
+            }
+            Command::Show(name) | Command::Function(name) => {
+                vec![(name.clone(), SqlType::Str)]
+            }
+            Command::CurrentSetting(_) => vec![("current_setting".to_string(), SqlType::Str)],
+            _ => Vec::new(),
+        };
+        Ok(Some(Prepared {
+            sql: text.to_string(),
+            command,
+            columns,
+        }))
+    }
+
+    fn get_parameter_types(&self, _stmt: &Prepared) -> PgWireResult<Vec<Type>> {
+        Ok(Vec::new())
+    }
+
+    fn get_result_schema(
+        &self,
+        stmt: &Prepared,
+        column_format: Option<&Format>,
+    ) -> PgWireResult<Vec<FieldInfo>> {
+        Ok(encode::fields(
+            &stmt.columns,
+            column_format.unwrap_or(&Format::UnifiedText),
+        ))
+    }
+}
+
+#[async_trait]
+impl ExtendedQueryHandler for Session {
+    type Statement = Prepared;
+    type QueryParser = Parser;
+
+    fn query_parser(&self) -> Arc<Parser> {
+        Arc::clone(&self.parser)
+    }
+
+    async fn do_query<C>(
+        &self,
+        client: &mut C,
+        portal: &Portal<Prepared>,
+        _max_rows: usize,
+    ) -> PgWireResult<Response>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Prepared>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if !portal.parameters.is_empty() {
+            return Err(user_error(error(
+                errors::PROTOCOL_VIOLATION,
+                format!(
+                    "bind message supplies {} parameters, but the prepared statement requires 0",
+                    portal.parameters.len()
+                ),
+            )));
+        }
+        let stmt = &portal.statement.statement;
+        self.run(
+            &*client,
+            &stmt.command,
+            &stmt.sql,
+            0,
+            &stmt.sql,
+            &portal.result_column_format,
+        )
+        .await
+        .map_err(user_error)
+    }
+}
