@@ -245,11 +245,11 @@ impl<R: Clone + Send + Sync + 'static> DurableRows for Table<R> {
         let codec = self.codec.get().expect("recovery of a registered table");
         let value =
             (codec.decode)(bytes).map_err(|e| format!("{} row {row}: {e}", self.slots.name))?;
-        self.recover_value(row, Some(value), recovery)
+        self.recover_value(row, Some((recovery, value)))
     }
 
     fn recover_delete(&self, row: RowId) -> Result<(), String> {
-        self.recover_value(row, None, &TxnState::new())
+        self.recover_value(row, None)
     }
 
     fn recover_counter(&self, row: RowId, _: bool, _: i64) -> Result<(), String> {
@@ -261,19 +261,16 @@ impl<R: Clone + Send + Sync + 'static> DurableRows for Table<R> {
 }
 
 impl<R: Clone + Send + Sync + 'static> Table<R> {
-    fn recover_value(
-        &self,
-        row: RowId,
-        value: Option<R>,
-        recovery: &Arc<TxnState>,
-    ) -> Result<(), String> {
+    /// Recovery: `row` holds `value` (written by the recovery state), or
+    /// nothing.
+    fn recover_value(&self, row: RowId, value: Option<(&Arc<TxnState>, R)>) -> Result<(), String> {
         let slot = self
             .slots
             .rows
             .slot_or_allocate(row)
             .ok_or_else(|| format!("{} row {row} beyond the arena", self.slots.name))?;
         let added = usize::from(value.is_some());
-        let before = slot.write().recover(recovery, value);
+        let before = slot.write().recover(value);
         self.slots.add_held(added);
         self.slots.sub_held(before);
         Ok(())

@@ -144,12 +144,13 @@ impl<R: Clone> Chain<R> {
             .map(|front| front.value.as_ref())
     }
 
-    /// Recovery: the chain becomes the single version `value` of `writer`
-    /// (or empty for `None`); returns the versions it held before.
-    pub(crate) fn recover(&mut self, writer: &Arc<TxnState>, value: Option<R>) -> usize {
+    /// Recovery: the chain becomes the single version `value` written by
+    /// the recovery state (or empty for `None`, a deleted row); returns the
+    /// versions it held before.
+    pub(crate) fn recover(&mut self, value: Option<(&Arc<TxnState>, R)>) -> usize {
         let before = self.versions.len();
         self.versions.clear();
-        if let Some(value) = value {
+        if let Some((writer, value)) = value {
             self.versions.push(Version {
                 writer: Arc::clone(writer),
                 value: Some(value),
