@@ -15,7 +15,7 @@ use maestro_tpcc::driver::{self, Mode, RunConfig, Storage};
 use serde_json::{Value, json};
 
 use crate::exit::{failure, usage};
-use crate::tpcc_durable::{DurableArgs, report_opened};
+use crate::tpcc_durable::{DurableArgs, open_ch};
 use crate::variants::{TpccVariant, name_of};
 
 #[derive(Subcommand)]
@@ -161,21 +161,8 @@ fn run_ch(a: RunArgs) -> Result<ExitCode, ExitCode> {
             if a.warehouses == Some(0) {
                 return Err(usage("--warehouses must be at least 1"));
             }
-            // Default 1 to create; 0 (the directory's own) to recover.
-            let empty = maestro_txn::Database::data_dir_state(options.dir()).map_err(failure)?
-                == maestro_txn::DataDirState::Empty;
-            let config = ChConfig {
-                warehouses: a.warehouses.unwrap_or(u16::from(empty)),
-                seed: a.seed,
-                clock_start: None,
-            };
-            options.announce();
             let progress = |p: &maestro_tpcc::LoadProgress| eprintln!("  {p}");
-            let (db, opened) =
-                ChDatabase::open_data_dir(options.dir(), &config, options.durability(), &progress)
-                    .map_err(failure)?;
-            report_opened(&opened, db.tpcc.warehouses());
-            db
+            open_ch(options, a.warehouses, 1, a.seed, &progress).map_err(failure)?
         }
     };
     let mut tpcc = RunConfig::new(a.terminals, duration, mode, db.load_constants);

@@ -11,7 +11,7 @@ use std::time::Duration;
 use clap::Args;
 use maestro_bench::mixed::{self, LiveSample, LoadedWorkload, MixedConfig, WorkloadKind};
 
-use crate::tpcc_durable::{DurableArgs, DurableOptions, report_opened};
+use crate::tpcc_durable::{self, DurableArgs, DurableOptions};
 use maestro_bench::run_report::{self, RunSetup};
 
 use crate::variants::{EngineVariant, name_of};
@@ -191,16 +191,7 @@ pub fn run(a: RunArgs) -> ExitCode {
     if let LoadedWorkload::Ch { db, .. } = &loaded
         && let Some(log) = db.tpcc.txn.log_stats()
     {
-        eprintln!(
-            "log ({}): {} commit records in {} flushes ({:.1} per flush), {:.2} s writing and syncing{}",
-            log.durability.name(),
-            log.records,
-            log.flushes,
-            log.records as f64 / log.flushes.max(1) as f64,
-            log.sync_time.as_secs_f64(),
-            log.failure
-                .map_or(String::new(), |f| format!("; failed: {f}"))
-        );
+        eprintln!("{log}");
     }
     match run_report::write(&a.out, &setup, &outcome) {
         Ok(files) => eprintln!("report: {}/{{{}}}", a.out.display(), files.join(",")),
@@ -216,23 +207,8 @@ pub fn run(a: RunArgs) -> ExitCode {
 /// CH-benCHmark from (or into) a data directory.
 fn open_ch(options: &DurableOptions, a: &RunArgs) -> Result<LoadedWorkload, String> {
     let start = std::time::Instant::now();
-    let empty = maestro_txn::Database::data_dir_state(options.dir()).map_err(|e| e.to_string())?
-        == maestro_txn::DataDirState::Empty;
-    let config = maestro_ch::ChConfig {
-        // The directory's own warehouses unless it is created now.
-        warehouses: if empty { a.warehouses } else { 0 },
-        seed: a.seed,
-        clock_start: None,
-    };
-    options.announce();
-    let (db, opened) = maestro_ch::ChDatabase::open_data_dir(
-        options.dir(),
-        &config,
-        options.durability(),
-        &|_| {},
-    )
-    .map_err(|e| e.to_string())?;
-    report_opened(&opened, db.tpcc.warehouses());
+    // `--warehouses` has a default here, so it only sizes a new directory.
+    let db = tpcc_durable::open_ch(options, None, a.warehouses, a.seed, &|_| {})?;
     Ok(LoadedWorkload::Ch {
         db: Box::new(db),
         load_seconds: start.elapsed().as_secs_f64(),

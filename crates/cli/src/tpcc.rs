@@ -487,20 +487,12 @@ fn report_json(r: &RunReport, seconds: f64) -> Value {
             durability = log.durability.name();
             metric("log_records".into(), log.records as f64);
             metric("log_flushes".into(), log.flushes as f64);
-            metric(
-                "log_records_per_flush".into(),
-                log.records as f64 / log.flushes.max(1) as f64,
-            );
+            metric("log_records_per_flush".into(), log.records_per_flush());
             metric("log_bytes".into(), log.bytes as f64);
             metric("log_sync_seconds".into(), log.sync_time.as_secs_f64());
         }
         metric("checkpoints".into(), d.checkpoints.len() as f64);
-        let seconds = d
-            .checkpoints
-            .iter()
-            .map(|c| c.elapsed.as_secs_f64())
-            .fold(0.0, |a, b| a + b);
-        metric("checkpoint_seconds".into(), seconds);
+        metric("checkpoint_seconds".into(), d.checkpoint_seconds());
     }
     // Whole seconds print as an integer, as in the shared benchmark shape.
     let seconds = if seconds.fract() == 0.0 && seconds < u64::MAX as f64 {

@@ -191,14 +191,6 @@ pub(crate) fn open_durable(
 }
 
 impl DurableOptions {
-    pub(crate) fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    pub(crate) fn durability(&self) -> DurabilityConfig {
-        self.config
-    }
-
     pub(crate) fn announce(&self) {
         eprintln!(
             "opening data directory {} (durability {}) …",
@@ -208,9 +200,35 @@ impl DurableOptions {
     }
 }
 
+/// Opens CH-benCHmark on the data directory (`ch run`, `maestro run`): to
+/// create it, `explicit` warehouses or else `create_with`; to recover, the
+/// directory's own (an `explicit` count that differs is an error).
+pub(crate) fn open_ch(
+    options: &DurableOptions,
+    explicit: Option<u16>,
+    create_with: u16,
+    seed: u64,
+    progress: &(dyn Fn(&maestro_tpcc::LoadProgress) + Sync),
+) -> Result<maestro_ch::ChDatabase, String> {
+    let empty = maestro_txn::Database::data_dir_state(&options.dir).map_err(|e| e.to_string())?
+        == maestro_txn::DataDirState::Empty;
+    let config = maestro_ch::ChConfig {
+        // 0: the directory's own.
+        warehouses: explicit.unwrap_or(if empty { create_with } else { 0 }),
+        seed,
+        clock_start: None,
+    };
+    options.announce();
+    let (db, opened) =
+        maestro_ch::ChDatabase::open_data_dir(&options.dir, &config, options.config, progress)
+            .map_err(|e| e.to_string())?;
+    report_opened(&opened, db.tpcc.warehouses());
+    Ok(db)
+}
+
 /// Prints how a data directory was opened (created or recovered, and what
 /// recovery found).
-pub(crate) fn report_opened(opened: &DirOpened, warehouses: u16) {
+fn report_opened(opened: &DirOpened, warehouses: u16) {
     match opened {
         DirOpened::Created { load, checkpoint } => eprintln!(
             "created: loaded W={warehouses} ({} rows) in {:.2} s, first checkpoint {:.1} MiB in {:.2} s",

@@ -68,6 +68,16 @@ pub struct DurabilityReport {
     pub checkpoints: Vec<CheckpointReport>,
 }
 
+impl DurabilityReport {
+    /// Time the run's checkpoints took together.
+    pub fn checkpoint_seconds(&self) -> f64 {
+        self.checkpoints
+            .iter()
+            .map(|c| c.elapsed.as_secs_f64())
+            .fold(0.0, |a, b| a + b)
+    }
+}
+
 /// Takes a checkpoint every `interval` until `stop`, each as a task on
 /// `scheduler` (at [`CHECKPOINT_PRIORITY`]) or on this thread without one.
 pub(super) fn checkpoints(

@@ -298,23 +298,10 @@ impl fmt::Display for RunReport {
         }
         if let Some(d) = &self.durability {
             match &d.log {
-                Some(log) => write!(
-                    f,
-                    "\nlog ({}): {} commit records in {} flushes ({:.1} per flush), {:.1} MiB, {:.2} s writing and syncing",
-                    log.durability.name(),
-                    log.records,
-                    log.flushes,
-                    log.records as f64 / log.flushes.max(1) as f64,
-                    log.bytes as f64 / 1048576.0,
-                    log.sync_time.as_secs_f64()
-                )?,
+                Some(log) => write!(f, "\n{log}")?,
                 None => write!(f, "\nlog: off (this run's commits are not durable)")?,
             }
-            let seconds = d
-                .checkpoints
-                .iter()
-                .map(|c| c.elapsed.as_secs_f64())
-                .fold(0.0, |a, b| a + b);
+            let seconds = d.checkpoint_seconds();
             write!(
                 f,
                 "\ncheckpoints: {} during the run ({:.2} s in total)",

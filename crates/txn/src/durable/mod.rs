@@ -123,6 +123,32 @@ pub struct LogStats {
     pub failure: Option<String>,
 }
 
+impl LogStats {
+    /// Commit records made durable per write + sync.
+    pub fn records_per_flush(&self) -> f64 {
+        self.records as f64 / self.flushes.max(1) as f64
+    }
+}
+
+impl fmt::Display for LogStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "log ({}): {} commit records in {} flushes ({:.1} per flush), {:.1} MiB, {:.2} s writing and syncing",
+            self.durability.name(),
+            self.records,
+            self.flushes,
+            self.records_per_flush(),
+            self.bytes as f64 / 1048576.0,
+            self.sync_time.as_secs_f64()
+        )?;
+        match &self.failure {
+            Some(failure) => write!(f, "; failed: {failure}"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Why opening, checkpointing or recovering a data directory failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DurableError {
