@@ -11,6 +11,7 @@ mod sql;
 mod tpcc;
 mod tpcc_durable;
 mod tpch;
+mod tpch_refresh;
 mod variants;
 
 use std::path::PathBuf;

@@ -15,12 +15,13 @@ use maestro_bench::tpch::{
 use maestro_execution::{ExecError, Executor, Granularity};
 use maestro_scheduler::{CancelReason, CancelToken, StatementMemory};
 use maestro_tpch::queries::answers::{
-    ANSWER_SCALE_FACTORS, answer_sets, answers_dir_at, official_sf1,
+    ANSWER_SCALE_FACTORS, answer_sets, answers_dir_at, official_sf1, refreshed_answers_dir,
 };
 use maestro_tpch::queries::{
     OutputFormat, QUERY_COUNT, QueryParams, check, parse_query_number, run_profiled,
     run_profiled_cancellable,
 };
+use maestro_tpch::{RefreshFunction, SharedDatabase};
 
 #[derive(Subcommand)]
 pub enum TpchCommand {
@@ -34,6 +35,9 @@ pub enum TpchCommand {
     /// Run every query on every committed parameter set (SF 0.01, or --sf 0.1)
     /// and compare with the independent engine's answers.
     Check(CheckArgs),
+    /// Run TPC-H's refresh functions (RF1 inserts, RF2 deletes) as MVCC
+    /// transactions, or write their refresh sets for another engine.
+    Refresh(crate::tpch_refresh::RefreshArgs),
 }
 
 #[derive(Args)]
@@ -156,6 +160,11 @@ pub struct CheckArgs {
     /// Comma-separated granularity policies to run every set under.
     #[arg(long, value_delimiter = ',', default_value = "static,hint", value_parser = GranularityParser)]
     granularity: Vec<Granularity>,
+    /// First run this many refresh pairs (RF1 then RF2 of sets 1..=N, as
+    /// transactions), then check the queries on a snapshot against DuckDB's
+    /// answers after the same refreshes (`answers/sf<SF>-refresh<N>/`).
+    #[arg(long, value_name = "N", conflicts_with = "official_sf1")]
+    refresh_pairs: Option<u32>,
 }
 
 #[derive(Args)]
@@ -228,6 +237,7 @@ pub fn run(command: TpchCommand) -> ExitCode {
         TpchCommand::Throughput(a) => throughput(a),
         TpchCommand::Params(a) => write_params(a),
         TpchCommand::Check(a) => check_answers(a),
+        TpchCommand::Refresh(a) => crate::tpch_refresh::refresh(a),
     };
     result.unwrap_or_else(|code| code)
 }
@@ -398,16 +408,33 @@ fn check_answers(a: CheckArgs) -> Result<ExitCode, ExitCode> {
         return check_official_sf1(a);
     }
     let sf = a.sf;
-    let dir = answers_dir_at(sf).ok_or_else(|| {
+    let dir = match a.refresh_pairs {
+        None => answers_dir_at(sf),
+        Some(pairs) => refreshed_answers_dir(sf, pairs),
+    }
+    .ok_or_else(|| {
         usage(format!(
-            "--sf {sf}: committed answers exist at SF {}",
+            "--sf {sf}{}: no committed answers; they exist at SF {} (after refreshes: see \
+             crates/tpch/answers/sf*-refresh*)",
+            a.refresh_pairs
+                .map_or(String::new(), |n| format!(" --refresh-pairs {n}")),
             ANSWER_SCALE_FACTORS.map(|s| s.to_string()).join(" and ")
         ))
     })?;
     let sets = answer_sets(&dir).map_err(failure)?;
     let scheduler = tpch::start_scheduler("single-hints", maestro_scheduler::detected_contexts())
         .map_err(failure)?;
-    let (db, _) = tpch::load(&scheduler, sf, &|_| {}).map_err(failure)?;
+    let (mut db, _) = tpch::load(&scheduler, sf, &|_| {}).map_err(failure)?;
+    if let Some(pairs) = a.refresh_pairs {
+        let shared = SharedDatabase::new(db).map_err(failure)?;
+        for n in 1..=pairs {
+            for f in [RefreshFunction::Rf1, RefreshFunction::Rf2] {
+                let r = shared.refresh(&scheduler, f, n).map_err(failure)?;
+                eprintln!("{}", crate::tpch_refresh::report_line(&r));
+            }
+        }
+        db = shared.snapshot().map_err(failure)?;
+    }
     let (mut passed, mut failed) = (0, 0);
     for g in &a.granularity {
         let exec = Executor::new(scheduler.clone(), *g).with_min_rows_per_task(1024);

@@ -1,19 +1,23 @@
 //! `Database`: the eight loaded TPC-H tables.
 
+use std::sync::Arc;
+
 use maestro_storage::column::Table;
 
-/// All eight TPC-H tables at one scale factor.
+/// All eight TPC-H tables at one scale factor. Each table is shared: a
+/// snapshot of [`crate::SharedDatabase`] is a `Database` whose tables are the
+/// versions that snapshot sees, so cloning one is eight reference counts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Database {
     pub scale_factor: f64,
-    pub region: Table,
-    pub nation: Table,
-    pub supplier: Table,
-    pub customer: Table,
-    pub part: Table,
-    pub partsupp: Table,
-    pub orders: Table,
-    pub lineitem: Table,
+    pub region: Arc<Table>,
+    pub nation: Arc<Table>,
+    pub supplier: Arc<Table>,
+    pub customer: Arc<Table>,
+    pub part: Arc<Table>,
+    pub partsupp: Arc<Table>,
+    pub orders: Arc<Table>,
+    pub lineitem: Arc<Table>,
 }
 
 impl Database {

@@ -110,14 +110,14 @@ pub fn load_with(
     ]: [Table; 8] = tables.try_into().expect("one table per spec");
     let db = Database {
         scale_factor: sf,
-        region,
-        nation,
-        supplier,
-        customer,
-        part,
-        partsupp,
-        orders,
-        lineitem,
+        region: Arc::new(region),
+        nation: Arc::new(nation),
+        supplier: Arc::new(supplier),
+        customer: Arc::new(customer),
+        part: Arc::new(part),
+        partsupp: Arc::new(partsupp),
+        orders: Arc::new(orders),
+        lineitem: Arc::new(lineitem),
     };
     let total_time = start.elapsed();
     progress(&Progress::Finished {
@@ -237,7 +237,7 @@ fn assemble(
 }
 
 /// The text pool, shared with concurrent loads and dropped with the last one.
-fn shared_text_pool() -> Arc<TextPool> {
+pub(crate) fn shared_text_pool() -> Arc<TextPool> {
     static POOL: Mutex<Weak<TextPool>> = Mutex::new(Weak::new());
     let mut shared = POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(pool) = shared.upgrade() {

@@ -30,6 +30,14 @@ impl DictColumn {
         b.finish()
     }
 
+    /// A column of `codes` into `dict`, which must be strictly ascending and
+    /// hold every code (the rebuild's invariant; checked in debug builds).
+    pub(crate) fn from_parts(dict: StrHeap, codes: Vec<u32>) -> DictColumn {
+        debug_assert!(dict.iter().zip(dict.iter().skip(1)).all(|(a, b)| a < b));
+        debug_assert!(codes.iter().all(|&c| (c as usize) < dict.len()));
+        DictColumn { dict, codes }
+    }
+
     /// One code per row.
     pub fn codes(&self) -> &[u32] {
         &self.codes

@@ -45,6 +45,11 @@ pub enum ColumnError {
     },
     /// Decimal scale above [`super::decimal::MAX_SCALE`].
     InvalidScale(u8),
+    /// A copy-on-write rebuild was asked for rows that do not exist, out of
+    /// order, or with appended rows of another schema.
+    InvalidRebuild {
+        reason: String,
+    },
 }
 
 impl fmt::Display for ColumnError {
@@ -71,6 +76,7 @@ impl fmt::Display for ColumnError {
             ColumnError::DuplicateColumn { table, column } => {
                 write!(f, "table {table} has two columns named {column}")
             }
+            ColumnError::InvalidRebuild { reason } => write!(f, "invalid rebuild: {reason}"),
             ColumnError::MixedParts { expected, found } => {
                 write!(
                     f,

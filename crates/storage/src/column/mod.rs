@@ -21,6 +21,7 @@ mod decimal;
 mod dict;
 mod error;
 mod heap;
+mod rebuild;
 mod table;
 mod types;
 
@@ -31,5 +32,6 @@ pub use decimal::{Decimal, DecimalColumn, MAX_SCALE};
 pub use dict::{DictBuilder, DictColumn, FxHasher};
 pub use error::ColumnError;
 pub use heap::StrHeap;
+pub use rebuild::Keep;
 pub use table::{Field, Schema, Table};
 pub use types::{DataType, Value};

@@ -34,6 +34,16 @@ pub fn answers_dir_at(sf: f64) -> Option<PathBuf> {
     )
 }
 
+/// The directory of the answers after `pairs` refresh pairs (RF1 then RF2
+/// of sets 1..=pairs, `answers/refreshed.py`) at scale factor `sf`, if
+/// committed: `answers/sf<SF>-refresh<pairs>/`.
+pub fn refreshed_answers_dir(sf: f64, pairs: u32) -> Option<PathBuf> {
+    let base = answers_dir_at(sf)?;
+    let name = format!("{}-refresh{pairs}", base.file_name()?.to_str()?);
+    let dir = base.with_file_name(name);
+    dir.join("params.json").is_file().then_some(dir)
+}
+
 /// One parameter set with a reference answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AnswerSet {

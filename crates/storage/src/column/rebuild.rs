@@ -1,0 +1,285 @@
+//! Copy-on-write versions of columns and tables: the rows a change keeps,
+//! followed by the rows it appends. A committed bulk change (TPC-H's refresh
+//! functions RF1/RF2) produces a new version this way while readers keep the
+//! old one; nothing here mutates a column in place.
+//!
+//! Dictionary columns stay globally sorted: when the appended rows bring
+//! strings the dictionary lacks, the union becomes the new dictionary and the
+//! kept codes are remapped through a table of the old dictionary's size.
+
+use super::column::Column;
+use super::decimal::DecimalColumn;
+use super::dict::DictColumn;
+use super::error::ColumnError;
+use super::heap::StrHeap;
+use super::table::Table;
+
+/// Which rows of the old version survive.
+#[derive(Debug, Clone, Copy)]
+pub enum Keep<'a> {
+    /// Every row, in order.
+    All,
+    /// The rows at these positions, strictly ascending.
+    Rows(&'a [u32]),
+}
+
+impl Keep<'_> {
+    fn count(&self, len: usize) -> usize {
+        match self {
+            Keep::All => len,
+            Keep::Rows(rows) => rows.len(),
+        }
+    }
+
+    fn check(&self, len: usize) -> Result<(), ColumnError> {
+        let Keep::Rows(rows) = self else {
+            return Ok(());
+        };
+        let ascending = rows.windows(2).all(|w| w[0] < w[1]);
+        let in_range = rows.last().is_none_or(|&r| (r as usize) < len);
+        if ascending && in_range {
+            Ok(())
+        } else {
+            Err(ColumnError::InvalidRebuild {
+                reason: format!(
+                    "kept rows must be strictly ascending and below {len} (ascending: \
+                     {ascending}, last: {:?})",
+                    rows.last()
+                ),
+            })
+        }
+    }
+}
+
+fn take<T: Copy>(values: &[T], keep: Keep, appended: &[T]) -> Vec<T> {
+    let mut out = Vec::with_capacity(keep.count(values.len()) + appended.len());
+    match keep {
+        Keep::All => out.extend_from_slice(values),
+        Keep::Rows(rows) => out.extend(rows.iter().map(|&r| values[r as usize])),
+    }
+    out.extend_from_slice(appended);
+    out
+}
+
+fn take_heap(heap: &StrHeap, keep: Keep, appended: &StrHeap) -> StrHeap {
+    match keep {
+        Keep::All => {
+            let mut out = heap.clone();
+            out.append(appended);
+            out
+        }
+        Keep::Rows(rows) => {
+            let bytes: usize = rows.iter().map(|&r| heap.get_bytes(r as usize).len()).sum();
+            let mut out =
+                StrHeap::with_capacity(rows.len() + appended.len(), bytes + appended.bytes().len());
+            for &r in rows {
+                out.push(heap.get(r as usize));
+            }
+            out.append(appended);
+            out
+        }
+    }
+}
+
+fn take_dict(dict: &DictColumn, keep: Keep, appended: &DictColumn) -> DictColumn {
+    let old = dict.dictionary();
+    let new = appended.dictionary();
+    let known = new.iter().all(|s| dict.code_of(s).is_some());
+    if known {
+        // The common case (refresh rows draw from the loaded domains): the
+        // dictionary stays, appended codes are translated into it.
+        let translate: Vec<u32> = new
+            .iter()
+            .map(|s| dict.code_of(s).expect("checked above"))
+            .collect();
+        let appended_codes: Vec<u32> = appended
+            .codes()
+            .iter()
+            .map(|&c| translate[c as usize])
+            .collect();
+        let codes = take(dict.codes(), keep, &appended_codes);
+        return DictColumn::from_parts(old.clone(), codes);
+    }
+    let mut union: Vec<&str> = old.iter().chain(new.iter()).collect();
+    union.sort_unstable();
+    union.dedup();
+    let code = |s: &str| union.binary_search(&s).expect("in the union") as u32;
+    let old_to_union: Vec<u32> = old.iter().map(code).collect();
+    let new_to_union: Vec<u32> = new.iter().map(code).collect();
+    let kept = keep.count(dict.len());
+    let mut codes = Vec::with_capacity(kept + appended.len());
+    match keep {
+        Keep::All => codes.extend(dict.codes().iter().map(|&c| old_to_union[c as usize])),
+        Keep::Rows(rows) => codes.extend(
+            rows.iter()
+                .map(|&r| old_to_union[dict.codes()[r as usize] as usize]),
+        ),
+    }
+    codes.extend(appended.codes().iter().map(|&c| new_to_union[c as usize]));
+    DictColumn::from_parts(StrHeap::from_strs(union.iter().copied()), codes)
+}
+
+impl Column {
+    /// A new column: this column's rows that `keep` names, then every row of
+    /// `appended`, which must have the same type.
+    pub fn rebuild(&self, keep: Keep, appended: &Column) -> Result<Column, ColumnError> {
+        keep.check(self.len())?;
+        Ok(match (self, appended) {
+            (Column::Int32(v), Column::Int32(a)) => Column::Int32(take(v, keep, a)),
+            (Column::Int64(v), Column::Int64(a)) => Column::Int64(take(v, keep, a)),
+            (Column::Date(v), Column::Date(a)) => Column::Date(take(v, keep, a)),
+            (Column::Decimal(v), Column::Decimal(a)) if v.scale() == a.scale() => Column::Decimal(
+                DecimalColumn::new(v.scale(), take(v.values(), keep, a.values()))?,
+            ),
+            (Column::Str(d), Column::Str(a)) => Column::Str(take_dict(d, keep, a)),
+            (Column::StrHeap(h), Column::StrHeap(a)) => Column::StrHeap(take_heap(h, keep, a)),
+            _ => {
+                return Err(ColumnError::MixedParts {
+                    expected: self.data_type(),
+                    found: appended.data_type(),
+                });
+            }
+        })
+    }
+}
+
+impl Table {
+    /// The new version of column `i` (see [`Column::rebuild`]); `appended`
+    /// has this table's schema.
+    pub fn rebuild_column(
+        &self,
+        i: usize,
+        keep: Keep,
+        appended: &Table,
+    ) -> Result<Column, ColumnError> {
+        self.check_same_schema(appended)?;
+        self.column_at(i).rebuild(keep, appended.column_at(i))
+    }
+
+    /// A table with this one's name and schema made of `columns` (typically
+    /// the [`Table::rebuild_column`] results, built in parallel by the caller).
+    pub fn with_columns(&self, columns: Vec<Column>) -> Result<Table, ColumnError> {
+        let schema: Vec<_> = self
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| (f.name.as_str(), f.data_type))
+            .collect();
+        Table::with_schema(self.name(), &schema, columns)
+    }
+
+    /// [`Table::rebuild_column`] for every column, one after another.
+    pub fn rebuild(&self, keep: Keep, appended: &Table) -> Result<Table, ColumnError> {
+        let columns = (0..self.num_columns())
+            .map(|i| self.rebuild_column(i, keep, appended))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.with_columns(columns)
+    }
+
+    fn check_same_schema(&self, other: &Table) -> Result<(), ColumnError> {
+        if self.schema() == other.schema() {
+            return Ok(());
+        }
+        Err(ColumnError::InvalidRebuild {
+            reason: format!(
+                "appended rows of table {} have another schema than {}",
+                other.name(),
+                self.name()
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(ids: &[i64], modes: &[&str], notes: &[&str]) -> Table {
+        Table::new(
+            "t",
+            [
+                ("id", Column::Int64(ids.to_vec())),
+                (
+                    "mode",
+                    Column::Str(DictColumn::from_strs(modes.iter().copied())),
+                ),
+                (
+                    "note",
+                    Column::StrHeap(StrHeap::from_strs(notes.iter().copied())),
+                ),
+                (
+                    "price",
+                    Column::Decimal(
+                        DecimalColumn::new(2, ids.iter().map(|i| i * 100).collect()).unwrap(),
+                    ),
+                ),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn strings(t: &Table, name: &str) -> Vec<String> {
+        let c = t.column(name).unwrap();
+        (0..t.num_rows())
+            .map(|r| c.get_str(r).unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn keeps_then_appends_with_known_strings() {
+        let old = table(
+            &[1, 2, 3, 4],
+            &["AIR", "MAIL", "AIR", "SHIP"],
+            &["a", "b", "c", "d"],
+        );
+        let add = table(&[9], &["MAIL"], &["z"]);
+        let new = old.rebuild(Keep::Rows(&[0, 2]), &add).unwrap();
+        assert_eq!(new.i64("id").unwrap(), &[1, 3, 9]);
+        assert_eq!(strings(&new, "mode"), ["AIR", "AIR", "MAIL"]);
+        assert_eq!(strings(&new, "note"), ["a", "c", "z"]);
+        assert_eq!(new.decimal("price").unwrap().values(), &[100, 300, 900]);
+        // The dictionary is the old one: codes stay comparable with it.
+        assert_eq!(
+            new.dict("mode").unwrap().dictionary(),
+            old.dict("mode").unwrap().dictionary()
+        );
+    }
+
+    #[test]
+    fn new_strings_extend_a_sorted_dictionary() {
+        let old = table(&[1, 2], &["MAIL", "TRUCK"], &["a", "b"]);
+        let add = table(&[3, 4], &["AIR", "RAIL"], &["c", "d"]);
+        let new = old.rebuild(Keep::All, &add).unwrap();
+        assert_eq!(strings(&new, "mode"), ["MAIL", "TRUCK", "AIR", "RAIL"]);
+        let dict = new.dict("mode").unwrap();
+        let sorted: Vec<&str> = dict.dictionary().iter().collect();
+        assert_eq!(sorted, ["AIR", "MAIL", "RAIL", "TRUCK"]);
+        // Codes still order like the strings.
+        let codes = dict.codes();
+        assert!(codes[2] < codes[0] && codes[0] < codes[3] && codes[3] < codes[1]);
+        assert_eq!(strings(&new, "note"), ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn deleting_everything_and_appending_nothing_leaves_an_empty_table() {
+        let old = table(&[1, 2], &["MAIL", "TRUCK"], &["a", "b"]);
+        let none = table(&[], &[], &[]);
+        let new = old.rebuild(Keep::Rows(&[]), &none).unwrap();
+        assert_eq!(new.num_rows(), 0);
+        assert_eq!(new.schema(), old.schema());
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let old = table(&[1, 2], &["MAIL", "TRUCK"], &["a", "b"]);
+        let add = table(&[3], &["AIR"], &["c"]);
+        for keep in [&[1u32, 0][..], &[2], &[0, 0]] {
+            let err = old.rebuild(Keep::Rows(keep), &add).unwrap_err();
+            assert!(matches!(err, ColumnError::InvalidRebuild { .. }), "{err}");
+        }
+        let other = Table::new("u", [("id", Column::Int32(vec![1]))]).unwrap();
+        assert!(old.rebuild(Keep::All, &other).is_err());
+        let err = Column::Int32(vec![1]).rebuild(Keep::All, &Column::Int64(vec![2]));
+        assert!(matches!(err, Err(ColumnError::MixedParts { .. })));
+    }
+}
