@@ -325,6 +325,43 @@ pub struct ThroughputParams {
     /// streams issue queries until `duration` is up (no minimum round) and only
     /// queries completed within the window count; `duration` is required.
     pub plan: Option<Arc<ParamPlan>>,
+    /// Run the spec's refresh stream beside the query streams: one RF1/RF2
+    /// pair per query stream (clause 5.3.4), as MVCC transactions; every query
+    /// then reads the snapshot current when it starts.
+    pub refresh: bool,
+}
+
+/// What the refresh stream of one run did.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RefreshStream {
+    /// RF1/RF2 pairs committed (set numbers continue across runs: a set is
+    /// applied once per loaded database).
+    pub pairs: usize,
+    pub first_set: u32,
+    /// Seconds per RF1 and per RF2, start to commit.
+    pub rf1_s: Vec<f64>,
+    pub rf2_s: Vec<f64>,
+    /// Start of the run to the last commit.
+    pub elapsed_s: f64,
+}
+
+/// Where a run's queries read: the loaded tables, or snapshots of the
+/// versioned tables the refresh stream changes.
+enum Source<'a> {
+    Loaded(&'a Database),
+    Shared(&'a maestro_tpch::SharedDatabase),
+}
+
+impl Source<'_> {
+    fn tables(&self) -> Result<std::borrow::Cow<'_, Database>, String> {
+        match self {
+            Source::Loaded(db) => Ok(std::borrow::Cow::Borrowed(db)),
+            Source::Shared(s) => s
+                .snapshot()
+                .map(std::borrow::Cow::Owned)
+                .map_err(|e| e.to_string()),
+        }
+    }
 }
 
 /// Latency percentiles of a set of query executions.
@@ -382,6 +419,9 @@ pub struct ThroughputRun {
     /// completed after it (not counted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub late: Option<usize>,
+    /// With `--refresh`: the refresh stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh: Option<RefreshStream>,
 }
 
 /// What `maestro tpch throughput --json` prints.
@@ -417,6 +457,16 @@ pub fn throughput(
         params.sf,
         load_time.as_secs_f64()
     ));
+    let shared = if params.refresh {
+        Some(maestro_tpch::SharedDatabase::new(db.clone()).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
+    let source = match &shared {
+        Some(s) => Source::Shared(s),
+        None => Source::Loaded(&db),
+    };
+    let next_set = std::sync::atomic::AtomicU32::new(1);
     let mut runs = Vec::new();
     for &streams in &params.streams {
         // Per granularity, its runs in repetition order.
@@ -425,7 +475,7 @@ pub fn throughput(
         let indices: Vec<usize> = (0..params.granularities.len()).collect();
         reps::repeat(&indices, params.reps, |&k, rep| {
             let g = params.granularities[k];
-            let run = throughput_run(&scheduler, &db, params, streams, g, progress)?;
+            let run = throughput_run(&scheduler, &source, &next_set, params, streams, g, progress)?;
             progress(&format!(
                 "{streams} stream(s), {g}, rep {}/{}: {:.0} queries/h, p50 {:.3} s, p99 {:.3} s, {} operator tasks",
                 rep + 1,
@@ -480,7 +530,8 @@ struct Execution {
 
 fn throughput_run(
     scheduler: &Arc<Scheduler>,
-    db: &Database,
+    source: &Source,
+    next_set: &std::sync::atomic::AtomicU32,
     params: &ThroughputParams,
     streams: usize,
     granularity: Granularity,
@@ -491,18 +542,30 @@ fn throughput_run(
     let tasks_before = scheduler.stats().tasks_created;
     let start = Instant::now();
     let deadline = params.duration.map(|d| start + d);
-    let outcomes: Vec<Result<Vec<Execution>, String>> = std::thread::scope(|s| {
+    let (outcomes, refresh): (Vec<Result<Vec<Execution>, String>>, _) = std::thread::scope(|s| {
+        let refresher = match source {
+            Source::Shared(shared) => Some(s.spawn(move || {
+                refresh_stream(scheduler, shared, next_set, streams, start, progress)
+            })),
+            Source::Loaded(_) => None,
+        };
         let handles: Vec<_> = (0..streams)
             .map(|stream| {
                 let exec = &exec;
-                s.spawn(move || run_stream(exec, db, params, stream, deadline, progress))
+                s.spawn(move || run_stream(exec, source, params, stream, deadline, progress))
             })
             .collect();
-        handles
+        let outcomes = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err("a stream panicked".into())))
-            .collect()
+            .collect();
+        let refresh = refresher.map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err("the refresh stream panicked".into()))
+        });
+        (outcomes, refresh)
     });
+    let refresh = refresh.transpose()?;
     let elapsed = start.elapsed().as_secs_f64();
     let mut executions: Vec<Execution> = outcomes
         .into_iter()
@@ -546,6 +609,47 @@ fn throughput_run(
         spread: None,
         window_s: window.map(|w| w.as_secs_f64()),
         late,
+        refresh,
+    })
+}
+
+/// The refresh stream: `pairs` RF1/RF2 pairs one after another, set numbers
+/// taken from `next_set`.
+fn refresh_stream(
+    scheduler: &Scheduler,
+    shared: &maestro_tpch::SharedDatabase,
+    next_set: &std::sync::atomic::AtomicU32,
+    pairs: usize,
+    start: Instant,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<RefreshStream, String> {
+    use maestro_tpch::RefreshFunction;
+    let first_set = next_set.load(std::sync::atomic::Ordering::Relaxed);
+    let (mut rf1_s, mut rf2_s) = (Vec::new(), Vec::new());
+    for _ in 0..pairs {
+        // Relaxed: one refresh stream at a time uses the counter.
+        let n = next_set.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        for f in [RefreshFunction::Rf1, RefreshFunction::Rf2] {
+            let r = shared
+                .refresh(scheduler, f, n)
+                .map_err(|e| format!("refresh stream {f} set {n}: {e}"))?;
+            progress(&format!(
+                "refresh stream: {f} set {n} committed after {:.1} ms ({} line items)",
+                r.total.as_secs_f64() * 1e3,
+                r.lineitem_changed
+            ));
+            match f {
+                RefreshFunction::Rf1 => rf1_s.push(r.total.as_secs_f64()),
+                RefreshFunction::Rf2 => rf2_s.push(r.total.as_secs_f64()),
+            }
+        }
+    }
+    Ok(RefreshStream {
+        pairs,
+        first_set,
+        rf1_s,
+        rf2_s,
+        elapsed_s: start.elapsed().as_secs_f64(),
     })
 }
 
@@ -553,7 +657,7 @@ fn throughput_run(
 /// the power test's) runs its order, once or until `deadline`.
 fn run_stream(
     exec: &Executor,
-    db: &Database,
+    source: &Source,
     params: &ThroughputParams,
     stream: usize,
     deadline: Option<Instant>,
@@ -574,8 +678,9 @@ fn run_stream(
             }
             let q = qp.query();
             let start = Instant::now();
+            let db = source.tables()?;
             let (_, profile) =
-                run_profiled(exec, db, qp).map_err(|e| format!("stream {stream} Q{q}: {e}"))?;
+                run_profiled(exec, &db, qp).map_err(|e| format!("stream {stream} Q{q}: {e}"))?;
             let end = Instant::now();
             out.push(Execution {
                 query: q,
@@ -595,8 +700,9 @@ fn run_stream(
             let seed = params.seed ^ ((stream as u64) << 32) ^ (round << 48);
             let qp = QueryParams::random(q, params.sf, seed).map_err(|e| e.to_string())?;
             let start = Instant::now();
+            let db = source.tables()?;
             let (_, profile) =
-                run_profiled(exec, db, &qp).map_err(|e| format!("stream {stream} Q{q}: {e}"))?;
+                run_profiled(exec, &db, &qp).map_err(|e| format!("stream {stream} Q{q}: {e}"))?;
             let end = Instant::now();
             out.push(Execution {
                 query: q,
@@ -806,6 +912,20 @@ impl ThroughputReport {
                 r.operator_tasks,
                 r.scheduler_tasks
             );
+            if let Some(f) = &r.refresh {
+                let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+                let _ = writeln!(
+                    out,
+                    "{:>7}   refresh stream: {} pair(s) from set {}, RF1 {:.1} ms and RF2 {:.1} ms \
+                     on average, done after {:.2} s",
+                    "",
+                    f.pairs,
+                    f.first_set,
+                    mean(&f.rf1_s) * 1e3,
+                    mean(&f.rf2_s) * 1e3,
+                    f.elapsed_s
+                );
+            }
         }
         out
     }

@@ -121,6 +121,11 @@ pub struct ThroughputArgs {
     /// Hardware contexts to use (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
+    /// Run the spec's refresh stream beside the query streams: one RF1/RF2
+    /// pair per stream as MVCC transactions; each query reads the snapshot
+    /// current when it starts. The run ends when every stream has.
+    #[arg(long)]
+    refresh: bool,
     /// Print one JSON object on stdout (progress stays on stderr).
     #[arg(long)]
     json: bool,
@@ -360,6 +365,7 @@ fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
         duration,
         seed: a.seed,
         reps: flags::reps(a.reps, false)?,
+        refresh: a.refresh,
     };
     eprintln!(
         "tpch throughput: SF {}, streams {:?}, granularity {:?}, {} repetition(s)",

@@ -208,6 +208,10 @@ impl SharedDatabase {
             };
             match committed {
                 Ok(ts) => {
+                    // The versions just replaced are whole tables: free them
+                    // now if no snapshot can read them (the commit's own
+                    // collection ran before they were superseded).
+                    self.txn.collect(self.rows.len());
                     return Ok(RefreshReport {
                         function,
                         number,

@@ -29,7 +29,19 @@ pub fn db() -> &'static Database {
 /// Runs `set` under `policy` (with 1024-row tasks, so SF 0.01 splits as SF 1
 /// would) and compares with DuckDB's answer in `dir`; the error says which
 /// query, set, parameters and policy differ, and how.
+#[allow(dead_code)] // not every test binary checks the loaded tables
 pub fn check_set(set: &AnswerSet, policy: &str, dir: &Path) -> Result<(), String> {
+    check_set_on(db(), set, policy, dir)
+}
+
+/// [`check_set`] on the tables of `db` (a refreshed snapshot, say).
+#[allow(dead_code)] // not every test binary checks other tables
+pub fn check_set_on(
+    db: &Database,
+    set: &AnswerSet,
+    policy: &str,
+    dir: &Path,
+) -> Result<(), String> {
     let q = set.query;
     let params = set
         .query_params(ANSWERS_SCALE_FACTOR)
@@ -37,7 +49,7 @@ pub fn check_set(set: &AnswerSet, policy: &str, dir: &Path) -> Result<(), String
     let expected = set.answer(dir).expect("answer reads");
     let exec = Executor::new(scheduler(), policy.parse::<Granularity>().unwrap())
         .with_min_rows_per_task(1024);
-    match run_profiled(&exec, db(), &params) {
+    match run_profiled(&exec, db, &params) {
         Ok((result, _)) => check::compare(&result, &expected)
             .map_err(|m| format!("Q{q} {} ({params}) under {policy}: {m}", set.set)),
         Err(e) => Err(format!("Q{q} {} under {policy}: error {e}", set.set)),
