@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use maestro_scheduler::CancelToken;
@@ -21,10 +22,11 @@ use pgwire::messages::startup::SecretKey;
 pub struct Running(Mutex<Option<CancelToken>>);
 
 impl Running {
-    /// A fresh token for the statement starting now; it is this session's
-    /// cancellable statement until the guard drops.
-    pub fn start(self: &Arc<Self>) -> (CancelToken, RunningGuard) {
-        let token = CancelToken::new();
+    /// A fresh token for the statement starting now (stopping by itself
+    /// after `timeout`, if any); it is this session's cancellable statement
+    /// until the guard drops.
+    pub fn start(self: &Arc<Self>, timeout: Option<Duration>) -> (CancelToken, RunningGuard) {
+        let token = CancelToken::for_statement(timeout, None);
         *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(token.clone());
         (token, RunningGuard(Arc::clone(self)))
     }
@@ -118,5 +120,39 @@ pub struct CancelRequests(pub Arc<Sessions>);
 impl CancelHandler for CancelRequests {
     async fn on_cancel_request(&self, request: CancelRequest) {
         self.0.cancel(request.pid, &request.secret_key);
+    }
+}
+
+/// `statement_timeout` as SET gives it: milliseconds, or a number with a
+/// unit (`ms`, `s`, `min`, `h`, `d`); 0 (or anything else) is no timeout.
+pub fn statement_timeout(setting: &str) -> Option<Duration> {
+    let s = setting.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let ms = n * match unit.trim() {
+        "" | "ms" => 1.0,
+        "s" => 1e3,
+        "min" => 60e3,
+        "h" => 3600e3,
+        "d" => 86_400e3,
+        _ => return None,
+    };
+    (ms > 0.0 && ms.is_finite()).then(|| Duration::from_secs_f64(ms / 1e3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_statement_timeouts() {
+        assert_eq!(statement_timeout("0"), None);
+        assert_eq!(statement_timeout("250"), Some(Duration::from_millis(250)));
+        assert_eq!(statement_timeout("5s"), Some(Duration::from_secs(5)));
+        assert_eq!(statement_timeout("1 min"), Some(Duration::from_secs(60)));
+        assert_eq!(statement_timeout("soon"), None);
     }
 }

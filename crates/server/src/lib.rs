@@ -415,7 +415,10 @@ impl Session {
                 let query = query.to_string();
                 // Cancellable while it runs (the guard ends that, also if
                 // the client goes away and this future is dropped).
-                let (token, _running) = self.running.start();
+                let timeout = self
+                    .setting(client, "statement_timeout")
+                    .and_then(|t| cancel::statement_timeout(&t));
+                let (token, _running) = self.running.start(timeout);
                 let answer = blocking(move || {
                     engine.execute(&sql, &params, token).map_err(|e| {
                         // Positions count from the start of the whole query.

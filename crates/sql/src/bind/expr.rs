@@ -32,7 +32,12 @@ impl Binder<'_> {
     /// [`bind_expr`](Self::bind_expr), where a parameter `$n` takes the type
     /// `hint` its context expects (a comparison's other side, a CAST's
     /// target, …).
-    fn bind_hinted(&mut self, e: &ast::Expr, ctx: &ExprCtx, hint: Option<SqlType>) -> Result<Expr> {
+    pub(crate) fn bind_hinted(
+        &mut self,
+        e: &ast::Expr,
+        ctx: &ExprCtx,
+        hint: Option<SqlType>,
+    ) -> Result<Expr> {
         match placeholder(e) {
             Some(name) => self.params.bind(name, hint).map_err(|err| err.at(e.span())),
             None => self.bind_expr(e, ctx),

@@ -218,7 +218,7 @@ impl Binder<'_> {
             aggs_forbidden_in: Some("WHERE"),
         };
         if let Some(w) = &select.selection {
-            let p = self.bind_expr(w, &where_ctx)?;
+            let p = self.bind_hinted(w, &where_ctx, Some(SqlType::Bool))?;
             self.bool_clause(&p, "WHERE", w)?;
             conjuncts.extend(p.conjuncts());
         }
@@ -383,7 +383,7 @@ impl Binder<'_> {
         self.no_subqueries("GROUP BY")?;
         let having = match &select.having {
             Some(h) => {
-                let p = self.bind_expr(h, &item_ctx)?;
+                let p = self.bind_hinted(h, &item_ctx, Some(SqlType::Bool))?;
                 self.bool_clause(&p, "HAVING", h)?;
                 Some((p, h))
             }
