@@ -308,3 +308,104 @@ fn bad_parameter_values_are_errors() {
         assert_eq!(count(&c, "select count(*) from region", &[]).await, 5);
     });
 }
+
+/// Frontend messages written by hand: tokio-postgres checks the parameter
+/// count itself, so a Bind with the wrong count needs a raw connection.
+mod raw {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+
+    fn message(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut m = vec![tag];
+        m.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
+        m.extend_from_slice(body);
+        m
+    }
+
+    fn cstr(s: &str) -> Vec<u8> {
+        let mut v = s.as_bytes().to_vec();
+        v.push(0);
+        v
+    }
+
+    /// Reads backend messages until ReadyForQuery; returns the SQLSTATE of
+    /// the first ErrorResponse, if any.
+    fn until_ready(s: &mut TcpStream) -> Option<String> {
+        let mut code = None;
+        loop {
+            let mut head = [0u8; 5];
+            s.read_exact(&mut head).expect("a message");
+            let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize - 4;
+            let mut body = vec![0u8; len];
+            s.read_exact(&mut body).expect("its body");
+            match head[0] {
+                b'E' if code.is_none() => {
+                    // Fields: a type byte and a C string each.
+                    let mut i = 0;
+                    while i < body.len() && body[i] != 0 {
+                        let end = i + 1 + body[i + 1..].iter().position(|&b| b == 0).unwrap();
+                        if body[i] == b'C' {
+                            code = Some(String::from_utf8_lossy(&body[i + 1..end]).into_owned());
+                        }
+                        i = end + 1;
+                    }
+                }
+                b'Z' => return code,
+                _ => {}
+            }
+        }
+    }
+
+    /// Parse + Bind with `values` (text) + Execute + Sync: the error's
+    /// SQLSTATE, or None if it ran.
+    pub fn bind_count(port: u16, sql: &str, values: &[&str]) -> Option<String> {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connects");
+        let mut startup = 196_608i32.to_be_bytes().to_vec();
+        startup.extend(cstr("user"));
+        startup.extend(cstr("maestro"));
+        startup.push(0);
+        let mut m = (startup.len() as i32 + 4).to_be_bytes().to_vec();
+        m.extend(startup);
+        s.write_all(&m).unwrap();
+        assert_eq!(until_ready(&mut s), None);
+        let mut parse = cstr("");
+        parse.extend(cstr(sql));
+        parse.extend(0i16.to_be_bytes());
+        let mut bind = cstr("");
+        bind.extend(cstr(""));
+        bind.extend(0i16.to_be_bytes());
+        bind.extend((values.len() as i16).to_be_bytes());
+        for v in values {
+            bind.extend((v.len() as i32).to_be_bytes());
+            bind.extend(v.as_bytes());
+        }
+        bind.extend(0i16.to_be_bytes());
+        let mut execute = cstr("");
+        execute.extend(0i32.to_be_bytes());
+        let mut out = message(b'P', &parse);
+        out.extend(message(b'B', &bind));
+        out.extend(message(b'E', &execute));
+        out.extend(message(b'S', &[]));
+        s.write_all(&out).unwrap();
+        until_ready(&mut s)
+    }
+}
+
+#[test]
+fn a_bind_with_the_wrong_parameter_count_is_a_protocol_violation() {
+    let server = Server::start();
+    let sql = "select $1::int + $2::int";
+    assert_eq!(raw::bind_count(server.port, sql, &["1", "2"]), None);
+    assert_eq!(
+        raw::bind_count(server.port, sql, &["1"]).as_deref(),
+        Some("08P01")
+    );
+    assert_eq!(
+        raw::bind_count(server.port, sql, &["1", "2", "3"]).as_deref(),
+        Some("08P01")
+    );
+    assert_eq!(
+        raw::bind_count(server.port, sql, &["1", "x"]).as_deref(),
+        Some("22P02")
+    );
+}
