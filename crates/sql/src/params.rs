@@ -173,10 +173,12 @@ impl Params {
             self.types.resize(n, None);
         }
         let ty = *self.types[n - 1].get_or_insert(match hint {
-            // A boolean context, an interval, …: text unless a clearer
-            // context came first.
-            Some(SqlType::Interval) | None => SqlType::Str,
+            // `$1 + INTERVAL '…'`: only a date adds to an interval.
+            Some(SqlType::Interval) => SqlType::Date,
             Some(t) => t,
+            // No context: text (PostgreSQL's unknown), unless a clearer
+            // context comes first.
+            None => SqlType::Str,
         });
         ParamValue::stand_in(ty).to_expr()
     }
