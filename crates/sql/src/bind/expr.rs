@@ -72,12 +72,10 @@ impl Binder<'_> {
                 _ => Err(SqlError::unsupported(format!("qualified name {e}"))),
             },
             A::Value(v) if matches!(v.value, ast::Value::Null) => Ok(Expr::null()),
-            A::Value(v) if matches!(v.value, ast::Value::Placeholder(_)) => {
-                let ast::Value::Placeholder(name) = &v.value else {
-                    unreachable!("matched a placeholder")
-                };
-                self.params.bind(name, None)
-            }
+            A::Value(ast::ValueWithSpan {
+                value: ast::Value::Placeholder(name),
+                ..
+            }) => self.params.bind(name, None),
             A::Value(v) => literal(&v.value).map(Expr::Lit),
             A::TypedString(ts) => match ts.data_type {
                 ast::DataType::Date => {
