@@ -17,6 +17,10 @@ pub const INVALID_DATETIME_FORMAT: &str = "22007";
 pub const NUMERIC_VALUE_OUT_OF_RANGE: &str = "22003";
 pub const DATA_EXCEPTION: &str = "22000";
 pub const PROTOCOL_VIOLATION: &str = "08P01";
+pub const INVALID_BINARY_REPRESENTATION: &str = "22P03";
+pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
+pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
+pub const UNDEFINED_PARAMETER: &str = "42P02";
 pub const QUERY_CANCELED: &str = "57014";
 pub const INTERNAL_ERROR: &str = "XX000";
 
@@ -53,6 +57,10 @@ pub fn sqlstate(e: &SqlError) -> &'static str {
         ErrorKind::Execution if m.starts_with("LIKE pattern") => FEATURE_NOT_SUPPORTED,
         ErrorKind::Execution if m.contains("cancel") => QUERY_CANCELED,
         ErrorKind::Execution => INTERNAL_ERROR,
+        ErrorKind::InvalidText if m.contains("type date") => INVALID_DATETIME_FORMAT,
+        ErrorKind::InvalidText => INVALID_TEXT_REPRESENTATION,
+        ErrorKind::UndefinedParameter => UNDEFINED_PARAMETER,
+        ErrorKind::Cancelled => QUERY_CANCELED,
     }
 }
 

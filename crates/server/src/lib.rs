@@ -4,15 +4,18 @@
 //! (`spawn_blocking`), so tokio's reactor keeps serving the other sessions.
 //!
 //! The simple and the extended query protocol (Parse/Bind/Describe/Execute,
-//! without `$n` parameters in this slice) answer with typed columns
-//! ([`encode`]) and errors with SQLSTATE codes ([`errors`]). The server
+//! with `$n` parameters: [`params`]) answer with typed columns ([`encode`])
+//! and errors with SQLSTATE codes ([`errors`]); a CancelRequest stops the
+//! session's running statement ([`cancel`]). The server
 //! itself answers what clients send around their queries ([`statement`]):
 //! SET/RESET/SHOW of session settings, BEGIN/COMMIT/ROLLBACK (accepted; a
 //! statement is its own transaction), `SELECT version()` and friends, and
 //! `CALL maestro.load_tpch(sf)`, which loads or replaces the TPC-H tables.
 
+pub mod cancel;
 pub mod encode;
 pub mod errors;
+pub mod params;
 pub mod statement;
 
 use std::collections::HashMap;
@@ -25,13 +28,14 @@ use async_trait::async_trait;
 use futures::Sink;
 use futures::stream;
 use maestro_execution::{Executor, Granularity};
-use maestro_scheduler::Scheduler;
+use maestro_scheduler::{CancelReason, CancelToken, Scheduler, catch_cancelled};
 use maestro_sql::types::SqlType;
-use maestro_sql::{Catalog, SqlError, TableDef, TpchCatalog};
+use maestro_sql::{Catalog, Description, ErrorKind, ParamValue, SqlError, TableDef, TpchCatalog};
 use maestro_storage::column::Table;
 use maestro_tpch::Database;
 use maestro_tpch::queries::Value;
 use pgwire::api::auth::{self, DefaultServerParameterProvider, StartupHandler};
+use pgwire::api::cancel::CancelHandler;
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{FieldInfo, QueryResponse, Response, Tag};
@@ -45,6 +49,7 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use tokio::net::TcpListener;
 
+use cancel::{CancelRequests, Registration, Running, Sessions};
 use errors::{error, user_error};
 use statement::Command;
 
@@ -59,6 +64,8 @@ pub struct Engine {
     db: RwLock<Option<Arc<Database>>>,
     /// One load at a time.
     loading: Mutex<()>,
+    /// The sessions, for cancel requests.
+    sessions: Arc<Sessions>,
 }
 
 /// A statement's answer.
@@ -79,6 +86,7 @@ impl Engine {
             scheduler,
             db: RwLock::new(None),
             loading: Mutex::new(()),
+            sessions: Arc::new(Sessions::default()),
         }
     }
 
@@ -103,29 +111,46 @@ impl Engine {
         )
     }
 
-    /// The result columns of a statement, without running it.
-    pub fn describe(&self, sql: &str) -> Result<Vec<(String, SqlType)>, SqlError> {
-        let (plan, explain) = maestro_sql::plan(&self.snapshot(), sql)?;
-        Ok(if explain {
-            vec![("QUERY PLAN".to_string(), SqlType::Str)]
-        } else {
-            maestro_sql::lower::result_columns(&plan)
-        })
+    /// The result columns and parameter types of a statement, without
+    /// running it (`declared`: the parameter types the client gave).
+    pub fn describe(
+        &self,
+        sql: &str,
+        declared: &[Option<SqlType>],
+    ) -> Result<Description, SqlError> {
+        maestro_sql::describe(&self.snapshot(), sql, declared)
     }
 
-    /// Plans and runs one statement (the whole plan as one scheduler job).
-    /// Blocks until it is done.
-    pub fn execute(&self, sql: &str) -> Result<Answer, SqlError> {
+    /// Plans and runs one statement (the whole plan as one scheduler job)
+    /// with `params` as `$1`, `$2`, …; it stops at its operators' next
+    /// checkpoint once `cancel` is cancelled. Blocks until it is done.
+    pub fn execute(
+        &self,
+        sql: &str,
+        params: &[ParamValue],
+        cancel: CancelToken,
+    ) -> Result<Answer, SqlError> {
         let catalog = self.snapshot();
-        let (plan, explain) = maestro_sql::plan(&catalog, sql)?;
+        let (plan, explain) = maestro_sql::plan_with(&catalog, sql, params)?;
         if explain {
             return Ok(Answer::Explain(plan.explain()));
         }
         let columns = maestro_sql::lower::result_columns(&plan);
-        let ctx = self.exec.context("SQL");
-        let result = self
-            .exec
-            .run_plan(|| maestro_sql::lower::run(&ctx, &catalog, &plan))?;
+        let ctx = self.exec.context_cancellable("SQL", cancel);
+        let result = catch_cancelled(|| {
+            self.exec
+                .run_plan(|| maestro_sql::lower::run(&ctx, &catalog, &plan))
+        })
+        .map_err(|c| {
+            SqlError::new(
+                ErrorKind::Cancelled,
+                match c.reason {
+                    CancelReason::Cancelled => "canceling statement due to user request",
+                    CancelReason::TimedOut => "canceling statement due to statement timeout",
+                    _ => "canceling statement: memory limit exceeded",
+                },
+            )
+        })??;
         Ok(Answer::Rows {
             columns,
             rows: result.rows,
@@ -169,6 +194,7 @@ pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> io::Result<()>
         let _ = socket.set_nodelay(true);
         let handlers = Handlers {
             session: Arc::new(Session::new(Arc::clone(&engine))),
+            cancel: Arc::new(CancelRequests(Arc::clone(&engine.sessions))),
         };
         tokio::spawn(async move {
             // A client that vanishes ends its session; nothing else to do.
@@ -179,6 +205,7 @@ pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> io::Result<()>
 
 struct Handlers {
     session: Arc<Session>,
+    cancel: Arc<CancelRequests>,
 }
 
 impl PgWireServerHandlers for Handlers {
@@ -191,13 +218,22 @@ impl PgWireServerHandlers for Handlers {
     }
 
     fn startup_handler(&self) -> Arc<impl StartupHandler> {
-        Arc::new(Startup)
+        Arc::new(Startup {
+            session: Arc::clone(&self.session),
+        })
+    }
+
+    fn cancel_handler(&self) -> Arc<impl CancelHandler> {
+        Arc::clone(&self.cancel)
     }
 }
 
 /// No authentication (as pgwire's no-op handler), announcing
-/// [`SERVER_VERSION`] as the server's version.
-struct Startup;
+/// [`SERVER_VERSION`] as the server's version; registers the session's
+/// BackendKeyData for cancel requests.
+struct Startup {
+    session: Arc<Session>,
+}
 
 static PIDS: LazyLock<RandomPidSecretKeyGenerator> =
     LazyLock::new(RandomPidSecretKeyGenerator::default);
@@ -218,6 +254,16 @@ impl StartupHandler for Startup {
             auth::protocol_negotiation(client, startup).await?;
             auth::save_startup_parameters_to_metadata(client, startup);
             let (pid, key) = PIDS.generate(client);
+            let registration =
+                self.session
+                    .engine
+                    .sessions
+                    .register(pid, &key, Arc::clone(&self.session.running));
+            *self
+                .session
+                .registration
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(registration);
             client.set_pid_and_secret_key(pid, key);
             let mut parameters = DefaultServerParameterProvider::default();
             parameters.server_version = SERVER_VERSION.to_string();
@@ -227,20 +273,25 @@ impl StartupHandler for Startup {
     }
 }
 
-/// One connection's state: its settings.
+/// One connection's state: its settings and its running statement.
 pub struct Session {
     engine: Arc<Engine>,
     settings: Mutex<HashMap<String, String>>,
     parser: Arc<Parser>,
+    running: Arc<Running>,
+    /// Its entry for cancel requests (removed with the session).
+    registration: Mutex<Option<Registration>>,
 }
 
-/// A prepared statement: its text, what it is, and its result columns (as
-/// Describe announces them).
+/// A prepared statement: its text, what it is, its result columns and its
+/// parameters' types (as Describe announces them: on the wire, and in SQL).
 #[derive(Clone, Debug)]
 pub struct Prepared {
     sql: String,
     command: Command,
     columns: Vec<(String, SqlType)>,
+    param_types: Vec<Type>,
+    param_sql_types: Vec<SqlType>,
 }
 
 /// Parses statements for the extended protocol (binding them against the
@@ -314,6 +365,8 @@ impl Session {
             }),
             engine,
             settings: Mutex::new(HashMap::new()),
+            running: Arc::new(Running::default()),
+            registration: Mutex::new(None),
         }
     }
 
@@ -342,7 +395,9 @@ impl Session {
         }
     }
 
-    /// Runs one statement (`text` starts at byte `offset` of `query`).
+    /// Runs one statement (`text` starts at byte `offset` of `query`) with
+    /// `params` as its `$n`.
+    #[allow(clippy::too_many_arguments)]
     async fn run<C: ClientInfo>(
         &self,
         client: &C,
@@ -350,6 +405,7 @@ impl Session {
         query: &str,
         offset: usize,
         text: &str,
+        params: Vec<ParamValue>,
         format: &Format,
     ) -> Result<Response, Box<ErrorInfo>> {
         match command {
@@ -357,8 +413,14 @@ impl Session {
                 let engine = Arc::clone(&self.engine);
                 let sql = text.to_string();
                 let query = query.to_string();
+                // Cancellable while it runs (the guard ends that, also if
+                // the client goes away and this future is dropped).
+                let timeout = self
+                    .setting(client, "statement_timeout")
+                    .and_then(|t| cancel::statement_timeout(&t));
+                let (token, _running) = self.running.start(timeout);
                 let answer = blocking(move || {
-                    engine.execute(&sql).map_err(|e| {
+                    engine.execute(&sql, &params, token).map_err(|e| {
                         // Positions count from the start of the whole query.
                         let pos = e
                             .position
@@ -486,6 +548,7 @@ impl SimpleQueryHandler for Session {
                     query,
                     p.offset,
                     p.text,
+                    Vec::new(),
                     &Format::UnifiedText,
                 )
                 .await
@@ -516,12 +579,6 @@ impl QueryParser for Parser {
     where
         C: ClientInfo + Unpin + Send + Sync,
     {
-        if !types.is_empty() || statement::has_parameters(sql) {
-            return Err(user_error(error(
-                errors::FEATURE_NOT_SUPPORTED,
-                "statement parameters ($1, …) are not supported yet: write the values into the statement",
-            )));
-        }
         let pieces = statement::split(sql);
         let text = match pieces.as_slice() {
             [] => return Ok(None),
@@ -534,12 +591,26 @@ impl QueryParser for Parser {
             }
         };
         let command = statement::classify(text);
-        let columns = match &command {
+        let declared: Vec<Option<SqlType>> = types
+            .iter()
+            .map(|t| match t {
+                Some(t) => params::declared_type(t),
+                None => Ok(None),
+            })
+            .collect::<Result<_, _>>()
+            .map_err(user_error)?;
+        if command != Command::Sql && (!types.is_empty() || statement::has_parameters(text)) {
+            return Err(user_error(error(
+                errors::FEATURE_NOT_SUPPORTED,
+                "parameters ($1, …) are only supported in queries (SELECT, WITH, EXPLAIN)",
+            )));
+        }
+        let (columns, param_sql_types) = match &command {
             Command::Sql => {
                 let engine = Arc::clone(&self.engine);
                 let owned = text.to_string();
-                blocking(move || {
-                    engine.describe(&owned).map_err(|e| {
+                let d = blocking(move || {
+                    engine.describe(&owned, &declared).map_err(|e| {
                         let pos = e
                             .position
                             .map(|p| statement::char_position(&owned, 0, p.line, p.column));
@@ -547,23 +618,38 @@ impl QueryParser for Parser {
                     })
                 })
                 .await
-                .map_err(user_error)?
+                .map_err(user_error)?;
+                (d.columns, d.param_types)
             }
             Command::Show(name) | Command::Function(name) => {
-                vec![(name.clone(), SqlType::Str)]
+                (vec![(name.clone(), SqlType::Str)], Vec::new())
             }
-            Command::CurrentSetting(_) => vec![("current_setting".to_string(), SqlType::Str)],
-            _ => Vec::new(),
+            Command::CurrentSetting(_) => (
+                vec![("current_setting".to_string(), SqlType::Str)],
+                Vec::new(),
+            ),
+            _ => (Vec::new(), Vec::new()),
         };
+        // The client's types where it gave them, else the inferred ones.
+        let param_types = param_sql_types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| match types.get(i) {
+                Some(Some(declared)) => declared.clone(),
+                _ => params::pg_type(*t),
+            })
+            .collect();
         Ok(Some(Prepared {
             sql: text.to_string(),
             command,
             columns,
+            param_types,
+            param_sql_types,
         }))
     }
 
-    fn get_parameter_types(&self, _stmt: &Prepared) -> PgWireResult<Vec<Type>> {
-        Ok(Vec::new())
+    fn get_parameter_types(&self, stmt: &Prepared) -> PgWireResult<Vec<Type>> {
+        Ok(stmt.param_types.clone())
     }
 
     fn get_result_schema(
@@ -599,25 +685,62 @@ impl ExtendedQueryHandler for Session {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        if !portal.parameters.is_empty() {
-            return Err(user_error(error(
-                errors::PROTOCOL_VIOLATION,
-                format!(
-                    "bind message supplies {} parameters, but the prepared statement requires 0",
-                    portal.parameters.len()
-                ),
-            )));
-        }
         let stmt = &portal.statement.statement;
+        let values = bind_values(portal).map_err(user_error)?;
         self.run(
             &*client,
             &stmt.command,
             &stmt.sql,
             0,
             &stmt.sql,
+            values,
             &portal.result_column_format,
         )
         .await
         .map_err(user_error)
     }
+}
+
+/// A portal's parameter values, decoded by their types and formats; as many
+/// as the statement has parameters (else 08P01, as PostgreSQL).
+fn bind_values(portal: &Portal<Prepared>) -> Result<Vec<ParamValue>, Box<ErrorInfo>> {
+    let stmt = &portal.statement.statement;
+    if portal.parameters.len() != stmt.param_types.len() {
+        return Err(error(
+            errors::PROTOCOL_VIOLATION,
+            format!(
+                "bind message supplies {} parameters, but prepared statement \"{}\" requires {}",
+                portal.parameters.len(),
+                portal.statement.id,
+                stmt.param_types.len()
+            ),
+        ));
+    }
+    let binary = |i: usize| match &portal.parameter_format {
+        Format::UnifiedText => false,
+        Format::UnifiedBinary => true,
+        // One code for all, or one per parameter (a missing one is text).
+        Format::Individual(codes) => {
+            let code = if codes.len() == 1 {
+                codes[0]
+            } else {
+                codes.get(i).copied().unwrap_or(0)
+            };
+            code == 1
+        }
+    };
+    portal
+        .parameters
+        .iter()
+        .enumerate()
+        .map(|(i, raw)| {
+            params::decode(
+                i + 1,
+                &stmt.param_types[i],
+                stmt.param_sql_types[i],
+                raw.as_deref(),
+                binary(i),
+            )
+        })
+        .collect()
 }

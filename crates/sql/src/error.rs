@@ -19,6 +19,12 @@ pub enum ErrorKind {
     Invalid,
     /// The operators failed while running the plan.
     Execution,
+    /// A parameter value that is not a value of its type (SQLSTATE 22P02).
+    InvalidText,
+    /// `$n` beyond the parameters given (SQLSTATE 42P02).
+    UndefinedParameter,
+    /// The statement was cancelled (SQLSTATE 57014).
+    Cancelled,
 }
 
 /// A 1-based line and column in the statement text.

@@ -46,6 +46,7 @@ impl LogicalPlan {
                 )
             }
             Plan::Filter { predicate, .. } => writeln!(out, "{pad}Filter {}", list(predicate)),
+            Plan::OneRow => writeln!(out, "{pad}OneRow"),
             Plan::Join {
                 keys,
                 kind,
@@ -128,7 +129,7 @@ impl LogicalPlan {
             }
         };
         match plan {
-            Plan::Scan { .. } => {}
+            Plan::Scan { .. } | Plan::OneRow => {}
             Plan::Join { left, right, .. } => {
                 self.explain_node(left, depth + 1, out);
                 self.explain_node(right, depth + 1, out);

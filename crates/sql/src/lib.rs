@@ -22,6 +22,7 @@ pub mod error;
 mod explain;
 pub mod lower;
 pub mod optimize;
+pub mod params;
 pub mod plan;
 pub mod types;
 
@@ -34,7 +35,9 @@ use maestro_tpch::queries::QueryResult;
 
 pub use catalog::{Catalog, ColumnDef, TableDef, TpchCatalog};
 pub use error::{ErrorKind, Position, SqlError};
+pub use params::ParamValue;
 pub use plan::LogicalPlan;
+use types::SqlType;
 
 /// What a statement returns.
 #[derive(Debug)]
@@ -60,9 +63,51 @@ pub fn parse(sql: &str) -> Result<Statement, SqlError> {
 /// Parses, binds and optimizes one statement; `explain` says whether it was
 /// `EXPLAIN`.
 pub fn plan(catalog: &dyn Catalog, sql: &str) -> Result<(LogicalPlan, bool), SqlError> {
+    plan_with(catalog, sql, &[])
+}
+
+/// [`plan`] of a statement with parameters: `$n` is `params[n - 1]` (of the
+/// type [`describe`] gave it).
+pub fn plan_with(
+    catalog: &dyn Catalog,
+    sql: &str,
+    params: &[ParamValue],
+) -> Result<(LogicalPlan, bool), SqlError> {
     let stmt = parse(sql)?;
-    let bound = bind::bind(catalog, &stmt)?;
+    let bound = bind::bind_with(catalog, &stmt, &[], Some(params.to_vec()))?;
     Ok((optimize::optimize(bound.plan, catalog)?, bound.explain))
+}
+
+/// What a statement returns and takes, without running it: what a wire
+/// protocol's Describe announces.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Description {
+    /// The result columns (`EXPLAIN`: one text column, `QUERY PLAN`).
+    pub columns: Vec<(String, SqlType)>,
+    /// The types of `$1`, `$2`, …: `declared` where the client gave one,
+    /// else inferred from the context (a comparison's other side, a CAST,
+    /// an IN list's operand, LIMIT; TEXT where nothing says).
+    pub param_types: Vec<SqlType>,
+    pub explain: bool,
+}
+
+/// Parses and binds one statement to describe it ([`Description`]).
+pub fn describe(
+    catalog: &dyn Catalog,
+    sql: &str,
+    declared: &[Option<SqlType>],
+) -> Result<Description, SqlError> {
+    let stmt = parse(sql)?;
+    let bound = bind::bind_with(catalog, &stmt, declared, None)?;
+    Ok(Description {
+        columns: if bound.explain {
+            vec![("QUERY PLAN".to_string(), SqlType::Str)]
+        } else {
+            lower::result_columns(&bound.plan)
+        },
+        param_types: bound.param_types,
+        explain: bound.explain,
+    })
 }
 
 /// Runs one statement on `exec` (the whole plan as one scheduler job) and

@@ -116,6 +116,7 @@ fn unique_columns(plan: &Plan, catalog: &dyn Catalog, out: &mut BTreeSet<ColumnI
 fn place_joins(plan: Plan, unique: &BTreeSet<ColumnId>) -> Result<Plan> {
     let go = |p: Box<Plan>| -> Result<Box<Plan>> { Ok(Box::new(place_joins(*p, unique)?)) };
     match plan {
+        Plan::OneRow => Ok(Plan::OneRow),
         Plan::Filter { input, predicate } if is_region(&input) => {
             let mut leaves = Vec::new();
             let mut conjuncts = predicate;
@@ -733,6 +734,7 @@ fn prune(plan: Plan, needed: &BTreeSet<ColumnId>) -> Plan {
     let n = &n;
     let go = |p: Box<Plan>, n: &BTreeSet<ColumnId>| Box::new(prune(*p, n));
     match plan {
+        Plan::OneRow => Plan::OneRow,
         Plan::Scan {
             table,
             alias,

@@ -339,6 +339,8 @@ pub enum Plan {
         count: usize,
         offset: usize,
     },
+    /// One row without columns: the input of `SELECT` without FROM.
+    OneRow,
     /// The statement's result columns, named.
     Project {
         input: Box<Plan>,
@@ -373,7 +375,7 @@ impl Plan {
                 .map(|g| g.0)
                 .chain(aggs.iter().map(|a| a.0))
                 .collect(),
-            Plan::Project { .. } => Vec::new(),
+            Plan::Project { .. } | Plan::OneRow => Vec::new(),
         }
     }
 
@@ -404,6 +406,7 @@ impl Plan {
                 input.estimated_rows()
             }
             Plan::Limit { input, count, .. } => input.estimated_rows().min(*count),
+            Plan::OneRow => 1,
         }
     }
 }
@@ -412,7 +415,7 @@ impl Plan {
     /// The node's inputs.
     pub fn children(&self) -> Vec<&Plan> {
         match self {
-            Plan::Scan { .. } => Vec::new(),
+            Plan::Scan { .. } | Plan::OneRow => Vec::new(),
             Plan::Join { left, right, .. } => vec![left, right],
             Plan::Filter { input, .. }
             | Plan::Map { input, .. }
@@ -440,7 +443,7 @@ impl Plan {
                 .chain(aggs.iter().filter_map(|a| a.1.arg.as_ref()))
                 .collect(),
             Plan::Sort { keys, .. } => keys.iter().map(|k| &k.0).collect(),
-            Plan::Limit { .. } => Vec::new(),
+            Plan::Limit { .. } | Plan::OneRow => Vec::new(),
             Plan::Project { outputs, .. } => outputs.iter().map(|o| &o.1).collect(),
         }
     }
@@ -459,6 +462,7 @@ impl Plan {
     pub fn is_single_row(&self) -> bool {
         match self {
             Plan::Aggregate { groups, .. } => groups.is_empty(),
+            Plan::OneRow => true,
             Plan::Map { input, .. } | Plan::Project { input, .. } | Plan::Sort { input, .. } => {
                 input.is_single_row()
             }

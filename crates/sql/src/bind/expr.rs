@@ -29,6 +29,40 @@ impl Binder<'_> {
         self.bind_inner(e, ctx).map_err(|err| err.at(e.span()))
     }
 
+    /// [`bind_expr`](Self::bind_expr), where a parameter `$n` takes the type
+    /// `hint` its context expects (a comparison's other side, a CAST's
+    /// target, …).
+    pub(crate) fn bind_hinted(
+        &mut self,
+        e: &ast::Expr,
+        ctx: &ExprCtx,
+        hint: Option<SqlType>,
+    ) -> Result<Expr> {
+        match placeholder(e) {
+            Some(name) => self.params.bind(name, hint).map_err(|err| err.at(e.span())),
+            None => self.bind_expr(e, ctx),
+        }
+    }
+
+    /// Two operands, a parameter among them typed by the other one (the
+    /// left one first, as PostgreSQL).
+    fn bind_pair(
+        &mut self,
+        left: &ast::Expr,
+        right: &ast::Expr,
+        ctx: &ExprCtx,
+    ) -> Result<(Expr, Expr)> {
+        if placeholder(left).is_some() && placeholder(right).is_none() {
+            let r = self.bind_expr(right, ctx)?;
+            let hint = self.type_of(&r);
+            Ok((self.bind_hinted(left, ctx, Some(hint))?, r))
+        } else {
+            let l = self.bind_expr(left, ctx)?;
+            let hint = self.type_of(&l);
+            Ok((l, self.bind_hinted(right, ctx, Some(hint))?))
+        }
+    }
+
     fn bind_inner(&mut self, e: &ast::Expr, ctx: &ExprCtx) -> Result<Expr> {
         use ast::Expr as A;
         match e {
@@ -38,6 +72,10 @@ impl Binder<'_> {
                 _ => Err(SqlError::unsupported(format!("qualified name {e}"))),
             },
             A::Value(v) if matches!(v.value, ast::Value::Null) => Ok(Expr::null()),
+            A::Value(ast::ValueWithSpan {
+                value: ast::Value::Placeholder(name),
+                ..
+            }) => self.params.bind(name, None),
             A::Value(v) => literal(&v.value).map(Expr::Lit),
             A::TypedString(ts) => match ts.data_type {
                 ast::DataType::Date => {
@@ -68,8 +106,13 @@ impl Binder<'_> {
                 }
             }
             A::BinaryOp { left, op, right } => {
-                let l = self.bind_expr(left, ctx)?;
-                let r = self.bind_expr(right, ctx)?;
+                let (l, r) = match op {
+                    BinaryOperator::And | BinaryOperator::Or => (
+                        self.bind_hinted(left, ctx, Some(SqlType::Bool))?,
+                        self.bind_hinted(right, ctx, Some(SqlType::Bool))?,
+                    ),
+                    _ => self.bind_pair(left, right, ctx)?,
+                };
                 match op {
                     BinaryOperator::Plus => self.arith(ArithOp::Add, l, r),
                     BinaryOperator::Minus => self.arith(ArithOp::Sub, l, r),
@@ -99,9 +142,9 @@ impl Binder<'_> {
                 low,
                 high,
             } => {
-                let x = self.bind_expr(expr, ctx)?;
-                let lo = self.bind_expr(low, ctx)?;
-                let hi = self.bind_expr(high, ctx)?;
+                let (x, lo) = self.bind_pair(expr, low, ctx)?;
+                let hint = Some(self.type_of(&x));
+                let hi = self.bind_hinted(high, ctx, hint)?;
                 let both = Expr::And(vec![
                     self.compare(CmpOp::Ge, x.clone(), lo)?,
                     self.compare(CmpOp::Le, x, hi)?,
@@ -122,7 +165,7 @@ impl Binder<'_> {
                 let xt = self.type_of(&x);
                 let mut lits = Vec::new();
                 for item in list {
-                    let v = self.bind_expr(item, ctx)?;
+                    let v = self.bind_hinted(item, ctx, Some(xt))?;
                     let Expr::Lit(l) = coerce_to(v, xt)? else {
                         return Err(
                             SqlError::unsupported("IN lists of non-constants").at(item.span())
@@ -170,7 +213,7 @@ impl Binder<'_> {
                 }
                 let mut int = |e: &Option<Box<ast::Expr>>| -> Result<Option<i64>> {
                     let Some(e) = e else { return Ok(None) };
-                    match self.bind_expr(e, ctx)? {
+                    match self.bind_hinted(e, ctx, Some(SqlType::Int))? {
                         Expr::Lit(Literal::Num { value, scale: 0 }) => Ok(Some(value)),
                         _ => Err(SqlError::unsupported(
                             "SUBSTRING with a non-constant or non-integer position or length",
@@ -203,7 +246,9 @@ impl Binder<'_> {
                         self.type_of(&x)
                     )));
                 }
-                let Expr::Lit(Literal::Str(p)) = self.bind_expr(pattern, ctx)? else {
+                let Expr::Lit(Literal::Str(p)) =
+                    self.bind_hinted(pattern, ctx, Some(SqlType::Str))?
+                else {
                     return Err(SqlError::unsupported("LIKE with a non-constant pattern"));
                 };
                 Ok(Expr::Like {
@@ -242,8 +287,9 @@ impl Binder<'_> {
                 data_type,
                 format: None,
             } => {
-                let x = self.bind_expr(expr, ctx)?;
-                self.cast(x, data_type)
+                let to = cast_target(data_type)?;
+                let x = self.bind_hinted(expr, ctx, Some(to))?;
+                self.cast(x, to)
             }
             A::Cast { .. } => Err(SqlError::unsupported(format!("{e}"))),
             other => Err(SqlError::unsupported(format!("expression {other}"))),
@@ -252,40 +298,7 @@ impl Binder<'_> {
 
     /// `CAST(x AS t)`: constants are converted now (a bad one is an
     /// error), other values when the statement runs.
-    fn cast(&mut self, x: Expr, t: &ast::DataType) -> Result<Expr> {
-        use ast::DataType as D;
-        let to = match t {
-            D::Int(_)
-            | D::Integer(_)
-            | D::BigInt(_)
-            | D::SmallInt(_)
-            | D::Int2(_)
-            | D::Int4(_)
-            | D::Int8(_) => SqlType::Int,
-            D::Numeric(info) | D::Decimal(info) | D::Dec(info) => match info {
-                ast::ExactNumberInfo::PrecisionAndScale(_, s) => u8::try_from(*s)
-                    .ok()
-                    .filter(|&s| s <= MAX_SCALE)
-                    .map(SqlType::exact)
-                    .ok_or_else(|| {
-                        SqlError::unsupported(format!("{t} (scale 0 to {MAX_SCALE})"))
-                    })?,
-                ast::ExactNumberInfo::Precision(_) => SqlType::Int,
-                ast::ExactNumberInfo::None => {
-                    return Err(SqlError::unsupported(format!(
-                        "CAST to {t} without a scale (write DECIMAL(p,s))"
-                    )));
-                }
-            },
-            D::Double(_) | D::DoublePrecision | D::Float(_) | D::Float8 | D::Real | D::Float4 => {
-                SqlType::Double
-            }
-            D::Varchar(_) | D::Text | D::Char(_) | D::CharacterVarying(_) | D::String(_) => {
-                SqlType::Str
-            }
-            D::Date => SqlType::Date,
-            other => return Err(SqlError::unsupported(format!("CAST to {other}"))),
-        };
+    fn cast(&mut self, x: Expr, to: SqlType) -> Result<Expr> {
         if x.is_null_literal() {
             return Ok(Expr::Cast(Box::new(x), to));
         }
@@ -697,6 +710,54 @@ fn fold_date(op: ArithOp, a: &Literal, b: &Literal) -> Option<Literal> {
         (ArithOp::Sub, Literal::Date(d), Literal::Interval { months, days }) => {
             Some(shift(*d, *months, *days, -1))
         }
+        _ => None,
+    }
+}
+
+/// The type `CAST(… AS t)` converts to.
+fn cast_target(t: &ast::DataType) -> Result<SqlType> {
+    use ast::DataType as D;
+    Ok(match t {
+        D::Int(_)
+        | D::Integer(_)
+        | D::BigInt(_)
+        | D::SmallInt(_)
+        | D::Int2(_)
+        | D::Int4(_)
+        | D::Int8(_) => SqlType::Int,
+        D::Numeric(info) | D::Decimal(info) | D::Dec(info) => match info {
+            ast::ExactNumberInfo::PrecisionAndScale(_, s) => u8::try_from(*s)
+                .ok()
+                .filter(|&s| s <= MAX_SCALE)
+                .map(SqlType::exact)
+                .ok_or_else(|| SqlError::unsupported(format!("{t} (scale 0 to {MAX_SCALE})")))?,
+            ast::ExactNumberInfo::Precision(_) => SqlType::Int,
+            ast::ExactNumberInfo::None => {
+                return Err(SqlError::unsupported(format!(
+                    "CAST to {t} without a scale (write DECIMAL(p,s))"
+                )));
+            }
+        },
+        D::Double(_) | D::DoublePrecision | D::Float(_) | D::Float8 | D::Real | D::Float4 => {
+            SqlType::Double
+        }
+        D::Varchar(_) | D::Text | D::Char(_) | D::CharacterVarying(_) | D::String(_) => {
+            SqlType::Str
+        }
+        D::Date => SqlType::Date,
+        D::Bool | D::Boolean => SqlType::Bool,
+        other => return Err(SqlError::unsupported(format!("CAST to {other}"))),
+    })
+}
+
+/// The placeholder's name if `e` is a parameter `$n` (in parentheses or not).
+fn placeholder(e: &ast::Expr) -> Option<&str> {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Placeholder(name) => Some(name),
+            _ => None,
+        },
+        ast::Expr::Nested(inner) => placeholder(inner),
         _ => None,
     }
 }

@@ -35,7 +35,8 @@ impl Binder<'_> {
         scope: &mut Scope,
     ) -> Result<(Plan, Vec<Expr>)> {
         if from.is_empty() {
-            return Err(SqlError::unsupported("SELECT without FROM"));
+            // SELECT without FROM: its expressions over one row.
+            return Ok((Plan::OneRow, Vec::new()));
         }
         let mut plan: Option<Plan> = None;
         let mut pending_on = Vec::new();

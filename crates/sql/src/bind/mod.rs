@@ -18,6 +18,8 @@ use sqlparser::ast::{
 
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError};
+use crate::params::{ParamValue, Params};
+use crate::types::SqlType;
 use std::collections::BTreeSet;
 
 use crate::plan::{
@@ -32,6 +34,8 @@ pub struct BoundStatement {
     pub plan: LogicalPlan,
     /// `EXPLAIN`: print the plan instead of running it.
     pub explain: bool,
+    /// The types of its parameters `$1`, `$2`, … (declared or inferred).
+    pub param_types: Vec<SqlType>,
 }
 
 pub(crate) struct Binder<'c> {
@@ -48,6 +52,8 @@ pub(crate) struct Binder<'c> {
     nullable: BTreeSet<ColumnId>,
     /// Derived tables without an alias, for their generated names.
     unnamed: usize,
+    /// The statement's parameters: their types, and their values if given.
+    params: Params,
 }
 
 /// A subquery of an expression, joined to the query it appears in.
@@ -83,8 +89,21 @@ pub(crate) struct BoundQuery {
     pub correlated: Vec<Expr>,
 }
 
-/// Binds one statement.
+/// Binds one statement without parameters (a `$n` in it is an error).
 pub fn bind(catalog: &dyn Catalog, stmt: &Statement) -> Result<BoundStatement> {
+    bind_with(catalog, stmt, &[], Some(Vec::new()))
+}
+
+/// Binds one statement with parameters: `declared` are the types the client
+/// gave (`None`: infer from the context); `values` the values of an
+/// execution, or `None` to only infer the types (each `$n` then stands for
+/// some value of its type: the plan is for describing, not for running).
+pub fn bind_with(
+    catalog: &dyn Catalog,
+    stmt: &Statement,
+    declared: &[Option<SqlType>],
+    values: Option<Vec<ParamValue>>,
+) -> Result<BoundStatement> {
     let (query, explain) = match stmt {
         Statement::Query(q) => (q, false),
         Statement::Explain {
@@ -105,9 +124,14 @@ pub fn bind(catalog: &dyn Catalog, stmt: &Statement) -> Result<BoundStatement> {
         ctes: Vec::new(),
         nullable: BTreeSet::new(),
         unnamed: 0,
+        params: Params {
+            types: declared.to_vec(),
+            values,
+        },
     };
     let root = b.query(query, None)?.plan;
     Ok(BoundStatement {
+        param_types: b.params.final_types(),
         plan: LogicalPlan {
             root,
             columns: b.columns,
@@ -194,7 +218,7 @@ impl Binder<'_> {
             aggs_forbidden_in: Some("WHERE"),
         };
         if let Some(w) = &select.selection {
-            let p = self.bind_expr(w, &where_ctx)?;
+            let p = self.bind_hinted(w, &where_ctx, Some(SqlType::Bool))?;
             self.bool_clause(&p, "WHERE", w)?;
             conjuncts.extend(p.conjuncts());
         }
@@ -359,7 +383,7 @@ impl Binder<'_> {
         self.no_subqueries("GROUP BY")?;
         let having = match &select.having {
             Some(h) => {
-                let p = self.bind_expr(h, &item_ctx)?;
+                let p = self.bind_hinted(h, &item_ctx, Some(SqlType::Bool))?;
                 self.bool_clause(&p, "HAVING", h)?;
                 Some((p, h))
             }
@@ -435,7 +459,7 @@ impl Binder<'_> {
                     .collect(),
             };
         }
-        let (count, offset) = limit(q.limit_clause.as_ref())?;
+        let (count, offset) = self.limit(q.limit_clause.as_ref())?;
         if count.is_some() || offset > 0 {
             plan = Plan::Limit {
                 input: Box::new(plan),
@@ -748,33 +772,52 @@ fn check_grouped(
     Ok(())
 }
 
-/// `LIMIT n` and `OFFSET m` (constants): (the count, if limited; the offset).
-fn limit(l: Option<&LimitClause>) -> Result<(Option<usize>, usize)> {
-    let Some(l) = l else { return Ok((None, 0)) };
-    let whole = |e: &ast::Expr, what: &str| -> Result<usize> {
-        match e {
-            ast::Expr::Value(v) => match &v.value {
-                ast::Value::Number(n, _) => n.parse().map_err(|_| {
-                    SqlError::invalid(format!("{what} {n}: expected a whole number")).at(v.span)
-                }),
-                _ => Err(SqlError::invalid(format!("{what} needs a whole number")).at(v.span)),
-            },
-            e => Err(SqlError::unsupported(format!("{what} of an expression")).at(e.span())),
+impl Binder<'_> {
+    /// `LIMIT n` and `OFFSET m` (constants or parameters): (the count, if
+    /// limited; the offset).
+    fn limit(&mut self, l: Option<&LimitClause>) -> Result<(Option<usize>, usize)> {
+        let Some(l) = l else { return Ok((None, 0)) };
+        let mut whole = |e: &ast::Expr, what: &str| -> Result<usize> {
+            match e {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::Number(n, _) => n.parse().map_err(|_| {
+                        SqlError::invalid(format!("{what} {n}: expected a whole number")).at(v.span)
+                    }),
+                    ast::Value::Placeholder(p) => {
+                        match self
+                            .params
+                            .bind(p, Some(SqlType::Int))
+                            .map_err(|e| e.at(v.span))?
+                        {
+                            crate::plan::Expr::Lit(crate::types::Literal::Num {
+                                value,
+                                scale: 0,
+                            }) => usize::try_from(value).map_err(|_| {
+                                SqlError::invalid(format!("{what} must not be negative")).at(v.span)
+                            }),
+                            _ => Err(SqlError::invalid(format!("{what} needs a whole number"))
+                                .at(v.span)),
+                        }
+                    }
+                    _ => Err(SqlError::invalid(format!("{what} needs a whole number")).at(v.span)),
+                },
+                e => Err(SqlError::unsupported(format!("{what} of an expression")).at(e.span())),
+            }
+        };
+        match l {
+            LimitClause::LimitOffset {
+                limit,
+                offset,
+                limit_by,
+            } if limit_by.is_empty() => {
+                let count = limit.as_ref().map(|e| whole(e, "LIMIT")).transpose()?;
+                let offset = match offset {
+                    Some(o) => whole(&o.value, "OFFSET")?,
+                    None => 0,
+                };
+                Ok((count, offset))
+            }
+            _ => Err(SqlError::unsupported("LIMIT … BY / MySQL's LIMIT m, n")),
         }
-    };
-    match l {
-        LimitClause::LimitOffset {
-            limit,
-            offset,
-            limit_by,
-        } if limit_by.is_empty() => {
-            let count = limit.as_ref().map(|e| whole(e, "LIMIT")).transpose()?;
-            let offset = match offset {
-                Some(o) => whole(&o.value, "OFFSET")?,
-                None => 0,
-            };
-            Ok((count, offset))
-        }
-        _ => Err(SqlError::unsupported("LIMIT … BY / MySQL's LIMIT m, n")),
     }
 }

@@ -146,6 +146,10 @@ impl<'a> Lowering<'a> {
                 Ok(rel.take(self.ctx, &pos))
             }
             Plan::Project { .. } => Err(SqlError::unsupported("a projection below the top")),
+            Plan::OneRow => Ok(Relation {
+                len: 1,
+                cols: Vec::new(),
+            }),
         }
     }
 
@@ -515,7 +519,7 @@ impl<'a> Lowering<'a> {
                 .iter()
                 .zip(&types)
                 .map(|((_, e), t)| cell(eval_row(e, rel, p), *t))
-                .collect();
+                .collect::<Result<_>>()?;
             result.rows.push(row);
         }
         Ok(result)
@@ -595,10 +599,15 @@ fn column_type(t: SqlType) -> ColumnType {
     }
 }
 
-fn cell(v: Scalar, t: SqlType) -> Value {
-    match (v, t) {
+/// An output cell; an integer beyond 64 bits is an error (PostgreSQL's
+/// "bigint out of range"), not a wrapped value.
+fn cell(v: Scalar, t: SqlType) -> Result<Value> {
+    Ok(match (v, t) {
         (Scalar::Null, _) => Value::Null,
-        (Scalar::Num { value, .. }, SqlType::Int) => Value::Int(value as i64),
+        (Scalar::Num { value, .. }, SqlType::Int) => Value::Int(
+            i64::try_from(value)
+                .map_err(|_| SqlError::invalid(format!("bigint out of range: {value}")))?,
+        ),
         (Scalar::Num { value, scale }, SqlType::Decimal(s)) => Value::Decimal {
             value: if s >= scale {
                 value * 10i128.pow(u32::from(s - scale))
@@ -614,7 +623,7 @@ fn cell(v: Scalar, t: SqlType) -> Value {
         (Scalar::Date(d), _) => Value::Date(Date(d)),
         (Scalar::Str(s), _) => Value::Str(s),
         (Scalar::Bool(b), _) => Value::Str(b.to_string()),
-    }
+    })
 }
 
 /// `e` scaled up by `by` digits (to compare keys of different scales).

@@ -1,0 +1,55 @@
+//! What the wire tests share: a server on a free port of this process
+//! (its own tokio runtime and scheduler), and clients connected to it.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use maestro_scheduler::{Scheduler, SchedulerConfig};
+use maestro_server::Engine;
+use tokio_postgres::{Client, NoTls};
+
+/// A server listening on 127.0.0.1 (its port), running on `rt`.
+pub struct Server {
+    pub port: u16,
+    pub rt: tokio::runtime::Runtime,
+}
+
+impl Server {
+    /// Starts a server with an empty database.
+    pub fn start() -> Server {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
+        let scheduler =
+            Arc::new(Scheduler::new(SchedulerConfig::single_hints()).expect("scheduler starts"));
+        let engine = Arc::new(Engine::new(scheduler, "static".parse().expect("policy")));
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("binds a free port");
+        let port = listener.local_addr().expect("address").port();
+        rt.spawn(maestro_server::serve(listener, engine));
+        Server { port, rt }
+    }
+
+    pub async fn connect(&self) -> Client {
+        let (client, connection) = tokio_postgres::connect(
+            &format!("host=127.0.0.1 port={} user=maestro dbname=tpch", self.port),
+            NoTls,
+        )
+        .await
+        .expect("connects");
+        tokio::spawn(connection);
+        client
+    }
+}
+
+/// The SQLSTATE code and message of a failed statement.
+pub fn sqlstate(e: &tokio_postgres::Error) -> (String, String) {
+    let db = e
+        .as_db_error()
+        .unwrap_or_else(|| panic!("not a server error: {e:?}"));
+    (db.code().code().to_string(), db.message().to_string())
+}

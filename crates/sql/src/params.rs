@@ -1,0 +1,193 @@
+//! Statement parameters (`$1`, `$2`, …): the values a client binds to a
+//! prepared statement, their text form parsed by the parameter's type, and
+//! the constant expression each becomes in the plan.
+//!
+//! A statement with parameters is bound twice: once without values, to infer
+//! each parameter's type from its context ([`crate::prepare`], what a wire
+//! protocol's Describe announces), then once per execution with the values
+//! ([`crate::plan_with`]), where each `$n` is a constant — so the optimizer
+//! and the operators see an ordinary statement.
+
+use maestro_storage::column::{Date, MAX_SCALE};
+
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::plan::{CmpOp, Expr};
+use crate::types::{Literal, SqlType};
+
+/// One parameter's value, of the parameter's type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamValue {
+    /// SQL NULL of this type.
+    Null(SqlType),
+    Int(i64),
+    /// `value / 10^scale`, exactly.
+    Num {
+        value: i64,
+        scale: u8,
+    },
+    Double(f64),
+    Str(String),
+    Date(Date),
+    Bool(bool),
+}
+
+fn bad_text(ty: SqlType, s: &str) -> SqlError {
+    let name = match ty {
+        SqlType::Int => "bigint",
+        SqlType::Decimal(_) => "numeric",
+        SqlType::Double => "double precision",
+        SqlType::Bool => "boolean",
+        SqlType::Date => "date",
+        SqlType::Str | SqlType::Interval => "text",
+    };
+    SqlError::new(
+        ErrorKind::InvalidText,
+        format!("invalid input syntax for type {name}: \"{s}\""),
+    )
+}
+
+impl ParamValue {
+    /// A value in PostgreSQL's text format for a parameter of type `ty`; a
+    /// text that is not one is an [`ErrorKind::InvalidText`] error.
+    pub fn parse(s: &str, ty: SqlType) -> Result<ParamValue> {
+        let t = s.trim();
+        match ty {
+            SqlType::Int => t.parse().map(ParamValue::Int).map_err(|_| bad_text(ty, s)),
+            SqlType::Decimal(_) => parse_decimal(t)
+                .map(|(value, scale)| ParamValue::Num { value, scale })
+                .ok_or_else(|| bad_text(ty, s)),
+            SqlType::Double => t
+                .parse()
+                .map(ParamValue::Double)
+                .map_err(|_| bad_text(ty, s)),
+            SqlType::Bool => match t.to_ascii_lowercase().as_str() {
+                "t" | "true" | "y" | "yes" | "on" | "1" => Ok(ParamValue::Bool(true)),
+                "f" | "false" | "n" | "no" | "off" | "0" => Ok(ParamValue::Bool(false)),
+                _ => Err(bad_text(ty, s)),
+            },
+            SqlType::Date => Date::parse(t)
+                .map(ParamValue::Date)
+                .map_err(|_| bad_text(ty, s)),
+            SqlType::Str => Ok(ParamValue::Str(s.to_string())),
+            SqlType::Interval => Err(SqlError::unsupported("interval parameters")),
+        }
+    }
+
+    /// The constant this value is in a bound expression.
+    pub(crate) fn to_expr(&self) -> Result<Expr> {
+        Ok(match self {
+            ParamValue::Null(ty) => Expr::Cast(Box::new(Expr::null()), *ty),
+            ParamValue::Int(v) => Expr::Lit(Literal::int(*v)),
+            ParamValue::Num { value, scale } => Expr::Lit(Literal::Num {
+                value: *value,
+                scale: *scale,
+            }),
+            ParamValue::Double(f) => {
+                // There are no double constants: the exact decimal a finite
+                // double prints as, cast to double.
+                let text = format!("{f}");
+                let (value, scale) = parse_decimal(&text).ok_or_else(|| {
+                    SqlError::new(
+                        ErrorKind::Invalid,
+                        format!("double parameter {f} out of range for this engine"),
+                    )
+                })?;
+                Expr::Cast(
+                    Box::new(Expr::Lit(Literal::Num { value, scale })),
+                    SqlType::Double,
+                )
+            }
+            ParamValue::Str(s) => Expr::Lit(Literal::Str(s.clone())),
+            ParamValue::Date(d) => Expr::Lit(Literal::Date(*d)),
+            // No boolean constants either: a comparison that holds or not.
+            ParamValue::Bool(b) => Expr::cmp(
+                CmpOp::Eq,
+                Expr::Lit(Literal::int(0)),
+                Expr::Lit(Literal::int(i64::from(!*b))),
+            ),
+        })
+    }
+
+    /// A non-NULL value of type `ty` standing in for a parameter while its
+    /// statement is only described (never run).
+    pub(crate) fn stand_in(ty: SqlType) -> ParamValue {
+        match ty {
+            SqlType::Int | SqlType::Interval => ParamValue::Int(0),
+            SqlType::Decimal(scale) => ParamValue::Num { value: 0, scale },
+            SqlType::Double => ParamValue::Double(0.0),
+            SqlType::Date => ParamValue::Date(Date(0)),
+            SqlType::Str => ParamValue::Str(String::new()),
+            SqlType::Bool => ParamValue::Bool(false),
+        }
+    }
+}
+
+/// `[+-]digits[.digits]` as (value, scale), exactly; `None` if it is not one
+/// or does not fit 64 bits / [`MAX_SCALE`] fractional digits.
+pub(crate) fn parse_decimal(s: &str) -> Option<(i64, u8)> {
+    let (neg, body) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().chain(frac.bytes()).all(|c| c.is_ascii_digit())
+    {
+        return None;
+    }
+    let scale = u8::try_from(frac.len()).ok().filter(|&s| s <= MAX_SCALE)?;
+    let v: i64 = format!("{int}{frac}").parse().ok()?;
+    Some((if neg { -v } else { v }, scale))
+}
+
+/// What the binder knows about the parameters of the statement it binds.
+#[derive(Debug, Default)]
+pub(crate) struct Params {
+    /// Each parameter's type, as declared by the client or inferred from the
+    /// first context it appears in (`None`: not seen yet).
+    pub types: Vec<Option<SqlType>>,
+    /// The values (an execution), or none (a Describe: stand-ins).
+    pub values: Option<Vec<ParamValue>>,
+}
+
+impl Params {
+    /// The expression for placeholder `name` (`$n`) in a context that
+    /// expects `hint` (none: TEXT, as PostgreSQL's unknown).
+    pub fn bind(&mut self, name: &str, hint: Option<SqlType>) -> Result<Expr> {
+        let n: usize = name
+            .strip_prefix('$')
+            .and_then(|d| d.parse().ok())
+            .filter(|&n| (1..=65535).contains(&n))
+            .ok_or_else(|| SqlError::unsupported(format!("parameter {name} (write $1, $2, …)")))?;
+        if let Some(values) = &self.values {
+            let v = values.get(n - 1).ok_or_else(|| {
+                SqlError::new(
+                    ErrorKind::UndefinedParameter,
+                    format!("there is no parameter ${n}"),
+                )
+            })?;
+            return v.to_expr();
+        }
+        if self.types.len() < n {
+            self.types.resize(n, None);
+        }
+        let ty = *self.types[n - 1].get_or_insert(match hint {
+            // `$1 + INTERVAL '…'`: only a date adds to an interval.
+            Some(SqlType::Interval) => SqlType::Date,
+            Some(t) => t,
+            // No context: text (PostgreSQL's unknown), unless a clearer
+            // context comes first.
+            None => SqlType::Str,
+        });
+        ParamValue::stand_in(ty).to_expr()
+    }
+
+    /// The parameters' types (unseen ones between seen ones are TEXT).
+    pub fn final_types(&self) -> Vec<SqlType> {
+        self.types
+            .iter()
+            .map(|t| t.unwrap_or(SqlType::Str))
+            .collect()
+    }
+}
