@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
+use maestro_bench::reps::{self, Spread};
 use maestro_bench::tpch;
 use maestro_execution::{Executor, Granularity};
 use maestro_tpch::queries::{QUERY_COUNT, QueryParams, run_profiled};
@@ -189,19 +190,21 @@ fn compare_queries(
         let p = QueryParams::validation(q, sf).map_err(failure)?;
         let (mut old, mut new, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
         for rep in 0..reps {
-            let (o, n) = if rep % 2 == 0 {
-                let o = time(loaded, &p)?;
-                (o, time(refreshed, &p)?)
-            } else {
-                let n = time(refreshed, &p)?;
-                (time(loaded, &p)?, n)
-            };
+            // The two variants in rotated order: loaded first on even repetitions.
+            let (mut o, mut n) = (0.0, 0.0);
+            for variant in reps::rotation(2, rep) {
+                match variant {
+                    0 => o = time(loaded, &p)?,
+                    _ => n = time(refreshed, &p)?,
+                }
+            }
             old.push(o);
             new.push(n);
             ratios.push(n / o);
         }
-        let (o, n, r) = (median(&old), median(&new), median(&ratios));
-        let (lo, hi) = range(&ratios);
+        let median = |v: &[f64]| Spread::of(v).expect("at least one repetition");
+        let ((o, _), (n, _), (r, spread)) = (median(&old), median(&new), median(&ratios));
+        let (lo, hi) = (spread.min, spread.max);
         eprintln!("Q{q}: loaded {o:.4} s, refreshed {n:.4} s, ratio {r:.3} [{lo:.3}–{hi:.3}]");
         text.push_str(&format!(
             "Q{q} | {o:.4} | {n:.4} | {r:.3} [{lo:.3}–{hi:.3}]\n"
@@ -213,22 +216,10 @@ fn compare_queries(
         }));
     }
     let geo = (ratios_all.iter().map(|r| r.ln()).sum::<f64>() / ratios_all.len() as f64).exp();
-    let (lo, hi) = range(&ratios_all);
+    let (_, all) = Spread::of(&ratios_all).expect("22 queries");
+    let (lo, hi) = (all.min, all.max);
     text.push_str(&format!(
         "geometric mean of the 22 median ratios: {geo:.3} (per-query medians {lo:.3}–{hi:.3})\n"
     ));
     Ok((rows, text))
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    s[s.len() / 2]
-}
-
-fn range(v: &[f64]) -> (f64, f64) {
-    v.iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
-            (lo.min(x), hi.max(x))
-        })
 }

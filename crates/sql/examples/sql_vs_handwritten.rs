@@ -1,13 +1,17 @@
 //! The 22 TPC-H statements of `tests/queries/` against the TPC-H crate's
 //! hand-written plans on the same data: same answer (compared cell by cell
-//! through the hand-written answer's CSV, as the tests compare), and the best of `--reps` times of each.
+//! through the hand-written answer's CSV, as the tests compare), and the
+//! times of both, side by side: each repetition runs the two in turn, the
+//! order alternating between repetitions; per query the median time of each
+//! and the median and range of the per-repetition ratios SQL ÷ hand-written.
 //!
-//!     cargo run --release -p maestro-sql --example sql_vs_handwritten -- [--sf 1] [--reps 3] [--policy hint] [--queries 2,17]
+//!     cargo run --release -p maestro-sql --example sql_vs_handwritten -- [--sf 1] [--reps 5] [--policy hint] [--queries 2,17] [--out FILE.json]
 //!
-//! Prints one line per query: `Q<n> sql <s> hand <s> ratio <x> same|DIFFERENT`.
+//! Prints one line per query: `Q<n> sql <s> hand <s> ratio <x> [<min>–<max>] same|DIFFERENT`;
+//! `--out` writes every time as JSON.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use maestro_execution::{Executor, Granularity};
 use maestro_scheduler::{Scheduler, SchedulerConfig};
@@ -22,22 +26,25 @@ fn arg(args: &[String], name: &str, default: &str) -> String {
         .unwrap_or_else(|| default.to_string())
 }
 
-fn best<T>(reps: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
-    let mut best = Duration::MAX;
-    let mut last = None;
-    for _ in 0..reps {
-        let t = Instant::now();
-        let r = f();
-        best = best.min(t.elapsed());
-        last = Some(r);
-    }
-    (best, last.expect("at least one repetition"))
+fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
+    let t = Instant::now();
+    let r = f();
+    (t.elapsed().as_secs_f64(), r)
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s[s.len() / 2]
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let sf: f64 = arg(&args, "--sf", "1").parse().expect("--sf F");
-    let reps: usize = arg(&args, "--reps", "3").parse().expect("--reps N");
+    let reps: usize = arg(&args, "--reps", "5").parse().expect("--reps N");
+    assert!(reps > 0, "--reps must be at least 1");
+    let out = arg(&args, "--out", "");
+    let mut rows = Vec::new();
     let policy: Granularity = arg(&args, "--policy", "hint").parse().expect("--policy");
     let scheduler =
         Arc::new(Scheduler::new(SchedulerConfig::single_hints()).expect("scheduler starts"));
@@ -61,27 +68,62 @@ fn main() {
         if q == 11 {
             params = QueryParams::validation(q, 1.0).expect("parameters");
         }
-        let (t_sql, sql_rows) = best(reps, || match maestro_sql::execute(&exec, &catalog, &sql) {
+        let run_sql = || match maestro_sql::execute(&exec, &catalog, &sql) {
             Ok(Output::Rows(r)) => r,
             other => panic!("Q{q}: {other:?}"),
-        });
-        let (t_hand, hand_rows) = best(reps, || {
+        };
+        let run_hand = || {
             queries::run_profiled(&exec, &db, &params)
                 .expect("hand-written plan runs")
                 .0
-        });
+        };
+        let (mut t_sql, mut t_hand, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        let mut answers = None;
+        for rep in 0..reps {
+            let ((s, sql_rows), (h, hand_rows)) = if rep % 2 == 0 {
+                let s = timed(run_sql);
+                (s, timed(run_hand))
+            } else {
+                let h = timed(run_hand);
+                (timed(run_sql), h)
+            };
+            t_sql.push(s);
+            t_hand.push(h);
+            ratios.push(s / h);
+            answers = Some((sql_rows, hand_rows));
+        }
+        let (sql_rows, hand_rows) = answers.expect("at least one repetition");
         let same = check::parse_csv(&hand_rows.to_csv())
             .and_then(|expected| check::compare(&sql_rows, &expected))
             .map_err(|m| m.0);
+        let (lo, hi) = ratios.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| {
+            (lo.min(r), hi.max(r))
+        });
         println!(
-            "Q{q:<2} sql {:>8.4} s  hand {:>8.4} s  ratio {:>5.2}  {}",
-            t_sql.as_secs_f64(),
-            t_hand.as_secs_f64(),
-            t_sql.as_secs_f64() / t_hand.as_secs_f64(),
+            "Q{q:<2} sql {:>8.4} s  hand {:>8.4} s  ratio {:>5.2} [{lo:.2}–{hi:.2}]  {}",
+            median(&t_sql),
+            median(&t_hand),
+            median(&ratios),
             match &same {
                 Ok(()) => "same".to_string(),
                 Err(m) => format!("DIFFERENT: {m}"),
             }
         );
+        rows.push(format!(
+            "{{\"query\": {q}, \"same_answer\": {}, \"sql_s\": {t_sql:?}, \"hand_s\": {t_hand:?}, \
+             \"ratios\": {ratios:?}, \"ratio_median\": {}}}",
+            same.is_ok(),
+            median(&ratios)
+        ));
+    }
+    if !out.is_empty() {
+        let json = format!(
+            "{{\"experiment\": \"sql-vs-handwritten\", \"sf\": {sf}, \"reps\": {reps}, \
+             \"policy\": \"{policy}\", \"contexts\": {}, \"results\": [\n{}\n]}}\n",
+            scheduler.contexts(),
+            rows.join(",\n")
+        );
+        std::fs::write(&out, json).unwrap_or_else(|e| panic!("writing {out}: {e}"));
+        eprintln!("wrote {out}");
     }
 }
