@@ -34,6 +34,12 @@ count; give Maestro the same number with --contexts.
 
 Without --params (the old rule, kept for the README's older tables): each stream
 draws its own parameters and runs whole rounds of 22 until the time is up.
+
+`refresh --sets DIR --pairs N` applies TPC-H's refresh functions as Maestro's `tpch
+refresh` does, to the refresh sets Maestro wrote (`maestro tpch refresh --export-sets
+DIR`): RF1 = one transaction inserting `orders.tbl.u<n>` and `lineitem.tbl.u<n>`, RF2 =
+one transaction deleting the orders of `delete.<n>` and their line items; each timed
+from BEGIN (before reading the files) to COMMIT; prints JSON like `tpch refresh --json`.
 """
 
 import argparse
@@ -277,16 +283,51 @@ def print_throughput(args, report):
                 r["p99_s"], r["max_s"]))
 
 
+def refresh(args):
+    con, load_s = connect(args.sf, args.threads, args.data_dir)
+    sets = Path(args.sets)
+    out = []
+    for n in range(1, args.pairs + 1):
+        start = time.perf_counter()
+        con.execute("begin")
+        for table in ("orders", "lineitem"):
+            cols = G.SCHEMA[table]
+            read = ", ".join("'%s': '%s'" % (c, t) for c, t in cols) + ", '_end': 'VARCHAR'"
+            con.execute(
+                "insert into %s select %s from read_csv('%s', delim='|', header=false, "
+                "quote='', escape='', auto_detect=false, columns={%s})"
+                % (table, ", ".join(c for c, _ in cols), sets / ("%s.tbl.u%d" % (table, n)), read))
+        con.execute("commit")
+        out.append({"function": "RF1", "set": n, "total_s": time.perf_counter() - start})
+        start = time.perf_counter()
+        keys = [int(line.split("|")[0]) for line in open(sets / ("delete.%d" % n))]
+        con.execute("begin")
+        con.execute("create or replace temp table doomed as select unnest(?) as k", [keys])
+        con.execute("delete from lineitem where l_orderkey in (select k from doomed)")
+        con.execute("delete from orders where o_orderkey in (select k from doomed)")
+        con.execute("commit")
+        out.append({"function": "RF2", "set": n, "total_s": time.perf_counter() - start})
+        log("pair %d: RF1 %.1f ms, RF2 %.1f ms" % (n, out[-2]["total_s"] * 1e3,
+                                                   out[-1]["total_s"] * 1e3))
+    print(json.dumps({"experiment": "tpch-refresh", "engine": "duckdb " + G.duckdb.__version__,
+                      "sf": args.sf, "threads": args.threads, "load_seconds": load_s,
+                      "refreshes": out}))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="mode", required=True)
-    for name in ("single", "throughput"):
+    for name in ("single", "throughput", "refresh"):
         p = sub.add_parser(name)
         p.add_argument("--sf", type=float, default=1.0)
         p.add_argument("--threads", type=int, default=os.cpu_count())
         p.add_argument("--data-dir")
         if name == "single":
             p.add_argument("--repetitions", type=int, default=3)
+        elif name == "refresh":
+            p.add_argument("--sets", required=True,
+                           help="directory of `maestro tpch refresh --export-sets`")
+            p.add_argument("--pairs", type=int, default=1)
         else:
             p.add_argument("--streams", default="1,4,16")
             p.add_argument("--duration", type=float)
@@ -297,7 +338,7 @@ def main():
     args = ap.parse_args()
     if args.sf <= 0 or args.threads < 1:
         ap.error("--sf must be positive and --threads at least 1")
-    (single if args.mode == "single" else throughput)(args)
+    {"single": single, "throughput": throughput, "refresh": refresh}[args.mode](args)
 
 
 if __name__ == "__main__":
