@@ -37,9 +37,15 @@ What it does:
      close     equal up to a documented representation difference (a double within
                1e-12 relative, or a TIMESTAMP at midnight where Maestro returns a DATE:
                PostgreSQL and DuckDB type `date + interval` as timestamp);
+     pg-note   ok, but PostgreSQL would answer otherwise (PG_NOTES: integer division,
+               where Maestro divides into a double as DuckDB does);
      DIFFERS   anything else. A DIFFERS record listed in KNOWN (by file and SQL) is
-               printed with the reason it was judged (PostgreSQL semantics where DuckDB
-               differs, e.g. integer division); an unlisted one makes the exit status 1.
+               printed with the verdict reached by hand (PostgreSQL semantics where
+               DuckDB differs, e.g. NULLs first in DESC order; a construct Maestro
+               reports as unsupported); an unlisted one makes the exit status 1.
+   A new or changed record that differs from DuckDB must be judged before it is
+   added to KNOWN: DuckDB is the reference for answers on data, PostgreSQL's
+   documented semantics where the two engines disagree.
 
 `known_bugs.slt` (records whose expectation is correct but Maestro's answer is not;
 slt.rs expects each of them to fail) is checked like the other files.
