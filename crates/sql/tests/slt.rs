@@ -20,7 +20,7 @@ use common::{db, scheduler};
 use maestro_execution::{Executor, Granularity};
 use maestro_sql::{ErrorKind, ParamValue, SqlError, TpchCatalog};
 use maestro_tpch::queries::{ColumnType, Value, format_double};
-use sqllogictest::{DB, DBOutput, DefaultColumnType, Runner, strict_column_validator};
+use sqllogictest::{DB, DBOutput, DefaultColumnType, Record, Runner, strict_column_validator};
 
 struct Maestro {
     exec: Executor,
@@ -138,6 +138,46 @@ fn run(file: &str) {
     if let Err(e) = runner.run_file(&path) {
         panic!("{}", e.display(true));
     }
+}
+
+/// Known bugs: `tests/slt/known_bugs.slt` holds records whose expectation is
+/// right (checked against DuckDB and PostgreSQL's semantics by
+/// `tests/slt_duckdb.py`) but whose answer from Maestro is wrong. Each of them
+/// must FAIL here, one by one, so the suite stays green while the bug stays
+/// visible; when a fix makes one pass, this test fails and the record moves
+/// back to its topic's file.
+#[test]
+fn known_bugs() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slt/known_bugs.slt");
+    let mut runner = Runner::new(|| async {
+        Ok(Maestro {
+            exec: Executor::new(scheduler(), Granularity::Static).with_min_rows_per_task(1024),
+        })
+    });
+    runner.with_column_validator(strict_column_validator);
+    let records = sqllogictest::parse_file::<DefaultColumnType>(&path)
+        .unwrap_or_else(|e| panic!("known_bugs.slt: {e}"));
+    let mut checked = 0;
+    for record in records {
+        let line = match &record {
+            Record::Statement { loc, .. } | Record::Query { loc, .. } => loc.line(),
+            // Comments, blank lines and the like: nothing to run.
+            _ => continue,
+        };
+        checked += 1;
+        match runner.run(record) {
+            // Shown with `--nocapture`.
+            Err(e) => eprintln!("known bug, fails as expected: {}\n", e.display(false)),
+            Ok(_) => panic!(
+                "known_bugs.slt:{line} passes now: the bug is fixed, move the record \
+                 to its topic's .slt file"
+            ),
+        }
+    }
+    assert!(
+        checked > 0,
+        "known_bugs.slt has no records; remove this test"
+    );
 }
 
 macro_rules! slt {

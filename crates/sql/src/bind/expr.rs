@@ -554,6 +554,9 @@ impl Binder<'_> {
     fn expect_bool(&self, e: &Expr, what: &str) -> Result<()> {
         match self.type_of(e) {
             SqlType::Bool => Ok(()),
+            // An untyped NULL is a boolean NULL here (PostgreSQL resolves the
+            // unknown literal to the type its context needs).
+            _ if e.is_null_literal() => Ok(()),
             t => Err(SqlError::mismatch(format!(
                 "{what} needs a boolean operand, not {t}"
             ))),

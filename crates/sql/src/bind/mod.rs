@@ -605,7 +605,8 @@ impl Binder<'_> {
 
     fn bool_clause(&self, p: &Expr, clause: &str, ast: &ast::Expr) -> Result<()> {
         let t = self.type_of(p);
-        if t != crate::types::SqlType::Bool {
+        // An untyped NULL is a boolean NULL (as in PostgreSQL): no row qualifies.
+        if t != crate::types::SqlType::Bool && !p.is_null_literal() {
             return Err(
                 SqlError::mismatch(format!("{clause} needs a boolean condition, not {t}"))
                     .at(ast.span()),
