@@ -35,6 +35,46 @@ impl Database {
         ]
     }
 
+    /// A database of `tables` in [`crate::TABLE_NAMES`] order.
+    pub fn from_tables(scale_factor: f64, tables: [Arc<Table>; 8]) -> Database {
+        let [
+            region,
+            nation,
+            supplier,
+            customer,
+            part,
+            partsupp,
+            orders,
+            lineitem,
+        ] = tables;
+        Database {
+            scale_factor,
+            region,
+            nation,
+            supplier,
+            customer,
+            part,
+            partsupp,
+            orders,
+            lineitem,
+        }
+    }
+
+    /// The tables in [`crate::TABLE_NAMES`] order, shared (reference counts).
+    pub fn shared_tables(&self) -> [Arc<Table>; 8] {
+        [
+            &self.region,
+            &self.nation,
+            &self.supplier,
+            &self.customer,
+            &self.part,
+            &self.partsupp,
+            &self.orders,
+            &self.lineitem,
+        ]
+        .map(Arc::clone)
+    }
+
     /// The table called `name` (`"lineitem"`, …), if any.
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables().into_iter().find(|t| t.name() == name)

@@ -98,27 +98,8 @@ pub fn load_with(
             heap_bytes: table.heap_bytes(),
         });
     }
-    let [
-        region,
-        nation,
-        supplier,
-        customer,
-        part,
-        partsupp,
-        orders,
-        lineitem,
-    ]: [Table; 8] = tables.try_into().expect("one table per spec");
-    let db = Database {
-        scale_factor: sf,
-        region: Arc::new(region),
-        nation: Arc::new(nation),
-        supplier: Arc::new(supplier),
-        customer: Arc::new(customer),
-        part: Arc::new(part),
-        partsupp: Arc::new(partsupp),
-        orders: Arc::new(orders),
-        lineitem: Arc::new(lineitem),
-    };
+    let tables: [Table; 8] = tables.try_into().expect("one table per spec");
+    let db = Database::from_tables(sf, tables.map(Arc::new));
     let total_time = start.elapsed();
     progress(&Progress::Finished {
         text_pool,

@@ -116,7 +116,7 @@ impl SharedDatabase {
         let catalog = maestro_txn::Table::new("tpch_catalog");
         let mut t = txn.begin(Isolation::Snapshot).map_err(txn_error)?;
         let mut rows = [0; 8];
-        for (row, table) in rows.iter_mut().zip(tables_of(&db)) {
+        for (row, table) in rows.iter_mut().zip(db.shared_tables()) {
             *row = t.insert(&catalog, table).map_err(txn_error)?;
         }
         t.commit().map_err(txn_error)?;
@@ -152,7 +152,7 @@ impl SharedDatabase {
                 .read(&snapshot, row)
                 .expect("catalog rows are never deleted")
         });
-        Ok(database_of(self.scale_factor, tables))
+        Ok(Database::from_tables(self.scale_factor, tables))
     }
 
     /// Runs refresh function `function` with set `number` as one transaction.
@@ -178,7 +178,7 @@ impl SharedDatabase {
         let mut last_error = None;
         for attempt in 1..=REFRESH_ATTEMPTS_MAX {
             let mut t = self.txn.begin(Isolation::Snapshot).map_err(txn_error)?;
-            let now = database_of(
+            let now = Database::from_tables(
                 self.scale_factor,
                 self.rows
                     .map(|row| t.read(&self.catalog, row).expect("never deleted")),
@@ -228,43 +228,6 @@ impl SharedDatabase {
             }
         }
         Err(txn_error(last_error.expect("at least one attempt failed")))
-    }
-}
-
-fn tables_of(db: &Database) -> [Arc<Table>; 8] {
-    [
-        Arc::clone(&db.region),
-        Arc::clone(&db.nation),
-        Arc::clone(&db.supplier),
-        Arc::clone(&db.customer),
-        Arc::clone(&db.part),
-        Arc::clone(&db.partsupp),
-        Arc::clone(&db.orders),
-        Arc::clone(&db.lineitem),
-    ]
-}
-
-fn database_of(scale_factor: f64, tables: [Arc<Table>; 8]) -> Database {
-    let [
-        region,
-        nation,
-        supplier,
-        customer,
-        part,
-        partsupp,
-        orders,
-        lineitem,
-    ] = tables;
-    Database {
-        scale_factor,
-        region,
-        nation,
-        supplier,
-        customer,
-        part,
-        partsupp,
-        orders,
-        lineitem,
     }
 }
 
