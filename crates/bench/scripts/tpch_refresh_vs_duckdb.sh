@@ -42,9 +42,12 @@ for f in ("RF1", "RF2"):
             # Maestro's first RF1 of a process builds tpchgen's text pool: reported apart.
             rs = [x for x in data["refreshes"] if x["function"] == f]
             if engine == "maestro" and f == "RF1":
-                row["maestro_first_rf1_s"] = row.get("maestro_first_rf1_s", []) + [rs[0]["total_s"]]
+                first = rs[0]["total_s"] + rs[0].get("generate_s", 0.0)
+                row["maestro_first_rf1_s"] = row.get("maestro_first_rf1_s", []) + [first]
                 rs = rs[1:]
-            times += [x["total_s"] for x in rs]
+            # Maestro reports generating the rows apart (generate_s): add it, as
+            # DuckDB's time includes reading them.
+            times += [x["total_s"] + x.get("generate_s", 0.0) for x in rs]
         row[engine] = {"median_s": statistics.median(times), "min_s": min(times),
                        "max_s": max(times), "samples": len(times)}
     row["ratio_of_medians"] = row["maestro"]["median_s"] / row["duckdb"]["median_s"]

@@ -37,4 +37,6 @@ pub use refresh::{
 };
 pub use scale::{MAX_SCALE_FACTOR, MIN_SCALE_FACTOR, spec_row_count, validate_scale_factor};
 pub use schema::{MONEY_SCALE, TABLE_NAMES, table_schema};
-pub use shared::{REFRESH_ATTEMPTS_MAX, RefreshFunction, RefreshReport, SharedDatabase};
+pub use shared::{
+    REFRESH_ATTEMPTS_MAX, RefreshFunction, RefreshReport, RefreshSet, SharedDatabase,
+};

@@ -29,7 +29,7 @@ use tpchgen::text::TextPool;
 
 use crate::Database;
 use crate::load::shared_text_pool;
-use crate::refresh::{self, RefreshError, Versions};
+use crate::refresh::{self, NewRows, RefreshError, Versions};
 
 /// Positions of the tables a refresh writes in [`crate::TABLE_NAMES`] order.
 const ORDERS: usize = 6;
@@ -64,9 +64,13 @@ pub struct RefreshReport {
     pub number: u32,
     pub orders_changed: usize,
     pub lineitem_changed: usize,
-    /// Generating (RF1) or finding (RF2) the rows and building the versions.
+    /// Producing the set's rows or keys ([`SharedDatabase::prepare`]; zero
+    /// when [`SharedDatabase::apply`] was given a prepared set).
+    pub generate: Duration,
+    /// Finding the deleted rows and building the new versions (last attempt).
     pub build: Duration,
-    /// Start to commit, all attempts.
+    /// The transaction: first begin to commit, all attempts (without
+    /// `generate`).
     pub total: Duration,
     pub commit_ts: Timestamp,
     pub attempts: usize,
@@ -155,7 +159,28 @@ impl SharedDatabase {
         Ok(Database::from_tables(self.scale_factor, tables))
     }
 
-    /// Runs refresh function `function` with set `number` as one transaction.
+    /// Produces the rows of refresh function `function`, set `number` (what
+    /// dbgen writes to its update files before a test): RF1's new rows or
+    /// RF2's keys. The first RF1 builds tpchgen's text pool.
+    pub fn prepare(
+        &self,
+        function: RefreshFunction,
+        number: u32,
+    ) -> Result<RefreshSet, RefreshError> {
+        Ok(match function {
+            RefreshFunction::Rf1 => {
+                self.text_pool.get_or_init(shared_text_pool);
+                RefreshSet::Insert(refresh::rf1_rows(self.scale_factor, number)?)
+            }
+            RefreshFunction::Rf2 => RefreshSet::Delete {
+                number,
+                keys: refresh::rf2_keys(self.scale_factor, number)?,
+            },
+        })
+    }
+
+    /// [`SharedDatabase::prepare`] then [`SharedDatabase::apply`]; the report's
+    /// `generate` is the preparation's time.
     pub fn refresh(
         &self,
         scheduler: &Scheduler,
@@ -163,18 +188,23 @@ impl SharedDatabase {
         number: u32,
     ) -> Result<RefreshReport, RefreshError> {
         let start = Instant::now();
-        let new_rows = match function {
-            RefreshFunction::Rf1 => {
-                self.text_pool.get_or_init(shared_text_pool);
-                Some(refresh::rf1_rows(self.scale_factor, number)?)
-            }
-            RefreshFunction::Rf2 => None,
-        };
-        let keys = match function {
-            RefreshFunction::Rf1 => Vec::new(),
-            RefreshFunction::Rf2 => refresh::rf2_keys(self.scale_factor, number)?,
-        };
-        let prepared = start.elapsed();
+        let set = self.prepare(function, number)?;
+        let generate = start.elapsed();
+        let mut report = self.apply(scheduler, &set)?;
+        report.generate = generate;
+        Ok(report)
+    }
+
+    /// Applies a prepared refresh set as one transaction: builds the new
+    /// versions of ORDERS and LINEITEM from the transaction's snapshot and
+    /// commits them, retrying (from a new snapshot) when a concurrent refresh
+    /// committed first.
+    pub fn apply(
+        &self,
+        scheduler: &Scheduler,
+        set: &RefreshSet,
+    ) -> Result<RefreshReport, RefreshError> {
+        let start = Instant::now();
         let mut last_error = None;
         for attempt in 1..=REFRESH_ATTEMPTS_MAX {
             let mut t = self.txn.begin(Isolation::Snapshot).map_err(txn_error)?;
@@ -184,11 +214,11 @@ impl SharedDatabase {
                     .map(|row| t.read(&self.catalog, row).expect("never deleted")),
             );
             let built = Instant::now();
-            let versions: Versions = match &new_rows {
-                Some(rows) => refresh::insert(scheduler, &now, rows)?,
-                None => refresh::delete(scheduler, &now, &keys)?,
+            let versions: Versions = match set {
+                RefreshSet::Insert(rows) => refresh::insert(scheduler, &now, rows)?,
+                RefreshSet::Delete { keys, .. } => refresh::delete(scheduler, &now, keys)?,
             };
-            let build = prepared + built.elapsed();
+            let build = built.elapsed();
             let (orders_row, lineitem_row) = (self.rows[ORDERS], self.rows[LINEITEM]);
             let written = t
                 .update(&self.catalog, orders_row, Arc::new(versions.orders))
@@ -213,10 +243,11 @@ impl SharedDatabase {
                     // collection ran before they were superseded).
                     self.txn.collect(self.rows.len());
                     return Ok(RefreshReport {
-                        function,
-                        number,
+                        function: set.function(),
+                        number: set.number(),
                         orders_changed: versions.orders_changed,
                         lineitem_changed: versions.lineitem_changed,
+                        generate: Duration::ZERO,
                         build,
                         total: start.elapsed(),
                         commit_ts: ts.expect("a refresh writes two rows"),
@@ -228,6 +259,29 @@ impl SharedDatabase {
             }
         }
         Err(txn_error(last_error.expect("at least one attempt failed")))
+    }
+}
+
+/// A prepared refresh: the rows RF1 inserts or the keys RF2 deletes.
+#[derive(Debug, Clone)]
+pub enum RefreshSet {
+    Insert(NewRows),
+    Delete { number: u32, keys: Vec<i64> },
+}
+
+impl RefreshSet {
+    pub fn function(&self) -> RefreshFunction {
+        match self {
+            RefreshSet::Insert(_) => RefreshFunction::Rf1,
+            RefreshSet::Delete { .. } => RefreshFunction::Rf2,
+        }
+    }
+
+    pub fn number(&self) -> u32 {
+        match self {
+            RefreshSet::Insert(rows) => rows.number,
+            RefreshSet::Delete { number, .. } => *number,
+        }
     }
 }
 
