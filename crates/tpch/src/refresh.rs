@@ -188,9 +188,16 @@ pub fn insert(
     db: &Database,
     rows: &NewRows,
 ) -> Result<Versions, RefreshError> {
+    let [orders, lineitem] = rebuild(
+        scheduler,
+        [
+            (&db.orders, Keep::All, &rows.orders),
+            (&db.lineitem, Keep::All, &rows.lineitem),
+        ],
+    )?;
     Ok(Versions {
-        orders: rebuild(scheduler, &db.orders, Keep::All, &rows.orders)?,
-        lineitem: rebuild(scheduler, &db.lineitem, Keep::All, &rows.lineitem)?,
+        orders,
+        lineitem,
         orders_changed: rows.orders.num_rows(),
         lineitem_changed: rows.lineitem.num_rows(),
     })
@@ -213,13 +220,23 @@ pub fn delete(
             .map(|(row, _)| row as u32)
             .collect())
     };
-    let keep_orders = survivors(&db.orders, "o_orderkey")?;
-    let keep_lines = survivors(&db.lineitem, "l_orderkey")?;
+    let (keep_orders, keep_lines) = scheduler.join(
+        || survivors(&db.orders, "o_orderkey"),
+        || survivors(&db.lineitem, "l_orderkey"),
+    );
+    let (keep_orders, keep_lines) = (keep_orders?, keep_lines?);
     let no_orders = empty_like(&db.orders)?;
     let no_lines = empty_like(&db.lineitem)?;
+    let [orders, lineitem] = rebuild(
+        scheduler,
+        [
+            (&db.orders, Keep::Rows(&keep_orders), &no_orders),
+            (&db.lineitem, Keep::Rows(&keep_lines), &no_lines),
+        ],
+    )?;
     Ok(Versions {
-        orders: rebuild(scheduler, &db.orders, Keep::Rows(&keep_orders), &no_orders)?,
-        lineitem: rebuild(scheduler, &db.lineitem, Keep::Rows(&keep_lines), &no_lines)?,
+        orders,
+        lineitem,
         orders_changed: db.orders.num_rows() - keep_orders.len(),
         lineitem_changed: db.lineitem.num_rows() - keep_lines.len(),
     })
@@ -236,29 +253,38 @@ fn empty_like(table: &Table) -> Result<Table, ColumnError> {
     table.with_columns(columns)
 }
 
-/// [`Table::rebuild`] with one scheduler task per column.
-fn rebuild(
+/// [`Table::rebuild`] of several tables in one scope, one scheduler task per
+/// column, so the small table's columns do not wait for the large one's.
+fn rebuild<const N: usize>(
     scheduler: &Scheduler,
-    table: &Table,
-    keep: Keep,
-    appended: &Table,
-) -> Result<Table, ColumnError> {
-    let slots: Vec<OnceLock<Result<Column, ColumnError>>> =
-        (0..table.num_columns()).map(|_| OnceLock::new()).collect();
+    jobs: [(&Table, Keep, &Table); N],
+) -> Result<[Table; N], ColumnError> {
+    let slots: Vec<Vec<OnceLock<Result<Column, ColumnError>>>> = jobs
+        .iter()
+        .map(|(table, _, _)| (0..table.num_columns()).map(|_| OnceLock::new()).collect())
+        .collect();
     scheduler.scope(|s| {
-        for (i, slot) in slots.iter().enumerate() {
-            s.spawn(move |_| {
-                if slot.set(table.rebuild_column(i, keep, appended)).is_err() {
-                    unreachable!("each column is rebuilt once");
-                }
-            });
+        for (&(table, keep, appended), table_slots) in jobs.iter().zip(&slots) {
+            for (i, slot) in table_slots.iter().enumerate() {
+                s.spawn(move |_| {
+                    if slot.set(table.rebuild_column(i, keep, appended)).is_err() {
+                        unreachable!("each column is rebuilt once");
+                    }
+                });
+            }
         }
     });
-    let columns = slots
-        .into_iter()
-        .map(|slot| slot.into_inner().expect("the scope ran every task"))
-        .collect::<Result<Vec<_>, _>>()?;
-    table.with_columns(columns)
+    let mut tables = Vec::with_capacity(N);
+    for ((table, _, _), table_slots) in jobs.iter().zip(slots) {
+        let columns = table_slots
+            .into_iter()
+            .map(|slot| slot.into_inner().expect("the scope ran every task"))
+            .collect::<Result<Vec<_>, _>>()?;
+        tables.push(table.with_columns(columns)?);
+    }
+    Ok(tables
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("one table per job")))
 }
 
 /// Writes `table` as dbgen writes `.tbl` files: fields separated by `|`, one
