@@ -24,6 +24,7 @@ pub mod lower;
 pub mod optimize;
 pub mod params;
 pub mod plan;
+pub mod store;
 pub mod types;
 
 use sqlparser::ast::Statement;
@@ -37,6 +38,7 @@ pub use catalog::{Catalog, ColumnDef, TableDef, TpchCatalog};
 pub use error::{ErrorKind, Position, SqlError};
 pub use params::ParamValue;
 pub use plan::LogicalPlan;
+pub use store::{Store, View, Written};
 use types::SqlType;
 
 /// What a statement returns.
