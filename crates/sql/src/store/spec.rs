@@ -56,7 +56,14 @@ impl ColumnType {
             AstType::BigInt(_) | AstType::Int8(_) => ColumnType::Int64,
             AstType::Decimal(info) | AstType::Numeric(info) | AstType::Dec(info) => {
                 let (precision, scale) = match info {
-                    ExactNumberInfo::None => (None, 0),
+                    // PostgreSQL's bare NUMERIC keeps any scale; a stored
+                    // decimal has one, so the client must choose it.
+                    ExactNumberInfo::None => {
+                        return Err(SqlError::unsupported(format!(
+                            "{t} without a precision and scale (stored decimals have a \
+                             fixed scale: declare {t}(p,s))"
+                        )));
+                    }
                     ExactNumberInfo::Precision(p) => (Some(*p), 0),
                     ExactNumberInfo::PrecisionAndScale(p, s) => {
                         if *s < 0 {
