@@ -760,7 +760,13 @@ impl QueryParser for Parser {
                 let owned = text.to_string();
                 let d = blocking(move || {
                     let mut slot = txn::lock(&slot);
-                    engine.describe(&owned, &declared, &mut slot).map_err(|e| {
+                    let described = engine.describe(&owned, &declared, &mut slot);
+                    // As PostgreSQL: an error (here a failed Parse) fails
+                    // the open transaction.
+                    if described.is_err() && matches!(*slot, TxnSlot::Open(_)) {
+                        *slot = TxnSlot::Failed;
+                    }
+                    described.map_err(|e| {
                         let pos = e
                             .position
                             .map(|p| statement::char_position(&owned, 0, p.line, p.column));

@@ -452,3 +452,99 @@ fn tpch_tables_live_in_the_same_store() {
         );
     });
 }
+
+/// Sends the simple query `sql` and reads up to ReadyForQuery: its
+/// transaction status byte (`I`, `T` or `E`).
+fn ready_status(s: &mut std::net::TcpStream, sql: &str) -> u8 {
+    use std::io::{Read, Write};
+    if !sql.is_empty() {
+        let mut m = vec![b'Q'];
+        m.extend_from_slice(&(4 + sql.len() as i32 + 1).to_be_bytes());
+        m.extend_from_slice(sql.as_bytes());
+        m.push(0);
+        s.write_all(&m).unwrap();
+    }
+    loop {
+        let mut head = [0u8; 5];
+        s.read_exact(&mut head).unwrap();
+        let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+        let mut body = vec![0u8; len - 4];
+        s.read_exact(&mut body).unwrap();
+        if head[0] == b'Z' {
+            return body[0];
+        }
+    }
+}
+
+#[test]
+fn ready_for_query_carries_the_transaction_status() {
+    use std::io::Write;
+    let server = Server::start();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let params = b"user\0maestro\0database\0maestro\0\0";
+    let mut startup = (8 + params.len() as i32).to_be_bytes().to_vec();
+    startup.extend_from_slice(&196608i32.to_be_bytes());
+    startup.extend_from_slice(params);
+    s.write_all(&startup).unwrap();
+    assert_eq!(ready_status(&mut s, ""), b'I');
+    assert_eq!(ready_status(&mut s, "CREATE TABLE t (a INT)"), b'I');
+    assert_eq!(ready_status(&mut s, "SELECT * FROM nope"), b'I');
+    assert_eq!(ready_status(&mut s, "BEGIN"), b'T');
+    assert_eq!(ready_status(&mut s, "INSERT INTO t VALUES (1)"), b'T');
+    assert_eq!(ready_status(&mut s, "INSERT INTO t VALUES (NULL)"), b'E');
+    assert_eq!(ready_status(&mut s, "SELECT 1"), b'E');
+    assert_eq!(ready_status(&mut s, "ROLLBACK"), b'I');
+    assert_eq!(
+        ready_status(&mut s, "BEGIN; INSERT INTO t VALUES (2)"),
+        b'T'
+    );
+    assert_eq!(ready_status(&mut s, "COMMIT"), b'I');
+    assert_eq!(
+        ready_status(&mut s, "BEGIN; SELECT * FROM nope; SELECT 1"),
+        b'E'
+    );
+    assert_eq!(ready_status(&mut s, "COMMIT"), b'I');
+}
+
+#[test]
+fn a_failed_prepare_fails_the_transaction_and_text_copy_works() {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let mut c = server.connect().await;
+        c.batch_execute("CREATE TABLE t (a INT, s TEXT)")
+            .await
+            .unwrap();
+        let tx = c.transaction().await.unwrap();
+        let e = tx.prepare("SELECT * FROM nope").await.unwrap_err();
+        assert_eq!(sqlstate(&e).0, "42P01");
+        let e = tx.query("SELECT 1", &[]).await.unwrap_err();
+        assert_eq!(sqlstate(&e).0, "25P02");
+        drop(tx);
+        // PostgreSQL's text format: tab-separated; \N is NULL (refused).
+        let sink = c.copy_in("COPY t FROM STDIN").await.unwrap();
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from_static(b"1\tone, two\n2\tthree\n"))
+            .await
+            .unwrap();
+        assert_eq!(sink.finish().await.unwrap(), 2);
+        let sink = c.copy_in("COPY t (s, a) FROM STDIN").await.unwrap();
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from_static(b"x\t3\n\\N\t4\n"))
+            .await
+            .unwrap();
+        let (code, msg) = sqlstate(&sink.finish().await.unwrap_err());
+        assert_eq!(code, "22P04");
+        assert!(msg.contains("line 2") && msg.contains("null"), "{msg}");
+        assert_eq!(
+            rows(&c, "SELECT a, s FROM t ORDER BY a").await,
+            table(&[&["1", "one, two"], &["2", "three"]])
+        );
+        // DML with parameters is refused clearly (not yet supported).
+        let e = c
+            .execute("INSERT INTO t VALUES ($1, 'x')", &[&5i32])
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e).0, "0A000");
+        assert_eq!(rows(&c, "SELECT count(*) FROM t").await, table(&[&["2"]]));
+    });
+}

@@ -220,6 +220,17 @@ impl Store {
                 return Err(bad(&copy.table, line, what));
             }
             for (field, &c) in record.iter().zip(&order) {
+                // The text format's NULL: stored columns have none.
+                if !copy.format.csv && field == b"\\N" {
+                    return Err(bad(
+                        &copy.table,
+                        line,
+                        format!(
+                            "column {}: null value (stored columns are NOT NULL)",
+                            entry.columns[c].name
+                        ),
+                    ));
+                }
                 let text = std::str::from_utf8(field).map_err(|_| {
                     bad(
                         &copy.table,

@@ -280,17 +280,23 @@ impl Store {
             SetExpr::Values(values)
                 if source.order_by.is_none() && source.limit_clause.is_none() =>
             {
-                values
-                    .rows
-                    .iter()
-                    .map(|row| {
-                        if row.len() != targets.len() {
-                            return Err(width_error(row.len(), targets.len()));
+                // Rows of plain literals (the bulk of INSERTs) skip the
+                // planner; the others run as `SELECT e1, e2, …`.
+                let mut all = QueryResult::new(&[]);
+                for row in &values.rows {
+                    if row.len() != targets.len() {
+                        return Err(width_error(row.len(), targets.len()));
+                    }
+                    match row.iter().map(literal_value).collect::<Option<Vec<_>>>() {
+                        Some(values) => all.rows.push(values),
+                        None => {
+                            let exprs: Vec<String> = row.iter().map(|e| e.to_string()).collect();
+                            let sql = format!("SELECT {}", exprs.join(", "));
+                            all.rows.extend(query(view, &sql, params, run)?.rows);
                         }
-                        let exprs: Vec<String> = row.iter().map(|e| e.to_string()).collect();
-                        query(view, &format!("SELECT {}", exprs.join(", ")), params, run)
-                    })
-                    .collect::<Result<_>>()?
+                    }
+                }
+                vec![all]
             }
             _ => vec![query(view, &source.to_string(), params, run)?],
         };
@@ -416,6 +422,37 @@ impl Store {
         let data = rebuild(entry, Keep::Rows(&keep), &none)?;
         self.replace(txn, view, &name, data)?;
         Ok(hit.len() as u64)
+    }
+}
+
+/// A literal's value as a query would compute it: a number exactly, a
+/// string as text (cast to the column's type like PostgreSQL's untyped
+/// literals), NULL; `None` for anything else.
+fn literal_value(e: &Expr) -> Option<Value> {
+    use sqlparser::ast::{UnaryOperator, Value as Lit};
+    let number = |s: &str| {
+        let (value, scale) = super::convert::parse_number(s)?;
+        Some(Value::Decimal { value, scale })
+    };
+    match e {
+        Expr::Value(v) => match &v.value {
+            Lit::Number(n, false) => number(n),
+            Lit::SingleQuotedString(s) => Some(Value::Str(s.clone())),
+            Lit::Null => Some(Value::Null),
+            _ => None,
+        },
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => match expr.as_ref() {
+            Expr::Value(v) => match &v.value {
+                Lit::Number(n, false) => number(&format!("-{n}")),
+                _ => None,
+            },
+            _ => None,
+        },
+        Expr::Nested(inner) => literal_value(inner),
+        _ => None,
     }
 }
 
