@@ -148,17 +148,17 @@ impl Engine {
         slot: &mut TxnSlot,
     ) -> Result<Description, SqlError> {
         let stmt = maestro_sql::parse(sql)?;
-        if is_write(&stmt) {
-            return Ok(Description {
-                columns: Vec::new(),
-                param_types: Vec::new(),
-                explain: false,
-            });
-        }
         let view = match slot {
             TxnSlot::Open(t) => self.store.view(t),
             _ => self.store.view(&mut self.store.begin()?),
         };
+        if is_write(&stmt) {
+            return Ok(Description {
+                columns: Vec::new(),
+                param_types: self.store.describe_write(&view, &stmt, declared)?,
+                explain: false,
+            });
+        }
         maestro_sql::describe(&view, sql, declared)
     }
 
@@ -749,12 +749,6 @@ impl QueryParser for Parser {
         }
         let (columns, param_sql_types) = match &command {
             Command::Sql => {
-                if statement::has_parameters(text) && is_write_text(text) {
-                    return Err(user_error(error(
-                        errors::FEATURE_NOT_SUPPORTED,
-                        "parameters ($1, …) are only supported in queries (SELECT, WITH, EXPLAIN)",
-                    )));
-                }
                 let engine = Arc::clone(&self.engine);
                 let slot = Arc::clone(&self.txn);
                 let owned = text.to_string();
@@ -868,11 +862,6 @@ fn written_tag(w: Written) -> Tag {
         Written::Delete(n) => Tag::new("DELETE").with_rows(rows(n)),
         Written::Copy(n) => Tag::new("COPY").with_rows(rows(n)),
     }
-}
-
-/// Whether a statement's text is a write (for the extended protocol's checks).
-fn is_write_text(text: &str) -> bool {
-    maestro_sql::parse(text).is_ok_and(|s| is_write(&s))
 }
 
 /// A portal's parameter values, decoded by their types and formats; as many

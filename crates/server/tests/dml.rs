@@ -507,7 +507,7 @@ fn ready_for_query_carries_the_transaction_status() {
 }
 
 #[test]
-fn a_failed_prepare_fails_the_transaction_and_text_copy_works() {
+fn a_failed_prepare_fails_the_transaction_text_copy_and_dml_parameters() {
     let server = Server::start();
     server.rt.block_on(async {
         let mut c = server.connect().await;
@@ -539,12 +539,29 @@ fn a_failed_prepare_fails_the_transaction_and_text_copy_works() {
             rows(&c, "SELECT a, s FROM t ORDER BY a").await,
             table(&[&["1", "one, two"], &["2", "three"]])
         );
-        // DML with parameters is refused clearly (not yet supported).
-        let e = c
-            .execute("INSERT INTO t VALUES ($1, 'x')", &[&5i32])
+        // DML with parameters: typed by the column they are assigned to,
+        // or by their context in WHERE.
+        let n = c
+            .execute(
+                "INSERT INTO t VALUES ($1, $2), ($3 + 1, 'y')",
+                &[&5i64, &"x", &6i64],
+            )
             .await
-            .unwrap_err();
-        assert_eq!(sqlstate(&e).0, "0A000");
-        assert_eq!(rows(&c, "SELECT count(*) FROM t").await, table(&[&["2"]]));
+            .unwrap();
+        assert_eq!(n, 2);
+        let n = c
+            .execute("UPDATE t SET s = $1 WHERE a > $2", &[&"big", &4i64])
+            .await
+            .unwrap();
+        assert_eq!(n, 2);
+        let n = c
+            .execute("DELETE FROM t WHERE a = $1", &[&7i64])
+            .await
+            .unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(
+            rows(&c, "SELECT a, s FROM t ORDER BY a").await,
+            table(&[&["1", "one, two"], &["2", "three"], &["5", "big"]])
+        );
     });
 }

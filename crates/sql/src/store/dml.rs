@@ -19,6 +19,7 @@ use sqlparser::ast::{
 
 use super::convert::ColumnBuilder;
 use super::ddl::table_name;
+use super::spec::{ColumnSpec, ColumnType};
 use super::{Entry, Store, View};
 use crate::bind::scope::normalize;
 use crate::catalog::{Catalog, TableDef, table_def};
@@ -228,6 +229,94 @@ fn where_clause(selection: &Option<Expr>) -> String {
 }
 
 impl Store {
+    /// The parameter types of a write (`declared`: those the client gave),
+    /// from the queries it would run: a parameter assigned to a column has
+    /// the column's type, one in WHERE its context's.
+    pub fn describe_write(
+        &self,
+        view: &View,
+        stmt: &sqlparser::ast::Statement,
+        declared: &[Option<crate::types::SqlType>],
+    ) -> Result<Vec<crate::types::SqlType>> {
+        use sqlparser::ast::Statement as S;
+        let describe = |catalog: &dyn Catalog, sql: &str| {
+            crate::describe(catalog, sql, declared)
+                .map(|d| d.param_types)
+                .map_err(|mut e| {
+                    e.position = None;
+                    e
+                })
+        };
+        match stmt {
+            S::Insert(ins) => {
+                let Some(source) = ins.source.as_deref() else {
+                    return Ok(Vec::new());
+                };
+                let TableObject::TableName(name) = &ins.table else {
+                    return Ok(Vec::new());
+                };
+                let (_, entry) = view.entry(&table_name(name)?)?;
+                let targets: Vec<usize> = if ins.columns.is_empty() {
+                    (0..entry.columns.len()).collect()
+                } else {
+                    ins.columns
+                        .iter()
+                        .map(|c| column_index(entry, c))
+                        .collect::<Result<_>>()?
+                };
+                match source.body.as_ref() {
+                    SetExpr::Values(values) => {
+                        let exprs: Vec<String> = values
+                            .rows
+                            .iter()
+                            .flat_map(|row| typed_exprs(entry, &targets, row))
+                            .collect();
+                        if exprs.is_empty() {
+                            return Ok(Vec::new());
+                        }
+                        describe(view, &format!("SELECT {}", exprs.join(", ")))
+                    }
+                    _ => describe(view, &source.to_string()),
+                }
+            }
+            S::Update(upd) => {
+                let (name, alias) = target(&upd.table)?;
+                let (_, entry) = view.entry(&name)?;
+                let mut items = vec![quote(ROW_COLUMN)];
+                for a in &upd.assignments {
+                    if let AssignmentTarget::ColumnName(col) = &a.target {
+                        let i = column_index(entry, col)?;
+                        items.push(typed_expr(&a.value, &entry.columns[i]));
+                    }
+                }
+                let sql = format!(
+                    "SELECT {} FROM {}{}",
+                    items.join(", "),
+                    from_clause(&name, &alias),
+                    where_clause(&upd.selection)
+                );
+                describe(&WithRowIds::new(view, entry)?, &sql)
+            }
+            S::Delete(del) => {
+                let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) =
+                    &del.from;
+                let [t] = from.as_slice() else {
+                    return Ok(Vec::new());
+                };
+                let (name, alias) = target(t)?;
+                let (_, entry) = view.entry(&name)?;
+                let sql = format!(
+                    "SELECT {} FROM {}{}",
+                    quote(ROW_COLUMN),
+                    from_clause(&name, &alias),
+                    where_clause(&del.selection)
+                );
+                describe(&WithRowIds::new(view, entry)?, &sql)
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
     /// `INSERT INTO t [(cols)] VALUES … | SELECT …`; the rows inserted.
     pub(crate) fn insert(
         &self,
@@ -290,7 +379,7 @@ impl Store {
                     match row.iter().map(literal_value).collect::<Option<Vec<_>>>() {
                         Some(values) => all.rows.push(values),
                         None => {
-                            let exprs: Vec<String> = row.iter().map(|e| e.to_string()).collect();
+                            let exprs = typed_exprs(entry, &targets, row);
                             let sql = format!("SELECT {}", exprs.join(", "));
                             all.rows.extend(query(view, &sql, params, run)?.rows);
                         }
@@ -347,7 +436,7 @@ impl Store {
         }
         let items: Vec<String> = std::iter::once(quote(ROW_COLUMN))
             .chain(values.iter().zip(&entry.columns).map(|(v, c)| match v {
-                Some(e) => format!("({e})"),
+                Some(e) => typed_expr(e, c),
                 None => quote(&c.name),
             }))
             .collect();
@@ -423,6 +512,30 @@ impl Store {
         self.replace(txn, view, &name, data)?;
         Ok(hit.len() as u64)
     }
+}
+
+/// `e` as select-list text; a bare parameter `$n` is cast to the column's
+/// type, so that Describe announces that type for it.
+fn typed_expr(e: &Expr, c: &ColumnSpec) -> String {
+    let is_param = |e: &Expr| matches!(e, Expr::Value(v) if matches!(v.value, sqlparser::ast::Value::Placeholder(_)));
+    if !is_param(e) {
+        return format!("({e})");
+    }
+    let ty = match c.ty {
+        ColumnType::Int32 => "INTEGER".to_string(),
+        ColumnType::Int64 => "BIGINT".to_string(),
+        ColumnType::Decimal { scale, .. } => format!("DECIMAL(18,{scale})"),
+        ColumnType::Date => "DATE".to_string(),
+        ColumnType::Str { .. } => "VARCHAR".to_string(),
+    };
+    format!("CAST({e} AS {ty})")
+}
+
+fn typed_exprs(entry: &Entry, targets: &[usize], row: &[Expr]) -> Vec<String> {
+    row.iter()
+        .zip(targets)
+        .map(|(e, &t)| typed_expr(e, &entry.columns[t]))
+        .collect()
 }
 
 /// A literal's value as a query would compute it: a number exactly, a
