@@ -680,6 +680,25 @@ impl SimpleQueryHandler for Session {
         if pieces.is_empty() {
             return Ok(vec![Response::EmptyQuery]);
         }
+        // As PostgreSQL: several statements in one Query without BEGIN,
+        // COMMIT or ROLLBACK among them run as one implicit transaction —
+        // all of them or none.
+        let implicit = pieces.len() > 1
+            && pieces.iter().all(|p| {
+                !matches!(
+                    statement::classify(p.text),
+                    Command::Begin | Command::Commit | Command::Rollback | Command::Copy
+                )
+            })
+            && matches!(*txn::lock(&self.txn), TxnSlot::Idle);
+        if implicit {
+            let t = self
+                .engine
+                .store
+                .begin()
+                .map_err(|e| user_error(errors::sql_error(&e, None)))?;
+            *txn::lock(&self.txn) = TxnSlot::Open(t);
+        }
         let mut out = Vec::with_capacity(pieces.len());
         for p in pieces {
             let command = statement::classify(p.text);
@@ -701,6 +720,23 @@ impl SimpleQueryHandler for Session {
                     // not run.
                     out.push(Response::Error(e));
                     break;
+                }
+            }
+        }
+        if implicit {
+            // A failed statement already aborted it (the slot is Failed).
+            let taken = std::mem::take(&mut *txn::lock(&self.txn));
+            if let TxnSlot::Open(t) = taken {
+                let engine = Arc::clone(&self.engine);
+                let committed = blocking(move || {
+                    engine
+                        .store
+                        .commit(t)
+                        .map_err(|e| errors::sql_error(&txn::commit_error(e), None))
+                })
+                .await;
+                if let Err(e) = committed {
+                    out.push(Response::Error(e));
                 }
             }
         }

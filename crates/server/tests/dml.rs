@@ -565,3 +565,25 @@ fn a_failed_prepare_fails_the_transaction_text_copy_and_dml_parameters() {
         );
     });
 }
+
+#[test]
+fn several_statements_in_one_query_are_one_transaction() {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        c.batch_execute("CREATE TABLE t (a INT)").await.unwrap();
+        // The second statement fails: the first's insert is undone too.
+        let e = c
+            .batch_execute("INSERT INTO t VALUES (1); INSERT INTO t VALUES (NULL)")
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e).0, "23502");
+        assert_eq!(rows(&c, "SELECT count(*) FROM t").await, table(&[&["0"]]));
+        // The session is idle again: the next statements autocommit.
+        c.batch_execute("INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)")
+            .await
+            .unwrap();
+        c.batch_execute("INSERT INTO t VALUES (3)").await.unwrap();
+        assert_eq!(rows(&c, "SELECT sum(a) FROM t").await, table(&[&["6"]]));
+    });
+}
