@@ -13,8 +13,10 @@
 //! `DATE '…'`, `DATE '…' ± INTERVAL`, EXTRACT(YEAR FROM …); subqueries
 //! unnested into joins (`[NOT] EXISTS`, `[NOT] IN (SELECT …)`, scalar
 //! subqueries, correlated by equalities); `EXPLAIN SELECT …`. All 22 TPC-H
-//! queries run from the spec's SQL. Not in this slice: RIGHT/FULL joins, set
-//! operations, DDL/DML, the wire protocol.
+//! queries run from the spec's SQL. Tables that clients create and change
+//! (CREATE/DROP TABLE, INSERT/UPDATE/DELETE, COPY FROM, transactions) live in
+//! the transactional [`store`]. Not in this slice: RIGHT/FULL joins, set
+//! operations, nullable stored columns.
 
 pub mod bind;
 pub mod catalog;

@@ -178,7 +178,7 @@ fn column_index(entry: &Entry, name: &ObjectName) -> Result<usize> {
 /// The rows of `view`'s table `entry` not in `hit` (ascending positions).
 fn complement(entry: &Entry, hit: &mut [u32]) -> Vec<u32> {
     hit.sort_unstable();
-    let mut keep = Vec::with_capacity(entry.data.num_rows() - hit.len());
+    let mut keep = Vec::with_capacity(entry.data.num_rows().saturating_sub(hit.len()));
     let mut h = hit.iter().peekable();
     for r in 0..entry.data.num_rows() as u32 {
         if h.peek() == Some(&&r) {
