@@ -29,6 +29,7 @@ pub const STRING_DATA_RIGHT_TRUNCATION: &str = "22001";
 pub const BAD_COPY_FILE_FORMAT: &str = "22P04";
 pub const SERIALIZATION_FAILURE: &str = "40001";
 pub const IN_FAILED_SQL_TRANSACTION: &str = "25P02";
+pub const UNDEFINED_FILE: &str = "58P01";
 
 /// An ERROR with this code and message.
 pub fn error(code: &str, message: impl Into<String>) -> Box<ErrorInfo> {
@@ -73,6 +74,7 @@ pub fn sqlstate(e: &SqlError) -> &'static str {
         ErrorKind::StringTooLong => STRING_DATA_RIGHT_TRUNCATION,
         ErrorKind::BadCopyData => BAD_COPY_FILE_FORMAT,
         ErrorKind::SerializationFailure => SERIALIZATION_FAILURE,
+        ErrorKind::Store if m.starts_with("could not open file") => UNDEFINED_FILE,
         ErrorKind::Store => INTERNAL_ERROR,
     }
 }

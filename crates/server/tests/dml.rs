@@ -402,6 +402,12 @@ fn copy_from_stdin_and_from_a_file() {
             table(&[&["6.75"]])
         );
         assert_eq!(fails(&c, "COPY nope FROM STDIN").await.0, "42P01");
+        assert_eq!(
+            fails(&c, "COPY t FROM '/nonexistent/maestro.csv' (FORMAT csv)")
+                .await
+                .0,
+            "58P01"
+        );
         assert_eq!(rows(&c, "SELECT count(*) FROM t").await, table(&[&["3"]]));
     });
 }
