@@ -892,6 +892,7 @@ fn written_tag(w: Written) -> Tag {
     let rows = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
     match w {
         Written::CreateTable => Tag::new("CREATE TABLE"),
+        Written::CreateTableAs(n) => Tag::new("SELECT").with_rows(rows(n)),
         Written::DropTable => Tag::new("DROP TABLE"),
         Written::Insert(n) => Tag::new("INSERT").with_oid(0).with_rows(rows(n)),
         Written::Update(n) => Tag::new("UPDATE").with_rows(rows(n)),

@@ -106,6 +106,15 @@ fn create_insert_select_update_delete_round_trip() {
             .unwrap();
         assert_eq!(n, 2);
         assert_eq!(rows(&c, "SELECT count(*) FROM items").await, table(&[&["4"]]));
+        let n = c
+            .execute("CREATE TABLE copy AS SELECT id, price FROM items WHERE id > 10", &[])
+            .await
+            .unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(
+            rows(&c, "SELECT id, price FROM copy ORDER BY id").await,
+            table(&[&["12", "1.25"], &["13", "10.00"]])
+        );
         let n = c.execute("DELETE FROM items", &[]).await.unwrap();
         assert_eq!(n, 4);
         assert_eq!(rows(&c, "SELECT count(*) FROM items").await, table(&[&["0"]]));

@@ -163,7 +163,8 @@ impl Maestro {
             if let Some(written) = self.store.execute(txn, &stmt, &[], &run) {
                 return Ok(DBOutput::StatementComplete(match written? {
                     Written::CreateTable | Written::DropTable => 0,
-                    Written::Insert(n)
+                    Written::CreateTableAs(n)
+                    | Written::Insert(n)
                     | Written::Update(n)
                     | Written::Delete(n)
                     | Written::Copy(n) => n,

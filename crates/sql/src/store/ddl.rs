@@ -8,10 +8,15 @@ use maestro_storage::column::Table;
 use maestro_txn::Transaction;
 use sqlparser::ast::{ColumnOption, CreateTable, ObjectName};
 
+use maestro_tpch::queries::ColumnType as ResultType;
+
+use super::convert::ColumnBuilder;
+use super::dml::{QueryRunner, query};
 use super::spec::{ColumnSpec, ColumnType};
 use super::{Entry, Store, txn_error};
 use crate::bind::scope::normalize;
 use crate::error::{ErrorKind, Result, SqlError};
+use crate::params::ParamValue;
 
 /// A table's name as the catalog keys it (unqualified, or `public.`).
 pub(crate) fn table_name(name: &ObjectName) -> Result<String> {
@@ -36,9 +41,6 @@ pub(crate) fn table_name(name: &ObjectName) -> Result<String> {
 impl Store {
     /// `CREATE TABLE name (col type, …)`.
     pub(crate) fn create_table(&self, txn: &mut Transaction, create: &CreateTable) -> Result<()> {
-        if create.query.is_some() {
-            return Err(SqlError::unsupported("CREATE TABLE … AS SELECT"));
-        }
         if create.temporary {
             return Err(SqlError::unsupported("temporary tables"));
         }
@@ -74,6 +76,89 @@ impl Store {
                 ty: ColumnType::of_ast(&c.data_type)?,
             });
         }
+        self.create_entry(txn, name, columns, None, create.if_not_exists)
+            .map(|_| ())
+    }
+
+    /// `CREATE TABLE name AS SELECT …`: the query's columns and rows (its
+    /// integers as BIGINT, decimals with their scale); the rows inserted.
+    pub(crate) fn create_table_as(
+        &self,
+        txn: &mut Transaction,
+        create: &CreateTable,
+        params: &[ParamValue],
+        run: QueryRunner,
+    ) -> Result<u64> {
+        let Some(q) = create.query.as_deref() else {
+            return Err(SqlError::invalid("CREATE TABLE … AS without a query"));
+        };
+        if create.temporary || !create.columns.is_empty() {
+            return Err(SqlError::unsupported(
+                "CREATE TABLE … AS with a column list or TEMPORARY",
+            ));
+        }
+        let name = table_name(&create.name)?;
+        let view = self.view(txn);
+        let result = query(&view, &q.to_string(), params, run)?;
+        let mut columns: Vec<ColumnSpec> = Vec::new();
+        for (col, ty) in &result.columns {
+            if columns.iter().any(|c| &c.name == col) {
+                return Err(SqlError::new(
+                    ErrorKind::Invalid,
+                    format!("column \"{col}\" specified more than once"),
+                ));
+            }
+            let ty = match ty {
+                ResultType::Int => ColumnType::Int64,
+                ResultType::Decimal(scale) => ColumnType::Decimal {
+                    precision: None,
+                    scale: *scale,
+                },
+                ResultType::Date => ColumnType::Date,
+                ResultType::Str => ColumnType::Str { max_chars: None },
+                ResultType::Double => {
+                    return Err(SqlError::unsupported(format!(
+                        "a DOUBLE column (\"{col}\") in a stored table: CAST it to DECIMAL(p,s)"
+                    )));
+                }
+            };
+            columns.push(ColumnSpec {
+                name: col.clone(),
+                ty,
+            });
+        }
+        let mut builders: Vec<ColumnBuilder> = columns
+            .iter()
+            .map(|c| ColumnBuilder::new(&name, c))
+            .collect();
+        for row in &result.rows {
+            for (b, v) in builders.iter_mut().zip(row) {
+                b.push(v)?;
+            }
+        }
+        let data = Table::new(
+            name.clone(),
+            columns
+                .iter()
+                .map(|c| c.name.clone())
+                .zip(builders.into_iter().map(ColumnBuilder::finish)),
+        )
+        .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?;
+        let rows = result.rows.len() as u64;
+        let created = self.create_entry(txn, name, columns, Some(data), create.if_not_exists)?;
+        Ok(if created { rows } else { 0 })
+    }
+
+    /// Inserts the catalog row of a new table (`data`: its rows, else
+    /// none); `false` if it exists and `if_not_exists` says that is fine.
+    fn create_entry(
+        &self,
+        txn: &mut Transaction,
+        name: String,
+        columns: Vec<ColumnSpec>,
+        data: Option<Table>,
+        if_not_exists: bool,
+    ) -> Result<bool> {
         if columns.is_empty() {
             return Err(SqlError::unsupported("a table without columns"));
         }
@@ -82,21 +167,24 @@ impl Store {
         // either visible now or made the lock conflict.
         let view = self.view(txn);
         if view.tables.contains_key(&name) {
-            if create.if_not_exists {
-                return Ok(());
+            if if_not_exists {
+                return Ok(false);
             }
             return Err(SqlError::new(
                 ErrorKind::DuplicateTable,
                 format!("relation \"{name}\" already exists"),
             ));
         }
-        let data = Table::new(
-            name.clone(),
-            columns
-                .iter()
-                .map(|c| (c.name.clone(), c.ty.empty_column())),
-        )
-        .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?;
+        let data = match data {
+            Some(d) => d,
+            None => Table::new(
+                name.clone(),
+                columns
+                    .iter()
+                    .map(|c| (c.name.clone(), c.ty.empty_column())),
+            )
+            .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?,
+        };
         let entry = Entry {
             name,
             columns,
@@ -105,7 +193,7 @@ impl Store {
         };
         txn.insert(&self.tables, Arc::new(entry))
             .map_err(txn_error)?;
-        Ok(())
+        Ok(true)
     }
 
     /// `DROP TABLE [IF EXISTS] name, …`.

@@ -38,6 +38,8 @@ pub type QueryRunner<'a> = &'a (dyn Fn(&dyn Catalog, &LogicalPlan) -> Result<Que
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Written {
     CreateTable,
+    /// CREATE TABLE … AS SELECT: the rows (tag `SELECT n`, as PostgreSQL).
+    CreateTableAs(u64),
     DropTable,
     Insert(u64),
     Update(u64),
@@ -52,7 +54,7 @@ fn quote(name: &str) -> String {
 
 /// Plans generated SQL and runs it; its errors lose their positions (they
 /// would point into the generated text, not the client's).
-fn query(
+pub(crate) fn query(
     catalog: &dyn Catalog,
     sql: &str,
     params: &[ParamValue],

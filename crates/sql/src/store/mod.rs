@@ -177,6 +177,9 @@ impl Store {
         run: QueryRunner,
     ) -> Option<Result<Written>> {
         Some(match stmt {
+            Statement::CreateTable(c) if c.query.is_some() => self
+                .create_table_as(txn, c, params, run)
+                .map(Written::CreateTableAs),
             Statement::CreateTable(c) => self.create_table(txn, c).map(|()| Written::CreateTable),
             Statement::Drop {
                 object_type: ObjectType::Table,
