@@ -8,9 +8,12 @@
 //! and errors with SQLSTATE codes ([`errors`]); a CancelRequest stops the
 //! session's running statement ([`cancel`]). The server
 //! itself answers what clients send around their queries ([`statement`]):
-//! SET/RESET/SHOW of session settings, BEGIN/COMMIT/ROLLBACK (accepted; a
-//! statement is its own transaction), `SELECT version()` and friends, and
-//! `CALL maestro.load_tpch(sf)`, which loads or replaces the TPC-H tables.
+//! SET/RESET/SHOW of session settings, BEGIN/COMMIT/ROLLBACK (the session's
+//! transaction on maestro-sql's store: [`txn`]), `SELECT version()` and
+//! friends, and `CALL maestro.load_tpch(sf)`, which loads or replaces the
+//! TPC-H tables in the store. Every statement runs in the session's open
+//! transaction or autocommits; COPY FROM STDIN takes the client's data
+//! (`copy.rs`).
 
 pub mod cancel;
 mod copy;
