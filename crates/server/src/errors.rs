@@ -23,6 +23,13 @@ pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
 pub const UNDEFINED_PARAMETER: &str = "42P02";
 pub const QUERY_CANCELED: &str = "57014";
 pub const INTERNAL_ERROR: &str = "XX000";
+pub const DUPLICATE_TABLE: &str = "42P07";
+pub const NOT_NULL_VIOLATION: &str = "23502";
+pub const STRING_DATA_RIGHT_TRUNCATION: &str = "22001";
+pub const BAD_COPY_FILE_FORMAT: &str = "22P04";
+pub const SERIALIZATION_FAILURE: &str = "40001";
+pub const IN_FAILED_SQL_TRANSACTION: &str = "25P02";
+pub const UNDEFINED_FILE: &str = "58P01";
 
 /// An ERROR with this code and message.
 pub fn error(code: &str, message: impl Into<String>) -> Box<ErrorInfo> {
@@ -61,6 +68,14 @@ pub fn sqlstate(e: &SqlError) -> &'static str {
         ErrorKind::InvalidText => INVALID_TEXT_REPRESENTATION,
         ErrorKind::UndefinedParameter => UNDEFINED_PARAMETER,
         ErrorKind::Cancelled => QUERY_CANCELED,
+        ErrorKind::DuplicateTable => DUPLICATE_TABLE,
+        ErrorKind::NotNullViolation => NOT_NULL_VIOLATION,
+        ErrorKind::OutOfRange => NUMERIC_VALUE_OUT_OF_RANGE,
+        ErrorKind::StringTooLong => STRING_DATA_RIGHT_TRUNCATION,
+        ErrorKind::BadCopyData => BAD_COPY_FILE_FORMAT,
+        ErrorKind::SerializationFailure => SERIALIZATION_FAILURE,
+        ErrorKind::Store if m.starts_with("could not open file") => UNDEFINED_FILE,
+        ErrorKind::Store => INTERNAL_ERROR,
     }
 }
 

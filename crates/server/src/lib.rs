@@ -8,20 +8,25 @@
 //! and errors with SQLSTATE codes ([`errors`]); a CancelRequest stops the
 //! session's running statement ([`cancel`]). The server
 //! itself answers what clients send around their queries ([`statement`]):
-//! SET/RESET/SHOW of session settings, BEGIN/COMMIT/ROLLBACK (accepted; a
-//! statement is its own transaction), `SELECT version()` and friends, and
-//! `CALL maestro.load_tpch(sf)`, which loads or replaces the TPC-H tables.
+//! SET/RESET/SHOW of session settings, BEGIN/COMMIT/ROLLBACK (the session's
+//! transaction on maestro-sql's store: [`txn`]), `SELECT version()` and
+//! friends, and `CALL maestro.load_tpch(sf)`, which loads or replaces the
+//! TPC-H tables in the store. Every statement runs in the session's open
+//! transaction or autocommits; COPY FROM STDIN takes the client's data
+//! (`copy.rs`).
 
 pub mod cancel;
+mod copy;
 pub mod encode;
 pub mod errors;
 pub mod params;
 pub mod statement;
+pub mod txn;
 
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::io;
-use std::sync::{Arc, LazyLock, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -29,11 +34,13 @@ use futures::Sink;
 use futures::stream;
 use maestro_execution::{Executor, Granularity};
 use maestro_scheduler::{CancelReason, CancelToken, Scheduler, catch_cancelled};
+use maestro_sql::store::{QueryRunner, is_write};
 use maestro_sql::types::SqlType;
-use maestro_sql::{Catalog, Description, ErrorKind, ParamValue, SqlError, TableDef, TpchCatalog};
-use maestro_storage::column::Table;
-use maestro_tpch::Database;
-use maestro_tpch::queries::Value;
+use maestro_sql::{
+    Catalog, Description, ErrorKind, LogicalPlan, ParamValue, SqlError, Store, Written,
+};
+use maestro_tpch::queries::{QueryResult, Value};
+use maestro_txn::Transaction;
 use pgwire::api::auth::{self, DefaultServerParameterProvider, StartupHandler};
 use pgwire::api::cancel::CancelHandler;
 use pgwire::api::portal::{Format, Portal};
@@ -52,16 +59,18 @@ use tokio::net::TcpListener;
 use cancel::{CancelRequests, Registration, Running, Sessions};
 use errors::{error, user_error};
 use statement::Command;
+use txn::{SharedSlot, TxnSlot};
 
 /// The server's version as `SELECT version()` and `SHOW server_version` give it.
 pub const SERVER_VERSION: &str = "16.6";
 
-/// The database every session shares: the TPC-H tables (if loaded) and the
-/// executor that runs statements on the scheduler.
+/// The database every session shares: the SQL tables (the TPC-H tables once
+/// loaded, and those clients create) and the executor that runs statements
+/// on the scheduler.
 pub struct Engine {
     scheduler: Arc<Scheduler>,
     exec: Executor,
-    db: RwLock<Option<Arc<Database>>>,
+    store: Store,
     /// One load at a time.
     loading: Mutex<()>,
     /// The sessions, for cancel requests.
@@ -76,6 +85,8 @@ pub enum Answer {
     },
     /// `EXPLAIN`: the plan's text.
     Explain(String),
+    /// A write: what it did.
+    Written(Written),
 }
 
 impl Engine {
@@ -84,96 +95,171 @@ impl Engine {
         Engine {
             exec: Executor::new(Arc::clone(&scheduler), granularity),
             scheduler,
-            db: RwLock::new(None),
+            store: Store::new(),
             loading: Mutex::new(()),
             sessions: Arc::new(Sessions::default()),
         }
     }
 
-    /// Loads TPC-H at scale factor `sf` and replaces the tables (statements
+    /// Loads TPC-H at scale factor `sf` and puts its eight tables into the
+    /// store, replacing tables of those names, as one transaction (statements
     /// already running finish on the old ones). Blocks while loading.
     pub fn load_tpch(&self, sf: f64) -> Result<Duration, String> {
         maestro_tpch::validate_scale_factor(sf).map_err(|e| e.to_string())?;
         let _one = self.loading.lock().unwrap_or_else(PoisonError::into_inner);
         let start = Instant::now();
         let db = maestro_tpch::load(&self.scheduler, sf, &|_| {}).map_err(|e| e.to_string())?;
-        *self.db.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(db));
+        let tables = [
+            &db.region,
+            &db.nation,
+            &db.supplier,
+            &db.customer,
+            &db.part,
+            &db.partsupp,
+            &db.orders,
+            &db.lineitem,
+        ]
+        .into_iter()
+        .map(|t| {
+            let keys = maestro_sql::catalog::tpch_key(t.name())
+                .map(str::to_string)
+                .into_iter()
+                .collect();
+            (Arc::clone(t), keys)
+        })
+        .collect();
+        let mut txn = self.store.begin().map_err(|e| e.to_string())?;
+        self.store
+            .put_tables(&mut txn, tables)
+            .map_err(|e| e.to_string())?;
+        self.store.commit(txn).map_err(|e| e.to_string())?;
         Ok(start.elapsed())
     }
 
-    /// The tables as they are now.
-    pub fn snapshot(&self) -> Snapshot {
-        Snapshot(
-            self.db
-                .read()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone(),
-        )
+    /// The store of SQL tables.
+    pub fn store(&self) -> &Store {
+        &self.store
     }
 
     /// The result columns and parameter types of a statement, without
-    /// running it (`declared`: the parameter types the client gave).
+    /// running it (`declared`: the parameter types the client gave), bound
+    /// against the tables `slot`'s transaction sees (or the latest ones).
     pub fn describe(
         &self,
         sql: &str,
         declared: &[Option<SqlType>],
+        slot: &mut TxnSlot,
     ) -> Result<Description, SqlError> {
-        maestro_sql::describe(&self.snapshot(), sql, declared)
+        let stmt = maestro_sql::parse(sql)?;
+        let view = match slot {
+            TxnSlot::Open(t) => self.store.view(t),
+            _ => self.store.view(&mut self.store.begin()?),
+        };
+        if is_write(&stmt) {
+            return Ok(Description {
+                columns: Vec::new(),
+                param_types: self.store.describe_write(&view, &stmt, declared)?,
+                explain: false,
+            });
+        }
+        maestro_sql::describe(&view, sql, declared)
     }
 
-    /// Plans and runs one statement (the whole plan as one scheduler job)
-    /// with `params` as `$1`, `$2`, …; it stops at its operators' next
-    /// checkpoint once `cancel` is cancelled. Blocks until it is done.
+    /// Plans and runs one statement (a query's whole plan as one scheduler
+    /// job) with `params` as `$1`, `$2`, …, in `slot`'s transaction or, when
+    /// none is open, in one of its own that commits at its end. It stops at
+    /// its operators' next checkpoint once `cancel` is cancelled. An error
+    /// aborts the transaction (an open one becomes failed). Blocks until it
+    /// is done.
     pub fn execute(
         &self,
         sql: &str,
         params: &[ParamValue],
         cancel: CancelToken,
+        slot: &mut TxnSlot,
     ) -> Result<Answer, SqlError> {
-        let catalog = self.snapshot();
-        let (plan, explain) = maestro_sql::plan_with(&catalog, sql, params)?;
+        self.in_transaction(slot, |txn| self.execute_in(txn, sql, params, cancel))
+    }
+
+    /// Runs `f` in `slot`'s open transaction or, when none is open, in one
+    /// of its own that commits if `f` succeeds. An error aborts the
+    /// transaction (an open one becomes failed).
+    pub fn in_transaction<T>(
+        &self,
+        slot: &mut TxnSlot,
+        f: impl FnOnce(&mut Transaction) -> Result<T, SqlError>,
+    ) -> Result<T, SqlError> {
+        let explicit = matches!(slot, TxnSlot::Open(_));
+        let mut txn = match std::mem::take(slot) {
+            TxnSlot::Open(t) => t,
+            _ => self.store.begin()?,
+        };
+        // A panic in the statement must not leave the session's state
+        // behind: it aborts the transaction like an error.
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut txn)))
+            .unwrap_or_else(|p| {
+                let what = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(SqlError::new(
+                    ErrorKind::Store,
+                    format!("internal error: the statement panicked: {what}"),
+                ))
+            });
+        match (&out, explicit) {
+            (Ok(_), true) => *slot = TxnSlot::Open(txn),
+            (Ok(_), false) => self.store.commit(txn).map_err(txn::commit_error)?,
+            (Err(_), true) => {
+                txn.abort();
+                *slot = TxnSlot::Failed;
+            }
+            (Err(_), false) => txn.abort(),
+        }
+        out
+    }
+
+    fn execute_in(
+        &self,
+        txn: &mut Transaction,
+        sql: &str,
+        params: &[ParamValue],
+        cancel: CancelToken,
+    ) -> Result<Answer, SqlError> {
+        let stmt = maestro_sql::parse(sql)?;
+        let ctx = self.exec.context_cancellable("SQL", cancel);
+        let run = |catalog: &dyn Catalog, plan: &LogicalPlan| -> Result<QueryResult, SqlError> {
+            catch_cancelled(|| {
+                self.exec
+                    .run_plan(|| maestro_sql::lower::run(&ctx, catalog, plan))
+            })
+            .map_err(|c| {
+                SqlError::new(
+                    ErrorKind::Cancelled,
+                    match c.reason {
+                        CancelReason::Cancelled => "canceling statement due to user request",
+                        CancelReason::TimedOut => "canceling statement due to statement timeout",
+                        _ => "canceling statement: memory limit exceeded",
+                    },
+                )
+            })?
+        };
+        let runner: QueryRunner = &run;
+        if let Some(written) = self.store.execute(txn, &stmt, params, runner) {
+            return written.map(Answer::Written);
+        }
+        let view = self.store.view(txn);
+        let (plan, explain) = maestro_sql::plan_with(&view, sql, params)?;
         if explain {
             return Ok(Answer::Explain(plan.explain()));
         }
         let columns = maestro_sql::lower::result_columns(&plan);
-        let ctx = self.exec.context_cancellable("SQL", cancel);
-        let result = catch_cancelled(|| {
-            self.exec
-                .run_plan(|| maestro_sql::lower::run(&ctx, &catalog, &plan))
-        })
-        .map_err(|c| {
-            SqlError::new(
-                ErrorKind::Cancelled,
-                match c.reason {
-                    CancelReason::Cancelled => "canceling statement due to user request",
-                    CancelReason::TimedOut => "canceling statement due to statement timeout",
-                    _ => "canceling statement: memory limit exceeded",
-                },
-            )
-        })??;
+        let result = run(&view, &plan)?;
         Ok(Answer::Rows {
             columns,
             rows: result.rows,
         })
-    }
-}
-
-/// The tables of one moment: none, or the TPC-H tables.
-pub struct Snapshot(Option<Arc<Database>>);
-
-impl Catalog for Snapshot {
-    fn table(&self, name: &str) -> Option<TableDef> {
-        TpchCatalog::new(self.0.as_deref()?).table(name)
-    }
-
-    fn data(&self, name: &str) -> Option<&Table> {
-        self.0.as_deref()?.table(name)
-    }
-
-    fn table_names(&self) -> Vec<String> {
-        self.0
-            .as_deref()
-            .map_or_else(Vec::new, |db| TpchCatalog::new(db).table_names())
     }
 }
 
@@ -225,6 +311,10 @@ impl PgWireServerHandlers for Handlers {
 
     fn cancel_handler(&self) -> Arc<impl CancelHandler> {
         Arc::clone(&self.cancel)
+    }
+
+    fn copy_handler(&self) -> Arc<impl pgwire::api::copy::CopyHandler> {
+        Arc::clone(&self.session)
     }
 }
 
@@ -281,6 +371,10 @@ pub struct Session {
     running: Arc<Running>,
     /// Its entry for cancel requests (removed with the session).
     registration: Mutex<Option<Registration>>,
+    /// Its transaction (dropped, so aborted, with the session).
+    txn: SharedSlot,
+    /// The COPY FROM STDIN whose data the client is sending.
+    copy: Mutex<Option<copy::PendingCopy>>,
 }
 
 /// A prepared statement: its text, what it is, its result columns and its
@@ -298,6 +392,8 @@ pub struct Prepared {
 /// tables to know their result columns).
 pub struct Parser {
     engine: Arc<Engine>,
+    /// The session's transaction: statements bind against what it sees.
+    txn: SharedSlot,
 }
 
 /// Runs `f` on a blocking thread; a panic becomes an internal error.
@@ -323,7 +419,7 @@ fn default_setting(name: &str) -> Option<&'static str> {
         "timezone" | "log_timezone" => "UTC",
         "transaction_isolation"
         | "default_transaction_isolation"
-        | "transaction_isolation_level" => "read committed",
+        | "transaction_isolation_level" => "repeatable read",
         "transaction_read_only" | "default_transaction_read_only" | "in_hot_standby" => "off",
         "standard_conforming_strings" | "integer_datetimes" => "on",
         "search_path" => "\"$user\", public",
@@ -359,14 +455,18 @@ fn rows_response(
 
 impl Session {
     fn new(engine: Arc<Engine>) -> Session {
+        let txn = SharedSlot::default();
         Session {
             parser: Arc::new(Parser {
                 engine: Arc::clone(&engine),
+                txn: Arc::clone(&txn),
             }),
             engine,
             settings: Mutex::new(HashMap::new()),
             running: Arc::new(Running::default()),
             registration: Mutex::new(None),
+            txn,
+            copy: Mutex::new(None),
         }
     }
 
@@ -408,9 +508,16 @@ impl Session {
         params: Vec<ParamValue>,
         format: &Format,
     ) -> Result<Response, Box<ErrorInfo>> {
+        if matches!(*txn::lock(&self.txn), TxnSlot::Failed)
+            && !matches!(command, Command::Commit | Command::Rollback)
+        {
+            return Err(txn::in_failed_transaction());
+        }
         match command {
+            Command::Copy => self.copy(text).await,
             Command::Sql => {
                 let engine = Arc::clone(&self.engine);
+                let slot = Arc::clone(&self.txn);
                 let sql = text.to_string();
                 let query = query.to_string();
                 // Cancellable while it runs (the guard ends that, also if
@@ -420,13 +527,16 @@ impl Session {
                     .and_then(|t| cancel::statement_timeout(&t));
                 let (token, _running) = self.running.start(timeout);
                 let answer = blocking(move || {
-                    engine.execute(&sql, &params, token).map_err(|e| {
-                        // Positions count from the start of the whole query.
-                        let pos = e
-                            .position
-                            .map(|p| statement::char_position(&query, offset, p.line, p.column));
-                        errors::sql_error(&e, pos)
-                    })
+                    let mut slot = txn::lock(&slot);
+                    engine
+                        .execute(&sql, &params, token, &mut slot)
+                        .map_err(|e| {
+                            // Positions count from the start of the whole query.
+                            let pos = e.position.map(|p| {
+                                statement::char_position(&query, offset, p.line, p.column)
+                            });
+                            errors::sql_error(&e, pos)
+                        })
                 })
                 .await?;
                 Ok(match answer {
@@ -436,6 +546,7 @@ impl Session {
                         plan.lines().map(str::to_string).collect(),
                         format,
                     ),
+                    Answer::Written(w) => Response::Execution(written_tag(w)),
                 })
             }
             Command::Set(assignment) => {
@@ -488,9 +599,43 @@ impl Session {
                 };
                 Ok(text_rows(name, vec![value], format))
             }
-            Command::Begin => Ok(Response::TransactionStart(Tag::new("BEGIN"))),
-            Command::Commit => Ok(Response::TransactionEnd(Tag::new("COMMIT"))),
-            Command::Rollback => Ok(Response::TransactionEnd(Tag::new("ROLLBACK"))),
+            Command::Begin => {
+                let mut slot = txn::lock(&self.txn);
+                // BEGIN inside a transaction: PostgreSQL warns and goes on.
+                if matches!(*slot, TxnSlot::Idle) {
+                    let t = self
+                        .engine
+                        .store
+                        .begin()
+                        .map_err(|e| errors::sql_error(&e, None))?;
+                    *slot = TxnSlot::Open(t);
+                }
+                Ok(Response::TransactionStart(Tag::new("BEGIN")))
+            }
+            Command::Commit => {
+                let taken = std::mem::take(&mut *txn::lock(&self.txn));
+                match taken {
+                    TxnSlot::Open(t) => {
+                        let engine = Arc::clone(&self.engine);
+                        blocking(move || {
+                            engine
+                                .store
+                                .commit(t)
+                                .map_err(|e| errors::sql_error(&txn::commit_error(e), None))
+                        })
+                        .await?;
+                        Ok(Response::TransactionEnd(Tag::new("COMMIT")))
+                    }
+                    // As PostgreSQL: COMMIT of a failed transaction rolls back.
+                    TxnSlot::Failed => Ok(Response::TransactionEnd(Tag::new("ROLLBACK"))),
+                    TxnSlot::Idle => Ok(Response::TransactionEnd(Tag::new("COMMIT"))),
+                }
+            }
+            Command::Rollback => {
+                // Dropping the transaction aborts it.
+                drop(std::mem::take(&mut *txn::lock(&self.txn)));
+                Ok(Response::TransactionEnd(Tag::new("ROLLBACK")))
+            }
             Command::Noop(tag) => Ok(Response::Execution(Tag::new(tag))),
             Command::Call { name, args } => self.call(name, args).await,
         }
@@ -538,6 +683,25 @@ impl SimpleQueryHandler for Session {
         if pieces.is_empty() {
             return Ok(vec![Response::EmptyQuery]);
         }
+        // As PostgreSQL: several statements in one Query without BEGIN,
+        // COMMIT or ROLLBACK among them run as one implicit transaction —
+        // all of them or none.
+        let implicit = pieces.len() > 1
+            && pieces.iter().all(|p| {
+                !matches!(
+                    statement::classify(p.text),
+                    Command::Begin | Command::Commit | Command::Rollback | Command::Copy
+                )
+            })
+            && matches!(*txn::lock(&self.txn), TxnSlot::Idle);
+        if implicit {
+            let t = self
+                .engine
+                .store
+                .begin()
+                .map_err(|e| user_error(errors::sql_error(&e, None)))?;
+            *txn::lock(&self.txn) = TxnSlot::Open(t);
+        }
         let mut out = Vec::with_capacity(pieces.len());
         for p in pieces {
             let command = statement::classify(p.text);
@@ -559,6 +723,23 @@ impl SimpleQueryHandler for Session {
                     // not run.
                     out.push(Response::Error(e));
                     break;
+                }
+            }
+        }
+        if implicit {
+            // A failed statement already aborted it (the slot is Failed).
+            let taken = std::mem::take(&mut *txn::lock(&self.txn));
+            if let TxnSlot::Open(t) = taken {
+                let engine = Arc::clone(&self.engine);
+                let committed = blocking(move || {
+                    engine
+                        .store
+                        .commit(t)
+                        .map_err(|e| errors::sql_error(&txn::commit_error(e), None))
+                })
+                .await;
+                if let Err(e) = committed {
+                    out.push(Response::Error(e));
                 }
             }
         }
@@ -608,9 +789,17 @@ impl QueryParser for Parser {
         let (columns, param_sql_types) = match &command {
             Command::Sql => {
                 let engine = Arc::clone(&self.engine);
+                let slot = Arc::clone(&self.txn);
                 let owned = text.to_string();
                 let d = blocking(move || {
-                    engine.describe(&owned, &declared).map_err(|e| {
+                    let mut slot = txn::lock(&slot);
+                    let described = engine.describe(&owned, &declared, &mut slot);
+                    // As PostgreSQL: an error (here a failed Parse) fails
+                    // the open transaction.
+                    if described.is_err() && matches!(*slot, TxnSlot::Open(_)) {
+                        *slot = TxnSlot::Failed;
+                    }
+                    described.map_err(|e| {
                         let pos = e
                             .position
                             .map(|p| statement::char_position(&owned, 0, p.line, p.column));
@@ -698,6 +887,20 @@ impl ExtendedQueryHandler for Session {
         )
         .await
         .map_err(user_error)
+    }
+}
+
+/// The CommandComplete tag of a write.
+fn written_tag(w: Written) -> Tag {
+    let rows = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    match w {
+        Written::CreateTable => Tag::new("CREATE TABLE"),
+        Written::CreateTableAs(n) => Tag::new("SELECT").with_rows(rows(n)),
+        Written::DropTable => Tag::new("DROP TABLE"),
+        Written::Insert(n) => Tag::new("INSERT").with_oid(0).with_rows(rows(n)),
+        Written::Update(n) => Tag::new("UPDATE").with_rows(rows(n)),
+        Written::Delete(n) => Tag::new("DELETE").with_rows(rows(n)),
+        Written::Copy(n) => Tag::new("COPY").with_rows(rows(n)),
     }
 }
 

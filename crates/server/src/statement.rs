@@ -224,6 +224,9 @@ pub enum Command {
     Begin,
     Commit,
     Rollback,
+    /// `COPY …`: FROM a server file runs like [`Command::Sql`]; FROM STDIN
+    /// takes the data the client sends next.
+    Copy,
     /// `CALL name(args)`: the name (lower case) and the arguments' words.
     Call {
         name: String,
@@ -258,6 +261,7 @@ pub fn classify(sql: &str) -> Command {
         Some("commit") | Some("end") => Command::Commit,
         Some("rollback") | Some("abort") => Command::Rollback,
         Some("discard") => Command::Noop("DISCARD ALL"),
+        Some("copy") => Command::Copy,
         Some("deallocate") => Command::Noop("DEALLOCATE"),
         Some("call") if l.len() >= 4 && l[2] == "(" && l.last() == Some(&")") => Command::Call {
             name: l[1].to_string(),

@@ -73,7 +73,7 @@ impl Catalog for TpchCatalog<'_> {
 
 /// The single-column primary key of a TPC-H table (spec clause 1.4.2;
 /// partsupp's and lineitem's keys are composite).
-fn tpch_key(table: &str) -> Option<&'static str> {
+pub fn tpch_key(table: &str) -> Option<&'static str> {
     Some(match table {
         "region" => "r_regionkey",
         "nation" => "n_nationkey",

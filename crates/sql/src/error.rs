@@ -25,6 +25,20 @@ pub enum ErrorKind {
     UndefinedParameter,
     /// The statement was cancelled (SQLSTATE 57014).
     Cancelled,
+    /// CREATE TABLE of a name a visible table has (SQLSTATE 42P07).
+    DuplicateTable,
+    /// A NULL for a stored column: stored columns are NOT NULL (23502).
+    NotNullViolation,
+    /// A value outside its column's type (SQLSTATE 22003).
+    OutOfRange,
+    /// A string longer than its VARCHAR(n)/CHAR(n) column (SQLSTATE 22001).
+    StringTooLong,
+    /// A COPY row that does not fit the table (SQLSTATE 22P04).
+    BadCopyData,
+    /// A write-write conflict with a concurrent transaction (SQLSTATE 40001).
+    SerializationFailure,
+    /// The store refused for another reason (a full catalog, …; XX000).
+    Store,
 }
 
 /// A 1-based line and column in the statement text.

@@ -13,8 +13,10 @@
 //! `DATE '…'`, `DATE '…' ± INTERVAL`, EXTRACT(YEAR FROM …); subqueries
 //! unnested into joins (`[NOT] EXISTS`, `[NOT] IN (SELECT …)`, scalar
 //! subqueries, correlated by equalities); `EXPLAIN SELECT …`. All 22 TPC-H
-//! queries run from the spec's SQL. Not in this slice: RIGHT/FULL joins, set
-//! operations, DDL/DML, the wire protocol.
+//! queries run from the spec's SQL. Tables that clients create and change
+//! (CREATE/DROP TABLE, INSERT/UPDATE/DELETE, COPY FROM, transactions) live in
+//! the transactional [`store`]. Not in this slice: RIGHT/FULL joins, set
+//! operations, nullable stored columns.
 
 pub mod bind;
 pub mod catalog;
@@ -24,6 +26,7 @@ pub mod lower;
 pub mod optimize;
 pub mod params;
 pub mod plan;
+pub mod store;
 pub mod types;
 
 use sqlparser::ast::Statement;
@@ -37,6 +40,7 @@ pub use catalog::{Catalog, ColumnDef, TableDef, TpchCatalog};
 pub use error::{ErrorKind, Position, SqlError};
 pub use params::ParamValue;
 pub use plan::LogicalPlan;
+pub use store::{Store, View, Written};
 use types::SqlType;
 
 /// What a statement returns.

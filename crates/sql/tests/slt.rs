@@ -7,6 +7,11 @@
 //! booleans `true`/`false`, NULL as `NULL`, the empty string as `(empty)`.
 //! Column types: `I` integer, `R` decimal or double, `T` anything else.
 //!
+//! Tables live in a [`Store`] per file (the TPC-H tables put in first), so
+//! files can create, change and drop tables: a write answers its row count
+//! (CREATE/DROP: 0), BEGIN/COMMIT/ROLLBACK run one transaction (an error in
+//! it rolls it back), every other statement autocommits.
+//!
 //! Parameters: a statement whose first line is `-- params: v1 | v2 | …`
 //! is described first (each `$n` gets its inferred type), then each text
 //! value is parsed as that type (`NULL` is NULL) and bound, as a wire
@@ -18,12 +23,46 @@ use std::path::Path;
 
 use common::{db, scheduler};
 use maestro_execution::{Executor, Granularity};
-use maestro_sql::{ErrorKind, ParamValue, SqlError, TpchCatalog};
-use maestro_tpch::queries::{ColumnType, Value, format_double};
+use maestro_sql::store::Written;
+use maestro_sql::{Catalog, ErrorKind, LogicalPlan, ParamValue, SqlError, Store};
+use maestro_tpch::queries::{ColumnType, QueryResult, Value, format_double};
+use maestro_txn::Transaction;
 use sqllogictest::{DB, DBOutput, DefaultColumnType, Record, Runner, strict_column_validator};
+use sqlparser::ast::Statement;
 
 struct Maestro {
     exec: Executor,
+    store: Store,
+    /// The open transaction (BEGIN … COMMIT/ROLLBACK).
+    txn: Option<Transaction>,
+}
+
+fn tpch_store() -> Store {
+    let store = Store::new();
+    let d = db();
+    let tables = [
+        &d.region,
+        &d.nation,
+        &d.supplier,
+        &d.customer,
+        &d.part,
+        &d.partsupp,
+        &d.orders,
+        &d.lineitem,
+    ]
+    .into_iter()
+    .map(|t| {
+        let keys = maestro_sql::catalog::tpch_key(t.name())
+            .map(str::to_string)
+            .into_iter()
+            .collect();
+        (std::sync::Arc::clone(t), keys)
+    })
+    .collect();
+    let mut txn = store.begin().expect("begins");
+    store.put_tables(&mut txn, tables).expect("puts");
+    store.commit(txn).expect("commits");
+    store
 }
 
 /// `-- params: a | b` on the first line: the statement and the texts.
@@ -72,8 +111,67 @@ impl DB for Maestro {
     type ColumnType = DefaultColumnType;
 
     fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, SqlError> {
-        let catalog = TpchCatalog::new(db());
+        let done = Ok(DBOutput::StatementComplete(0));
+        match maestro_sql::parse(split_params(sql).0) {
+            Ok(Statement::StartTransaction { .. }) => {
+                if self.txn.is_none() {
+                    self.txn = Some(self.store.begin()?);
+                }
+                return done;
+            }
+            Ok(Statement::Commit { .. }) => {
+                if let Some(t) = self.txn.take() {
+                    self.store.commit(t)?;
+                }
+                return done;
+            }
+            Ok(Statement::Rollback { .. }) => {
+                self.txn = None;
+                return done;
+            }
+            _ => {}
+        }
+        let explicit = self.txn.is_some();
+        let mut txn = match self.txn.take() {
+            Some(t) => t,
+            None => self.store.begin()?,
+        };
+        let out = self.run_in(&mut txn, sql);
+        match (&out, explicit) {
+            (Ok(_), true) => self.txn = Some(txn),
+            (Ok(_), false) => self.store.commit(txn)?,
+            (Err(_), _) => txn.abort(),
+        }
+        out
+    }
+}
+
+impl Maestro {
+    fn run_in(
+        &mut self,
+        txn: &mut Transaction,
+        sql: &str,
+    ) -> Result<DBOutput<DefaultColumnType>, SqlError> {
+        let ctx = self.exec.context("SLT");
+        let exec = &self.exec;
+        let run = |catalog: &dyn Catalog, plan: &LogicalPlan| -> Result<QueryResult, SqlError> {
+            exec.run_plan(|| maestro_sql::lower::run(&ctx, catalog, plan))
+        };
         let (sql, texts) = split_params(sql);
+        if texts.is_none() {
+            let stmt = maestro_sql::parse(sql)?;
+            if let Some(written) = self.store.execute(txn, &stmt, &[], &run) {
+                return Ok(DBOutput::StatementComplete(match written? {
+                    Written::CreateTable | Written::DropTable => 0,
+                    Written::CreateTableAs(n)
+                    | Written::Insert(n)
+                    | Written::Update(n)
+                    | Written::Delete(n)
+                    | Written::Copy(n) => n,
+                }));
+            }
+        }
+        let catalog = self.store.view(txn);
         let values = match texts {
             None => Vec::new(),
             Some(texts) => {
@@ -109,10 +207,7 @@ impl DB for Maestro {
                     .collect(),
             });
         }
-        let ctx = self.exec.context("SLT");
-        let result = self
-            .exec
-            .run_plan(|| maestro_sql::lower::run(&ctx, &catalog, &plan))?;
+        let result = run(&catalog, &plan)?;
         Ok(DBOutput::Rows {
             types: result.columns.iter().map(|c| column_type(&c.1)).collect(),
             rows: result
@@ -132,6 +227,8 @@ fn run(file: &str) {
         Ok(Maestro {
             // Small tasks, so SF 0.01 splits into several per operator.
             exec: Executor::new(scheduler(), Granularity::Static).with_min_rows_per_task(1024),
+            store: tpch_store(),
+            txn: None,
         })
     });
     runner.with_column_validator(strict_column_validator);
@@ -152,6 +249,8 @@ fn known_bugs() {
     let mut runner = Runner::new(|| async {
         Ok(Maestro {
             exec: Executor::new(scheduler(), Granularity::Static).with_min_rows_per_task(1024),
+            store: tpch_store(),
+            txn: None,
         })
     });
     runner.with_column_validator(strict_column_validator);
@@ -206,4 +305,7 @@ slt!(
     with_queries,
     parameters,
     errors,
+    ddl,
+    dml,
+    transactions,
 );

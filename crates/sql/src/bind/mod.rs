@@ -8,7 +8,7 @@
 mod expr;
 mod from;
 mod literal;
-mod scope;
+pub(crate) mod scope;
 mod subquery;
 
 use sqlparser::ast::{

@@ -1,0 +1,218 @@
+//! CREATE TABLE and DROP TABLE: a catalog row inserted or deleted inside the
+//! statement's transaction (so a rolled-back CREATE leaves nothing, and a
+//! snapshot taken before a DROP still reads the table).
+
+use std::sync::Arc;
+
+use maestro_storage::column::Table;
+use maestro_txn::Transaction;
+use sqlparser::ast::{ColumnOption, CreateTable, ObjectName};
+
+use maestro_tpch::queries::ColumnType as ResultType;
+
+use super::convert::ColumnBuilder;
+use super::dml::{QueryRunner, query};
+use super::spec::{ColumnSpec, ColumnType};
+use super::{Entry, Store, txn_error};
+use crate::bind::scope::normalize;
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::params::ParamValue;
+
+/// A table's name as the catalog keys it (unqualified, or `public.`).
+pub(crate) fn table_name(name: &ObjectName) -> Result<String> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|p| {
+            p.as_ident()
+                .map(normalize)
+                .ok_or_else(|| SqlError::unsupported(format!("table name {name}")))
+        })
+        .collect::<Result<_>>()?;
+    match parts.as_slice() {
+        [t] => Ok(t.clone()),
+        [schema, t] if schema == "public" => Ok(t.clone()),
+        _ => Err(SqlError::unsupported(format!(
+            "table name {name} (tables live in schema public)"
+        ))),
+    }
+}
+
+impl Store {
+    /// `CREATE TABLE name (col type, …)`.
+    pub(crate) fn create_table(&self, txn: &mut Transaction, create: &CreateTable) -> Result<()> {
+        if create.temporary {
+            return Err(SqlError::unsupported("temporary tables"));
+        }
+        let name = table_name(&create.name)?;
+        let mut columns: Vec<ColumnSpec> = Vec::new();
+        for c in &create.columns {
+            let col = normalize(&c.name);
+            if columns.iter().any(|s| s.name == col) {
+                return Err(SqlError::new(
+                    ErrorKind::Invalid,
+                    format!("column \"{col}\" specified more than once"),
+                ));
+            }
+            for o in &c.options {
+                match &o.option {
+                    ColumnOption::NotNull => {}
+                    ColumnOption::Null => {
+                        return Err(SqlError::unsupported(format!(
+                            "nullable column \"{col}\" (stored columns are NOT NULL)"
+                        )));
+                    }
+                    // A key only informs join ordering; nothing enforces it.
+                    ColumnOption::PrimaryKey(_) | ColumnOption::Unique(_) => {}
+                    other => {
+                        return Err(SqlError::unsupported(format!(
+                            "column option {other} on \"{col}\""
+                        )));
+                    }
+                }
+            }
+            columns.push(ColumnSpec {
+                name: col,
+                ty: ColumnType::of_ast(&c.data_type)?,
+            });
+        }
+        self.create_entry(txn, name, columns, None, create.if_not_exists)
+            .map(|_| ())
+    }
+
+    /// `CREATE TABLE name AS SELECT …`: the query's columns and rows (its
+    /// integers as BIGINT, decimals with their scale); the rows inserted.
+    pub(crate) fn create_table_as(
+        &self,
+        txn: &mut Transaction,
+        create: &CreateTable,
+        params: &[ParamValue],
+        run: QueryRunner,
+    ) -> Result<u64> {
+        let Some(q) = create.query.as_deref() else {
+            return Err(SqlError::invalid("CREATE TABLE … AS without a query"));
+        };
+        if create.temporary || !create.columns.is_empty() {
+            return Err(SqlError::unsupported(
+                "CREATE TABLE … AS with a column list or TEMPORARY",
+            ));
+        }
+        let name = table_name(&create.name)?;
+        let view = self.view(txn);
+        let result = query(&view, &q.to_string(), params, run)?;
+        let mut columns: Vec<ColumnSpec> = Vec::new();
+        for (col, ty) in &result.columns {
+            if columns.iter().any(|c| &c.name == col) {
+                return Err(SqlError::new(
+                    ErrorKind::Invalid,
+                    format!("column \"{col}\" specified more than once"),
+                ));
+            }
+            let ty = match ty {
+                ResultType::Int => ColumnType::Int64,
+                ResultType::Decimal(scale) => ColumnType::Decimal {
+                    precision: None,
+                    scale: *scale,
+                },
+                ResultType::Date => ColumnType::Date,
+                ResultType::Str => ColumnType::Str { max_chars: None },
+                ResultType::Double => {
+                    return Err(SqlError::unsupported(format!(
+                        "a DOUBLE column (\"{col}\") in a stored table: CAST it to DECIMAL(p,s)"
+                    )));
+                }
+            };
+            columns.push(ColumnSpec {
+                name: col.clone(),
+                ty,
+            });
+        }
+        let mut builders: Vec<ColumnBuilder> = columns
+            .iter()
+            .map(|c| ColumnBuilder::new(&name, c))
+            .collect();
+        for row in &result.rows {
+            for (b, v) in builders.iter_mut().zip(row) {
+                b.push(v)?;
+            }
+        }
+        let data = Table::new(
+            name.clone(),
+            columns
+                .iter()
+                .map(|c| c.name.clone())
+                .zip(builders.into_iter().map(ColumnBuilder::finish)),
+        )
+        .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?;
+        let rows = result.rows.len() as u64;
+        let created = self.create_entry(txn, name, columns, Some(data), create.if_not_exists)?;
+        Ok(if created { rows } else { 0 })
+    }
+
+    /// Inserts the catalog row of a new table (`data`: its rows, else
+    /// none); `false` if it exists and `if_not_exists` says that is fine.
+    fn create_entry(
+        &self,
+        txn: &mut Transaction,
+        name: String,
+        columns: Vec<ColumnSpec>,
+        data: Option<Table>,
+        if_not_exists: bool,
+    ) -> Result<bool> {
+        if columns.is_empty() {
+            return Err(SqlError::unsupported("a table without columns"));
+        }
+        self.lock_name(txn, &name)?;
+        // After the lock: a concurrent CREATE that committed first is
+        // either visible now or made the lock conflict.
+        let view = self.view(txn);
+        if view.tables.contains_key(&name) {
+            if if_not_exists {
+                return Ok(false);
+            }
+            return Err(SqlError::new(
+                ErrorKind::DuplicateTable,
+                format!("relation \"{name}\" already exists"),
+            ));
+        }
+        let data = match data {
+            Some(d) => d,
+            None => Table::new(
+                name.clone(),
+                columns
+                    .iter()
+                    .map(|c| (c.name.clone(), c.ty.empty_column())),
+            )
+            .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?,
+        };
+        let entry = Entry {
+            name,
+            columns,
+            unique_columns: Vec::new(),
+            data: Arc::new(data),
+        };
+        txn.insert(&self.tables, Arc::new(entry))
+            .map_err(txn_error)?;
+        Ok(true)
+    }
+
+    /// `DROP TABLE [IF EXISTS] name, …`.
+    pub(crate) fn drop_tables(
+        &self,
+        txn: &mut Transaction,
+        names: &[ObjectName],
+        if_exists: bool,
+    ) -> Result<()> {
+        for n in names {
+            let name = table_name(n)?;
+            self.lock_name(txn, &name)?;
+            let view = self.view(txn);
+            match view.tables.get(&name) {
+                Some((row, _)) => txn.delete(&self.tables, *row).map_err(txn_error)?,
+                None if if_exists => {}
+                None => return Err(super::unknown_table(&name)),
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,580 @@
+//! INSERT, UPDATE and DELETE: each builds the table's next version with
+//! `rebuild` (the rows kept, then the rows appended) inside the statement's
+//! transaction.
+//!
+//! The expressions are evaluated by the query machinery itself — a VALUES
+//! row is `SELECT e1, e2, …`, an UPDATE is `SELECT row, <new values> FROM t
+//! WHERE p`, a DELETE `SELECT row FROM t WHERE p` — run against the table
+//! with one extra column, [`ROW_COLUMN`], its row positions. So WHERE has
+//! exactly SELECT's semantics (three-valued: only rows where it is true), and
+//! the operators may return the rows in any order.
+
+use maestro_storage::column::{Column, DataType, DictColumn, Keep, Table};
+use maestro_tpch::queries::{QueryResult, Value};
+use maestro_txn::Transaction;
+use sqlparser::ast::{
+    AssignmentTarget, Delete, Expr, FromTable, Insert, ObjectName, Query, SetExpr, TableFactor,
+    TableObject, TableWithJoins, Update,
+};
+
+use super::convert::ColumnBuilder;
+use super::ddl::table_name;
+use super::spec::{ColumnSpec, ColumnType};
+use super::{Entry, Store, View};
+use crate::bind::scope::normalize;
+use crate::catalog::{Catalog, TableDef, table_def};
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::params::ParamValue;
+use crate::plan::LogicalPlan;
+
+/// The hidden column of row positions UPDATE and DELETE select.
+pub const ROW_COLUMN: &str = "__maestro_row";
+
+/// Runs a planned query against a catalog (the caller's executor, with its
+/// cancellation): how DML evaluates its expressions.
+pub type QueryRunner<'a> = &'a (dyn Fn(&dyn Catalog, &LogicalPlan) -> Result<QueryResult> + Sync);
+
+/// What a write did, for its CommandComplete tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    CreateTable,
+    /// CREATE TABLE … AS SELECT: the rows (tag `SELECT n`, as PostgreSQL).
+    CreateTableAs(u64),
+    DropTable,
+    Insert(u64),
+    Update(u64),
+    Delete(u64),
+    Copy(u64),
+}
+
+/// Quotes an identifier for generated SQL.
+fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Plans generated SQL and runs it; its errors lose their positions (they
+/// would point into the generated text, not the client's).
+pub(crate) fn query(
+    catalog: &dyn Catalog,
+    sql: &str,
+    params: &[ParamValue],
+    run: QueryRunner,
+) -> Result<QueryResult> {
+    let strip = |mut e: SqlError| {
+        e.position = None;
+        e
+    };
+    let (plan, _) = crate::plan_with(catalog, sql, params).map_err(strip)?;
+    run(catalog, &plan).map_err(strip)
+}
+
+/// The view with table `name` extended by [`ROW_COLUMN`].
+struct WithRowIds<'v> {
+    view: &'v View,
+    entry: &'v Entry,
+    table: Table,
+}
+
+impl<'v> WithRowIds<'v> {
+    fn new(view: &'v View, entry: &'v Entry) -> Result<WithRowIds<'v>> {
+        let data = &entry.data;
+        let rows: Vec<i64> = (0..data.num_rows() as i64).collect();
+        // A copy of the columns: a Catalog hands out a whole table.
+        let columns = std::iter::once((ROW_COLUMN.to_string(), Column::Int64(rows))).chain(
+            data.schema()
+                .fields()
+                .iter()
+                .zip(data.columns())
+                .map(|(f, c)| (f.name.clone(), c.clone())),
+        );
+        let table = Table::new(entry.name.clone(), columns)
+            .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?;
+        Ok(WithRowIds { view, entry, table })
+    }
+}
+
+impl Catalog for WithRowIds<'_> {
+    fn table(&self, name: &str) -> Option<TableDef> {
+        if name != self.entry.name {
+            return self.view.table(name);
+        }
+        let mut def = table_def(&self.table);
+        def.unique_columns = self.entry.unique_columns.clone();
+        Some(def)
+    }
+
+    fn data(&self, name: &str) -> Option<&Table> {
+        if name == self.entry.name {
+            Some(&self.table)
+        } else {
+            self.view.data(name)
+        }
+    }
+
+    fn table_names(&self) -> Vec<String> {
+        self.view.table_names()
+    }
+}
+
+/// The rows to append, as a table of `entry`'s schema: `rows[i][j]` goes to
+/// column `targets[j]`, every column is targeted once.
+fn appended(entry: &Entry, targets: &[usize], rows: &[&[Value]]) -> Result<Table> {
+    let mut builders: Vec<ColumnBuilder> = entry
+        .columns
+        .iter()
+        .map(|c| ColumnBuilder::new(&entry.name, c))
+        .collect();
+    for row in rows {
+        for (&t, v) in targets.iter().zip(row.iter()) {
+            builders[t].push(v)?;
+        }
+    }
+    table_of(entry, builders)
+}
+
+/// The builders' columns as a table of `entry`'s schema (dictionary string
+/// columns of loaded tables get their appended strings as a dictionary).
+pub(crate) fn table_of(entry: &Entry, builders: Vec<ColumnBuilder>) -> Result<Table> {
+    let schema = entry.data.schema().fields();
+    let columns = builders.into_iter().zip(schema).map(|(b, f)| {
+        let c = b.finish();
+        let c = match (f.data_type, c) {
+            (DataType::Str, Column::StrHeap(h)) => Column::Str(DictColumn::from_strs(h.iter())),
+            (_, c) => c,
+        };
+        (f.name.clone(), c)
+    });
+    Table::new(entry.name.clone(), columns)
+        .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))
+}
+
+fn rebuild(entry: &Entry, keep: Keep, appended: &Table) -> Result<Table> {
+    entry
+        .data
+        .rebuild(keep, appended)
+        .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))
+}
+
+fn column_index(entry: &Entry, name: &ObjectName) -> Result<usize> {
+    let col = name
+        .0
+        .last()
+        .and_then(|p| p.as_ident())
+        .map(normalize)
+        .ok_or_else(|| SqlError::unsupported(format!("column {name}")))?;
+    entry
+        .columns
+        .iter()
+        .position(|c| c.name == col)
+        .ok_or_else(|| {
+            SqlError::new(
+                ErrorKind::UnknownColumn,
+                format!(
+                    "column \"{col}\" of relation \"{}\" does not exist",
+                    entry.name
+                ),
+            )
+        })
+}
+
+/// The rows of `view`'s table `entry` not in `hit` (ascending positions).
+fn complement(entry: &Entry, hit: &mut [u32]) -> Vec<u32> {
+    hit.sort_unstable();
+    let mut keep = Vec::with_capacity(entry.data.num_rows().saturating_sub(hit.len()));
+    let mut h = hit.iter().peekable();
+    for r in 0..entry.data.num_rows() as u32 {
+        if h.peek() == Some(&&r) {
+            h.next();
+        } else {
+            keep.push(r);
+        }
+    }
+    keep
+}
+
+fn row_position(v: &Value) -> Result<u32> {
+    match v {
+        Value::Int(i) => u32::try_from(*i)
+            .map_err(|_| SqlError::new(ErrorKind::Store, "row position out of range")),
+        other => Err(SqlError::new(
+            ErrorKind::Store,
+            format!("row position {other:?} is not an integer"),
+        )),
+    }
+}
+
+/// The single plain table an UPDATE/DELETE names, and its alias.
+fn target(t: &TableWithJoins) -> Result<(String, Option<String>)> {
+    if !t.joins.is_empty() {
+        return Err(SqlError::unsupported("joins in UPDATE/DELETE"));
+    }
+    match &t.relation {
+        TableFactor::Table { name, alias, .. } => Ok((
+            table_name(name)?,
+            alias.as_ref().map(|a| normalize(&a.name)),
+        )),
+        other => Err(SqlError::unsupported(format!("UPDATE/DELETE of {other}"))),
+    }
+}
+
+fn from_clause(name: &str, alias: &Option<String>) -> String {
+    match alias {
+        Some(a) => format!("{} AS {}", quote(name), quote(a)),
+        None => quote(name),
+    }
+}
+
+fn where_clause(selection: &Option<Expr>) -> String {
+    selection
+        .as_ref()
+        .map_or_else(String::new, |p| format!(" WHERE {p}"))
+}
+
+impl Store {
+    /// The parameter types of a write (`declared`: those the client gave),
+    /// from the queries it would run: a parameter assigned to a column has
+    /// the column's type, one in WHERE its context's.
+    pub fn describe_write(
+        &self,
+        view: &View,
+        stmt: &sqlparser::ast::Statement,
+        declared: &[Option<crate::types::SqlType>],
+    ) -> Result<Vec<crate::types::SqlType>> {
+        use sqlparser::ast::Statement as S;
+        let describe = |catalog: &dyn Catalog, sql: &str| {
+            crate::describe(catalog, sql, declared)
+                .map(|d| d.param_types)
+                .map_err(|mut e| {
+                    e.position = None;
+                    e
+                })
+        };
+        match stmt {
+            S::Insert(ins) => {
+                let Some(source) = ins.source.as_deref() else {
+                    return Ok(Vec::new());
+                };
+                let TableObject::TableName(name) = &ins.table else {
+                    return Ok(Vec::new());
+                };
+                let (_, entry) = view.entry(&table_name(name)?)?;
+                let targets: Vec<usize> = if ins.columns.is_empty() {
+                    (0..entry.columns.len()).collect()
+                } else {
+                    ins.columns
+                        .iter()
+                        .map(|c| column_index(entry, c))
+                        .collect::<Result<_>>()?
+                };
+                match source.body.as_ref() {
+                    SetExpr::Values(values) => {
+                        let exprs: Vec<String> = values
+                            .rows
+                            .iter()
+                            .flat_map(|row| typed_exprs(entry, &targets, row))
+                            .collect();
+                        if exprs.is_empty() {
+                            return Ok(Vec::new());
+                        }
+                        describe(view, &format!("SELECT {}", exprs.join(", ")))
+                    }
+                    _ => describe(view, &source.to_string()),
+                }
+            }
+            S::Update(upd) => {
+                let (name, alias) = target(&upd.table)?;
+                let (_, entry) = view.entry(&name)?;
+                let mut items = vec![quote(ROW_COLUMN)];
+                for a in &upd.assignments {
+                    if let AssignmentTarget::ColumnName(col) = &a.target {
+                        let i = column_index(entry, col)?;
+                        items.push(typed_expr(&a.value, &entry.columns[i]));
+                    }
+                }
+                let sql = format!(
+                    "SELECT {} FROM {}{}",
+                    items.join(", "),
+                    from_clause(&name, &alias),
+                    where_clause(&upd.selection)
+                );
+                describe(&WithRowIds::new(view, entry)?, &sql)
+            }
+            S::Delete(del) => {
+                let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) =
+                    &del.from;
+                let [t] = from.as_slice() else {
+                    return Ok(Vec::new());
+                };
+                let (name, alias) = target(t)?;
+                let (_, entry) = view.entry(&name)?;
+                let sql = format!(
+                    "SELECT {} FROM {}{}",
+                    quote(ROW_COLUMN),
+                    from_clause(&name, &alias),
+                    where_clause(&del.selection)
+                );
+                describe(&WithRowIds::new(view, entry)?, &sql)
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// `INSERT INTO t [(cols)] VALUES … | SELECT …`; the rows inserted.
+    pub(crate) fn insert(
+        &self,
+        txn: &mut Transaction,
+        view: &View,
+        ins: &Insert,
+        params: &[ParamValue],
+        run: QueryRunner,
+    ) -> Result<u64> {
+        if ins.returning.is_some() || ins.on.is_some() || ins.source.is_none() {
+            return Err(SqlError::unsupported(
+                "INSERT with RETURNING, ON CONFLICT or without VALUES/SELECT",
+            ));
+        }
+        let TableObject::TableName(name) = &ins.table else {
+            return Err(SqlError::unsupported("INSERT into a table function"));
+        };
+        let name = table_name(name)?;
+        let (_, entry) = view.entry(&name)?;
+        let targets: Vec<usize> = if ins.columns.is_empty() {
+            (0..entry.columns.len()).collect()
+        } else {
+            ins.columns
+                .iter()
+                .map(|c| column_index(entry, c))
+                .collect::<Result<_>>()?
+        };
+        let mut seen = vec![false; entry.columns.len()];
+        for &t in &targets {
+            if std::mem::replace(&mut seen[t], true) {
+                return Err(SqlError::invalid(format!(
+                    "column \"{}\" specified more than once",
+                    entry.columns[t].name
+                )));
+            }
+        }
+        // No defaults: an unnamed column would be NULL.
+        if let Some(missing) = seen.iter().position(|s| !s) {
+            return Err(SqlError::new(
+                ErrorKind::NotNullViolation,
+                format!(
+                    "null value in column \"{}\" of relation \"{name}\" violates not-null \
+                     constraint (stored columns are NOT NULL and have no defaults)",
+                    entry.columns[missing].name
+                ),
+            ));
+        }
+        let source: &Query = ins.source.as_deref().expect("checked above");
+        let results: Vec<QueryResult> = match source.body.as_ref() {
+            SetExpr::Values(values)
+                if source.order_by.is_none() && source.limit_clause.is_none() =>
+            {
+                // Rows of plain literals (the bulk of INSERTs) skip the
+                // planner; the others run as `SELECT e1, e2, …`.
+                let mut all = QueryResult::new(&[]);
+                for row in &values.rows {
+                    if row.len() != targets.len() {
+                        return Err(width_error(row.len(), targets.len()));
+                    }
+                    match row.iter().map(literal_value).collect::<Option<Vec<_>>>() {
+                        Some(values) => all.rows.push(values),
+                        None => {
+                            let exprs = typed_exprs(entry, &targets, row);
+                            let sql = format!("SELECT {}", exprs.join(", "));
+                            all.rows.extend(query(view, &sql, params, run)?.rows);
+                        }
+                    }
+                }
+                vec![all]
+            }
+            _ => vec![query(view, &source.to_string(), params, run)?],
+        };
+        let mut rows: Vec<&[Value]> = Vec::new();
+        for r in &results {
+            for row in &r.rows {
+                if row.len() != targets.len() {
+                    return Err(width_error(row.len(), targets.len()));
+                }
+                rows.push(row);
+            }
+        }
+        let add = appended(entry, &targets, &rows)?;
+        let data = rebuild(entry, Keep::All, &add)?;
+        self.replace(txn, view, &name, data)?;
+        Ok(rows.len() as u64)
+    }
+
+    /// `UPDATE t SET c = e, … [WHERE p]`: the untouched rows kept, the
+    /// updated ones appended; the rows updated.
+    pub(crate) fn update(
+        &self,
+        txn: &mut Transaction,
+        view: &View,
+        upd: &Update,
+        params: &[ParamValue],
+        run: QueryRunner,
+    ) -> Result<u64> {
+        if upd.from.is_some() || upd.returning.is_some() || upd.limit.is_some() {
+            return Err(SqlError::unsupported(
+                "UPDATE with FROM, RETURNING or LIMIT",
+            ));
+        }
+        let (name, alias) = target(&upd.table)?;
+        let (_, entry) = view.entry(&name)?;
+        let mut values: Vec<Option<&Expr>> = vec![None; entry.columns.len()];
+        for a in &upd.assignments {
+            let AssignmentTarget::ColumnName(col) = &a.target else {
+                return Err(SqlError::unsupported("UPDATE of a tuple of columns"));
+            };
+            let i = column_index(entry, col)?;
+            if values[i].replace(&a.value).is_some() {
+                return Err(SqlError::invalid(format!(
+                    "multiple assignments to same column \"{}\"",
+                    entry.columns[i].name
+                )));
+            }
+        }
+        let items: Vec<String> = std::iter::once(quote(ROW_COLUMN))
+            .chain(values.iter().zip(&entry.columns).map(|(v, c)| match v {
+                Some(e) => typed_expr(e, c),
+                None => quote(&c.name),
+            }))
+            .collect();
+        let sql = format!(
+            "SELECT {} FROM {}{}",
+            items.join(", "),
+            from_clause(&name, &alias),
+            where_clause(&upd.selection)
+        );
+        let catalog = WithRowIds::new(view, entry)?;
+        let result = query(&catalog, &sql, params, run)?;
+        let mut hit: Vec<u32> = result
+            .rows
+            .iter()
+            .map(|r| row_position(&r[0]))
+            .collect::<Result<_>>()?;
+        let targets: Vec<usize> = (0..entry.columns.len()).collect();
+        let rows: Vec<&[Value]> = result.rows.iter().map(|r| &r[1..]).collect();
+        let add = appended(entry, &targets, &rows)?;
+        let keep = complement(entry, &mut hit);
+        if keep.len() + hit.len() != entry.data.num_rows() {
+            return Err(SqlError::new(ErrorKind::Store, "a row matched twice"));
+        }
+        let data = rebuild(entry, Keep::Rows(&keep), &add)?;
+        self.replace(txn, view, &name, data)?;
+        Ok(hit.len() as u64)
+    }
+
+    /// `DELETE FROM t [WHERE p]`; the rows deleted.
+    pub(crate) fn delete(
+        &self,
+        txn: &mut Transaction,
+        view: &View,
+        del: &Delete,
+        params: &[ParamValue],
+        run: QueryRunner,
+    ) -> Result<u64> {
+        if del.using.is_some()
+            || del.returning.is_some()
+            || del.limit.is_some()
+            || !del.tables.is_empty()
+        {
+            return Err(SqlError::unsupported(
+                "DELETE with USING, RETURNING or LIMIT",
+            ));
+        }
+        let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) = &del.from;
+        let [t] = from.as_slice() else {
+            return Err(SqlError::unsupported("DELETE from several tables"));
+        };
+        let (name, alias) = target(t)?;
+        let (_, entry) = view.entry(&name)?;
+        let mut hit: Vec<u32> = match &del.selection {
+            None => (0..entry.data.num_rows() as u32).collect(),
+            Some(_) => {
+                let sql = format!(
+                    "SELECT {} FROM {}{}",
+                    quote(ROW_COLUMN),
+                    from_clause(&name, &alias),
+                    where_clause(&del.selection)
+                );
+                let catalog = WithRowIds::new(view, entry)?;
+                query(&catalog, &sql, params, run)?
+                    .rows
+                    .iter()
+                    .map(|r| row_position(&r[0]))
+                    .collect::<Result<_>>()?
+            }
+        };
+        let keep = complement(entry, &mut hit);
+        let none = appended(entry, &[], &[])?;
+        let data = rebuild(entry, Keep::Rows(&keep), &none)?;
+        self.replace(txn, view, &name, data)?;
+        Ok(hit.len() as u64)
+    }
+}
+
+/// `e` as select-list text; a bare parameter `$n` is cast to the column's
+/// type, so that Describe announces that type for it.
+fn typed_expr(e: &Expr, c: &ColumnSpec) -> String {
+    let is_param = |e: &Expr| matches!(e, Expr::Value(v) if matches!(v.value, sqlparser::ast::Value::Placeholder(_)));
+    if !is_param(e) {
+        return format!("({e})");
+    }
+    let ty = match c.ty {
+        ColumnType::Int32 => "INTEGER".to_string(),
+        ColumnType::Int64 => "BIGINT".to_string(),
+        ColumnType::Decimal { scale, .. } => format!("DECIMAL(18,{scale})"),
+        ColumnType::Date => "DATE".to_string(),
+        ColumnType::Str { .. } => "VARCHAR".to_string(),
+    };
+    format!("CAST({e} AS {ty})")
+}
+
+fn typed_exprs(entry: &Entry, targets: &[usize], row: &[Expr]) -> Vec<String> {
+    row.iter()
+        .zip(targets)
+        .map(|(e, &t)| typed_expr(e, &entry.columns[t]))
+        .collect()
+}
+
+/// A literal's value as a query would compute it: a number exactly, a
+/// string as text (cast to the column's type like PostgreSQL's untyped
+/// literals), NULL; `None` for anything else.
+fn literal_value(e: &Expr) -> Option<Value> {
+    use sqlparser::ast::{UnaryOperator, Value as Lit};
+    let number = |s: &str| {
+        let (value, scale) = super::convert::parse_number(s)?;
+        Some(Value::Decimal { value, scale })
+    };
+    match e {
+        Expr::Value(v) => match &v.value {
+            Lit::Number(n, false) => number(n),
+            Lit::SingleQuotedString(s) => Some(Value::Str(s.clone())),
+            Lit::Null => Some(Value::Null),
+            _ => None,
+        },
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => match expr.as_ref() {
+            Expr::Value(v) => match &v.value {
+                Lit::Number(n, false) => number(&format!("-{n}")),
+                _ => None,
+            },
+            _ => None,
+        },
+        Expr::Nested(inner) => literal_value(inner),
+        _ => None,
+    }
+}
+
+fn width_error(got: usize, want: usize) -> SqlError {
+    SqlError::invalid(if got > want {
+        "INSERT has more expressions than target columns"
+    } else {
+        "INSERT has more target columns than expressions"
+    })
+}

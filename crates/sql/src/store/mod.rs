@@ -1,0 +1,317 @@
+//! The transactional store of SQL tables: one catalog of named column
+//! tables, each a versioned row of a `maestro_txn::Table<Arc<Entry>>` in one
+//! `maestro_txn::Database` — the pattern of `maestro_tpch::SharedDatabase`.
+//!
+//! A write builds a copy-on-write version of the whole table
+//! ([`maestro_storage::column::Table::rebuild`]: the rows kept, then the rows
+//! appended) and commits it with `update`; CREATE TABLE inserts a catalog row
+//! and DROP TABLE deletes it, so DDL is transactional too. A statement reads
+//! the tables its transaction sees ([`View`]: its snapshot plus its own
+//! writes), so no operator pays for versioning. Two transactions writing one
+//! table conflict (first-updater-wins: the second gets
+//! [`ErrorKind::SerializationFailure`]), even when they touch different rows:
+//! the unit of versioning is the table.
+//!
+//! Names: a [`View`] is a scan of the catalog (the visible rows by name; the
+//! catalog holds a few rows per table, so a scan per statement is cheap). Two
+//! transactions creating or dropping one name serialize through a lock row
+//! the name hashes to (first-updater-wins again), so two concurrent CREATEs
+//! of one name cannot both commit.
+
+mod convert;
+mod copy;
+mod ddl;
+mod dml;
+mod spec;
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+
+use maestro_storage::column::Table;
+use maestro_txn::{Isolation, RowId, Transaction, TxnError};
+use sqlparser::ast::{ObjectType, Statement};
+
+use crate::catalog::{Catalog, TableDef, table_def};
+use crate::error::{ErrorKind, Result, SqlError};
+use crate::params::ParamValue;
+
+pub use copy::{CopyFormat, CopyFrom, copy_from};
+pub use dml::{QueryRunner, Written};
+pub use spec::{ColumnSpec, ColumnType};
+
+/// Whether `stmt` is a write [`Store::execute`] runs (or COPY FROM STDIN):
+/// it returns no rows.
+pub fn is_write(stmt: &Statement) -> bool {
+    matches!(
+        stmt,
+        Statement::CreateTable(_)
+            | Statement::Drop {
+                object_type: ObjectType::Table,
+                ..
+            }
+            | Statement::Insert(_)
+            | Statement::Update(_)
+            | Statement::Delete(_)
+            | Statement::Copy { .. }
+    )
+}
+
+/// Lock rows that CREATE/DROP of a name update (names hash onto them).
+/// More rows make spurious conflicts between DDL on different names rarer.
+const NAME_LOCKS: usize = 64;
+
+/// One table as the catalog stores it: its name, declared columns, key
+/// columns (for join ordering) and its data.
+#[derive(Debug)]
+pub struct Entry {
+    pub name: String,
+    pub columns: Vec<ColumnSpec>,
+    pub unique_columns: Vec<String>,
+    pub data: Arc<Table>,
+}
+
+impl Entry {
+    /// A new version of this table with `data` (same schema).
+    fn with_data(&self, data: Table) -> Entry {
+        Entry {
+            name: self.name.clone(),
+            columns: self.columns.clone(),
+            unique_columns: self.unique_columns.clone(),
+            data: Arc::new(data),
+        }
+    }
+}
+
+/// The SQL tables, versioned. Shared by every session (behind an `Arc`).
+pub struct Store {
+    db: maestro_txn::Database,
+    tables: Arc<maestro_txn::Table<Arc<Entry>>>,
+    name_locks: Arc<maestro_txn::Table<u64>>,
+    lock_rows: Vec<RowId>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("table_versions", &self.tables.versions())
+            .finish()
+    }
+}
+
+/// A transaction error as a SQL error: a conflict is a serialization
+/// failure (40001), as PostgreSQL reports it under REPEATABLE READ.
+pub fn txn_error(e: TxnError) -> SqlError {
+    match e {
+        TxnError::WriteConflict { .. }
+        | TxnError::SnapshotTooOld { .. }
+        | TxnError::ReadValidation { .. }
+        | TxnError::ScanValidation { .. } => SqlError::new(
+            ErrorKind::SerializationFailure,
+            "could not serialize access due to concurrent update",
+        ),
+        other => SqlError::new(ErrorKind::Store, other.to_string()),
+    }
+}
+
+impl Default for Store {
+    fn default() -> Store {
+        Store::new()
+    }
+}
+
+impl Store {
+    /// An empty store in a database of its own.
+    pub fn new() -> Store {
+        let db = maestro_txn::Database::default();
+        let tables = maestro_txn::Table::new("sql_catalog");
+        let name_locks = maestro_txn::Table::new("sql_name_locks");
+        // The lock rows exist before any transaction that could write them
+        // begins (a row created after a snapshot would conflict with it).
+        let mut t = db.begin(Isolation::Snapshot).expect("a new database");
+        let lock_rows = (0..NAME_LOCKS)
+            .map(|_| t.insert(&name_locks, 0).expect("a new table has room"))
+            .collect();
+        t.commit().expect("nothing to conflict with");
+        Store {
+            db,
+            tables,
+            name_locks,
+            lock_rows,
+        }
+    }
+
+    /// A transaction (snapshot isolation: PostgreSQL's REPEATABLE READ).
+    pub fn begin(&self) -> Result<Transaction> {
+        self.db.begin(Isolation::Snapshot).map_err(txn_error)
+    }
+
+    /// Commits `txn`, then frees the table versions no snapshot can see any
+    /// more (they are whole tables: worth freeing now).
+    pub fn commit(&self, txn: Transaction) -> Result<()> {
+        let wrote = txn.commit().map_err(txn_error)?.is_some();
+        if wrote {
+            self.db.collect(usize::MAX);
+        }
+        Ok(())
+    }
+
+    /// The tables `txn` sees: its snapshot plus its own writes.
+    pub fn view(&self, txn: &mut Transaction) -> View {
+        let mut tables = HashMap::new();
+        txn.scan(&self.tables, |row, entry| {
+            tables.insert(entry.name.clone(), (row, Arc::clone(entry)));
+        });
+        View { tables }
+    }
+
+    /// Runs a write — CREATE TABLE, DROP TABLE, INSERT, UPDATE, DELETE,
+    /// COPY FROM a file — in `txn`; `None` for any other statement. On an
+    /// error the caller aborts `txn` (a statement's partial writes are
+    /// not undone one by one).
+    pub fn execute(
+        &self,
+        txn: &mut Transaction,
+        stmt: &Statement,
+        params: &[ParamValue],
+        run: QueryRunner,
+    ) -> Option<Result<Written>> {
+        Some(match stmt {
+            Statement::CreateTable(c) if c.query.is_some() => self
+                .create_table_as(txn, c, params, run)
+                .map(Written::CreateTableAs),
+            Statement::CreateTable(c) => self.create_table(txn, c).map(|()| Written::CreateTable),
+            Statement::Drop {
+                object_type: ObjectType::Table,
+                names,
+                if_exists,
+                ..
+            } => self
+                .drop_tables(txn, names, *if_exists)
+                .map(|()| Written::DropTable),
+            Statement::Insert(i) => {
+                let view = self.view(txn);
+                self.insert(txn, &view, i, params, run).map(Written::Insert)
+            }
+            Statement::Update(u) => {
+                let view = self.view(txn);
+                self.update(txn, &view, u, params, run).map(Written::Update)
+            }
+            Statement::Delete(d) => {
+                let view = self.view(txn);
+                self.delete(txn, &view, d, params, run).map(Written::Delete)
+            }
+            Statement::Copy { .. } => match copy_from(stmt)? {
+                Ok(c) if c.file.is_some() => {
+                    let view = self.view(txn);
+                    self.copy_file(txn, &view, &c).map(Written::Copy)
+                }
+                Ok(_) => Err(SqlError::unsupported(
+                    "COPY FROM STDIN here (it needs a client connection)",
+                )),
+                Err(e) => Err(e),
+            },
+            _ => return None,
+        })
+    }
+
+    /// Versions of tables stored now (old ones stay while a snapshot sees them).
+    pub fn versions_stored(&self) -> usize {
+        self.tables.versions()
+    }
+
+    /// Serializes DDL on `name` with every other transaction's.
+    fn lock_name(&self, txn: &mut Transaction, name: &str) -> Result<()> {
+        let mut h = DefaultHasher::new();
+        name.hash(&mut h);
+        let row = self.lock_rows[(h.finish() % NAME_LOCKS as u64) as usize];
+        let n = txn.read(&self.name_locks, row).unwrap_or(0);
+        txn.update(&self.name_locks, row, n.wrapping_add(1))
+            .map_err(txn_error)
+    }
+
+    /// Replaces table `name`'s data with `data` (a write: conflicts with a
+    /// concurrent one).
+    fn replace(&self, txn: &mut Transaction, view: &View, name: &str, data: Table) -> Result<()> {
+        let (row, entry) = view.entry(name)?;
+        txn.update(&self.tables, row, Arc::new(entry.with_data(data)))
+            .map_err(txn_error)
+    }
+
+    /// Puts `tables` (name, data, key columns) into the catalog, replacing
+    /// tables of the same names: what `CALL maestro.load_tpch(sf)` commits.
+    pub fn put_tables(
+        &self,
+        txn: &mut Transaction,
+        tables: Vec<(Arc<Table>, Vec<String>)>,
+    ) -> Result<()> {
+        let view = self.view(txn);
+        for (data, unique_columns) in tables {
+            let name = data.name().to_string();
+            self.lock_name(txn, &name)?;
+            if let Some((row, _)) = view.tables.get(&name) {
+                txn.delete(&self.tables, *row).map_err(txn_error)?;
+            }
+            let columns = data
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| ColumnSpec {
+                    name: f.name.clone(),
+                    ty: ColumnType::of_data_type(f.data_type),
+                })
+                .collect();
+            let entry = Entry {
+                name,
+                columns,
+                unique_columns,
+                data,
+            };
+            txn.insert(&self.tables, Arc::new(entry))
+                .map_err(txn_error)?;
+        }
+        Ok(())
+    }
+}
+
+/// The tables one transaction sees, by name: a [`Catalog`] for binding and
+/// running its statements.
+pub struct View {
+    tables: HashMap<String, (RowId, Arc<Entry>)>,
+}
+
+impl View {
+    /// Table `name`'s catalog row and entry, or 42P01.
+    pub fn entry(&self, name: &str) -> Result<(RowId, &Arc<Entry>)> {
+        self.tables
+            .get(name)
+            .map(|(row, e)| (*row, e))
+            .ok_or_else(|| unknown_table(name))
+    }
+}
+
+pub(crate) fn unknown_table(name: &str) -> SqlError {
+    SqlError::new(
+        ErrorKind::UnknownTable,
+        format!("relation \"{name}\" does not exist"),
+    )
+}
+
+impl Catalog for View {
+    fn table(&self, name: &str) -> Option<TableDef> {
+        let (_, e) = self.tables.get(name)?;
+        let mut def = table_def(&e.data);
+        def.unique_columns = e.unique_columns.clone();
+        Some(def)
+    }
+
+    fn data(&self, name: &str) -> Option<&Table> {
+        self.tables.get(name).map(|(_, e)| &*e.data)
+    }
+
+    fn table_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.tables.keys().cloned().collect();
+        names.sort();
+        names
+    }
+}

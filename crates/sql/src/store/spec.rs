@@ -1,0 +1,161 @@
+//! What a stored column is declared as: the column store's type plus what
+//! SQL adds on top (a DECIMAL's precision, a VARCHAR's length). Mapped from
+//! CREATE TABLE's types here; the values that go in are checked against it
+//! by [`super::convert`].
+
+use maestro_storage::column::{Column, DataType, DecimalColumn, MAX_SCALE, StrHeap};
+use sqlparser::ast::{CharacterLength, DataType as AstType, ExactNumberInfo};
+
+use crate::error::{Result, SqlError};
+
+/// A stored column's declared type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnType {
+    Int32,
+    Int64,
+    /// `precision` digits in all (`None`: as many as an i64 holds), `scale`
+    /// of them fractional.
+    Decimal {
+        precision: Option<u8>,
+        scale: u8,
+    },
+    Date,
+    /// At most `max_chars` characters (`None`: unlimited).
+    Str {
+        max_chars: Option<u32>,
+    },
+}
+
+/// A stored column: its name and declared type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnSpec {
+    pub name: String,
+    pub ty: ColumnType,
+}
+
+impl ColumnType {
+    /// The declared type of an existing column-store column (a loaded
+    /// table's): no precision or length limits beyond the storage's.
+    pub fn of_data_type(t: DataType) -> ColumnType {
+        match t {
+            DataType::Int32 => ColumnType::Int32,
+            DataType::Int64 => ColumnType::Int64,
+            DataType::Decimal { scale } => ColumnType::Decimal {
+                precision: None,
+                scale,
+            },
+            DataType::Date => ColumnType::Date,
+            DataType::Str | DataType::StrHeap => ColumnType::Str { max_chars: None },
+        }
+    }
+
+    /// CREATE TABLE's type of a column.
+    pub fn of_ast(t: &AstType) -> Result<ColumnType> {
+        Ok(match t {
+            AstType::Int(_) | AstType::Integer(_) | AstType::Int4(_) => ColumnType::Int32,
+            AstType::BigInt(_) | AstType::Int8(_) => ColumnType::Int64,
+            AstType::Decimal(info) | AstType::Numeric(info) | AstType::Dec(info) => {
+                let (precision, scale) = match info {
+                    // PostgreSQL's bare NUMERIC keeps any scale; a stored
+                    // decimal has one, so the client must choose it.
+                    ExactNumberInfo::None => {
+                        return Err(SqlError::unsupported(format!(
+                            "{t} without a precision and scale (stored decimals have a \
+                             fixed scale: declare {t}(p,s))"
+                        )));
+                    }
+                    ExactNumberInfo::Precision(p) => (Some(*p), 0),
+                    ExactNumberInfo::PrecisionAndScale(p, s) => {
+                        if *s < 0 {
+                            return Err(SqlError::unsupported(format!("a negative scale in {t}")));
+                        }
+                        (Some(*p), *s as u64)
+                    }
+                };
+                if scale > u64::from(MAX_SCALE) {
+                    return Err(SqlError::unsupported(format!(
+                        "{t}: stored decimals have at most {MAX_SCALE} fractional digits"
+                    )));
+                }
+                // An i64 holds 18 digits whole.
+                let precision = match precision {
+                    Some(p) if p == 0 || p > 18 || p < scale => {
+                        return Err(SqlError::unsupported(format!(
+                            "{t}: the precision must be between the scale and 18"
+                        )));
+                    }
+                    p => p.map(|p| p as u8),
+                };
+                ColumnType::Decimal {
+                    precision,
+                    scale: scale as u8,
+                }
+            }
+            AstType::Date => ColumnType::Date,
+            AstType::Text | AstType::String(_) => ColumnType::Str { max_chars: None },
+            AstType::Varchar(len) | AstType::CharacterVarying(len) | AstType::CharVarying(len) => {
+                ColumnType::Str {
+                    max_chars: max_chars(len.as_ref(), None)?,
+                }
+            }
+            // CHAR without a length is CHAR(1), as in PostgreSQL; values are
+            // not blank-padded here (documented in the README).
+            AstType::Char(len) | AstType::Character(len) => ColumnType::Str {
+                max_chars: max_chars(len.as_ref(), Some(1))?,
+            },
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "column type {other} (stored columns are INTEGER, BIGINT, DECIMAL(p,s), \
+                     DATE, VARCHAR(n)/CHAR(n)/TEXT)"
+                )));
+            }
+        })
+    }
+
+    /// The column-store type holding it.
+    pub fn data_type(self) -> DataType {
+        match self {
+            ColumnType::Int32 => DataType::Int32,
+            ColumnType::Int64 => DataType::Int64,
+            ColumnType::Decimal { scale, .. } => DataType::Decimal { scale },
+            ColumnType::Date => DataType::Date,
+            ColumnType::Str { .. } => DataType::StrHeap,
+        }
+    }
+
+    /// An empty column of this type.
+    pub fn empty_column(self) -> Column {
+        match self {
+            ColumnType::Int32 => Column::Int32(Vec::new()),
+            ColumnType::Int64 => Column::Int64(Vec::new()),
+            ColumnType::Decimal { scale, .. } => Column::Decimal(
+                DecimalColumn::new(scale, Vec::new()).expect("the scale was checked"),
+            ),
+            ColumnType::Date => Column::Date(Vec::new()),
+            ColumnType::Str { .. } => Column::StrHeap(StrHeap::new()),
+        }
+    }
+
+    /// PostgreSQL's name of the type, for error messages.
+    pub fn pg_name(self) -> &'static str {
+        match self {
+            ColumnType::Int32 => "integer",
+            ColumnType::Int64 => "bigint",
+            ColumnType::Decimal { .. } => "numeric",
+            ColumnType::Date => "date",
+            ColumnType::Str { .. } => "character varying",
+        }
+    }
+}
+
+fn max_chars(len: Option<&CharacterLength>, default: Option<u32>) -> Result<Option<u32>> {
+    match len {
+        None | Some(CharacterLength::Max) => Ok(default),
+        Some(CharacterLength::IntegerLength { length, .. }) => match u32::try_from(*length) {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(SqlError::invalid(format!(
+                "length for type varchar must be at least 1 (got {length})"
+            ))),
+        },
+    }
+}

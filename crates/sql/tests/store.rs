@@ -1,0 +1,85 @@
+//! The store without a wire: snapshots read the versions of their start,
+//! a transaction sees its own writes, writers of one table conflict, and
+//! replaced versions are freed once no snapshot sees them.
+
+mod common;
+
+use common::scheduler;
+use maestro_execution::{Executor, Granularity};
+use maestro_sql::{Catalog, ErrorKind, LogicalPlan, SqlError, Store, Written};
+use maestro_tpch::queries::{QueryResult, Value};
+use maestro_txn::Transaction;
+
+fn exec(store: &Store, txn: &mut Transaction, sql: &str) -> Result<Written, SqlError> {
+    let e = Executor::new(scheduler(), Granularity::Static);
+    let ctx = e.context("store");
+    let run = |c: &dyn Catalog, p: &LogicalPlan| -> Result<QueryResult, SqlError> {
+        e.run_plan(|| maestro_sql::lower::run(&ctx, c, p))
+    };
+    let stmt = maestro_sql::parse(sql)?;
+    store.execute(txn, &stmt, &[], &run).expect("a write")
+}
+
+fn autocommit(store: &Store, sql: &str) -> Written {
+    let mut t = store.begin().unwrap();
+    let w = exec(store, &mut t, sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    store.commit(t).unwrap();
+    w
+}
+
+fn ints(store: &Store, txn: &mut Transaction, sql: &str) -> Vec<i64> {
+    let e = Executor::new(scheduler(), Granularity::Static);
+    let view = store.view(txn);
+    let (plan, _) = maestro_sql::plan(&view, sql).unwrap();
+    let ctx = e.context("store");
+    let r = e
+        .run_plan(|| maestro_sql::lower::run(&ctx, &view, &plan))
+        .unwrap();
+    r.rows
+        .iter()
+        .map(|row| match row[0] {
+            Value::Int(i) => i,
+            ref v => panic!("{v:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn snapshots_own_writes_conflicts_and_freed_versions() {
+    let store = Store::new();
+    autocommit(&store, "create table t (a bigint)");
+    assert_eq!(
+        autocommit(&store, "insert into t values (1), (2)"),
+        Written::Insert(2)
+    );
+    let mut reader = store.begin().unwrap();
+    let mut writer = store.begin().unwrap();
+    assert_eq!(
+        exec(&store, &mut writer, "delete from t where a = 1").unwrap(),
+        Written::Delete(1)
+    );
+    assert_eq!(ints(&store, &mut writer, "select a from t"), [2]);
+    assert_eq!(
+        ints(&store, &mut reader, "select a from t order by a"),
+        [1, 2]
+    );
+    // A second writer of t conflicts with the open one.
+    let mut other = store.begin().unwrap();
+    let e = exec(&store, &mut other, "insert into t values (3)").unwrap_err();
+    assert_eq!(e.kind, ErrorKind::SerializationFailure);
+    other.abort();
+    store.commit(writer).unwrap();
+    // The reader's snapshot still holds the old version.
+    assert_eq!(
+        ints(&store, &mut reader, "select a from t order by a"),
+        [1, 2]
+    );
+    assert!(store.versions_stored() >= 2);
+    reader.abort();
+    autocommit(&store, "update t set a = a * 10");
+    let mut now = store.begin().unwrap();
+    assert_eq!(ints(&store, &mut now, "select a from t"), [20]);
+    now.abort();
+    // Only the newest version of t is left once no snapshot needs the others.
+    assert_eq!(store.versions_stored(), 1);
+}
