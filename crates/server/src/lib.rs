@@ -109,30 +109,7 @@ impl Engine {
         let _one = self.loading.lock().unwrap_or_else(PoisonError::into_inner);
         let start = Instant::now();
         let db = maestro_tpch::load(&self.scheduler, sf, &|_| {}).map_err(|e| e.to_string())?;
-        let tables = [
-            &db.region,
-            &db.nation,
-            &db.supplier,
-            &db.customer,
-            &db.part,
-            &db.partsupp,
-            &db.orders,
-            &db.lineitem,
-        ]
-        .into_iter()
-        .map(|t| {
-            let keys = maestro_sql::catalog::tpch_key(t.name())
-                .map(str::to_string)
-                .into_iter()
-                .collect();
-            (Arc::clone(t), keys)
-        })
-        .collect();
-        let mut txn = self.store.begin().map_err(|e| e.to_string())?;
-        self.store
-            .put_tables(&mut txn, tables)
-            .map_err(|e| e.to_string())?;
-        self.store.commit(txn).map_err(|e| e.to_string())?;
+        self.store.put_tpch(&db).map_err(|e| e.to_string())?;
         Ok(start.elapsed())
     }
 

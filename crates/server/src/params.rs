@@ -12,14 +12,12 @@ use pgwire::error::ErrorInfo;
 use crate::errors::{self, error};
 
 /// The type a Describe announces for a parameter of type `t`.
+/// Result columns' types, except that a string parameter is TEXT (what
+/// drivers send untyped strings as) rather than VARCHAR.
 pub fn pg_type(t: SqlType) -> Type {
     match t {
-        SqlType::Int => Type::INT8,
-        SqlType::Decimal(_) => Type::NUMERIC,
-        SqlType::Double => Type::FLOAT8,
-        SqlType::Date => Type::DATE,
-        SqlType::Bool => Type::BOOL,
-        SqlType::Str | SqlType::Interval => Type::TEXT,
+        SqlType::Str => Type::TEXT,
+        t => crate::encode::pg_type(t),
     }
 }
 

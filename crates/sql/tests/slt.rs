@@ -39,29 +39,7 @@ struct Maestro {
 
 fn tpch_store() -> Store {
     let store = Store::new();
-    let d = db();
-    let tables = [
-        &d.region,
-        &d.nation,
-        &d.supplier,
-        &d.customer,
-        &d.part,
-        &d.partsupp,
-        &d.orders,
-        &d.lineitem,
-    ]
-    .into_iter()
-    .map(|t| {
-        let keys = maestro_sql::catalog::tpch_key(t.name())
-            .map(str::to_string)
-            .into_iter()
-            .collect();
-        (std::sync::Arc::clone(t), keys)
-    })
-    .collect();
-    let mut txn = store.begin().expect("begins");
-    store.put_tables(&mut txn, tables).expect("puts");
-    store.commit(txn).expect("commits");
+    store.put_tpch(db()).expect("the TPC-H tables go in");
     store
 }
 
@@ -219,10 +197,8 @@ impl Maestro {
     }
 }
 
-fn run(file: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/slt")
-        .join(file);
+/// A runner whose database is a fresh store with the TPC-H tables.
+fn runner() -> Runner<Maestro, impl sqllogictest::MakeConnection<Conn = Maestro>> {
     let mut runner = Runner::new(|| async {
         Ok(Maestro {
             // Small tasks, so SF 0.01 splits into several per operator.
@@ -232,6 +208,14 @@ fn run(file: &str) {
         })
     });
     runner.with_column_validator(strict_column_validator);
+    runner
+}
+
+fn run(file: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/slt")
+        .join(file);
+    let mut runner = runner();
     if let Err(e) = runner.run_file(&path) {
         panic!("{}", e.display(true));
     }
@@ -246,14 +230,7 @@ fn run(file: &str) {
 #[test]
 fn known_bugs() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slt/known_bugs.slt");
-    let mut runner = Runner::new(|| async {
-        Ok(Maestro {
-            exec: Executor::new(scheduler(), Granularity::Static).with_min_rows_per_task(1024),
-            store: tpch_store(),
-            txn: None,
-        })
-    });
-    runner.with_column_validator(strict_column_validator);
+    let mut runner = runner();
     let records = sqllogictest::parse_file::<DefaultColumnType>(&path)
         .unwrap_or_else(|e| panic!("known_bugs.slt: {e}"));
     let mut checked = 0;

@@ -23,6 +23,11 @@ pub struct Database {
 impl Database {
     /// The tables, smallest first (the order of [`crate::TABLE_NAMES`]).
     pub fn tables(&self) -> [&Table; 8] {
+        self.fields().map(|t| &**t)
+    }
+
+    /// The fields in [`crate::TABLE_NAMES`] order.
+    fn fields(&self) -> [&Arc<Table>; 8] {
         [
             &self.region,
             &self.nation,
@@ -62,17 +67,7 @@ impl Database {
 
     /// The tables in [`crate::TABLE_NAMES`] order, shared (reference counts).
     pub fn shared_tables(&self) -> [Arc<Table>; 8] {
-        [
-            &self.region,
-            &self.nation,
-            &self.supplier,
-            &self.customer,
-            &self.part,
-            &self.partsupp,
-            &self.orders,
-            &self.lineitem,
-        ]
-        .map(Arc::clone)
+        self.fields().map(Arc::clone)
     }
 
     /// The table called `name` (`"lineitem"`, …), if any.

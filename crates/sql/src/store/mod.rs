@@ -240,6 +240,26 @@ impl Store {
 
     /// Puts `tables` (name, data, key columns) into the catalog, replacing
     /// tables of the same names: what `CALL maestro.load_tpch(sf)` commits.
+    /// Puts the eight TPC-H tables of `db` (their primary keys as unique
+    /// columns), replacing tables of those names, in one transaction of its
+    /// own (statements already running finish on the old tables).
+    pub fn put_tpch(&self, db: &maestro_tpch::Database) -> Result<()> {
+        let tables = db
+            .shared_tables()
+            .into_iter()
+            .map(|t| {
+                let keys = crate::catalog::tpch_key(t.name())
+                    .map(str::to_string)
+                    .into_iter()
+                    .collect();
+                (t, keys)
+            })
+            .collect();
+        let mut txn = self.begin()?;
+        self.put_tables(&mut txn, tables)?;
+        self.commit(txn)
+    }
+
     pub fn put_tables(
         &self,
         txn: &mut Transaction,
