@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Server, sqlstate};
+use common::{sqlstate, with_client};
 use tokio_postgres::{Client, NoTls};
 
 /// A self-join of lineitem on the supplier (36 M pairs at SF 0.01): long
@@ -33,9 +33,7 @@ async fn session_goes_on(c: &Client) {
 
 #[test]
 fn cancel_request_stops_the_running_statement() {
-    let server = Server::start();
-    server.rt.block_on(async {
-        let c = server.connect().await;
+    with_client(async |c| {
         c.simple_query("CALL maestro.load_tpch(0.01)")
             .await
             .unwrap();
@@ -62,7 +60,7 @@ fn cancel_request_stops_the_running_statement() {
             let (code, msg) = sqlstate(&e);
             assert_eq!(code, "57014", "{msg}");
             assert_eq!(msg, "canceling statement due to user request");
-            session_goes_on(&c).await;
+            session_goes_on(c).await;
         }
     });
 }
@@ -71,9 +69,7 @@ fn cancel_request_stops_the_running_statement() {
 /// timeout's message); 0 turns it off again.
 #[test]
 fn statement_timeout_stops_a_long_statement() {
-    let server = Server::start();
-    server.rt.block_on(async {
-        let c = server.connect().await;
+    with_client(async |c| {
         c.simple_query("CALL maestro.load_tpch(0.01)")
             .await
             .unwrap();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Server, sqlstate};
+use common::{Server, sqlstate, with_client};
 use futures::SinkExt;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
@@ -44,9 +44,7 @@ async fn fails(c: &Client, sql: &str) -> (String, String) {
 
 #[test]
 fn create_insert_select_update_delete_round_trip() {
-    let server = Server::start();
-    server.rt.block_on(async {
-        let c = server.connect().await;
+    with_client(async |c| {
         c.batch_execute(
             "CREATE TABLE items (id INTEGER, qty BIGINT, price DECIMAL(10,2), \
              day DATE, name VARCHAR(20))",
@@ -72,7 +70,7 @@ fn create_insert_select_update_delete_round_trip() {
             .unwrap();
         assert_eq!(n, 1);
         assert_eq!(
-            rows(&c, "SELECT id, qty, price, day, name FROM items ORDER BY id").await,
+            rows(c, "SELECT id, qty, price, day, name FROM items ORDER BY id").await,
             table(&[
                 &["1", "10", "2.50", "2024-01-02", "apple"],
                 &["2", "20", "1.25", "2024-02-03", "pear"],
@@ -82,54 +80,74 @@ fn create_insert_select_update_delete_round_trip() {
             ])
         );
         let n = c
-            .execute("UPDATE items SET qty = qty * 2, name = 'big' WHERE id >= 3", &[])
+            .execute(
+                "UPDATE items SET qty = qty * 2, name = 'big' WHERE id >= 3",
+                &[],
+            )
             .await
             .unwrap();
         assert_eq!(n, 2);
         assert_eq!(
-            rows(&c, "SELECT id, qty FROM items ORDER BY id").await,
+            rows(c, "SELECT id, qty FROM items ORDER BY id").await,
             table(&[&["1", "10"], &["2", "20"], &["3", "60"], &["4", "4"]])
         );
         assert_eq!(
-            rows(&c, "SELECT name FROM items WHERE qty >= 20 OR id = 4 ORDER BY name").await,
+            rows(
+                c,
+                "SELECT name FROM items WHERE qty >= 20 OR id = 4 ORDER BY name"
+            )
+            .await,
             table(&[&["big"], &["big"], &["pear"]])
         );
-        let n = c.execute("DELETE FROM items WHERE qty < 15", &[]).await.unwrap();
+        let n = c
+            .execute("DELETE FROM items WHERE qty < 15", &[])
+            .await
+            .unwrap();
         assert_eq!(n, 2);
         assert_eq!(
-            rows(&c, "SELECT id, sum(qty) FROM items GROUP BY id ORDER BY id").await,
+            rows(c, "SELECT id, sum(qty) FROM items GROUP BY id ORDER BY id").await,
             table(&[&["2", "20"], &["3", "60"]])
         );
         let n = c
-            .execute("INSERT INTO items SELECT id + 10, qty, price, day, name FROM items", &[])
-            .await
-            .unwrap();
-        assert_eq!(n, 2);
-        assert_eq!(rows(&c, "SELECT count(*) FROM items").await, table(&[&["4"]]));
-        let n = c
-            .execute("CREATE TABLE copy AS SELECT id, price FROM items WHERE id > 10", &[])
+            .execute(
+                "INSERT INTO items SELECT id + 10, qty, price, day, name FROM items",
+                &[],
+            )
             .await
             .unwrap();
         assert_eq!(n, 2);
         assert_eq!(
-            rows(&c, "SELECT id, price FROM copy ORDER BY id").await,
+            rows(c, "SELECT count(*) FROM items").await,
+            table(&[&["4"]])
+        );
+        let n = c
+            .execute(
+                "CREATE TABLE copy AS SELECT id, price FROM items WHERE id > 10",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(
+            rows(c, "SELECT id, price FROM copy ORDER BY id").await,
             table(&[&["12", "1.25"], &["13", "10.00"]])
         );
         let n = c.execute("DELETE FROM items", &[]).await.unwrap();
         assert_eq!(n, 4);
-        assert_eq!(rows(&c, "SELECT count(*) FROM items").await, table(&[&["0"]]));
+        assert_eq!(
+            rows(c, "SELECT count(*) FROM items").await,
+            table(&[&["0"]])
+        );
         c.batch_execute("DROP TABLE items").await.unwrap();
-        assert_eq!(fails(&c, "SELECT * FROM items").await.0, "42P01");
-        assert_eq!(fails(&c, "DROP TABLE items").await.0, "42P01");
+        assert_eq!(fails(c, "SELECT * FROM items").await.0, "42P01");
+        assert_eq!(fails(c, "DROP TABLE items").await.0, "42P01");
         c.batch_execute("DROP TABLE IF EXISTS items").await.unwrap();
     });
 }
 
 #[test]
 fn update_where_null_is_not_true() {
-    let server = Server::start();
-    server.rt.block_on(async {
-        let c = server.connect().await;
+    with_client(async |c| {
         c.batch_execute(
             "CREATE TABLE t (a INT, b INT); INSERT INTO t VALUES (1, 1), (2, 2), (3, 3)",
         )
@@ -147,7 +165,7 @@ fn update_where_null_is_not_true() {
             .unwrap();
         assert_eq!(n, 2);
         assert_eq!(
-            rows(&c, "SELECT a, b FROM t ORDER BY a").await,
+            rows(c, "SELECT a, b FROM t ORDER BY a").await,
             table(&[&["1", "1"], &["2", "4"], &["3", "6"]])
         );
     });
@@ -155,58 +173,56 @@ fn update_where_null_is_not_true() {
 
 #[test]
 fn errors_name_the_problem_and_leave_the_session_usable() {
-    let server = Server::start();
-    server.rt.block_on(async {
-        let c = server.connect().await;
+    with_client(async |c| {
         c.batch_execute("CREATE TABLE t (a INTEGER, d DECIMAL(4,2), s VARCHAR(3))")
             .await
             .unwrap();
-        assert_eq!(fails(&c, "CREATE TABLE t (x INT)").await.0, "42P07");
-        let (code, msg) = fails(&c, "INSERT INTO t VALUES (NULL, 1, 'a')").await;
+        assert_eq!(fails(c, "CREATE TABLE t (x INT)").await.0, "42P07");
+        let (code, msg) = fails(c, "INSERT INTO t VALUES (NULL, 1, 'a')").await;
         assert_eq!(code, "23502");
         assert!(msg.contains("\"a\""), "{msg}");
         assert_eq!(
-            fails(&c, "INSERT INTO t (a, d) VALUES (1, 1)").await.0,
+            fails(c, "INSERT INTO t (a, d) VALUES (1, 1)").await.0,
             "23502"
         );
         assert_eq!(
-            fails(&c, "INSERT INTO t VALUES (3000000000, 1, 'a')")
+            fails(c, "INSERT INTO t VALUES (3000000000, 1, 'a')")
                 .await
                 .0,
             "22003"
         );
         assert_eq!(
-            fails(&c, "INSERT INTO t VALUES (1, 100, 'a')").await.0,
+            fails(c, "INSERT INTO t VALUES (1, 100, 'a')").await.0,
             "22003"
         );
         assert_eq!(
-            fails(&c, "INSERT INTO t VALUES ('x', 1, 'a')").await.0,
+            fails(c, "INSERT INTO t VALUES ('x', 1, 'a')").await.0,
             "22P02"
         );
         assert_eq!(
-            fails(&c, "INSERT INTO t VALUES (1, 1, 'abcd')").await.0,
+            fails(c, "INSERT INTO t VALUES (1, 1, 'abcd')").await.0,
             "22001"
         );
-        assert_eq!(fails(&c, "INSERT INTO t VALUES (1, 1)").await.0, "42601");
-        assert_eq!(fails(&c, "INSERT INTO t (zz) VALUES (1)").await.0, "42703");
-        assert_eq!(fails(&c, "INSERT INTO nope VALUES (1)").await.0, "42P01");
-        assert_eq!(fails(&c, "UPDATE t SET zz = 1").await.0, "42703");
+        assert_eq!(fails(c, "INSERT INTO t VALUES (1, 1)").await.0, "42601");
+        assert_eq!(fails(c, "INSERT INTO t (zz) VALUES (1)").await.0, "42703");
+        assert_eq!(fails(c, "INSERT INTO nope VALUES (1)").await.0, "42P01");
+        assert_eq!(fails(c, "UPDATE t SET zz = 1").await.0, "42703");
         assert_eq!(
-            fails(&c, "CREATE TABLE u (x DOUBLE PRECISION)").await.0,
+            fails(c, "CREATE TABLE u (x DOUBLE PRECISION)").await.0,
             "0A000"
         );
         assert_eq!(
-            fails(&c, "CREATE TABLE u (x DECIMAL(30,20))").await.0,
+            fails(c, "CREATE TABLE u (x DECIMAL(30,20))").await.0,
             "0A000"
         );
-        assert_eq!(fails(&c, "CREATE TABLE u (x INT NULL)").await.0, "0A000");
+        assert_eq!(fails(c, "CREATE TABLE u (x INT NULL)").await.0, "0A000");
         // Nothing of the failed statements was written.
-        assert_eq!(rows(&c, "SELECT count(*) FROM t").await, table(&[&["0"]]));
+        assert_eq!(rows(c, "SELECT count(*) FROM t").await, table(&[&["0"]]));
         c.batch_execute("INSERT INTO t VALUES (1, 12.345, 'abc')")
             .await
             .unwrap();
         assert_eq!(
-            rows(&c, "SELECT a, d, s FROM t").await,
+            rows(c, "SELECT a, d, s FROM t").await,
             table(&[&["1", "12.35", "abc"]])
         );
     });
@@ -214,44 +230,39 @@ fn errors_name_the_problem_and_leave_the_session_usable() {
 
 #[test]
 fn rollback_leaves_nothing_and_commit_keeps_everything() {
-    let server = Server::start();
-    server.rt.block_on(async {
-        let c = server.connect().await;
+    with_client(async |c| {
         c.batch_execute("CREATE TABLE t (a INT)").await.unwrap();
         c.batch_execute("BEGIN; INSERT INTO t VALUES (1); CREATE TABLE u (b INT)")
             .await
             .unwrap();
         // The transaction sees its own writes.
-        assert_eq!(rows(&c, "SELECT a FROM t").await, table(&[&["1"]]));
-        assert_eq!(rows(&c, "SELECT count(*) FROM u").await, table(&[&["0"]]));
+        assert_eq!(rows(c, "SELECT a FROM t").await, table(&[&["1"]]));
+        assert_eq!(rows(c, "SELECT count(*) FROM u").await, table(&[&["0"]]));
         c.batch_execute("ROLLBACK").await.unwrap();
-        assert_eq!(rows(&c, "SELECT count(*) FROM t").await, table(&[&["0"]]));
-        assert_eq!(fails(&c, "SELECT * FROM u").await.0, "42P01");
+        assert_eq!(rows(c, "SELECT count(*) FROM t").await, table(&[&["0"]]));
+        assert_eq!(fails(c, "SELECT * FROM u").await.0, "42P01");
 
         c.batch_execute("START TRANSACTION; INSERT INTO t VALUES (2); DROP TABLE t; CREATE TABLE t (x INT); INSERT INTO t VALUES (7); COMMIT")
             .await
             .unwrap();
-        assert_eq!(rows(&c, "SELECT x FROM t").await, table(&[&["7"]]));
+        assert_eq!(rows(c, "SELECT x FROM t").await, table(&[&["7"]]));
     });
 }
 
 #[test]
 fn a_failed_transaction_refuses_statements_until_rollback() {
-    let server = Server::start();
-    server.rt.block_on(async {
-        let c = server.connect().await;
+    with_client(async |c| {
         c.batch_execute("CREATE TABLE t (a INT); BEGIN; INSERT INTO t VALUES (1)")
             .await
             .unwrap();
-        assert_eq!(fails(&c, "SELECT * FROM nope").await.0, "42P01");
-        assert_eq!(fails(&c, "SELECT 1").await.0, "25P02");
-        assert_eq!(fails(&c, "INSERT INTO t VALUES (2)").await.0, "25P02");
+        assert_eq!(fails(c, "SELECT * FROM nope").await.0, "42P01");
+        assert_eq!(fails(c, "SELECT 1").await.0, "25P02");
+        assert_eq!(fails(c, "INSERT INTO t VALUES (2)").await.0, "25P02");
         // COMMIT of a failed transaction rolls it back.
         let done = c.simple_query("COMMIT").await.unwrap();
         assert!(matches!(done[0], SimpleQueryMessage::CommandComplete(_)));
-        assert_eq!(rows(&c, "SELECT count(*) FROM t").await, table(&[&["0"]]));
+        assert_eq!(rows(c, "SELECT count(*) FROM t").await, table(&[&["0"]]));
         // tokio-postgres' transaction API (BEGIN/ROLLBACK on drop).
-        let mut c = c;
         {
             let tx = c.transaction().await.unwrap();
             tx.execute("INSERT INTO t VALUES (5)", &[]).await.unwrap();
@@ -262,11 +273,11 @@ fn a_failed_transaction_refuses_statements_until_rollback() {
                 .get(0);
             assert_eq!(n, 1);
         }
-        assert_eq!(rows(&c, "SELECT count(*) FROM t").await, table(&[&["0"]]));
+        assert_eq!(rows(c, "SELECT count(*) FROM t").await, table(&[&["0"]]));
         let tx = c.transaction().await.unwrap();
         tx.execute("INSERT INTO t VALUES (6)", &[]).await.unwrap();
         tx.commit().await.unwrap();
-        assert_eq!(rows(&c, "SELECT a FROM t").await, table(&[&["6"]]));
+        assert_eq!(rows(c, "SELECT a FROM t").await, table(&[&["6"]]));
     });
 }
 
@@ -423,14 +434,12 @@ fn copy_from_stdin_and_from_a_file() {
 
 #[test]
 fn tpch_tables_live_in_the_same_store() {
-    let server = Server::start();
-    server.rt.block_on(async {
-        let c = server.connect().await;
+    with_client(async |c| {
         c.batch_execute("CALL maestro.load_tpch(0.01)")
             .await
             .unwrap();
         assert_eq!(
-            rows(&c, "SELECT count(*) FROM region").await,
+            rows(c, "SELECT count(*) FROM region").await,
             table(&[&["5"]])
         );
         let n = c
@@ -439,7 +448,7 @@ fn tpch_tables_live_in_the_same_store() {
             .unwrap();
         assert_eq!(n, 1);
         assert_eq!(
-            rows(&c, "SELECT r_name FROM region WHERE r_regionkey = 5").await,
+            rows(c, "SELECT r_name FROM region WHERE r_regionkey = 5").await,
             table(&[&["MARS"]])
         );
         c.batch_execute("CREATE TABLE picks (k INT); INSERT INTO picks VALUES (0), (5)")
@@ -447,7 +456,7 @@ fn tpch_tables_live_in_the_same_store() {
             .unwrap();
         assert_eq!(
             rows(
-                &c,
+                c,
                 "SELECT r_name FROM region, picks WHERE r_regionkey = k ORDER BY k"
             )
             .await,
@@ -458,11 +467,11 @@ fn tpch_tables_live_in_the_same_store() {
             .await
             .unwrap();
         assert_eq!(
-            rows(&c, "SELECT count(*) FROM region").await,
+            rows(c, "SELECT count(*) FROM region").await,
             table(&[&["5"]])
         );
         assert_eq!(
-            rows(&c, "SELECT count(*) FROM picks").await,
+            rows(c, "SELECT count(*) FROM picks").await,
             table(&[&["2"]])
         );
     });
@@ -583,9 +592,7 @@ fn a_failed_prepare_fails_the_transaction_text_copy_and_dml_parameters() {
 
 #[test]
 fn several_statements_in_one_query_are_one_transaction() {
-    let server = Server::start();
-    server.rt.block_on(async {
-        let c = server.connect().await;
+    with_client(async |c| {
         c.batch_execute("CREATE TABLE t (a INT)").await.unwrap();
         // The second statement fails: the first's insert is undone too.
         let e = c
@@ -593,12 +600,12 @@ fn several_statements_in_one_query_are_one_transaction() {
             .await
             .unwrap_err();
         assert_eq!(sqlstate(&e).0, "23502");
-        assert_eq!(rows(&c, "SELECT count(*) FROM t").await, table(&[&["0"]]));
+        assert_eq!(rows(c, "SELECT count(*) FROM t").await, table(&[&["0"]]));
         // The session is idle again: the next statements autocommit.
         c.batch_execute("INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)")
             .await
             .unwrap();
         c.batch_execute("INSERT INTO t VALUES (3)").await.unwrap();
-        assert_eq!(rows(&c, "SELECT sum(a) FROM t").await, table(&[&["6"]]));
+        assert_eq!(rows(c, "SELECT sum(a) FROM t").await, table(&[&["6"]]));
     });
 }

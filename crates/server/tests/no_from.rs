@@ -4,15 +4,13 @@
 
 mod common;
 
-use common::{Server, sqlstate};
+use common::{sqlstate, with_client};
 use tokio_postgres::SimpleQueryMessage;
 use tokio_postgres::types::Type;
 
 #[test]
 fn select_without_from_gives_one_row() {
-    let server = Server::start();
-    server.rt.block_on(async {
-        let c = server.connect().await;
+    with_client(async |c| {
         let row = c.query_one("select 1", &[]).await.unwrap();
         assert_eq!(row.get::<_, i64>(0), 1);
         let row = c.query_one("SELECT 1 + 2 AS x, 'a'", &[]).await.unwrap();

@@ -8,7 +8,7 @@ mod common;
 
 use std::error::Error;
 
-use common::{Server, sqlstate};
+use common::{Server, sqlstate, with_client};
 use tokio_postgres::Client;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
 
@@ -124,10 +124,10 @@ async fn inlined(c: &Client, sql: &str) -> i64 {
 
 #[test]
 fn parameters_bind_like_inlined_literals() {
-    let server = Server::start();
-    server.rt.block_on(async {
-        let c = server.connect().await;
-        c.simple_query("CALL maestro.load_tpch(0.01)").await.unwrap();
+    with_client(async |c| {
+        c.simple_query("CALL maestro.load_tpch(0.01)")
+            .await
+            .unwrap();
 
         // Describe infers each parameter's type from its context.
         let stmt = c
@@ -140,7 +140,13 @@ fn parameters_bind_like_inlined_literals() {
             .unwrap();
         assert_eq!(
             stmt.params(),
-            [Type::NUMERIC, Type::DATE, Type::TEXT, Type::INT8, Type::INT8]
+            [
+                Type::NUMERIC,
+                Type::DATE,
+                Type::TEXT,
+                Type::INT8,
+                Type::INT8
+            ]
         );
         assert_eq!(stmt.columns()[1].type_(), &Type::NUMERIC);
 
@@ -153,8 +159,11 @@ fn parameters_bind_like_inlined_literals() {
         for v in ["10", "24.5", "-1", "50.25"] {
             let value: &'static str = v;
             let got: i64 = c.query_one(&q, &[&Numeric(value)]).await.unwrap().get(0);
-            let want =
-                inlined(&c, &format!("select count(*) from lineitem where l_quantity < {v}")).await;
+            let want = inlined(
+                c,
+                &format!("select count(*) from lineitem where l_quantity < {v}"),
+            )
+            .await;
             assert_eq!(got, want, "l_quantity < {v}");
         }
         let few: i64 = c.query_one(&q, &[&Numeric("3")]).await.unwrap().get(0);
@@ -165,7 +174,7 @@ fn parameters_bind_like_inlined_literals() {
         let t: i64 = c.query_one(&q, &[&Text("24.5")]).await.unwrap().get(0);
         assert_eq!(
             t,
-            inlined(&c, "select count(*) from lineitem where l_quantity < 24.5").await
+            inlined(c, "select count(*) from lineitem where l_quantity < 24.5").await
         );
 
         // Integers, strings, dates, IN lists, BETWEEN, OR with a boolean,
@@ -214,19 +223,19 @@ fn parameters_bind_like_inlined_literals() {
             ),
         ];
         for (sql, params, inline) in cases {
-            let got = count(&c, sql, &params).await;
-            assert_eq!(got, inlined(&c, inline).await, "{sql}");
+            let got = count(c, sql, &params).await;
+            assert_eq!(got, inlined(c, inline).await, "{sql}");
         }
 
         // A date the binary way equals the same text.
         let d = count(
-            &c,
+            c,
             "select count(*) from orders where o_orderdate < $1",
             &[&Text("1995-01-01")],
         )
         .await;
         let b = count(
-            &c,
+            c,
             "select count(*) from orders where o_orderdate < $1",
             &[&PgDate(-1826)],
         )
@@ -236,7 +245,7 @@ fn parameters_bind_like_inlined_literals() {
         // SQL NULL: a comparison with it holds for no row.
         let none: Option<&str> = None;
         assert_eq!(
-            count(&c, "select count(*) from nation where n_name = $1", &[&none]).await,
+            count(c, "select count(*) from nation where n_name = $1", &[&none]).await,
             0
         );
     });
@@ -244,9 +253,7 @@ fn parameters_bind_like_inlined_literals() {
 
 #[test]
 fn bad_parameter_values_are_errors() {
-    let server = Server::start();
-    server.rt.block_on(async {
-        let c = server.connect().await;
+    with_client(async |c| {
         c.simple_query("CALL maestro.load_tpch(0.01)")
             .await
             .unwrap();
@@ -305,7 +312,7 @@ fn bad_parameter_values_are_errors() {
         let n: i64 = c.query_one(&s, &[&10i32]).await.unwrap().get(0);
         assert_eq!(n, 10);
         // The session goes on.
-        assert_eq!(count(&c, "select count(*) from region", &[]).await, 5);
+        assert_eq!(count(c, "select count(*) from region", &[]).await, 5);
     });
 }
 

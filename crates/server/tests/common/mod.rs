@@ -46,6 +46,15 @@ impl Server {
     }
 }
 
+/// Runs `body` with one client of a fresh server (empty database).
+pub fn with_client(body: impl AsyncFnOnce(&mut Client)) {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let mut client = server.connect().await;
+        body(&mut client).await;
+    });
+}
+
 /// The SQLSTATE code and message of a failed statement.
 pub fn sqlstate(e: &tokio_postgres::Error) -> (String, String) {
     let db = e
