@@ -45,6 +45,11 @@ pub enum RefreshError {
     SetOutOfRange {
         number: u32,
     },
+    /// RF1 of this set ran before on this database: its order keys exist.
+    AlreadyApplied {
+        number: u32,
+        key: i64,
+    },
     InvalidScaleFactor(String),
     /// Building a table version failed (a bug: the schemas are fixed).
     Column(ColumnError),
@@ -62,6 +67,11 @@ impl fmt::Display for RefreshError {
             RefreshError::SetOutOfRange { number } => write!(
                 f,
                 "refresh set {number} does not exist: sets are numbered 1 to {REFRESH_SETS_MAX}"
+            ),
+            RefreshError::AlreadyApplied { number, key } => write!(
+                f,
+                "RF1 of refresh set {number} was applied before (order {key} exists); a set \
+                 inserts its orders once per loaded database"
             ),
             RefreshError::InvalidScaleFactor(m) => write!(f, "{m}"),
             RefreshError::Column(e) => write!(f, "building a table version: {e}"),
@@ -188,6 +198,19 @@ pub fn insert(
     db: &Database,
     rows: &NewRows,
 ) -> Result<Versions, RefreshError> {
+    let new_keys: HashSet<i64, BuildHasherDefault<FxHasher>> =
+        rows.orders.i64("o_orderkey")?.iter().copied().collect();
+    if let Some(&key) = db
+        .orders
+        .i64("o_orderkey")?
+        .iter()
+        .find(|k| new_keys.contains(k))
+    {
+        return Err(RefreshError::AlreadyApplied {
+            number: rows.number,
+            key,
+        });
+    }
     let [orders, lineitem] = rebuild(
         scheduler,
         [

@@ -180,6 +180,27 @@ fn old_versions_leave_the_catalog() {
 }
 
 #[test]
+fn an_insert_set_applies_once() {
+    let shared = shared();
+    shared
+        .refresh(&scheduler(), RefreshFunction::Rf1, 1)
+        .unwrap();
+    let err = shared
+        .refresh(&scheduler(), RefreshFunction::Rf1, 1)
+        .unwrap_err();
+    assert!(
+        matches!(err, RefreshError::AlreadyApplied { number: 1, .. }),
+        "{err}"
+    );
+    // Nothing changed: still one copy of the set's orders.
+    let orders = shared.snapshot().unwrap().orders.num_rows();
+    assert_eq!(
+        orders,
+        db().orders.num_rows() + refresh_count(ANSWERS_SCALE_FACTOR)
+    );
+}
+
+#[test]
 fn refresh_sets_out_of_range_are_errors() {
     let shared = shared();
     for n in [0, maestro_tpch::REFRESH_SETS_MAX + 1] {
