@@ -9,6 +9,13 @@ use common::{Server, sqlstate, with_client};
 use futures::SinkExt;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
+/// The row count a write statement without parameters reports.
+async fn written(c: &Client, sql: &str) -> u64 {
+    c.execute(sql, &[])
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
 /// The rows of a simple query, as text (NULL as "NULL").
 async fn rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
     c.simple_query(sql)
@@ -61,14 +68,7 @@ fn create_insert_select_update_delete_round_trip() {
             .unwrap();
         assert_eq!(n, 3);
         // Named columns in another order; INSERT … SELECT.
-        let n = c
-            .execute(
-                "INSERT INTO items (name, id, qty, price, day) VALUES ('kiwi', 4, 1 + 1, 0.125, '2024-04-05')",
-                &[],
-            )
-            .await
-            .unwrap();
-        assert_eq!(n, 1);
+        assert_eq!(written(c, "INSERT INTO items (name, id, qty, price, day) VALUES ('kiwi', 4, 1 + 1, 0.125, '2024-04-05')").await, 1);
         assert_eq!(
             rows(c, "SELECT id, qty, price, day, name FROM items ORDER BY id").await,
             table(&[
@@ -79,14 +79,14 @@ fn create_insert_select_update_delete_round_trip() {
                 &["4", "2", "0.13", "2024-04-05", "kiwi"],
             ])
         );
-        let n = c
-            .execute(
-                "UPDATE items SET qty = qty * 2, name = 'big' WHERE id >= 3",
-                &[],
+        assert_eq!(
+            written(
+                c,
+                "UPDATE items SET qty = qty * 2, name = 'big' WHERE id >= 3"
             )
-            .await
-            .unwrap();
-        assert_eq!(n, 2);
+            .await,
+            2
+        );
         assert_eq!(
             rows(c, "SELECT id, qty FROM items ORDER BY id").await,
             table(&[&["1", "10"], &["2", "20"], &["3", "60"], &["4", "4"]])
@@ -99,41 +99,36 @@ fn create_insert_select_update_delete_round_trip() {
             .await,
             table(&[&["big"], &["big"], &["pear"]])
         );
-        let n = c
-            .execute("DELETE FROM items WHERE qty < 15", &[])
-            .await
-            .unwrap();
-        assert_eq!(n, 2);
+        assert_eq!(written(c, "DELETE FROM items WHERE qty < 15").await, 2);
         assert_eq!(
             rows(c, "SELECT id, sum(qty) FROM items GROUP BY id ORDER BY id").await,
             table(&[&["2", "20"], &["3", "60"]])
         );
-        let n = c
-            .execute(
-                "INSERT INTO items SELECT id + 10, qty, price, day, name FROM items",
-                &[],
+        assert_eq!(
+            written(
+                c,
+                "INSERT INTO items SELECT id + 10, qty, price, day, name FROM items"
             )
-            .await
-            .unwrap();
-        assert_eq!(n, 2);
+            .await,
+            2
+        );
         assert_eq!(
             rows(c, "SELECT count(*) FROM items").await,
             table(&[&["4"]])
         );
-        let n = c
-            .execute(
-                "CREATE TABLE copy AS SELECT id, price FROM items WHERE id > 10",
-                &[],
+        assert_eq!(
+            written(
+                c,
+                "CREATE TABLE copy AS SELECT id, price FROM items WHERE id > 10"
             )
-            .await
-            .unwrap();
-        assert_eq!(n, 2);
+            .await,
+            2
+        );
         assert_eq!(
             rows(c, "SELECT id, price FROM copy ORDER BY id").await,
             table(&[&["12", "1.25"], &["13", "10.00"]])
         );
-        let n = c.execute("DELETE FROM items", &[]).await.unwrap();
-        assert_eq!(n, 4);
+        assert_eq!(written(c, "DELETE FROM items").await, 4);
         assert_eq!(
             rows(c, "SELECT count(*) FROM items").await,
             table(&[&["0"]])
@@ -154,16 +149,14 @@ fn update_where_null_is_not_true() {
         .await
         .unwrap();
         // NULL and NOT NULL: neither is true, no row changes.
-        let n = c
-            .execute("UPDATE t SET b = 0 WHERE a = NULL OR NOT (a = NULL)", &[])
-            .await
-            .unwrap();
-        assert_eq!(n, 0);
-        let n = c
-            .execute("UPDATE t SET b = a + b WHERE a BETWEEN 2 AND 3", &[])
-            .await
-            .unwrap();
-        assert_eq!(n, 2);
+        assert_eq!(
+            written(c, "UPDATE t SET b = 0 WHERE a = NULL OR NOT (a = NULL)").await,
+            0
+        );
+        assert_eq!(
+            written(c, "UPDATE t SET b = a + b WHERE a BETWEEN 2 AND 3").await,
+            2
+        );
         assert_eq!(
             rows(c, "SELECT a, b FROM t ORDER BY a").await,
             table(&[&["1", "1"], &["2", "4"], &["3", "6"]])
@@ -442,11 +435,10 @@ fn tpch_tables_live_in_the_same_store() {
             rows(c, "SELECT count(*) FROM region").await,
             table(&[&["5"]])
         );
-        let n = c
-            .execute("INSERT INTO region VALUES (5, 'MARS', 'red')", &[])
-            .await
-            .unwrap();
-        assert_eq!(n, 1);
+        assert_eq!(
+            written(c, "INSERT INTO region VALUES (5, 'MARS', 'red')").await,
+            1
+        );
         assert_eq!(
             rows(c, "SELECT r_name FROM region WHERE r_regionkey = 5").await,
             table(&[&["MARS"]])
