@@ -238,8 +238,6 @@ impl Store {
             .map_err(txn_error)
     }
 
-    /// Puts `tables` (name, data, key columns) into the catalog, replacing
-    /// tables of the same names: what `CALL maestro.load_tpch(sf)` commits.
     /// Puts the eight TPC-H tables of `db` (their primary keys as unique
     /// columns), replacing tables of those names, in one transaction of its
     /// own (statements already running finish on the old tables).
@@ -260,6 +258,8 @@ impl Store {
         self.commit(txn)
     }
 
+    /// Puts `tables` (name, data, key columns) into the catalog, replacing
+    /// tables of the same names: what `CALL maestro.load_tpch(sf)` commits.
     pub fn put_tables(
         &self,
         txn: &mut Transaction,
