@@ -248,8 +248,7 @@ pub fn delete(
         || survivors(&db.lineitem, "l_orderkey"),
     );
     let (keep_orders, keep_lines) = (keep_orders?, keep_lines?);
-    let no_orders = empty_like(&db.orders)?;
-    let no_lines = empty_like(&db.lineitem)?;
+    let (no_orders, no_lines) = (db.orders.empty_like(), db.lineitem.empty_like());
     let [orders, lineitem] = rebuild(
         scheduler,
         [
@@ -263,17 +262,6 @@ pub fn delete(
         orders_changed: db.orders.num_rows() - keep_orders.len(),
         lineitem_changed: db.lineitem.num_rows() - keep_lines.len(),
     })
-}
-
-/// An empty table with `table`'s schema.
-fn empty_like(table: &Table) -> Result<Table, ColumnError> {
-    let columns = table
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| ColumnBuilder::new(f.data_type).finish())
-        .collect::<Result<Vec<_>, _>>()?;
-    table.with_columns(columns)
 }
 
 /// [`Table::rebuild`] of several tables in one scope, one scheduler task per

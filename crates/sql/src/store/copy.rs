@@ -249,10 +249,7 @@ impl Store {
             rows += 1;
         }
         let add = table_of(entry, builders)?;
-        let data = entry
-            .data
-            .rebuild(Keep::All, &add)
-            .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?;
+        let data = super::dml::rebuild(entry, Keep::All, &add)?;
         self.replace(txn, view, &copy.table, data)?;
         Ok(rows)
     }

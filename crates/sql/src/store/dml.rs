@@ -148,7 +148,8 @@ pub(crate) fn table_of(entry: &Entry, builders: Vec<ColumnBuilder>) -> Result<Ta
         .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))
 }
 
-fn rebuild(entry: &Entry, keep: Keep, appended: &Table) -> Result<Table> {
+/// `entry`'s next version: the rows `keep` names, then `appended`'s.
+pub(crate) fn rebuild(entry: &Entry, keep: Keep, appended: &Table) -> Result<Table> {
     entry
         .data
         .rebuild(keep, appended)
@@ -509,8 +510,7 @@ impl Store {
             }
         };
         let keep = complement(entry, &mut hit);
-        let none = appended(entry, &[], &[])?;
-        let data = rebuild(entry, Keep::Rows(&keep), &none)?;
+        let data = rebuild(entry, Keep::Rows(&keep), &entry.data.empty_like())?;
         self.replace(txn, view, &name, data)?;
         Ok(hit.len() as u64)
     }

@@ -7,6 +7,7 @@
 //! strings the dictionary lacks, the union becomes the new dictionary and the
 //! kept codes are remapped through a table of the old dictionary's size.
 
+use super::builder::ColumnBuilder;
 use super::column::Column;
 use super::decimal::DecimalColumn;
 use super::dict::DictColumn;
@@ -168,6 +169,20 @@ impl Table {
         Table::with_schema(self.name(), &schema, columns)
     }
 
+    /// A table with this one's name and schema and no rows: what a rebuild
+    /// that only deletes appends.
+    pub fn empty_like(&self) -> Table {
+        let columns = self
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| ColumnBuilder::new(f.data_type).finish())
+            .collect::<Result<Vec<_>, _>>()
+            .expect("an empty column of a valid type builds");
+        self.with_columns(columns)
+            .expect("empty columns of this table's own schema")
+    }
+
     /// [`Table::rebuild_column`] for every column, one after another.
     pub fn rebuild(&self, keep: Keep, appended: &Table) -> Result<Table, ColumnError> {
         let columns = (0..self.num_columns())
@@ -263,8 +278,7 @@ mod tests {
     #[test]
     fn deleting_everything_and_appending_nothing_leaves_an_empty_table() {
         let old = table(&[1, 2], &["MAIL", "TRUCK"], &["a", "b"]);
-        let none = table(&[], &[], &[]);
-        let new = old.rebuild(Keep::Rows(&[]), &none).unwrap();
+        let new = old.rebuild(Keep::Rows(&[]), &old.empty_like()).unwrap();
         assert_eq!(new.num_rows(), 0);
         assert_eq!(new.schema(), old.schema());
     }
