@@ -236,7 +236,8 @@ impl TaskPanic {
     }
 }
 
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+/// A panic payload's message: the string it carries, if it carries one.
+pub fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&'static str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {

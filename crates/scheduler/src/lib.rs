@@ -58,7 +58,7 @@ pub use config::{
 };
 pub use context::{TaskContext, current, current_context, with_context};
 pub use counts::{WORKERS_MAX_LIMIT, WorkerCounts, WorkerState};
-pub use graph::{GraphError, GraphHandle, NodeId, Step, TaskGraph, TaskPanic};
+pub use graph::{GraphError, GraphHandle, NodeId, Step, TaskGraph, TaskPanic, panic_message};
 pub use hint::HintEstimator;
 pub use join::{Scope, join};
 pub use memory::{MemoryPool, StatementMemory};

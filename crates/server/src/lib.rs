@@ -175,14 +175,12 @@ impl Engine {
         // behind: it aborts the transaction like an error.
         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut txn)))
             .unwrap_or_else(|p| {
-                let what = p
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| p.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
                 Err(SqlError::new(
                     ErrorKind::Store,
-                    format!("internal error: the statement panicked: {what}"),
+                    format!(
+                        "internal error: the statement panicked: {}",
+                        maestro_scheduler::panic_message(p.as_ref())
+                    ),
                 ))
             });
         match (&out, explicit) {
