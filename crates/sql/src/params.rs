@@ -12,7 +12,7 @@ use maestro_storage::column::{Date, MAX_SCALE};
 
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::plan::{CmpOp, Expr};
-use crate::types::{Literal, SqlType};
+use crate::types::{Literal, SqlType, parse_exact};
 
 /// One parameter's value, of the parameter's type.
 #[derive(Clone, Debug, PartialEq)]
@@ -122,23 +122,11 @@ impl ParamValue {
     }
 }
 
-/// `[+-]digits[.digits]` as (value, scale), exactly; `None` if it is not one
-/// or does not fit 64 bits / [`MAX_SCALE`] fractional digits.
+/// [`parse_exact`] within a stored decimal's bounds: `None` beyond 64 bits
+/// or [`MAX_SCALE`] fractional digits.
 pub(crate) fn parse_decimal(s: &str) -> Option<(i64, u8)> {
-    let (neg, body) = match s.as_bytes().first()? {
-        b'-' => (true, &s[1..]),
-        b'+' => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
-    if int.is_empty() && frac.is_empty()
-        || !int.bytes().chain(frac.bytes()).all(|c| c.is_ascii_digit())
-    {
-        return None;
-    }
-    let scale = u8::try_from(frac.len()).ok().filter(|&s| s <= MAX_SCALE)?;
-    let v: i64 = format!("{int}{frac}").parse().ok()?;
-    Some((if neg { -v } else { v }, scale))
+    let (value, scale) = parse_exact(s).filter(|&(_, scale)| scale <= MAX_SCALE)?;
+    Some((i64::try_from(value).ok()?, scale))
 }
 
 /// What the binder knows about the parameters of the statement it binds.

@@ -128,3 +128,22 @@ impl fmt::Display for Literal {
         }
     }
 }
+
+/// `[+-]digits[.digits]` exactly, as (value, scale): `-12.50` is (−1250, 2);
+/// `None` if it is not one, has more than 30 fractional digits or does not
+/// fit 128 bits.
+pub(crate) fn parse_exact(s: &str) -> Option<(i128, u8)> {
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let scale = u8::try_from(frac.len()).ok().filter(|&s| s <= 30)?;
+    let v: i128 = format!("{int}{frac}").parse().ok()?;
+    Some((if neg { -v } else { v }, scale))
+}

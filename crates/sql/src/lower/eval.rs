@@ -13,7 +13,7 @@ use maestro_tpch::queries::ratio_f64;
 
 use super::vector::{Relation, Scalar};
 use crate::plan::{ArithOp, ColumnId, Expr};
-use crate::types::{Literal, SqlType};
+use crate::types::{Literal, SqlType, parse_exact};
 
 /// The value of `e` at position `p` of `rel`.
 pub(crate) fn eval_row(e: &Expr, rel: &Relation, p: usize) -> Scalar {
@@ -167,7 +167,7 @@ pub(crate) fn cast(v: Scalar, t: SqlType) -> Scalar {
         (Scalar::Str(s), SqlType::Date) => {
             Date::parse(s.trim()).map_or(Scalar::Null, |d| Scalar::Date(d.0))
         }
-        (Scalar::Str(s), SqlType::Int | SqlType::Decimal(_)) => parse_number(s.trim())
+        (Scalar::Str(s), SqlType::Int | SqlType::Decimal(_)) => parse_exact(s.trim())
             .and_then(|(value, scale)| rescale(value, scale, t.scale()))
             .map_or(Scalar::Null, |value| Scalar::Num {
                 value,
@@ -185,23 +185,6 @@ pub(crate) fn cast(v: Scalar, t: SqlType) -> Scalar {
         (v @ Scalar::Bool(_), SqlType::Bool) => v,
         _ => Scalar::Null,
     }
-}
-
-/// `-12.50` as (−1250, 2).
-fn parse_number(s: &str) -> Option<(i128, u8)> {
-    let (neg, digits) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
-    if int.is_empty() && frac.is_empty()
-        || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
-    {
-        return None;
-    }
-    let scale = u8::try_from(frac.len()).ok().filter(|&s| s <= 30)?;
-    let v: i128 = format!("{int}{frac}").parse().ok()?;
-    Some((if neg { -v } else { v }, scale))
 }
 
 fn show_exact(value: i128, scale: u8) -> String {
