@@ -59,6 +59,35 @@ fn refresh_pairs_commit_and_report() {
 }
 
 #[test]
+fn compare_queries_times_all_22_on_both_sides_in_every_repetition() {
+    let report = json_of(&maestro(&[
+        "tpch",
+        "refresh",
+        "--sf",
+        "0.01",
+        "--pairs",
+        "1",
+        "--compare-queries",
+        "--reps",
+        "2",
+        "--json",
+    ]));
+    let queries = report["queries"].as_array().unwrap();
+    let numbers: Vec<u64> = queries
+        .iter()
+        .map(|q| q["query"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, (1..=22).collect::<Vec<u64>>());
+    for q in queries {
+        for side in ["loaded_s", "refreshed_s", "ratios"] {
+            let times = q[side].as_array().unwrap();
+            assert_eq!(times.len(), 2, "{side} of {q}");
+            assert!(times.iter().all(|t| t.as_f64().unwrap() > 0.0), "{q}");
+        }
+    }
+}
+
+#[test]
 fn bad_refresh_input_is_a_usage_error() {
     for args in [
         &["tpch", "refresh", "--sf", "0.01", "--pairs", "0"][..],
