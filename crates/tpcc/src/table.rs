@@ -6,12 +6,10 @@
 //! written, so a row id, and a `&RwLock<R>` borrowed from the table, stay valid
 //! for the table's lifetime.
 //!
-//! Layout: row id → chunk (`CHUNK` rows, allocated when first needed) →
-//! segment (segment `k` holds `2^k` chunk pointers). Every level is a
-//! `OnceLock`, so readers never lock and concurrent appenders only meet on one
-//! `fetch_add` (plus a brief wait when two race to allocate the same chunk).
-//! Memory grows with inserted rows: at most one partly filled chunk per table,
-//! plus pointer arrays of 24 bytes per chunk.
+//! Layout: [`maestro_txn::chunks::Chunks`] (the MVCC arena's too), so readers
+//! never lock and concurrent appenders only meet on one `fetch_add`. Memory
+//! grows with inserted rows: at most two partly filled chunks per table (one
+//! allocated ahead), plus pointer arrays of 24 bytes per chunk.
 //!
 //! Deletion (Delivery's new-order rows, undo of an insert) only marks the row;
 //! its slot is never reused, keeping every row id unambiguous.
@@ -19,6 +17,7 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use maestro_txn::chunks::Chunks;
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::error::TpccError;
@@ -26,21 +25,22 @@ use crate::error::TpccError;
 /// The address of a row within its table.
 pub type RowId = u64;
 
-const CHUNK_BITS: u32 = 10;
-const CHUNK: usize = 1 << CHUNK_BITS;
-/// Segments 0..32 hold 2^32 − 1 chunks: about 4.4 · 10^12 rows per table.
-const SEGMENTS: usize = 32;
 /// Row ids from this one on are refused with [`TpccError::TableFull`].
-pub const MAX_ROWS: u64 = ((1u64 << SEGMENTS) - 1) << CHUNK_BITS;
+pub const MAX_ROWS: u64 = maestro_txn::chunks::ROWS_MAX;
 
 struct Slot<R> {
     row: OnceLock<RwLock<R>>,
     deleted: AtomicBool,
 }
 
-type Chunk<R> = Box<[Slot<R>]>;
-/// `2^k` lazily allocated chunks.
-type Segment<R> = Box<[OnceLock<Chunk<R>>]>;
+impl<R> Default for Slot<R> {
+    fn default() -> Self {
+        Slot {
+            row: OnceLock::new(),
+            deleted: AtomicBool::new(false),
+        }
+    }
+}
 
 /// One table's rows. `Sync` when `R: Send + Sync`, so threads share it by `&`.
 pub struct Table<R> {
@@ -48,13 +48,7 @@ pub struct Table<R> {
     /// Row ids handed out so far (including rows still being written).
     next: AtomicU64,
     deleted: AtomicU64,
-    segments: [OnceLock<Segment<R>>; SEGMENTS],
-}
-
-/// Segment and index within it of chunk number `chunk` (< 2^32 − 1).
-fn locate(chunk: u64) -> (usize, usize) {
-    let segment = 63 - (chunk + 1).leading_zeros();
-    (segment as usize, (chunk + 1 - (1 << segment)) as usize)
+    slots: Chunks<Slot<R>>,
 }
 
 impl<R> Table<R> {
@@ -63,7 +57,7 @@ impl<R> Table<R> {
             name,
             next: AtomicU64::new(0),
             deleted: AtomicU64::new(0),
-            segments: std::array::from_fn(|_| OnceLock::new()),
+            slots: Chunks::new(),
         }
     }
 
@@ -78,18 +72,9 @@ impl<R> Table<R> {
         if id >= MAX_ROWS {
             return Err(TpccError::TableFull { table: self.name });
         }
-        let (segment, index) = locate(id >> CHUNK_BITS);
-        let chunk = self.segments[segment]
-            .get_or_init(|| (0..1usize << segment).map(|_| OnceLock::new()).collect())[index]
-            .get_or_init(|| {
-                (0..CHUNK)
-                    .map(|_| Slot {
-                        row: OnceLock::new(),
-                        deleted: AtomicBool::new(false),
-                    })
-                    .collect()
-            });
-        let fresh = chunk[(id as usize) & (CHUNK - 1)]
+        let fresh = self
+            .slots
+            .slot_for_append(id)
             .row
             .set(RwLock::new(row))
             .is_ok();
@@ -97,17 +82,8 @@ impl<R> Table<R> {
         Ok(id)
     }
 
-    fn chunk(&self, chunk: u64) -> Option<&Chunk<R>> {
-        if chunk >= (1 << SEGMENTS) - 1 {
-            return None;
-        }
-        let (segment, index) = locate(chunk);
-        self.segments[segment].get()?[index].get()
-    }
-
     fn slot(&self, id: RowId) -> Option<&Slot<R>> {
-        self.chunk(id >> CHUNK_BITS)?
-            .get((id as usize) & (CHUNK - 1))
+        self.slots.slot(id)
     }
 
     /// The latch of a live row; `None` for ids never written (or still being
@@ -168,39 +144,20 @@ impl<R> Table<R> {
     /// latch only during its call. Not a snapshot: rows appended or deleted
     /// during the scan may or may not be seen.
     pub fn scan(&self, mut f: impl FnMut(RowId, &R)) {
-        let end = self.allocated();
-        for chunk_no in 0..end.div_ceil(CHUNK as u64) {
-            let Some(chunk) = self.chunk(chunk_no) else {
-                continue;
-            };
-            for (off, slot) in chunk.iter().enumerate() {
-                let id = (chunk_no << CHUNK_BITS) | off as u64;
-                if id >= end {
-                    return;
-                }
-                if slot.deleted.load(Ordering::Acquire) {
-                    continue;
-                }
-                if let Some(row) = slot.row.get() {
-                    f(id, &row.read());
-                }
+        self.slots.for_each_below(self.allocated(), |id, slot| {
+            if slot.deleted.load(Ordering::Acquire) {
+                return;
             }
-        }
+            if let Some(row) = slot.row.get() {
+                f(id, &row.read());
+            }
+        });
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn chunks_map_to_segments_without_gaps() {
-        assert_eq!(locate(0), (0, 0));
-        assert_eq!(locate(1), (1, 0));
-        assert_eq!(locate(2), (1, 1));
-        assert_eq!(locate(3), (2, 0));
-        assert_eq!(locate((1 << 32) - 2), (31, (1 << 31) - 1));
-    }
 
     #[test]
     fn rows_are_read_updated_deleted_and_revived() {

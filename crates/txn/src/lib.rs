@@ -18,6 +18,7 @@
 //! ```
 
 mod arena;
+pub mod chunks;
 mod clock;
 mod counter;
 mod db;
