@@ -21,7 +21,9 @@ fn open(dir: &Path, seed: u64) -> DurableDatabase {
     open_data_dir(dir, &load, DurabilityConfig::new(Durability::Sync), &|_| {}).unwrap()
 }
 
-fn run(db: &DurableDatabase, seed: u64, ack: &Path) -> driver::RunReport {
+/// Runs 4 terminals for 600 ms; `checkpoints` adds background checkpoints
+/// every 150 ms.
+fn run(db: &DurableDatabase, seed: u64, ack: &Path, checkpoints: bool) -> driver::RunReport {
     let mut config = RunConfig::new(
         4,
         Duration::from_millis(600),
@@ -30,7 +32,7 @@ fn run(db: &DurableDatabase, seed: u64, ack: &Path) -> driver::RunReport {
     );
     config.seed = seed;
     config.contexts = 2;
-    config.checkpoint_interval = Some(Duration::from_millis(150));
+    config.checkpoint_interval = checkpoints.then(|| Duration::from_millis(150));
     config.ack_log = Some(Arc::new(AckLog::open(ack).unwrap()));
     let report = driver::run_storage(Storage::Mvcc(&db.db), &config, &|_| {}).unwrap();
     assert!(report.completed() > 0);
@@ -73,7 +75,7 @@ fn a_recovered_database_is_the_one_the_run_left() {
     let (data, ack) = (dir.join("data"), dir.join("acks.csv"));
     let db = open(&data, seed);
     assert!(matches!(db.opened, Opened::Created { .. }));
-    let report = run(&db, seed, &ack);
+    let report = run(&db, seed, &ack, true);
     let durability = report.durability.as_ref().expect("a data directory run");
     let log = durability.log.as_ref().expect("sync logs");
     assert!(
@@ -82,9 +84,11 @@ fn a_recovered_database_is_the_one_the_run_left() {
     );
     // Background checkpoints ran if the machine let them (timing); one
     // explicit checkpoint and more commits after it make sure recovery
-    // reads a checkpoint taken under load and the log after it.
+    // reads a checkpoint taken under load and the log after it. That run
+    // takes no background checkpoint: one after its last commit left
+    // nothing to replay (seen failing ~1 in 10 on a loaded machine).
     db.db.txn.checkpoint().unwrap();
-    run(&db, seed + 2, &ack);
+    run(&db, seed + 2, &ack, false);
     let before = export(&db, &dir.join("before"));
     drop(db);
 
@@ -101,7 +105,7 @@ fn a_recovered_database_is_the_one_the_run_left() {
     }
     // The rebuilt indexes carry a second run; its acknowledged orders and
     // the first run's are all there.
-    run(&db, seed + 1, &ack);
+    run(&db, seed + 1, &ack, true);
     drop(db);
     let db = open(&data, seed);
     let rows = db.db.snapshot_to_2pl().unwrap();
