@@ -30,7 +30,7 @@ pub const MIXED_VARIANTS: [&str; 6] = [
     "single-classes",
 ];
 
-/// `single-classes`' transactional weight: 2 : 1 is the CPU split
+/// `single-classes`' default transactional weight: 2 : 1 is the CPU split
 /// multiple-pools lands at with 2 × contexts terminal threads beside
 /// contexts operator threads (measured: TPC-C gets ~4/6 of the CPU there),
 /// so the two engines are compared at the same split (guessed from that).
@@ -53,6 +53,9 @@ pub struct MixedParams {
     /// Disjoint TPC-H + TPC-C (the papers' experiments) or CH-benCHmark on
     /// shared data (`sf` unused).
     pub workload: WorkloadKind,
+    /// `single-classes`' transactional weight (the analytical class has
+    /// [`CLASSES_OLAP_WEIGHT`]), 1..=`CLASS_WEIGHT_MAX`.
+    pub oltp_weight: u32,
 }
 
 impl MixedParams {
@@ -68,6 +71,7 @@ impl MixedParams {
             seed: 1,
             reps: crate::reps::default_reps(false),
             workload: WorkloadKind::Disjoint,
+            oltp_weight: CLASSES_OLTP_WEIGHT,
         }
     }
 
@@ -86,6 +90,13 @@ impl MixedParams {
         check_variants(&self.variants, &MIXED_VARIANTS)?;
         if self.tpch_clients.is_empty() || self.duration.is_zero() || self.warehouses == 0 {
             return Err("need TPC-H client counts, a positive duration and warehouses".into());
+        }
+        if !(1..=maestro_scheduler::CLASS_WEIGHT_MAX).contains(&self.oltp_weight) {
+            return Err(format!(
+                "the transactional weight must be 1..={}, not {}",
+                maestro_scheduler::CLASS_WEIGHT_MAX,
+                self.oltp_weight
+            ));
         }
         Ok(())
     }
@@ -109,7 +120,7 @@ fn one_run(
     if variant == "single-classes" {
         config.variant = "single-hints".into();
         config.classes = Some(WorkloadClasses {
-            oltp_weight: CLASSES_OLTP_WEIGHT,
+            oltp_weight: p.oltp_weight,
             olap_weight: CLASSES_OLAP_WEIGHT,
             olap_max_parallelism: None,
             olap_admission: None,
@@ -328,7 +339,8 @@ pub fn mixed(
         params: json!({
             "sf": p.sf, "warehouses": p.warehouses, "tpch_clients": p.tpch_clients,
             "tpcc_terminals": p.tpcc_terminals, "seconds": p.duration.as_secs_f64(),
-            "reps": p.reps,
+            "reps": p.reps, "classes_oltp_weight": p.oltp_weight,
+            "classes_olap_weight": CLASSES_OLAP_WEIGHT,
         }),
         results,
         attachments,

@@ -178,6 +178,10 @@ struct MixedArgs {
     /// MVCC data (the analytical clients run the CH queries; --sf unused).
     #[arg(long, value_enum, default_value = "disjoint")]
     workload: run::JobWorkload,
+    /// single-classes: the transactions' class weight beside the queries'
+    /// weight 1 (default 2).
+    #[arg(long)]
+    oltp_weight: Option<u32>,
 }
 
 #[derive(Args)]
@@ -520,8 +524,11 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
         }
     }
     p.workload = args.workload.kind();
+    if let Some(w) = args.oltp_weight {
+        p.oltp_weight = w;
+    }
     eprintln!(
-        "bench {experiment}: {contexts} contexts, {:?} workload, SF {}, W={}, analytical clients {:?}, {} terminals, {:.1} s per run, variants {}, {} repetition(s)",
+        "bench {experiment}: {contexts} contexts, {:?} workload, SF {}, W={}, analytical clients {:?}, {} terminals, {:.1} s per run, variants {}, {} repetition(s), single-classes weights {}:1",
         p.workload,
         p.sf,
         p.warehouses,
@@ -529,7 +536,8 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
         p.tpcc_terminals,
         p.duration.as_secs_f64(),
         p.variants.join(","),
-        p.reps
+        p.reps,
+        p.oltp_weight
     );
     let progress = |line: &str| eprintln!("  {line}");
     let report = if experiment == "mixed" {

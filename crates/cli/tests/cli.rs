@@ -45,6 +45,7 @@ fn bad_input_exits_2_with_a_message() {
         &["bench", "scheduler", "--cases", "nope"][..],
         &["bench", "scheduler", "--contexts", "0"][..],
         &["bench", "olc", "--threads", "0"][..],
+        &["bench", "mixed", "--quick", "--oltp-weight", "0"][..],
     ] {
         let out = maestro(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -1055,8 +1056,11 @@ fn bench_mixed_single_classes_and_bench_workload_run_with_classes() {
         "2",
         "--variants",
         "single-classes",
+        "--oltp-weight",
+        "3",
     ]);
     let v = json_of(&out);
+    assert_eq!(v["params"]["classes_oltp_weight"], 3, "{}", v["params"]);
     for metric in ["tpmC", "tpch_queries_per_minute"] {
         let x = value(&v, keys!(variant = "single-classes", metric = metric));
         assert!(x > 0.0, "single-classes {metric}: {x}");
