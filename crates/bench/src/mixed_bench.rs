@@ -302,6 +302,11 @@ pub fn mixed(
                 rows.push(r("callers_counted", d.callers_counted as f64, "jobs"));
                 rows.push(r("callers_extra", d.callers_extra as f64, "jobs"));
                 rows.push(r("callers_handed_off", d.callers_handed_off as f64, "jobs"));
+                rows.push(r(
+                    "callers_waited_turn",
+                    d.callers_waited_turn as f64,
+                    "waits",
+                ));
                 rows.push(r("workers_woken", d.workers_woken as f64, "wake-ups"));
             }
             Ok(rows)

@@ -25,7 +25,8 @@
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{Ordering, fence};
+use std::time::Instant;
 
 use crossbeam_utils::sync::Parker;
 
@@ -46,6 +47,20 @@ pub(crate) enum Admission {
     Extra,
     /// Queue the job for a worker and wait.
     HandOff,
+    /// Urgent, but urgent work holds its share while other work waits: wait
+    /// for a piece of urgent work to end ([`Shared::wait_turn`]), then ask
+    /// again — instead of handing the job to a worker, which costs the caller
+    /// a sleep too and the worker a cold transaction.
+    WaitTurn,
+}
+
+/// How [`Shared::wait_turn`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Turn {
+    /// Urgent work is below its share, or nothing else waits: ask again.
+    Ready,
+    /// `urgent_turn_wait_max` passed: hand the job to a worker.
+    TimedOut,
 }
 
 /// Whether a job of `priority` is urgent (above the default priority).
@@ -113,8 +128,56 @@ impl Shared {
             Counters::bump(&self.stats.callers_extra);
             return Admission::Extra;
         }
+        if urgent
+            && !classed
+            && !self.config.urgent_turn_wait_max.is_zero()
+            && crate::sync::locks_held() == 0
+        {
+            // A caller holding a scheduler-aware lock hands off instead: the
+            // urgent work it would wait for might wait for that lock.
+            return Admission::WaitTurn;
+        }
         Counters::bump(&self.stats.callers_handed_off);
         Admission::HandOff
+    }
+
+    /// Sleeps until urgent work holds less than its share or nothing else
+    /// waits, for at most `urgent_turn_wait_max`.
+    ///
+    /// No lost wake-up: this waiter counts itself in `urgent_waiters` (SeqCst
+    /// RMW, then a SeqCst fence) before it checks the share under the turn
+    /// mutex; an ending piece of urgent work (`UrgentGuard::drop`) lowers
+    /// `urgent_running` (SeqCst RMW, then a SeqCst fence) before it reads
+    /// `urgent_waiters`, and notifies under the same mutex. Either the waiter
+    /// sees the lower count, or the ender sees the waiter, and then its
+    /// notification cannot fall between the waiter's check and its sleep (the
+    /// waiter holds the mutex in between). While the share is full some urgent
+    /// work runs and will end; the ending that leaves room wakes one waiter,
+    /// which runs urgent work in turn and wakes the next when it ends (loom
+    /// model: `tests/loom_turn.rs`). The bound matters if that work cannot end
+    /// (it waits for something this caller holds), or if a woken waiter does
+    /// not go on to run urgent work itself (it hands off when urgent roots
+    /// were queued before it).
+    pub(crate) fn wait_turn(&self) -> Turn {
+        Counters::bump(&self.stats.callers_waited_turn);
+        let (mutex, turn) = &self.urgent_turn;
+        let deadline = Instant::now() + self.config.urgent_turn_wait_max;
+        // SeqCst (RMW and fence): pairs with the fence in `UrgentGuard::drop`.
+        self.urgent_waiters.fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        let mut guard = mutex.lock();
+        let outcome = loop {
+            let full = self.urgent_running.load(Ordering::SeqCst) >= self.config.urgent_contexts();
+            if !full || !self.other_work_waits() {
+                break Turn::Ready;
+            }
+            if turn.wait_until(&mut guard, deadline).timed_out() {
+                break Turn::TimedOut;
+            }
+        };
+        drop(guard);
+        self.urgent_waiters.fetch_sub(1, Ordering::Relaxed);
+        outcome
     }
 
     /// Whether urgent work holds fewer contexts than its share.
@@ -240,6 +303,19 @@ impl<'a> UrgentGuard<'a> {
 
 impl Drop for UrgentGuard<'_> {
     fn drop(&mut self) {
-        self.0.urgent_running.fetch_sub(1, Ordering::Relaxed);
+        let shared = self.0;
+        // SeqCst (RMW and fence): pairs with the fence in `Shared::wait_turn`.
+        let before = shared.urgent_running.fetch_sub(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        // Only an ending that leaves room in the share wakes a waiter (one
+        // woken while the share is still full would sleep again and the
+        // notification would be lost to the others); the waiter it wakes
+        // runs urgent work in turn, whose end wakes the next.
+        if before <= shared.config.urgent_contexts()
+            && shared.urgent_waiters.load(Ordering::Relaxed) > 0
+        {
+            let _held = shared.urgent_turn.0.lock();
+            shared.urgent_turn.1.notify_one();
+        }
     }
 }

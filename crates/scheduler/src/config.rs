@@ -111,6 +111,14 @@ pub struct SchedulerConfig {
     /// context. At least one context. Guessed: half, the split Multiple-Pools gets
     /// from the OS with as many terminals as pool threads.
     pub urgent_share: f64,
+    /// How long an urgent caller outside the pool waits for its turn when
+    /// urgent work holds its share while other work waits
+    /// (`Admission::WaitTurn`, PROTOCOL.md "Callers run, counted"); past it
+    /// the job is handed to a worker as before, so no wait is endless (e.g.
+    /// when the urgent work it waits for waits on a lock the caller holds).
+    /// Zero: hand off at once. Guessed: 1 ms is ~50 TPC-C transactions of
+    /// 20 µs, far more than a turn takes on a healthy run.
+    pub urgent_turn_wait_max: Duration,
     /// Period over which admission control's load samples are averaged
     /// before they enter its moving average (DEBull 2019: every second).
     pub admission_sample: Duration,
@@ -197,6 +205,7 @@ impl SchedulerConfig {
             timeline_capacity_samples: 100_000,
             caller_runs: CallerRuns::Counted,
             urgent_share: 0.5,
+            urgent_turn_wait_max: Duration::from_millis(1),
             admission_sample: Duration::from_secs(1),
             admission_lambda: 0.7,
             memory_budget_bytes: None,

@@ -422,13 +422,21 @@ impl Scheduler {
             && placement == Placement::AdmitCaller
             && self.shared.config.caller_runs == CallerRuns::Counted
         {
-            match self.shared.admit_caller(class, priority) {
-                caller::Admission::Counted { slot } => {
-                    let urgent = class == ClassId::DEFAULT && caller::is_urgent(priority);
-                    return caller::run_counted(&self.shared, slot, urgent, f);
+            loop {
+                match self.shared.admit_caller(class, priority) {
+                    caller::Admission::Counted { slot } => {
+                        let urgent = class == ClassId::DEFAULT && caller::is_urgent(priority);
+                        return caller::run_counted(&self.shared, slot, urgent, f);
+                    }
+                    caller::Admission::Extra => return caller::run_extra(&self.shared, class, f),
+                    caller::Admission::WaitTurn => {
+                        if self.shared.wait_turn() == caller::Turn::TimedOut {
+                            Counters::bump(&self.shared.stats.callers_handed_off);
+                            break;
+                        }
+                    }
+                    caller::Admission::HandOff => break,
                 }
-                caller::Admission::Extra => return caller::run_extra(&self.shared, class, f),
-                caller::Admission::HandOff => {}
             }
         }
         let ctx = current_context();

@@ -133,6 +133,11 @@ pub(crate) struct Shared {
     /// Urgent work running now: guests, extra callers and workers running urgent
     /// roots (`caller::UrgentGuard`). Relaxed: a share, not a synchronization.
     pub(crate) urgent_running: CachePadded<AtomicUsize>,
+    /// Urgent callers waiting for their turn in the urgent share
+    /// (`caller::wait_turn`); `UrgentGuard` notifies `urgent_turn` when it
+    /// ends a piece of urgent work while this is nonzero.
+    pub(crate) urgent_waiters: CachePadded<AtomicUsize>,
+    pub(crate) urgent_turn: (Mutex<()>, parking_lot::Condvar),
     /// Callers running as counted guests now (included in the counts' total):
     /// parked base workers judge "extra worker" without them.
     pub(crate) guests_now: AtomicUsize,
@@ -178,6 +183,8 @@ impl Shared {
             worker_threads: hooksafe::Mutex::new(Vec::new()),
             started: Instant::now(),
             urgent_running: CachePadded::new(AtomicUsize::new(0)),
+            urgent_waiters: CachePadded::new(AtomicUsize::new(0)),
+            urgent_turn: (Mutex::new(()), parking_lot::Condvar::new()),
             guests_now: AtomicUsize::new(0),
             searching: CachePadded::new(AtomicUsize::new(0)),
             seed_counter: AtomicUsize::new(0),
@@ -759,6 +766,7 @@ impl Shared {
             callers_counted: r(&s.callers_counted),
             callers_extra: r(&s.callers_extra),
             callers_handed_off: r(&s.callers_handed_off),
+            callers_waited_turn: r(&s.callers_waited_turn),
             workers_total: c.total(),
             workers_active: self.active_level(c),
             workers_blocked: c.blocked(),

@@ -30,6 +30,7 @@ pub(crate) struct Counters {
     pub callers_counted: AtomicU64,
     pub callers_extra: AtomicU64,
     pub callers_handed_off: AtomicU64,
+    pub callers_waited_turn: AtomicU64,
 }
 
 impl Counters {
@@ -83,6 +84,10 @@ pub struct SchedulerStats {
     pub callers_extra: u64,
     /// Jobs callers handed to a worker (queued as roots) and waited for.
     pub callers_handed_off: u64,
+    /// Times an urgent caller waited for its turn in the urgent share
+    /// (`Admission::WaitTurn`) before it ran its job (or, past the wait's
+    /// bound, handed it off).
+    pub callers_waited_turn: u64,
     /// Current worker counts (guest callers included in total and active).
     pub workers_total: usize,
     pub workers_active: usize,

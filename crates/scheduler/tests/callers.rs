@@ -313,3 +313,113 @@ fn a_pool_worker_counts_its_own_context_as_free_in_the_hint() {
     assert_eq!(total, 2, "no guest: the job ran on a pool worker");
     assert_eq!(hint, 2, "both contexts are the worker's to use");
 }
+
+/// Both contexts busy with default-priority guests, a default-priority root
+/// queued behind them (other work waits), and the urgent share (1 of 2
+/// contexts) held by an urgent caller spinning until `urgent_release`.
+struct ShareFull {
+    s: Arc<Scheduler>,
+    release: Arc<AtomicBool>,
+    urgent_release: Arc<AtomicBool>,
+    occupiers: Vec<std::thread::JoinHandle<ThreadId>>,
+    urgent: std::thread::JoinHandle<ThreadId>,
+    queued: maestro_scheduler::JoinHandle<()>,
+}
+
+fn share_full(urgent_turn_wait_max: Duration) -> ShareFull {
+    let mut cfg = SchedulerConfig::single_pool().with_contexts(2);
+    cfg.urgent_share = 0.5;
+    cfg.urgent_turn_wait_max = urgent_turn_wait_max;
+    let s = idle(Scheduler::new(cfg).unwrap());
+    let release = Arc::new(AtomicBool::new(false));
+    let occupiers = vec![occupy(&s, &release), occupy(&s, &release)];
+    let queued = s.spawn_with_priority(DEFAULT_PRIORITY, || {});
+    let urgent_release = Arc::new(AtomicBool::new(false));
+    let running = Arc::new(AtomicBool::new(false));
+    let (s2, rel, run) = (s.clone(), urgent_release.clone(), running.clone());
+    let urgent = std::thread::spawn(move || {
+        s2.install_with_priority(DEFAULT_PRIORITY + 1, move || {
+            run.store(true, Ordering::SeqCst);
+            while !rel.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+            }
+            std::thread::current().id()
+        })
+    });
+    wait_for("the urgent share to be taken", || {
+        running.load(Ordering::SeqCst)
+    });
+    ShareFull {
+        s,
+        release,
+        urgent_release,
+        occupiers,
+        urgent,
+        queued,
+    }
+}
+
+impl ShareFull {
+    fn finish(self) {
+        self.urgent_release.store(true, Ordering::SeqCst);
+        self.release.store(true, Ordering::SeqCst);
+        self.urgent.join().unwrap();
+        for o in self.occupiers {
+            o.join().unwrap();
+        }
+        self.queued.join().unwrap();
+    }
+}
+
+#[test]
+fn an_urgent_caller_beyond_the_share_waits_its_turn_then_runs_its_own_job() {
+    let full = share_full(DEADLINE);
+    let s = full.s.clone();
+    let before = s.stats();
+    let ran = Arc::new(AtomicBool::new(false));
+    let (s2, ran2) = (s.clone(), ran.clone());
+    let caller = std::thread::spawn(move || {
+        let ran_on = s2.install_with_priority(DEFAULT_PRIORITY + 1, move || {
+            ran2.store(true, Ordering::SeqCst);
+            std::thread::current().id()
+        });
+        (ran_on, std::thread::current().id())
+    });
+    wait_for("the caller to wait for its turn", || {
+        s.stats().callers_waited_turn > before.callers_waited_turn
+    });
+    assert!(!ran.load(Ordering::SeqCst), "ran beyond the urgent share");
+    assert_eq!(s.stats().callers_handed_off, before.callers_handed_off);
+    // The urgent work it waits for ends: its turn comes, and it runs its job
+    // on its own thread (as an urgent extra), not on a worker.
+    full.urgent_release.store(true, Ordering::SeqCst);
+    let (ran_on, caller_thread) = caller.join().unwrap();
+    assert_eq!(ran_on, caller_thread);
+    let after = s.stats();
+    assert_eq!(after.callers_handed_off, before.callers_handed_off);
+    assert_eq!(after.callers_extra - before.callers_extra, 1);
+    full.finish();
+}
+
+#[test]
+fn a_turn_wait_past_its_bound_hands_the_job_to_a_worker() {
+    let full = share_full(Duration::from_micros(1));
+    let s = full.s.clone();
+    let before = s.stats();
+    let (s2, release) = (s.clone(), full.release.clone());
+    // Free the contexts once the job has been handed off, so a worker runs it.
+    let releaser = std::thread::spawn(move || {
+        wait_for("the hand-off", || {
+            s2.stats().callers_handed_off > before.callers_handed_off
+        });
+        release.store(true, Ordering::SeqCst);
+    });
+    let me = std::thread::current().id();
+    let ran_on = s.install_with_priority(DEFAULT_PRIORITY + 1, || std::thread::current().id());
+    assert_ne!(ran_on, me, "handed off after the bound: a worker ran it");
+    let after = s.stats();
+    assert!(after.callers_waited_turn > before.callers_waited_turn);
+    assert_eq!(after.callers_handed_off - before.callers_handed_off, 1);
+    releaser.join().unwrap();
+    full.finish();
+}
