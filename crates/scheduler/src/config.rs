@@ -116,8 +116,14 @@ pub struct SchedulerConfig {
     /// (`Admission::WaitTurn`, PROTOCOL.md "Callers run, counted"); past it
     /// the job is handed to a worker as before, so no wait is endless (e.g.
     /// when the urgent work it waits for waits on a lock the caller holds).
-    /// Zero: hand off at once. Guessed: 1 ms is ~50 TPC-C transactions of
-    /// 20 µs, far more than a turn takes on a healthy run.
+    /// Zero: hand off at once. 50 ms, guessed, then measured against 1 ms: a
+    /// turn normally comes within a transaction (~20 µs), but on a loaded
+    /// machine the urgent work waited for can lose its core for a CFS time
+    /// slice of a few ms; with 1 ms such waits timed out, and one hand-off
+    /// makes every later urgent caller hand off too (they never overtake a
+    /// queued urgent root) — tpmC 0.33× instead of 0.89× of multiple-pools
+    /// at 4 TPC-H clients. A wait that cannot end costs one slow
+    /// transaction, not a hang.
     pub urgent_turn_wait_max: Duration,
     /// Period over which admission control's load samples are averaged
     /// before they enter its moving average (DEBull 2019: every second).
@@ -205,7 +211,7 @@ impl SchedulerConfig {
             timeline_capacity_samples: 100_000,
             caller_runs: CallerRuns::Counted,
             urgent_share: 0.5,
-            urgent_turn_wait_max: Duration::from_millis(1),
+            urgent_turn_wait_max: Duration::from_millis(50),
             admission_sample: Duration::from_secs(1),
             admission_lambda: 0.7,
             memory_budget_bytes: None,

@@ -13,13 +13,15 @@
 //! | `Model::waiters`  | `Shared::urgent_waiters`                                   |
 //! | `Model::turn`     | `Shared::urgent_turn` (mutex and condvar)                  |
 //! | `Model::wait`     | `Shared::wait_turn`: `waiters += 1` (SeqCst), fence, lock, re-check the share, sleep on the condvar |
-//! | `Model::end`      | `UrgentGuard::drop`: `running -= 1` (SeqCst), fence, below the share and `waiters > 0` → lock, notify one |
+//! | `Model::end`      | `UrgentGuard::drop`: `running -= 1` (SeqCst), fence, `waiters > 0` → lock, notify one |
 //! | `Model::caller`   | `install_as`'s admission loop: wait for the turn, then run as urgent work (`UrgentGuard`) |
 //!
 //! A waiter that gets its turn runs urgent work and ends it, which passes the
-//! turn on: one notification per ending that leaves room in the share is
-//! enough, also with more pieces of urgent work than the share running (as
-//! extras when nothing else waited) and several waiters.
+//! turn on: one notification per ending is enough, also with more pieces of
+//! urgent work than the share running (as extras when nothing else waited)
+//! and several waiters — a notification a waiter takes while the share is
+//! still full is followed by another ending, and the ending that leaves room
+//! wakes a waiter that can go.
 //! The share is one piece of urgent work; "other work waits" is always true
 //! here (so only the share decides) and the wait's time bound is left out
 //! (it would mask a lost wake-up). A lost wake-up is a waiter asleep after the
@@ -62,15 +64,16 @@ impl Model {
     }
 
     fn end(&self) {
-        let (before, waiting) = if self.variant == Variant::BrokenEndChecksFirst {
+        let waiting = if self.variant == Variant::BrokenEndChecksFirst {
             let w = self.waiters.load(Ordering::Relaxed) > 0;
-            (self.running.fetch_sub(1, Ordering::SeqCst), w)
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            w
         } else {
-            let before = self.running.fetch_sub(1, Ordering::SeqCst);
+            self.running.fetch_sub(1, Ordering::SeqCst);
             fence(Ordering::SeqCst);
-            (before, self.waiters.load(Ordering::Relaxed) > 0)
+            self.waiters.load(Ordering::Relaxed) > 0
         };
-        if before <= SHARE && waiting {
+        if waiting {
             let _held = self.turn.0.lock().unwrap();
             self.turn.1.notify_one();
         }
