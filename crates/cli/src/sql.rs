@@ -15,8 +15,12 @@ use crate::variants::GranularityParser;
 
 #[derive(Args)]
 pub struct SqlArgs {
-    /// The statement: a SELECT over the eight TPC-H tables, or EXPLAIN SELECT ….
+    /// The statement: a SELECT over the eight TPC-H tables, or EXPLAIN [ANALYZE] SELECT ….
     statement: String,
+    /// Run the statement and print its plan with each operator's actual rows,
+    /// time, tasks and memory instead of its rows (as `EXPLAIN ANALYZE …`).
+    #[arg(long)]
+    explain_analyze: bool,
     /// Scale factor of the TPC-H data to load (0.01 to 10).
     #[arg(long, default_value_t = 1.0)]
     sf: f64,
@@ -49,9 +53,18 @@ pub fn run(a: SqlArgs) -> ExitCode {
     sql(a).unwrap_or_else(|code| code)
 }
 
-fn sql(a: SqlArgs) -> Result<ExitCode, ExitCode> {
+fn sql(mut a: SqlArgs) -> Result<ExitCode, ExitCode> {
     // Syntax first: no need to load data to reject it.
     maestro_sql::parse(&a.statement).map_err(sql_error)?;
+    if a.explain_analyze {
+        let first = a.statement.split_whitespace().next().unwrap_or("");
+        if first.eq_ignore_ascii_case("explain") {
+            return Err(usage(
+                "--explain-analyze takes the statement itself, not an EXPLAIN",
+            ));
+        }
+        a.statement = format!("EXPLAIN ANALYZE {}", a.statement);
+    }
     let sf = scale_factor(a.sf)?;
     let scheduler =
         tpch::start_scheduler("single-hints", contexts(a.contexts)?).map_err(failure)?;

@@ -72,6 +72,39 @@ fn sql_explain_prints_the_plan() {
 }
 
 #[test]
+fn sql_explain_analyze_prints_actual_rows() {
+    let q = "select r_name, count(*) as nations from region join nation on n_regionkey = r_regionkey \
+             group by r_name";
+    let flag = maestro(&["sql", "--sf", "0.01", "--explain-analyze", q]);
+    let text = maestro(&["sql", "--sf", "0.01", &format!("EXPLAIN ANALYZE {q}")]);
+    for out in [flag, text] {
+        assert!(out.status.success(), "{}", stderr(&out));
+        let plan = String::from_utf8(out.stdout.clone()).unwrap();
+        let lines: Vec<&str> = plan.lines().collect();
+        assert!(
+            lines[0].starts_with("Project ") && lines[0].contains("(actual rows=5 "),
+            "{plan}"
+        );
+        assert!(
+            lines.iter().any(
+                |l| l.trim_start().starts_with("Scan nation") && l.contains("(actual rows=25 ")
+            ),
+            "{plan}"
+        );
+        assert!(lines.last().unwrap().starts_with("Execution: "), "{plan}");
+    }
+    // The flag takes the statement, not an EXPLAIN of it: a usage error.
+    let out = maestro(&[
+        "sql",
+        "--sf",
+        "0.01",
+        "--explain-analyze",
+        &format!("explain {q}"),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
 fn bad_or_unsupported_sql_exits_2_naming_the_problem() {
     for (sql, needle) in [
         ("selec * from nation", "syntax error"),

@@ -271,6 +271,12 @@ impl ExecContext {
         self.requested_tasks(op).min(cap)
     }
 
+    /// Tasks the operators created so far in this run (a caller takes the
+    /// difference around a part of its plan: SQL's EXPLAIN ANALYZE).
+    pub fn tasks_created(&self) -> u64 {
+        self.inner.recorder.lock().tasks()
+    }
+
     pub(crate) fn record(&self, call: OpCall) {
         self.inner.recorder.lock().add(call);
     }

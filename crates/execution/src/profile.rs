@@ -163,6 +163,11 @@ impl Recorder {
         o.elapsed += c.elapsed;
     }
 
+    /// Tasks created by the operators recorded so far.
+    pub(crate) fn tasks(&self) -> u64 {
+        self.ops.iter().map(|o| o.tasks).sum()
+    }
+
     pub(crate) fn take(&mut self) -> Vec<OpProfile> {
         std::mem::take(&mut self.ops)
     }

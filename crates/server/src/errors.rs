@@ -22,6 +22,7 @@ pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
 pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
 pub const UNDEFINED_PARAMETER: &str = "42P02";
 pub const QUERY_CANCELED: &str = "57014";
+pub const DIVISION_BY_ZERO: &str = "22012";
 pub const INTERNAL_ERROR: &str = "XX000";
 pub const DUPLICATE_TABLE: &str = "42P07";
 pub const NOT_NULL_VIOLATION: &str = "23502";
@@ -68,6 +69,7 @@ pub fn sqlstate(e: &SqlError) -> &'static str {
         ErrorKind::InvalidText => INVALID_TEXT_REPRESENTATION,
         ErrorKind::UndefinedParameter => UNDEFINED_PARAMETER,
         ErrorKind::Cancelled => QUERY_CANCELED,
+        ErrorKind::DivisionByZero => DIVISION_BY_ZERO,
         ErrorKind::DuplicateTable => DUPLICATE_TABLE,
         ErrorKind::NotNullViolation => NOT_NULL_VIOLATION,
         ErrorKind::OutOfRange => NUMERIC_VALUE_OUT_OF_RANGE,

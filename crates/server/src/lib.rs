@@ -33,11 +33,11 @@ use async_trait::async_trait;
 use futures::Sink;
 use futures::stream;
 use maestro_execution::{Executor, Granularity};
-use maestro_scheduler::{CancelReason, CancelToken, Scheduler, catch_cancelled};
+use maestro_scheduler::{CancelReason, CancelToken, Cancelled, Scheduler, catch_cancelled};
 use maestro_sql::store::{QueryRunner, is_write};
 use maestro_sql::types::SqlType;
 use maestro_sql::{
-    Catalog, Description, ErrorKind, LogicalPlan, ParamValue, SqlError, Store, Written,
+    Catalog, Description, ErrorKind, Explain, LogicalPlan, ParamValue, SqlError, Store, Written,
 };
 use maestro_tpch::queries::{QueryResult, Value};
 use maestro_txn::Transaction;
@@ -209,16 +209,7 @@ impl Engine {
                 self.exec
                     .run_plan(|| maestro_sql::lower::run(&ctx, catalog, plan))
             })
-            .map_err(|c| {
-                SqlError::new(
-                    ErrorKind::Cancelled,
-                    match c.reason {
-                        CancelReason::Cancelled => "canceling statement due to user request",
-                        CancelReason::TimedOut => "canceling statement due to statement timeout",
-                        _ => "canceling statement: memory limit exceeded",
-                    },
-                )
-            })?
+            .map_err(cancelled_error)?
         };
         let runner: QueryRunner = &run;
         if let Some(written) = self.store.execute(txn, &stmt, params, runner) {
@@ -226,8 +217,18 @@ impl Engine {
         }
         let view = self.store.view(txn);
         let (plan, explain) = maestro_sql::plan_with(&view, sql, params)?;
-        if explain {
-            return Ok(Answer::Explain(plan.explain()));
+        match explain {
+            Explain::Plan => return Ok(Answer::Explain(plan.explain())),
+            Explain::Analyze => {
+                let (_, analysis) = catch_cancelled(|| {
+                    self.exec
+                        .run_plan(|| maestro_sql::lower::run_analyzed(&ctx, &view, &plan))
+                })
+                .map_err(cancelled_error)??;
+                let text = maestro_sql::explain_analyze(&plan, &analysis, &ctx.finish());
+                return Ok(Answer::Explain(text));
+            }
+            Explain::No => {}
         }
         let columns = maestro_sql::lower::result_columns(&plan);
         let result = run(&view, &plan)?;
@@ -236,6 +237,18 @@ impl Engine {
             rows: result.rows,
         })
     }
+}
+
+/// A cancelled run as the statement's error (SQLSTATE 57014).
+fn cancelled_error(c: Cancelled) -> SqlError {
+    SqlError::new(
+        ErrorKind::Cancelled,
+        match c.reason {
+            CancelReason::Cancelled => "canceling statement due to user request",
+            CancelReason::TimedOut => "canceling statement due to statement timeout",
+            _ => "canceling statement: memory limit exceeded",
+        },
+    )
 }
 
 /// Accepts connections on `listener`, one session (a task) per connection,

@@ -25,6 +25,8 @@ pub enum ErrorKind {
     UndefinedParameter,
     /// The statement was cancelled (SQLSTATE 57014).
     Cancelled,
+    /// `x / 0` or `x % 0` on a row the statement evaluates (SQLSTATE 22012).
+    DivisionByZero,
     /// CREATE TABLE of a name a visible table has (SQLSTATE 42P07).
     DuplicateTable,
     /// A NULL for a stored column: stored columns are NOT NULL (23502).

@@ -1,19 +1,64 @@
 //! `EXPLAIN`: a [`LogicalPlan`] as an indented tree, one operator per line,
-//! expressions as SQL-like text with `alias.column` names.
+//! expressions as SQL-like text with `alias.column` names. `EXPLAIN ANALYZE`
+//! adds to each line what the node did in a run ([`Analysis`]): its actual
+//! output rows, its time (inclusive of its inputs, as PostgreSQL's), and the
+//! operator tasks it created and the memory it charged (its own, without
+//! its inputs').
 
 use std::fmt::{self, Write as _};
 
+use crate::lower::{Analysis, NodeStats};
 use crate::plan::{ArithOp, Direction, Expr, JoinKind, LogicalPlan, Plan};
 
 impl LogicalPlan {
     /// The plan as an indented tree, one operator per line.
     pub fn explain(&self) -> String {
         let mut out = String::new();
-        self.explain_node(&self.root, 0, &mut out);
+        self.explain_node(&self.root, 0, None, &mut out);
         out
     }
 
-    fn explain_node(&self, plan: &Plan, depth: usize, out: &mut String) {
+    /// The plan with what each node did in the run `analysis` measured
+    /// (a run of this very plan: nodes are known by their address).
+    pub fn explain_analyzed(&self, analysis: &Analysis) -> String {
+        let mut out = String::new();
+        self.explain_node(&self.root, 0, Some(analysis), &mut out);
+        out
+    }
+
+    /// `node`'s line suffix: `(actual rows=… time=… ms tasks=… memory=…)`.
+    fn annotation(node: &Plan, analysis: &Analysis) -> String {
+        let Some(NodeStats {
+            rows,
+            elapsed,
+            tasks,
+            memory_bytes,
+        }) = analysis.get(node)
+        else {
+            return " (never executed)".to_string();
+        };
+        // Tasks and memory without the inputs' (theirs are on their lines).
+        let (mut own_tasks, mut own_bytes) = (tasks, memory_bytes);
+        for c in node.children() {
+            if let Some(s) = analysis.get(c) {
+                own_tasks = own_tasks.saturating_sub(s.tasks);
+                own_bytes = own_bytes.saturating_sub(s.memory_bytes);
+            }
+        }
+        format!(
+            " (actual rows={rows} time={:.3} ms tasks={own_tasks} memory={:.1} KiB)",
+            elapsed.as_secs_f64() * 1e3,
+            own_bytes as f64 / 1024.0
+        )
+    }
+
+    fn explain_node(
+        &self,
+        plan: &Plan,
+        depth: usize,
+        analysis: Option<&Analysis>,
+        out: &mut String,
+    ) {
         let pad = "  ".repeat(depth);
         let e = |x: &Expr| self.show(x);
         let list = |xs: &[Expr]| xs.iter().map(e).collect::<Vec<_>>().join(" AND ");
@@ -128,18 +173,25 @@ impl LogicalPlan {
                 writeln!(out, "{pad}Project {}", o.join(", "))
             }
         };
+        if let Some(a) = analysis
+            && out.ends_with('\n')
+        {
+            out.pop();
+            out.push_str(&Self::annotation(plan, a));
+            out.push('\n');
+        }
         match plan {
             Plan::Scan { .. } | Plan::OneRow => {}
             Plan::Join { left, right, .. } => {
-                self.explain_node(left, depth + 1, out);
-                self.explain_node(right, depth + 1, out);
+                self.explain_node(left, depth + 1, analysis, out);
+                self.explain_node(right, depth + 1, analysis, out);
             }
             Plan::Filter { input, .. }
             | Plan::Map { input, .. }
             | Plan::Aggregate { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
-            | Plan::Project { input, .. } => self.explain_node(input, depth + 1, out),
+            | Plan::Project { input, .. } => self.explain_node(input, depth + 1, analysis, out),
         }
     }
 
@@ -182,6 +234,7 @@ impl<'p> fmt::Display for Shown<'p> {
                     ArithOp::Sub => "-",
                     ArithOp::Mul => "*",
                     ArithOp::Div => "/",
+                    ArithOp::Mod => "%",
                 };
                 write!(f, "({} {o} {})", s(a), s(b))
             }

@@ -12,7 +12,7 @@
 //! IN (list), LIKE, CASE WHEN [ELSE], CAST, SUBSTRING, COALESCE, NULLIF,
 //! `DATE '…'`, `DATE '…' ± INTERVAL`, EXTRACT(YEAR FROM …); subqueries
 //! unnested into joins (`[NOT] EXISTS`, `[NOT] IN (SELECT …)`, scalar
-//! subqueries, correlated by equalities); `EXPLAIN SELECT …`. All 22 TPC-H
+//! subqueries, correlated by equalities); `EXPLAIN [ANALYZE] SELECT …`. All 22 TPC-H
 //! queries run from the spec's SQL. Tables that clients create and change
 //! (CREATE/DROP TABLE, INSERT/UPDATE/DELETE, COPY FROM, transactions) live in
 //! the transactional [`store`]. Not in this slice: RIGHT/FULL joins, set
@@ -38,6 +38,7 @@ use maestro_tpch::queries::QueryResult;
 
 pub use catalog::{Catalog, ColumnDef, TableDef, TpchCatalog};
 pub use error::{ErrorKind, Position, SqlError};
+pub use lower::{Analysis, NodeStats};
 pub use params::ParamValue;
 pub use plan::LogicalPlan;
 pub use store::{Store, View, Written};
@@ -48,8 +49,21 @@ use types::SqlType;
 pub enum Output {
     /// A query's rows.
     Rows(QueryResult),
-    /// `EXPLAIN`: the optimized plan, one operator per line.
+    /// `EXPLAIN`: the optimized plan, one operator per line (`EXPLAIN
+    /// ANALYZE`: with each operator's actual rows, time, tasks and memory).
     Explain(String),
+}
+
+/// Whether a statement is an `EXPLAIN`, and which.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Explain {
+    /// Not an EXPLAIN: run it.
+    No,
+    /// `EXPLAIN`: the plan, not run.
+    Plan,
+    /// `EXPLAIN ANALYZE`: run it, return the plan with what each operator did
+    /// (the rows are discarded, as PostgreSQL does).
+    Analyze,
 }
 
 /// Parses one statement (PostgreSQL dialect).
@@ -64,9 +78,9 @@ pub fn parse(sql: &str) -> Result<Statement, SqlError> {
     }
 }
 
-/// Parses, binds and optimizes one statement; `explain` says whether it was
-/// `EXPLAIN`.
-pub fn plan(catalog: &dyn Catalog, sql: &str) -> Result<(LogicalPlan, bool), SqlError> {
+/// Parses, binds and optimizes one statement, and says whether it was an
+/// `EXPLAIN` [`ANALYZE`](Explain::Analyze).
+pub fn plan(catalog: &dyn Catalog, sql: &str) -> Result<(LogicalPlan, Explain), SqlError> {
     plan_with(catalog, sql, &[])
 }
 
@@ -76,7 +90,7 @@ pub fn plan_with(
     catalog: &dyn Catalog,
     sql: &str,
     params: &[ParamValue],
-) -> Result<(LogicalPlan, bool), SqlError> {
+) -> Result<(LogicalPlan, Explain), SqlError> {
     let stmt = parse(sql)?;
     let bound = bind::bind_with(catalog, &stmt, &[], Some(params.to_vec()))?;
     Ok((optimize::optimize(bound.plan, catalog)?, bound.explain))
@@ -92,6 +106,7 @@ pub struct Description {
     /// else inferred from the context (a comparison's other side, a CAST,
     /// an IN list's operand, LIMIT; TEXT where nothing says).
     pub param_types: Vec<SqlType>,
+    /// An `EXPLAIN` [`ANALYZE`]: it answers text rows of its plan.
     pub explain: bool,
 }
 
@@ -104,13 +119,13 @@ pub fn describe(
     let stmt = parse(sql)?;
     let bound = bind::bind_with(catalog, &stmt, declared, None)?;
     Ok(Description {
-        columns: if bound.explain {
+        columns: if bound.explain != Explain::No {
             vec![("QUERY PLAN".to_string(), SqlType::Str)]
         } else {
             lower::result_columns(&bound.plan)
         },
         param_types: bound.param_types,
-        explain: bound.explain,
+        explain: bound.explain != Explain::No,
     })
 }
 
@@ -120,19 +135,44 @@ pub fn execute(exec: &Executor, catalog: &dyn Catalog, sql: &str) -> Result<Outp
     execute_profiled(exec, catalog, sql).map(|(o, _)| o)
 }
 
-/// [`execute`] with the operators' profile (empty for `EXPLAIN`).
+/// [`execute`] with the operators' profile (none for `EXPLAIN`).
 pub fn execute_profiled(
     exec: &Executor,
     catalog: &dyn Catalog,
     sql: &str,
 ) -> Result<(Output, Option<QueryProfile>), SqlError> {
     let (plan, explain) = plan(catalog, sql)?;
-    if explain {
-        return Ok((Output::Explain(plan.explain()), None));
-    }
     let ctx = exec.context("SQL");
-    let result = exec.run_plan(|| lower::run(&ctx, catalog, &plan))?;
-    Ok((Output::Rows(result), Some(ctx.finish())))
+    match explain {
+        Explain::Plan => Ok((Output::Explain(plan.explain()), None)),
+        Explain::No => {
+            let result = exec.run_plan(|| lower::run(&ctx, catalog, &plan))?;
+            Ok((Output::Rows(result), Some(ctx.finish())))
+        }
+        Explain::Analyze => {
+            let (_, analysis) = exec.run_plan(|| lower::run_analyzed(&ctx, catalog, &plan))?;
+            let profile = ctx.finish();
+            Ok((
+                Output::Explain(explain_analyze(&plan, &analysis, &profile)),
+                Some(profile),
+            ))
+        }
+    }
+}
+
+/// `EXPLAIN ANALYZE`'s text: the annotated plan and the run's totals.
+pub fn explain_analyze(
+    plan: &LogicalPlan,
+    analysis: &lower::Analysis,
+    profile: &QueryProfile,
+) -> String {
+    format!(
+        "{}Execution: {:.3} ms, {} tasks, {:.1} KiB charged\n",
+        plan.explain_analyzed(analysis),
+        profile.elapsed.as_secs_f64() * 1e3,
+        profile.tasks,
+        profile.memory_charged as f64 / 1024.0
+    )
 }
 
 /// sqlparser's message, with its "at Line: l, Column: c" as a position.

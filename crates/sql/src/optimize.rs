@@ -14,6 +14,10 @@
 //!    lowering builds each hash table on the smaller actual input.
 //! 3. **Projection pruning.** Scans keep only the columns some operator above
 //!    reads.
+//!
+//! Besides, a filter over a derived table's computed columns (`Map`) puts
+//! the conjuncts that do not read them below the map (so a division there
+//! only sees the rows that pass, see [`filter_below_map`]).
 
 use std::collections::BTreeSet;
 
@@ -174,6 +178,24 @@ fn place_joins(plan: Plan, unique: &BTreeSet<ColumnId>) -> Result<Plan> {
                 residual,
             })
         }
+        Plan::Filter { input, predicate } if matches!(*input, Plan::Map { .. }) => {
+            let Plan::Map { input, exprs } = *input else {
+                unreachable!("matched above")
+            };
+            let (below, map, above) = filter_below_map(input, exprs, predicate);
+            let map = Plan::Map {
+                input: Box::new(place_joins(below, unique)?),
+                exprs: map,
+            };
+            Ok(if above.is_empty() {
+                map
+            } else {
+                Plan::Filter {
+                    input: Box::new(map),
+                    predicate: above,
+                }
+            })
+        }
         Plan::Filter { input, predicate } => Ok(Plan::Filter {
             input: go(input)?,
             predicate,
@@ -209,6 +231,34 @@ fn place_joins(plan: Plan, unique: &BTreeSet<ColumnId>) -> Result<Plan> {
             outputs,
         }),
     }
+}
+
+/// A filter over a derived table's computed columns (`Map`): the conjuncts
+/// that do not read them go below it, so the computed expressions are
+/// evaluated only on the rows that pass — PostgreSQL's semantics for
+/// `SELECT q FROM (SELECT a / b AS q, b FROM t) s WHERE b <> 0`, where a
+/// division computed first would fail on the rows the filter removes (and
+/// less work besides). The rest stays above the map. Returns the input
+/// (filtered), the map's expressions and the conjuncts left above.
+#[allow(clippy::type_complexity)]
+fn filter_below_map(
+    input: Box<Plan>,
+    exprs: Vec<(ColumnId, Expr)>,
+    predicate: Vec<Expr>,
+) -> (Plan, Vec<(ColumnId, Expr)>, Vec<Expr>) {
+    let computed: BTreeSet<ColumnId> = exprs.iter().map(|e| e.0).collect();
+    let (above, below): (Vec<Expr>, Vec<Expr>) = predicate
+        .into_iter()
+        .partition(|c| c.columns().iter().any(|id| computed.contains(id)));
+    let input = if below.is_empty() {
+        *input
+    } else {
+        Plan::Filter {
+            input,
+            predicate: below,
+        }
+    };
+    (input, exprs, above)
 }
 
 /// A semi join over a region of several tables whose keys read one table

@@ -24,6 +24,8 @@ pub enum ArithOp {
     Sub,
     Mul,
     Div,
+    /// `%`: the remainder, exact operands only.
+    Mod,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

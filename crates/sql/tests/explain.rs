@@ -231,3 +231,23 @@ fn in_subquery_with_having_filters_orders_before_the_joins() {
         .expect(&plan);
     assert!(lines[semi + 1].starts_with("Scan orders"), "{plan}");
 }
+
+#[test]
+fn a_filter_over_a_derived_table_goes_below_its_computed_columns() {
+    // `n_regionkey <> 0` runs before the division, so no row divides by zero.
+    let plan = explain(
+        "explain select q from (select n_nationkey / n_regionkey as q, n_regionkey from nation) s \
+         where n_regionkey <> 0 and q > 20",
+    );
+    let lines: Vec<&str> = plan.lines().map(str::trim).collect();
+    assert!(
+        lines[1].starts_with("Filter ") && lines[1].contains("> 20"),
+        "{plan}"
+    );
+    assert!(lines[2].starts_with("Map "), "{plan}");
+    assert!(
+        lines[3].starts_with("Scan nation")
+            && lines[3].contains("filter [nation.n_regionkey <> 0]"),
+        "{plan}"
+    );
+}

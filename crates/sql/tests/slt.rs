@@ -24,7 +24,7 @@ use std::path::Path;
 use common::{db, scheduler};
 use maestro_execution::{Executor, Granularity};
 use maestro_sql::store::Written;
-use maestro_sql::{Catalog, ErrorKind, LogicalPlan, ParamValue, SqlError, Store};
+use maestro_sql::{Catalog, ErrorKind, Explain, LogicalPlan, ParamValue, SqlError, Store};
 use maestro_tpch::queries::{ColumnType, QueryResult, Value, format_double};
 use maestro_txn::Transaction;
 use sqllogictest::{DB, DBOutput, DefaultColumnType, Record, Runner, strict_column_validator};
@@ -175,7 +175,12 @@ impl Maestro {
             }
         };
         let (plan, explain) = maestro_sql::plan_with(&catalog, sql, &values)?;
-        if explain {
+        if explain == Explain::Analyze {
+            return Err(SqlError::unsupported(
+                "EXPLAIN ANALYZE in a .slt file (its times vary; tests/explain.rs checks it)",
+            ));
+        }
+        if explain == Explain::Plan {
             return Ok(DBOutput::Rows {
                 types: vec![DefaultColumnType::Text],
                 rows: plan
@@ -271,6 +276,7 @@ slt!(
     types,
     nulls,
     arithmetic,
+    division,
     casts,
     predicates,
     dates,

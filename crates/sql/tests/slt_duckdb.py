@@ -164,13 +164,27 @@ KNOWN = {
     ("dml.slt", "'ninechars'"):
         "PostgreSQL: ERROR value too long for type character varying(8) (docs, Character "
         "Types); DuckDB does not enforce VARCHAR(n) lengths. Maestro follows PostgreSQL.",
-    ("known_bugs.slt", "/ (n_regionkey - n_regionkey)"):
-        "PostgreSQL: ERROR division by zero; DuckDB 2.0 gives inf (and answers); Maestro "
-        "gives NULL (a known bug, hence known_bugs.slt).",
-    ("known_bugs.slt", "select 1 / 0"):
-        "PostgreSQL: ERROR division by zero; DuckDB 2.0 gives inf; Maestro NULL (known bug).",
-    ("known_bugs.slt", "select l_quantity / (l_tax - l_tax)"):
-        "PostgreSQL: ERROR division by zero; DuckDB 2.0 gives inf; Maestro NULL (known bug).",
+    ("division.slt", "/ 0"):
+        "PostgreSQL: ERROR division by zero (22012) for integers, numerics and doubles; "
+        "DuckDB 2.0 gives inf or NULL. Maestro follows PostgreSQL.",
+    ("division.slt", "% 0"):
+        "PostgreSQL: ERROR division by zero (22012); DuckDB 2.0 gives NULL. Maestro follows "
+        "PostgreSQL.",
+    ("division.slt", "(n_regionkey - n_regionkey)"):
+        "PostgreSQL: ERROR division by zero (22012); DuckDB 2.0 gives inf/NULL and answers. "
+        "Maestro follows PostgreSQL.",
+    ("division.slt", "(l_tax - l_tax)"):
+        "PostgreSQL: ERROR division by zero (22012); DuckDB 2.0 gives inf. Maestro follows "
+        "PostgreSQL.",
+    ("division.slt", "and n_nationkey / r_regionkey > 5)"):
+        "PostgreSQL: ERROR division by zero (22012) on the region-0 pairs; DuckDB 2.0 "
+        "divides to inf and answers. Maestro follows PostgreSQL.",
+    ("division.slt", "select cast(7 as double) % 2"):
+        "PostgreSQL: ERROR operator does not exist: double precision % integer; DuckDB "
+        "computes fmod. Maestro follows PostgreSQL (a type error).",
+    ("known_bugs.slt", "select cast(n_name as integer)"):
+        "PostgreSQL: ERROR invalid input syntax for type integer (22P02); DuckDB: Conversion "
+        "Error; Maestro gives NULL (a known bug, hence known_bugs.slt).",
 }
 
 # Records where DuckDB agrees with the expectation but PostgreSQL would not: printed

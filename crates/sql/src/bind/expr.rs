@@ -118,6 +118,7 @@ impl Binder<'_> {
                     BinaryOperator::Minus => self.arith(ArithOp::Sub, l, r),
                     BinaryOperator::Multiply => self.arith(ArithOp::Mul, l, r),
                     BinaryOperator::Divide => self.arith(ArithOp::Div, l, r),
+                    BinaryOperator::Modulo => self.arith(ArithOp::Mod, l, r),
                     BinaryOperator::Eq => self.compare(CmpOp::Eq, l, r),
                     BinaryOperator::NotEq => self.compare(CmpOp::Ne, l, r),
                     BinaryOperator::Lt => self.compare(CmpOp::Lt, l, r),
@@ -574,6 +575,8 @@ impl Binder<'_> {
             ArithOp::Mul => {
                 lt.is_numeric() && rt.is_numeric() && lt.scale() + rt.scale() <= MAX_SCALE
             }
+            // PostgreSQL has no `%` for double precision.
+            ArithOp::Mod => lt.is_exact() && rt.is_exact(),
             _ => lt.is_numeric() && rt.is_numeric(),
         };
         if !ok {
@@ -621,7 +624,9 @@ pub(crate) fn type_of(e: &Expr, col: &dyn Fn(ColumnId) -> SqlType) -> SqlType {
                 _ if ta == SqlType::Double || tb == SqlType::Double => SqlType::Double,
                 ArithOp::Div => SqlType::Double,
                 ArithOp::Mul => SqlType::exact(ta.scale() + tb.scale()),
-                ArithOp::Add | ArithOp::Sub => SqlType::exact(ta.scale().max(tb.scale())),
+                ArithOp::Add | ArithOp::Sub | ArithOp::Mod => {
+                    SqlType::exact(ta.scale().max(tb.scale()))
+                }
             }
         }
         Expr::Cmp(..)

@@ -32,8 +32,8 @@ use scope::{Scope, normalize};
 /// A bound statement.
 pub struct BoundStatement {
     pub plan: LogicalPlan,
-    /// `EXPLAIN`: print the plan instead of running it.
-    pub explain: bool,
+    /// `EXPLAIN [ANALYZE]`: print the plan instead of the rows.
+    pub explain: crate::Explain,
     /// The types of its parameters `$1`, `$2`, … (declared or inferred).
     pub param_types: Vec<SqlType>,
 }
@@ -105,13 +105,12 @@ pub fn bind_with(
     values: Option<Vec<ParamValue>>,
 ) -> Result<BoundStatement> {
     let (query, explain) = match stmt {
-        Statement::Query(q) => (q, false),
+        Statement::Query(q) => (q, crate::Explain::No),
         Statement::Explain {
-            statement,
-            analyze: false,
-            ..
+            statement, analyze, ..
         } => match statement.as_ref() {
-            Statement::Query(q) => (q, true),
+            Statement::Query(q) if *analyze => (q, crate::Explain::Analyze),
+            Statement::Query(q) => (q, crate::Explain::Plan),
             other => return Err(SqlError::unsupported(format!("EXPLAIN of {}", kind(other)))),
         },
         other => return Err(SqlError::unsupported(kind(other))),

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use maestro_execution::{self as exec, Col, ExecContext, Input, Lit, Pred, project};
 use maestro_storage::column::Decimal;
 
-use super::eval::{eval_row, truth};
+use super::eval::{Fault, eval_row, truth};
 use super::vector::{Relation, Scalar, Vector};
 use crate::error::{Result, SqlError};
 use crate::plan::{ArithOp, CmpOp, Expr};
@@ -75,7 +75,8 @@ pub(crate) fn to_exec_expr<'r>(e: &Expr, rel: &'r Relation) -> Option<exec::Expr
                 ArithOp::Add => a + b,
                 ArithOp::Sub => a - b,
                 ArithOp::Mul => a * b,
-                ArithOp::Div => return None,
+                // Row by row, where a zero divisor is an error.
+                ArithOp::Div | ArithOp::Mod => return None,
             }
         }
         Expr::Case { whens, otherwise } => {
@@ -145,20 +146,26 @@ fn native_pred<'r>(e: &Expr, rel: &'r Relation) -> Option<Pred<'r>> {
 
 /// `e` as a predicate over `rel`'s positions: natively where possible; a
 /// comparison of two exact expressions through their projected difference;
-/// anything else row by row.
-pub(crate) fn to_pred<'r>(ctx: &ExecContext, e: &'r Expr, rel: &'r Relation) -> Result<Pred<'r>> {
+/// anything else row by row, recording an evaluation error in `fault` (the
+/// caller checks it after running the predicate).
+pub(crate) fn to_pred<'r>(
+    ctx: &ExecContext,
+    e: &'r Expr,
+    rel: &'r Relation,
+    fault: &'r Fault,
+) -> Result<Pred<'r>> {
     if let Some(p) = native_pred(e, rel) {
         return Ok(p);
     }
     match e {
         Expr::And(es) => Ok(Pred::and(
             es.iter()
-                .map(|e| to_pred(ctx, e, rel))
+                .map(|e| to_pred(ctx, e, rel, fault))
                 .collect::<Result<_>>()?,
         )),
         Expr::Or(es) => Ok(Pred::or(
             es.iter()
-                .map(|e| to_pred(ctx, e, rel))
+                .map(|e| to_pred(ctx, e, rel, fault))
                 .collect::<Result<_>>()?,
         )),
         Expr::Cmp(op, a, b) => {
@@ -167,9 +174,9 @@ pub(crate) fn to_pred<'r>(ctx: &ExecContext, e: &'r Expr, rel: &'r Relation) -> 
                 let op = *op;
                 return Ok(Pred::func(move |p| op.holds(diff[p as usize].cmp(&0))));
             }
-            Ok(Pred::func(move |p| truth(e, rel, p as usize)))
+            Ok(Pred::func(move |p| truth(e, rel, p as usize, fault)))
         }
-        _ => Ok(Pred::func(move |p| truth(e, rel, p as usize))),
+        _ => Ok(Pred::func(move |p| truth(e, rel, p as usize, fault))),
     }
 }
 
@@ -198,7 +205,9 @@ pub(crate) fn eval_vector<'d>(
             },
         });
     }
-    let values: Vec<Scalar> = (0..rel.len).map(|p| eval_row(e, rel, p)).collect();
+    let values: Vec<Scalar> = (0..rel.len)
+        .map(|p| eval_row(e, rel, p))
+        .collect::<Result<_, _>>()?;
     Ok(Vector::Values(values))
 }
 

@@ -5,18 +5,79 @@
 //! string results, LIKE with `_` — and produces the output rows. It is not
 //! in `maestro-execution` because it works on SQL values (NULL, DOUBLE,
 //! strings), which that crate's integer kernels deliberately do not.
+//!
+//! Evaluation can fail ([`EvalError`]: division by zero, exact arithmetic
+//! past 128 bits). Only the rows that reach an expression are evaluated —
+//! CASE evaluates the branch it picks, AND/OR stop at the first deciding
+//! operand, filters run on the rows earlier conditions kept — so
+//! `CASE WHEN b = 0 THEN NULL ELSE a / b END` and `WHERE b <> 0 AND a / b > 1`
+//! do not fail, as in PostgreSQL. Where the caller cannot return an error
+//! (an operator's predicate or join residual callback) it records the first
+//! one in a [`Fault`] and checks it when the operator returns.
 
 use std::cmp::Ordering;
+use std::sync::OnceLock;
 
 use maestro_storage::column::Date;
 use maestro_tpch::queries::ratio_f64;
 
 use super::vector::{Relation, Scalar};
+use crate::error::{ErrorKind, SqlError};
 use crate::plan::{ArithOp, ColumnId, Expr};
 use crate::types::{Literal, SqlType, parse_exact};
 
+/// Why a value could not be computed (a runtime error of the statement).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EvalError {
+    /// `x / 0` or `x % 0` (SQLSTATE 22012).
+    DivisionByZero,
+    /// Exact arithmetic past 128 bits (SQLSTATE 22003).
+    Overflow,
+}
+
+impl From<EvalError> for SqlError {
+    fn from(e: EvalError) -> SqlError {
+        match e {
+            EvalError::DivisionByZero => {
+                SqlError::new(ErrorKind::DivisionByZero, "division by zero")
+            }
+            EvalError::Overflow => {
+                SqlError::new(ErrorKind::OutOfRange, "numeric value out of range")
+            }
+        }
+    }
+}
+
+pub(crate) type Eval<T = Scalar> = Result<T, EvalError>;
+
+/// The first evaluation error inside an operator callback that returns a
+/// plain `bool` (a `Pred::func`, a join residual): the callback records it
+/// and answers `false`; the caller turns it into the statement's error with
+/// [`Fault::check`] once the operator returns. Shared by the operator's
+/// parallel tasks, hence the `OnceLock`.
+#[derive(Default)]
+pub(crate) struct Fault(OnceLock<EvalError>);
+
+impl Fault {
+    /// `v`'s value, or `false` after recording its error.
+    pub fn truth(&self, v: Eval) -> bool {
+        match v {
+            Ok(s) => s == Scalar::Bool(true),
+            Err(e) => {
+                let _ = self.0.set(e);
+                false
+            }
+        }
+    }
+
+    /// The recorded error, if any.
+    pub fn check(&self) -> Result<(), SqlError> {
+        self.0.get().map_or(Ok(()), |e| Err((*e).into()))
+    }
+}
+
 /// The value of `e` at position `p` of `rel`.
-pub(crate) fn eval_row(e: &Expr, rel: &Relation, p: usize) -> Scalar {
+pub(crate) fn eval_row(e: &Expr, rel: &Relation, p: usize) -> Eval {
     eval_with(e, &|c| rel.get(c).map_or(Scalar::Null, |v| v.value_at(p)))
 }
 
@@ -24,21 +85,23 @@ pub(crate) fn eval_row(e: &Expr, rel: &Relation, p: usize) -> Scalar {
 /// relation, or a pair of rows of a join's two sides). SQL's three-valued
 /// logic: a comparison with NULL is NULL, `NULL AND false` is false, `NULL
 /// OR true` is true, `NOT NULL` is NULL.
-pub(crate) fn eval_with(e: &Expr, col: &dyn Fn(ColumnId) -> Scalar) -> Scalar {
+pub(crate) fn eval_with(e: &Expr, col: &dyn Fn(ColumnId) -> Scalar) -> Eval {
     let ev = |x: &Expr| eval_with(x, col);
-    match e {
+    Ok(match e {
         Expr::Column(c) => col(*c),
         Expr::Lit(l) => literal(l),
-        Expr::Arith(op, a, b) => arith(*op, ev(a), ev(b)),
-        Expr::Cmp(op, a, b) => match compare(&ev(a), &ev(b)) {
+        // Both operands, then NULL if either is (`NULL / 0` is NULL, as
+        // PostgreSQL's strict operators give).
+        Expr::Arith(op, a, b) => arith(*op, ev(a)?, ev(b)?)?,
+        Expr::Cmp(op, a, b) => match compare(&ev(a)?, &ev(b)?) {
             Some(o) => Scalar::Bool(op.holds(o)),
             None => Scalar::Null,
         },
         Expr::And(es) => {
             let mut unknown = false;
             for x in es {
-                match ev(x) {
-                    Scalar::Bool(false) => return Scalar::Bool(false),
+                match ev(x)? {
+                    Scalar::Bool(false) => return Ok(Scalar::Bool(false)),
                     Scalar::Bool(true) => {}
                     _ => unknown = true,
                 }
@@ -52,8 +115,8 @@ pub(crate) fn eval_with(e: &Expr, col: &dyn Fn(ColumnId) -> Scalar) -> Scalar {
         Expr::Or(es) => {
             let mut unknown = false;
             for x in es {
-                match ev(x) {
-                    Scalar::Bool(true) => return Scalar::Bool(true),
+                match ev(x)? {
+                    Scalar::Bool(true) => return Ok(Scalar::Bool(true)),
                     Scalar::Bool(false) => {}
                     _ => unknown = true,
                 }
@@ -64,7 +127,7 @@ pub(crate) fn eval_with(e: &Expr, col: &dyn Fn(ColumnId) -> Scalar) -> Scalar {
                 Scalar::Bool(false)
             }
         }
-        Expr::Not(x) => match ev(x) {
+        Expr::Not(x) => match ev(x)? {
             Scalar::Bool(b) => Scalar::Bool(!b),
             _ => Scalar::Null,
         },
@@ -73,9 +136,9 @@ pub(crate) fn eval_with(e: &Expr, col: &dyn Fn(ColumnId) -> Scalar) -> Scalar {
             list,
             negated,
         } => {
-            let v = ev(expr);
+            let v = ev(expr)?;
             if v == Scalar::Null {
-                return Scalar::Null;
+                return Ok(Scalar::Null);
             }
             let found = list
                 .iter()
@@ -86,31 +149,37 @@ pub(crate) fn eval_with(e: &Expr, col: &dyn Fn(ColumnId) -> Scalar) -> Scalar {
             expr,
             pattern,
             negated,
-        } => match ev(expr) {
+        } => match ev(expr)? {
             Scalar::Str(s) => Scalar::Bool(like(s.as_bytes(), pattern.as_bytes()) != *negated),
             _ => Scalar::Null,
         },
-        Expr::Case { whens, otherwise } => whens
-            .iter()
-            .find(|(c, _)| ev(c) == Scalar::Bool(true))
-            .map_or_else(
-                || otherwise.as_ref().map_or(Scalar::Null, |o| ev(o)),
-                |(_, v)| ev(v),
-            ),
-        Expr::Year(x) => match ev(x) {
+        Expr::Case { whens, otherwise } => {
+            // In order, each condition only when the ones before it did
+            // not hold, and only the chosen branch.
+            for (c, v) in whens {
+                if ev(c)? == Scalar::Bool(true) {
+                    return ev(v);
+                }
+            }
+            match otherwise {
+                Some(o) => ev(o)?,
+                None => Scalar::Null,
+            }
+        }
+        Expr::Year(x) => match ev(x)? {
             Scalar::Date(d) => Scalar::Num {
                 value: Date(d).year().into(),
                 scale: 0,
             },
             _ => Scalar::Null,
         },
-        Expr::Substring { expr, start, len } => match ev(expr) {
+        Expr::Substring { expr, start, len } => match ev(expr)? {
             Scalar::Str(s) => Scalar::Str(substring(&s, *start, *len)),
             _ => Scalar::Null,
         },
-        Expr::IsNull { expr, negated } => Scalar::Bool((ev(expr) == Scalar::Null) != *negated),
-        Expr::Cast(x, t) => cast(ev(x), *t),
-    }
+        Expr::IsNull { expr, negated } => Scalar::Bool((ev(expr)? == Scalar::Null) != *negated),
+        Expr::Cast(x, t) => cast(ev(x)?, *t),
+    })
 }
 
 /// PostgreSQL's `substring(s from start for len)`: characters
@@ -198,9 +267,10 @@ fn show_exact(value: i128, scale: u8) -> String {
     format!("{sign}{}.{:0w$}", a / d, a % d, w = usize::from(scale))
 }
 
-/// Whether a condition holds at `p` (NULL does not).
-pub(crate) fn truth(e: &Expr, rel: &Relation, p: usize) -> bool {
-    eval_row(e, rel, p) == Scalar::Bool(true)
+/// Whether a condition holds at `p` (NULL does not); an error is recorded
+/// in `fault` and counts as not holding.
+pub(crate) fn truth(e: &Expr, rel: &Relation, p: usize, fault: &Fault) -> bool {
+    fault.truth(eval_row(e, rel, p))
 }
 
 pub(crate) fn literal(l: &Literal) -> Scalar {
@@ -254,8 +324,8 @@ fn as_f64(v: &Scalar) -> Option<f64> {
     }
 }
 
-fn arith(op: ArithOp, a: Scalar, b: Scalar) -> Scalar {
-    match (&a, &b) {
+fn arith(op: ArithOp, a: Scalar, b: Scalar) -> Eval {
+    Ok(match (&a, &b) {
         (
             Scalar::Num {
                 value: x,
@@ -265,43 +335,60 @@ fn arith(op: ArithOp, a: Scalar, b: Scalar) -> Scalar {
                 value: y,
                 scale: sy,
             },
-        ) => exact_arith(op, (*x, *sx), (*y, *sy)).unwrap_or(Scalar::Null),
+        ) => exact_arith(op, (*x, *sx), (*y, *sy))?,
         _ => match (as_f64(&a), as_f64(&b)) {
             (Some(x), Some(y)) => match op {
                 ArithOp::Add => Scalar::Double(x + y),
                 ArithOp::Sub => Scalar::Double(x - y),
                 ArithOp::Mul => Scalar::Double(x * y),
-                ArithOp::Div if y == 0.0 => Scalar::Null,
+                // PostgreSQL raises for `float8 / 0` too (DuckDB gives
+                // inf/NaN); PostgreSQL's choice, as everywhere else.
+                ArithOp::Div | ArithOp::Mod if y == 0.0 => return Err(EvalError::DivisionByZero),
                 ArithOp::Div => Scalar::Double(x / y),
+                // The binder admits `%` on exact operands only.
+                ArithOp::Mod => Scalar::Double(x % y),
             },
             _ => Scalar::Null,
         },
-    }
+    })
 }
 
-/// Exact arithmetic in 128 bits; `None` when it overflows (the caller
-/// makes that NULL) or divides by zero.
-fn exact_arith(op: ArithOp, (x, sx): (i128, u8), (y, sy): (i128, u8)) -> Option<Scalar> {
-    Some(match op {
+/// Exact arithmetic in 128 bits: an error when it overflows or divides by
+/// zero.
+fn exact_arith(op: ArithOp, (x, sx): (i128, u8), (y, sy): (i128, u8)) -> Eval {
+    let overflow = EvalError::Overflow;
+    Ok(match op {
         ArithOp::Add | ArithOp::Sub => {
-            let (x, y, s) = align(x, sx, y, sy)?;
+            let (x, y, s) = align(x, sx, y, sy).ok_or(overflow)?;
             let value = if op == ArithOp::Add {
-                x.checked_add(y)?
+                x.checked_add(y)
             } else {
-                x.checked_sub(y)?
+                x.checked_sub(y)
             };
-            Scalar::Num { value, scale: s }
+            Scalar::Num {
+                value: value.ok_or(overflow)?,
+                scale: s,
+            }
         }
         ArithOp::Mul => Scalar::Num {
-            value: x.checked_mul(y)?,
+            value: x.checked_mul(y).ok_or(overflow)?,
             scale: sx + sy,
         },
-        ArithOp::Div if y == 0 => return None,
+        ArithOp::Div | ArithOp::Mod if y == 0 => return Err(EvalError::DivisionByZero),
         // x/10^sx ÷ y/10^sy at the larger scale: x / (y·10^(sx−sy)) or
         // (x·10^(sy−sx)) / y.
         ArithOp::Div => {
-            let (n, d, _) = align(x, sx, y, sy)?;
+            let (n, d, _) = align(x, sx, y, sy).ok_or(overflow)?;
             Scalar::Double(exact_ratio(n, d))
+        }
+        // The remainder takes the dividend's sign (PostgreSQL, DuckDB and
+        // Rust's `%` agree), at the larger scale.
+        ArithOp::Mod => {
+            let (n, d, s) = align(x, sx, y, sy).ok_or(overflow)?;
+            Scalar::Num {
+                value: n.checked_rem(d).ok_or(overflow)?,
+                scale: s,
+            }
         }
     })
 }

@@ -13,7 +13,8 @@ mod eval;
 mod vector;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use maestro_execution::{
     ExecContext, Expr as ExecExpr, Input, JoinKind as ExecJoinKind, JoinOutput, JoinTable, NO_ROW,
@@ -28,7 +29,7 @@ use crate::error::{Result, SqlError};
 use crate::plan::{ColumnId, Direction, Expr, JoinKind, LogicalPlan, Plan};
 use crate::types::SqlType;
 use compile::{columnar, eval_vector, to_exec_expr, to_pred};
-use eval::{eval_row, eval_with};
+use eval::{Fault, eval_row, eval_with};
 use vector::{Relation, Scalar, Vector};
 
 /// A constant converted to `to` at bind time, if the result is a constant
@@ -51,18 +52,81 @@ pub(crate) fn cast_literal(
 
 /// Runs `plan` in `ctx` (call it inside `Executor::run_plan`).
 pub fn run(ctx: &ExecContext, catalog: &dyn Catalog, plan: &LogicalPlan) -> Result<QueryResult> {
-    let Plan::Project { input, outputs } = &plan.root else {
-        return Err(SqlError::invalid("a plan ends with its projection"));
+    Lowering {
+        ctx,
+        catalog,
+        plan,
+        analysis: None,
+    }
+    .run()
+}
+
+/// What one plan node did in an `EXPLAIN ANALYZE` run, inclusive of its
+/// inputs (as PostgreSQL's actual times are).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeStats {
+    /// Rows the node output.
+    pub rows: usize,
+    /// Wall time from the node's start to its output, its inputs included.
+    pub elapsed: Duration,
+    /// Operator tasks created, its inputs included.
+    pub tasks: u64,
+    /// Bytes charged to the statement's memory account, its inputs included.
+    pub memory_bytes: u64,
+}
+
+/// The [`NodeStats`] of each node of one run, by the node's address in the
+/// plan it ran (so valid for that plan only, while it is not moved).
+#[derive(Debug, Default)]
+pub struct Analysis {
+    nodes: HashMap<usize, NodeStats>,
+}
+
+impl Analysis {
+    /// The stats of `node`, a node of the plan that ran; `None` for a node
+    /// that did not run (under a join whose other side was empty, …).
+    pub fn get(&self, node: &Plan) -> Option<NodeStats> {
+        self.nodes.get(&node_key(node)).copied()
+    }
+}
+
+fn node_key(node: &Plan) -> usize {
+    std::ptr::from_ref(node) as usize
+}
+
+/// [`run`], also measuring every node (`EXPLAIN ANALYZE`).
+pub fn run_analyzed(
+    ctx: &ExecContext,
+    catalog: &dyn Catalog,
+    plan: &LogicalPlan,
+) -> Result<(QueryResult, Analysis)> {
+    let l = Lowering {
+        ctx,
+        catalog,
+        plan,
+        analysis: Some(Mutex::new(Analysis::default())),
     };
-    let l = Lowering { ctx, catalog, plan };
-    let rel = l.node(input)?;
-    l.output(&rel, outputs)
+    let result = l.run()?;
+    let analysis = l
+        .analysis
+        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .unwrap_or_default();
+    Ok((result, analysis))
 }
 
 struct Lowering<'a> {
     ctx: &'a ExecContext,
     catalog: &'a dyn Catalog,
     plan: &'a LogicalPlan,
+    /// `Some` for EXPLAIN ANALYZE: each node's stats go here.
+    analysis: Option<Mutex<Analysis>>,
+}
+
+/// Where a node's measurement starts (see [`Lowering::measured`]).
+struct Mark {
+    at: Instant,
+    tasks: u64,
+    memory_bytes: u64,
 }
 
 impl<'a> Lowering<'a> {
@@ -70,7 +134,50 @@ impl<'a> Lowering<'a> {
         type_of(e, &|c| self.plan.column(c).ty)
     }
 
+    fn run(&self) -> Result<QueryResult> {
+        let Plan::Project { input, outputs } = &self.plan.root else {
+            return Err(SqlError::invalid("a plan ends with its projection"));
+        };
+        let mark = self.mark();
+        let rel = self.node(input)?;
+        let result = self.output(&rel, outputs)?;
+        self.measured(&self.plan.root, mark, result.rows.len());
+        Ok(result)
+    }
+
+    fn mark(&self) -> Option<Mark> {
+        self.analysis.as_ref().map(|_| Mark {
+            at: Instant::now(),
+            tasks: self.ctx.tasks_created(),
+            memory_bytes: self.ctx.memory_charged(),
+        })
+    }
+
+    /// Records `node`'s stats since `mark` (nothing outside EXPLAIN ANALYZE).
+    fn measured(&self, node: &Plan, mark: Option<Mark>, rows: usize) {
+        let (Some(a), Some(m)) = (&self.analysis, mark) else {
+            return;
+        };
+        let stats = NodeStats {
+            rows,
+            elapsed: m.at.elapsed(),
+            tasks: self.ctx.tasks_created().saturating_sub(m.tasks),
+            memory_bytes: self.ctx.memory_charged().saturating_sub(m.memory_bytes),
+        };
+        a.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .nodes
+            .insert(node_key(node), stats);
+    }
+
     fn node(&self, p: &'a Plan) -> Result<Relation<'a>> {
+        let mark = self.mark();
+        let rel = self.node_unmeasured(p)?;
+        self.measured(p, mark, rel.len);
+        Ok(rel)
+    }
+
+    fn node_unmeasured(&self, p: &'a Plan) -> Result<Relation<'a>> {
         match p {
             Plan::Scan {
                 table,
@@ -131,9 +238,13 @@ impl<'a> Lowering<'a> {
             } => {
                 let end = count.saturating_add(*offset);
                 let rel = match input.as_ref() {
-                    Plan::Sort { input, keys } => {
+                    // One top-k sort: measured as the sort node too.
+                    sort_node @ Plan::Sort { input, keys } => {
+                        let mark = self.mark();
                         let rel = self.node(input)?;
-                        self.sort(&rel, keys, (end < usize::MAX).then_some(end))?
+                        let rel = self.sort(&rel, keys, (end < usize::MAX).then_some(end))?;
+                        self.measured(sort_node, mark, rel.len);
+                        rel
                     }
                     other => self.node(other)?,
                 };
@@ -186,10 +297,12 @@ impl<'a> Lowering<'a> {
 
     fn filter(&self, rel: Relation<'a>, predicate: &[Expr]) -> Result<Relation<'a>> {
         let all = Expr::And(predicate.to_vec());
+        let fault = Fault::default();
         let pos = {
-            let pred = to_pred(self.ctx, &all, &rel)?;
+            let pred = to_pred(self.ctx, &all, &rel, &fault)?;
             select(self.ctx, "sql_filter", rel.len, &pred)?
         };
+        fault.check()?;
         Ok(rel.take(self.ctx, &pos))
     }
 
@@ -304,12 +417,14 @@ impl<'a> Lowering<'a> {
         }
         let cond = Expr::and_all(residual.to_vec());
         let (lref, rref) = (&left, &right);
+        let fault = Fault::default();
+        let fref = &fault;
         // The residual on (left position, right position).
         let check = move |p: u32, b: u32| {
-            eval_with(&cond, &|c| match lref.get(c) {
+            fref.truth(eval_with(&cond, &|c| match lref.get(c) {
                 Some(v) => v.value_at(p as usize),
                 None => rref.get(c).map_or(Scalar::Null, |v| v.value_at(b as usize)),
-            }) == Scalar::Bool(true)
+            }))
         };
         let table = JoinTable::build(self.ctx, "sql_join_build", Input::all(right.len), &rx)?;
         let res: Option<&Residual> = if residual.is_empty() {
@@ -330,6 +445,7 @@ impl<'a> Lowering<'a> {
             &lx,
             res,
         )?;
+        fault.check()?;
         match out {
             JoinOutput::Positions(pos) => Ok(left.take(self.ctx, &pos)),
             JoinOutput::Pairs(pairs) => {
@@ -518,7 +634,7 @@ impl<'a> Lowering<'a> {
             let row = outputs
                 .iter()
                 .zip(&types)
-                .map(|((_, e), t)| cell(eval_row(e, rel, p), *t))
+                .map(|((_, e), t)| cell(eval_row(e, rel, p)?, *t))
                 .collect::<Result<_>>()?;
             result.rows.push(row);
         }

@@ -1,0 +1,102 @@
+//! EXPLAIN ANALYZE: the statement runs and each plan node's line carries its
+//! actual output rows, which must equal what the same parts of the query
+//! return when run on their own (times are printed, not asserted).
+
+mod common;
+
+use common::{explain, query};
+use maestro_tpch::queries::Value;
+
+/// `(line without annotation, actual rows)` of every plan line.
+fn annotated(plan: &str) -> Vec<(String, usize)> {
+    plan.lines()
+        .filter(|l| !l.starts_with("Execution:"))
+        .map(|l| {
+            let (op, ann) = l
+                .split_once(" (actual rows=")
+                .unwrap_or_else(|| panic!("line without actual rows: {l}\n{plan}"));
+            let rows = ann.split(' ').next().unwrap().parse().unwrap();
+            assert!(ann.contains(" time="), "{l}");
+            assert!(ann.contains(" tasks="), "{l}");
+            (op.trim().to_string(), rows)
+        })
+        .collect()
+}
+
+fn count(sql: &str) -> usize {
+    match query(sql).unwrap().rows[0][0] {
+        Value::Int(n) => n as usize,
+        ref v => panic!("count(*) gave {v:?}"),
+    }
+}
+
+#[test]
+fn explain_analyze_counts_the_rows_of_each_operator() {
+    let sql = "select n_name, count(*) as suppliers from nation, supplier \
+               where s_nationkey = n_nationkey and n_regionkey = 1 \
+               group by n_name order by n_name";
+    let result = query(sql).unwrap();
+    let plan = explain(&format!("explain analyze {sql}"));
+    eprintln!("{plan}"); // shown with --nocapture
+    let lines = annotated(&plan);
+    let rows_of = |prefix: &str| {
+        lines
+            .iter()
+            .find(|(op, _)| op.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in\n{plan}"))
+            .1
+    };
+    let nations = count("select count(*) from nation where n_regionkey = 1");
+    let suppliers = count("select count(*) from supplier");
+    let joined = count(
+        "select count(*) from nation, supplier where s_nationkey = n_nationkey and n_regionkey = 1",
+    );
+    assert!(
+        nations > 0 && joined > 0 && joined < suppliers,
+        "{nations} {joined} {suppliers}"
+    );
+    assert_eq!(rows_of("Scan nation"), nations, "{plan}");
+    assert_eq!(rows_of("Scan supplier"), suppliers, "{plan}");
+    assert_eq!(rows_of("HashJoin"), joined, "{plan}");
+    assert_eq!(rows_of("Aggregate"), result.len(), "{plan}");
+    assert_eq!(rows_of("Sort"), result.len(), "{plan}");
+    assert_eq!(rows_of("Project"), result.len(), "{plan}");
+    // The plan is the EXPLAIN plan, line for line.
+    let plain = explain(&format!("explain {sql}"));
+    let ops: Vec<&str> = lines.iter().map(|(op, _)| op.as_str()).collect();
+    let plain: Vec<&str> = plain.lines().map(str::trim).collect();
+    assert_eq!(ops, plain);
+    assert!(
+        plan.lines().last().unwrap().starts_with("Execution: "),
+        "{plan}"
+    );
+}
+
+#[test]
+fn explain_analyze_of_a_top_k_and_an_empty_input() {
+    let plan = explain(
+        "explain analyze select o_orderkey from orders where o_totalprice < 0 \
+         order by o_orderkey limit 3",
+    );
+    for (op, rows) in annotated(&plan) {
+        assert_eq!(rows, 0, "{op}: nothing passes the filter\n{plan}");
+    }
+    let plan = explain("explain analyze select o_orderkey from orders order by o_orderkey limit 3");
+    let lines = annotated(&plan);
+    assert_eq!(
+        lines.iter().find(|l| l.0.starts_with("Limit")).unwrap().1,
+        3
+    );
+    assert_eq!(lines.iter().find(|l| l.0.starts_with("Sort")).unwrap().1, 3);
+    let orders = count("select count(*) from orders");
+    assert_eq!(
+        lines.iter().find(|l| l.0.starts_with("Scan")).unwrap().1,
+        orders
+    );
+}
+
+#[test]
+fn explain_analyze_reports_a_division_by_zero() {
+    let e = common::error("explain analyze select 1 / (n_regionkey - n_regionkey) from nation");
+    assert_eq!(e.kind, maestro_sql::ErrorKind::DivisionByZero);
+}
