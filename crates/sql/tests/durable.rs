@@ -257,3 +257,21 @@ fn the_first_start_checkpoints_what_initial_puts() {
     drop(store);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn without_a_log_only_the_first_checkpoint_survives() {
+    let d = dir("off");
+    let off = || DurabilityConfig::new(Durability::Off);
+    let (store, _) = Store::open_data_dir(&d, off(), &|_| Ok(())).unwrap();
+    autocommit(&store, "create table t (a integer)");
+    autocommit(&store, "insert into t values (1)");
+    assert!(store.log_stats().is_none());
+    let e = store.checkpoint(FoldPolicy::All).map(|_| ()).unwrap_err();
+    assert!(e.to_string().contains("needs a log"), "{e}");
+    drop(store);
+    let (store, opened) = Store::open_data_dir(&d, off(), &|_| Ok(())).unwrap();
+    assert_eq!(recovered(&opened), (0, 0));
+    assert!(dump(&store).is_empty());
+    drop(store);
+    std::fs::remove_dir_all(&d).unwrap();
+}

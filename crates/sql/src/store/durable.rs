@@ -24,6 +24,7 @@
 //! stay short. Folding logs the table once, which the checkpoint right
 //! after makes removable: per checkpoint, not per statement.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -332,7 +333,7 @@ impl Store {
         let mut txn = self.begin()?;
         let mut entries = Vec::new();
         txn.scan(&self.tables, |row, e| entries.push((row, Arc::clone(e))));
-        let mut bases = std::collections::HashMap::new();
+        let mut bases = HashMap::new();
         let mut dup = None;
         txn.scan(&d.bases, |_, b| {
             if bases.insert(b.table, b.clone()).is_some() {
@@ -344,7 +345,7 @@ impl Store {
                 "two bases of catalog row {t}"
             )));
         }
-        let mut changes: std::collections::HashMap<RowId, Vec<Change>> = Default::default();
+        let mut changes: HashMap<RowId, Vec<Change>> = HashMap::new();
         txn.scan(&d.changes, |_, c| {
             changes.entry(c.table).or_default().push(c.clone())
         });
@@ -462,29 +463,38 @@ impl Store {
     }
 
     /// Makes the current data of tables with pending changes (per `policy`)
-    /// their bases and deletes those changes, in one transaction.
+    /// their bases and deletes those changes, in one transaction. A table
+    /// whose changes were not all recorded (a store without a log) is
+    /// always folded.
     pub fn fold(&self, policy: FoldPolicy) -> crate::error::Result<FoldReport> {
         let Some(d) = &self.durable else {
             return Ok(FoldReport::default());
         };
         let mut txn = self.begin()?;
-        let mut pending: std::collections::HashMap<RowId, Vec<(RowId, usize)>> = Default::default();
+        let mut pending: HashMap<RowId, Vec<(RowId, usize)>> = HashMap::new();
         txn.scan(&d.changes, |row, c| {
             let touched = c.deleted.len() + c.appended.num_rows();
             pending.entry(c.table).or_default().push((row, touched));
         });
-        let mut bases = std::collections::HashMap::new();
+        let mut bases = HashMap::new();
         txn.scan(&d.bases, |row, b| {
-            bases.insert(b.table, row);
+            bases.insert(b.table, (row, b.seq));
         });
+        let mut entries = Vec::new();
+        txn.scan(&self.tables, |row, e| entries.push((row, Arc::clone(e))));
         let mut report = FoldReport::default();
-        for (table, changes) in pending {
-            let (Some(entry), Some(&base_row)) = (txn.read(&self.tables, table), bases.get(&table))
-            else {
+        for (table, entry) in entries {
+            let Some(&(base_row, base_seq)) = bases.get(&table) else {
                 continue;
             };
+            if base_seq == entry.seq {
+                continue;
+            }
+            let changes = pending.remove(&table).unwrap_or_default();
+            let recorded = changes.len() as u64 == entry.seq - base_seq;
             let touched: usize = changes.iter().map(|c| c.1).sum();
-            let worth = changes.len() >= FOLD_CHANGES_MIN
+            let worth = !recorded
+                || changes.len() >= FOLD_CHANGES_MIN
                 || touched.saturating_mul(4) >= entry.data.num_rows();
             if policy == FoldPolicy::Threshold && !worth {
                 continue;
@@ -520,11 +530,20 @@ impl Store {
         }
     }
 
-    /// Folds ([`FoldPolicy::Threshold`]) and writes a checkpoint.
+    /// Folds per `policy` and writes a checkpoint. Refused without a log
+    /// (durability off): changes are not recorded then, so a write that
+    /// commits between the fold and the checkpoint's snapshot would leave
+    /// a catalog row ahead of its data in the checkpoint.
     pub fn checkpoint(
         &self,
         policy: FoldPolicy,
     ) -> Result<(FoldReport, CheckpointReport), OpenError> {
+        if !self.track_changes {
+            return Err(OpenError::Durable(DurableError::State {
+                reason: "a checkpoint of the SQL store needs a log (durability sync or group)"
+                    .into(),
+            }));
+        }
         let fold = self.fold(policy)?;
         let report = self.db.checkpoint()?;
         Ok((fold, report))

@@ -17,6 +17,11 @@
 //! transactions creating or dropping one name serialize through a lock row
 //! the name hashes to (first-updater-wins again), so two concurrent CREATEs
 //! of one name cannot both commit.
+//!
+//! On a data directory ([`Store::open_data_dir`], `maestro serve
+//! --data-dir`) the catalog is durable, and each write statement also
+//! records its change (deleted positions, appended rows) so the log holds
+//! the rows it changed, not its table: `durable.rs`.
 
 mod codec;
 mod convert;
