@@ -275,3 +275,26 @@ fn without_a_log_only_the_first_checkpoint_survives() {
     drop(store);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn loaded_tpch_tables_survive_and_a_reload_replaces_them() {
+    let d = dir("tpch");
+    let (store, _) = open(&d);
+    // `CALL maestro.load_tpch` commits this (dictionary string columns).
+    store.put_tpch(common::db()).unwrap();
+    autocommit(&store, "delete from nation where n_nationkey > 20");
+    let before = dump(&store);
+    drop(store);
+    let (store, opened) = open(&d);
+    assert_eq!(recovered(&opened).0, 8);
+    assert_eq!(dump(&store), before);
+    // A reload replaces the tables, their bases and changes.
+    store.put_tpch(common::db()).unwrap();
+    let reloaded = dump(&store);
+    assert_ne!(reloaded, before);
+    drop(store);
+    let (store, _) = open(&d);
+    assert_eq!(dump(&store), reloaded);
+    drop(store);
+    std::fs::remove_dir_all(&d).unwrap();
+}
