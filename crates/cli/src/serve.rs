@@ -1,16 +1,26 @@
-//! `maestro serve`: the PostgreSQL wire protocol server (maestro-server).
+//! `maestro serve`: the PostgreSQL wire protocol server (maestro-server),
+//! optionally on a data directory (`--data-dir`: the SQL store is created
+//! there the first time and recovered afterwards; commits are acknowledged
+//! once logged per `--durability`; checkpoints run in the background).
 
 use std::io::Write as _;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
 use maestro_bench::tpch;
 use maestro_execution::Granularity;
+use maestro_scheduler::Scheduler;
 use maestro_server::Engine;
+use maestro_sql::Store;
+use maestro_sql::store::{FoldPolicy, Opened};
+use maestro_txn::{DataDirState, Database};
 
 use crate::exit::{failure, usage};
+use crate::tpcc_durable::{DurabilityFlag, durability_options, report_torn_tail};
 use crate::tpch::{contexts, scale_factor};
 use crate::variants::GranularityParser;
 
@@ -32,6 +42,19 @@ pub struct ServeArgs {
     /// Hardware contexts of the scheduler (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
+    /// Keep the SQL tables in DIR: the first start creates it (its first
+    /// checkpoint holds --sf's TPC-H, else nothing), later starts recover it.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// When a commit is acknowledged (with --data-dir; default sync).
+    #[arg(long, value_enum)]
+    durability: Option<DurabilityFlag>,
+    /// The longest a group sync waits for more commits, in microseconds.
+    #[arg(long, value_name = "US", default_value_t = 200.0)]
+    group_delay_us: f64,
+    /// Seconds between background checkpoints.
+    #[arg(long, value_name = "S", default_value_t = 30.0)]
+    checkpoint_interval_s: f64,
 }
 
 pub fn run(a: ServeArgs) -> ExitCode {
@@ -48,14 +71,70 @@ fn serve(a: ServeArgs) -> Result<ExitCode, ExitCode> {
                 .and_then(|mut it| it.next().ok_or_else(|| "no address".to_string()))
         })
         .map_err(|e| usage(format!("--host {}: {e}", a.host)))?;
+    let durable = match &a.data_dir {
+        None if a.durability.is_some() => return Err(usage("--durability needs --data-dir")),
+        None => None,
+        Some(dir) => {
+            let (config, interval) =
+                durability_options(a.durability, a.group_delay_us, a.checkpoint_interval_s)?;
+            let state = Database::data_dir_state(dir).map_err(failure)?;
+            if sf.is_some() && state == DataDirState::HoldsData {
+                return Err(usage(format!(
+                    "--sf loads TPC-H into a new data directory, but {} already holds a \
+                     database: start without --sf (CALL maestro.load_tpch(sf) replaces its \
+                     TPC-H tables)",
+                    dir.display()
+                )));
+            }
+            Some((dir.clone(), config, interval))
+        }
+    };
     let scheduler =
         tpch::start_scheduler("single-hints", contexts(a.contexts)?).map_err(failure)?;
-    let engine = Arc::new(Engine::new(scheduler, a.granularity));
-    if let Some(sf) = sf {
-        eprintln!("loading TPC-H SF {sf} …");
-        let took = engine.load_tpch(sf).map_err(failure)?;
-        eprintln!("loaded in {:.2} s", took.as_secs_f64());
-    }
+    let engine = match durable {
+        None => {
+            let engine = Arc::new(Engine::new(scheduler, a.granularity));
+            if let Some(sf) = sf {
+                eprintln!("loading TPC-H SF {sf} …");
+                let took = engine.load_tpch(sf).map_err(failure)?;
+                eprintln!("loaded in {:.2} s", took.as_secs_f64());
+            }
+            engine
+        }
+        Some((dir, config, interval)) => {
+            eprintln!(
+                "opening data directory {} (durability {}) …",
+                dir.display(),
+                config.durability.name()
+            );
+            let initial = |store: &Store| {
+                let Some(sf) = sf else { return Ok(()) };
+                eprintln!("loading TPC-H SF {sf} …");
+                let started = std::time::Instant::now();
+                let db = maestro_tpch::load(&scheduler, sf, &|_| {}).map_err(|e| {
+                    maestro_sql::SqlError::new(maestro_sql::ErrorKind::Store, e.to_string())
+                })?;
+                store.put_tpch(&db)?;
+                eprintln!("loaded in {:.2} s", started.elapsed().as_secs_f64());
+                Ok(())
+            };
+            let (store, opened) = Store::open_data_dir(&dir, config, &initial).map_err(failure)?;
+            report_opened(&opened);
+            let engine = Arc::new(Engine::with_store(
+                Arc::clone(&scheduler),
+                a.granularity,
+                store,
+            ));
+            if let Some(interval) = interval {
+                let engine = Arc::clone(&engine);
+                std::thread::Builder::new()
+                    .name("maestro-checkpoint".into())
+                    .spawn(move || checkpoints(&engine, &scheduler, interval))
+                    .map_err(|e| failure(format!("checkpoint thread: {e}")))?;
+            }
+            engine
+        }
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("maestro-serve")
@@ -75,4 +154,68 @@ fn serve(a: ServeArgs) -> Result<ExitCode, ExitCode> {
             .map_err(|e| failure(format!("accept on {local}: {e}")))?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Prints how the data directory was opened.
+fn report_opened(opened: &Opened) {
+    match opened {
+        Opened::Created(checkpoint) => eprintln!(
+            "created: first checkpoint ({} rows) {:.1} MiB in {:.2} s",
+            checkpoint.rows,
+            checkpoint.bytes as f64 / 1048576.0,
+            checkpoint.elapsed.as_secs_f64()
+        ),
+        Opened::Recovered {
+            recovery,
+            tables,
+            rows,
+            changes,
+            rebuild,
+        } => {
+            eprintln!(
+                "recovered {tables} tables ({rows} rows) in {:.2} s: checkpoint {} ({} rows), \
+                 {} log records replayed from {} segment(s) ({} already in the checkpoint), \
+                 {changes} changes applied to the tables' bases in {:.2} s",
+                recovery.elapsed.as_secs_f64() + rebuild.as_secs_f64(),
+                recovery.checkpoint.display(),
+                recovery.checkpoint_rows,
+                recovery.records_replayed,
+                recovery.segments,
+                recovery.records_skipped,
+                rebuild.as_secs_f64(),
+            );
+            report_torn_tail(recovery);
+        }
+    }
+}
+
+/// Takes a checkpoint (after a fold) every `interval`, as a task on the
+/// scheduler at the lowest priority, for as long as the server runs. A
+/// failed checkpoint is reported and retried at the next interval: the log
+/// still holds every acknowledged commit.
+fn checkpoints(engine: &Engine, scheduler: &Scheduler, interval: Duration) {
+    loop {
+        std::thread::sleep(interval);
+        let taken = scheduler
+            .install_with_priority(maestro_tpcc::driver::CHECKPOINT_PRIORITY, || {
+                engine.store().checkpoint(FoldPolicy::Threshold)
+            });
+        match taken {
+            Ok((fold, report)) => {
+                eprintln!(
+                    "checkpoint: {} rows, {:.1} MiB in {:.2} s ({} tables folded, {} changes removed; {} files removed)",
+                    report.rows,
+                    report.bytes as f64 / 1048576.0,
+                    report.elapsed.as_secs_f64(),
+                    fold.tables,
+                    fold.changes_removed,
+                    report.files_removed
+                );
+                if let Some(why) = fold.skipped {
+                    eprintln!("warning: fold skipped: {why}");
+                }
+            }
+            Err(e) => eprintln!("warning: checkpoint failed: {e}"),
+        }
+    }
 }

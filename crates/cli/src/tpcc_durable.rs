@@ -89,6 +89,35 @@ fn scheduler_blocking(f: &mut dyn FnMut()) {
     maestro_scheduler::sync::blocking(f)
 }
 
+/// The log's configuration (default sync) and the interval of background
+/// checkpoints (none without a log) of `--durability`, `--group-delay-us`
+/// and `--checkpoint-interval-s`: shared by `tpcc run` and `serve`.
+pub(crate) fn durability_options(
+    flag: Option<DurabilityFlag>,
+    group_delay_us: f64,
+    checkpoint_interval_s: f64,
+) -> Result<(DurabilityConfig, Option<Duration>), ExitCode> {
+    if !(0.0..=1e6).contains(&group_delay_us) {
+        return Err(usage("--group-delay-us must be in 0..=1000000"));
+    }
+    if !(checkpoint_interval_s > 0.0 && checkpoint_interval_s.is_finite()) {
+        return Err(usage("--checkpoint-interval-s must be a positive number"));
+    }
+    let durability = match flag.unwrap_or(DurabilityFlag::Sync) {
+        DurabilityFlag::Sync => Durability::Sync,
+        DurabilityFlag::Group => Durability::Group {
+            delay: Duration::from_secs_f64(group_delay_us / 1e6),
+        },
+        DurabilityFlag::Off => Durability::Off,
+    };
+    let mut config = DurabilityConfig::new(durability);
+    config.blocking = scheduler_blocking;
+    // Checkpoints without a log would make random prefixes durable.
+    let interval =
+        (durability != Durability::Off).then(|| Duration::from_secs_f64(checkpoint_interval_s));
+    Ok((config, interval))
+}
+
 impl DurableArgs {
     /// `None` without --data-dir (then the other flags are refused).
     pub(crate) fn validate(&self, cc: Option<TpccCc>) -> Result<Option<DurableOptions>, ExitCode> {
@@ -106,30 +135,18 @@ impl DurableArgs {
                 "--data-dir keeps the MVCC storage: it needs --cc mvcc (the default with --data-dir)",
             ));
         }
-        if !(self.group_delay_us >= 0.0 && self.group_delay_us <= 1e6) {
-            return Err(usage("--group-delay-us must be in 0..=1000000"));
-        }
-        if !(self.checkpoint_interval_s > 0.0 && self.checkpoint_interval_s.is_finite()) {
-            return Err(usage("--checkpoint-interval-s must be a positive number"));
-        }
-        let durability = match self.durability.unwrap_or(DurabilityFlag::Sync) {
-            DurabilityFlag::Sync => Durability::Sync,
-            DurabilityFlag::Group => Durability::Group {
-                delay: Duration::from_secs_f64(self.group_delay_us / 1e6),
-            },
-            DurabilityFlag::Off => Durability::Off,
-        };
-        let mut config = DurabilityConfig::new(durability);
-        config.blocking = scheduler_blocking;
+        let (mut config, checkpoint_interval) = durability_options(
+            self.durability,
+            self.group_delay_us,
+            self.checkpoint_interval_s,
+        )?;
         if let Some(spec) = &self.inject_log_fault {
             config.faults = fault_plan(spec)?;
         }
         Ok(Some(DurableOptions {
             dir: dir.clone(),
             config,
-            // Checkpoints without a log would make random prefixes durable.
-            checkpoint_interval: (durability != Durability::Off)
-                .then(|| Duration::from_secs_f64(self.checkpoint_interval_s)),
+            checkpoint_interval,
             ack_log: self.ack_log.clone(),
         }))
     }
@@ -250,15 +267,20 @@ fn report_opened(opened: &DirOpened, warehouses: u16) {
                 recovery.segments,
                 recovery.records_skipped,
             );
-            if let Some(torn) = &recovery.torn_tail {
-                eprintln!(
-                    "warning: cut a torn log tail of {} bytes at {}:{} ({}); no acknowledged commit lies there",
-                    torn.bytes_cut,
-                    torn.path.display(),
-                    torn.offset,
-                    torn.reason
-                );
-            }
+            report_torn_tail(recovery);
         }
+    }
+}
+
+/// Warns of a torn log tail recovery cut off, if it did.
+pub(crate) fn report_torn_tail(recovery: &maestro_txn::RecoveryReport) {
+    if let Some(torn) = &recovery.torn_tail {
+        eprintln!(
+            "warning: cut a torn log tail of {} bytes at {}:{} ({}); no acknowledged commit lies there",
+            torn.bytes_cut,
+            torn.path.display(),
+            torn.offset,
+            torn.reason
+        );
     }
 }

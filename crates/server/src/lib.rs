@@ -92,10 +92,16 @@ pub enum Answer {
 impl Engine {
     /// An empty database on `scheduler`.
     pub fn new(scheduler: Arc<Scheduler>, granularity: Granularity) -> Engine {
+        Engine::with_store(scheduler, granularity, Store::new())
+    }
+
+    /// A database of `store`'s tables (e.g. one on a data directory:
+    /// [`Store::open_data_dir`]) on `scheduler`.
+    pub fn with_store(scheduler: Arc<Scheduler>, granularity: Granularity, store: Store) -> Engine {
         Engine {
             exec: Executor::new(Arc::clone(&scheduler), granularity),
             scheduler,
-            store: Store::new(),
+            store,
             loading: Mutex::new(()),
             sessions: Arc::new(Sessions::default()),
         }

@@ -4,7 +4,6 @@
 //! does not fit is an error (22P04) naming its line and column, and nothing
 //! is inserted.
 
-use maestro_storage::column::Keep;
 use maestro_txn::Transaction;
 use sqlparser::ast::{
     CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Statement,
@@ -249,8 +248,7 @@ impl Store {
             rows += 1;
         }
         let add = table_of(entry, builders)?;
-        let data = super::dml::rebuild(entry, Keep::All, &add)?;
-        self.replace(txn, view, &copy.table, data)?;
+        self.replace(txn, view, &copy.table, Vec::new(), add)?;
         Ok(rows)
     }
 

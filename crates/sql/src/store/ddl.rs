@@ -185,14 +185,18 @@ impl Store {
             )
             .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?,
         };
+        let data = Arc::new(data);
         let entry = Entry {
             name,
             columns,
             unique_columns: Vec::new(),
-            data: Arc::new(data),
+            seq: 0,
+            data: Arc::clone(&data),
         };
-        txn.insert(&self.tables, Arc::new(entry))
+        let row = txn
+            .insert(&self.tables, Arc::new(entry))
             .map_err(txn_error)?;
+        self.put_base(txn, row, &data)?;
         Ok(true)
     }
 
@@ -208,7 +212,10 @@ impl Store {
             self.lock_name(txn, &name)?;
             let view = self.view(txn);
             match view.tables.get(&name) {
-                Some((row, _)) => txn.delete(&self.tables, *row).map_err(txn_error)?,
+                Some((row, _)) => {
+                    txn.delete(&self.tables, *row).map_err(txn_error)?;
+                    self.drop_data(txn, *row)?;
+                }
                 None if if_exists => {}
                 None => return Err(super::unknown_table(&name)),
             }

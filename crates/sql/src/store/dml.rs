@@ -9,7 +9,7 @@
 //! exactly SELECT's semantics (three-valued: only rows where it is true), and
 //! the operators may return the rows in any order.
 
-use maestro_storage::column::{Column, DataType, DictColumn, Keep, Table};
+use maestro_storage::column::{Column, DataType, DictColumn, Table};
 use maestro_tpch::queries::{QueryResult, Value};
 use maestro_txn::Transaction;
 use sqlparser::ast::{
@@ -148,14 +148,6 @@ pub(crate) fn table_of(entry: &Entry, builders: Vec<ColumnBuilder>) -> Result<Ta
         .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))
 }
 
-/// `entry`'s next version: the rows `keep` names, then `appended`'s.
-pub(crate) fn rebuild(entry: &Entry, keep: Keep, appended: &Table) -> Result<Table> {
-    entry
-        .data
-        .rebuild(keep, appended)
-        .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))
-}
-
 fn column_index(entry: &Entry, name: &ObjectName) -> Result<usize> {
     let col = name
         .0
@@ -178,19 +170,13 @@ fn column_index(entry: &Entry, name: &ObjectName) -> Result<usize> {
         })
 }
 
-/// The rows of `view`'s table `entry` not in `hit` (ascending positions).
-fn complement(entry: &Entry, hit: &mut [u32]) -> Vec<u32> {
+/// `hit` sorted, or an error if a row is in it twice.
+fn sorted_once(mut hit: Vec<u32>) -> Result<Vec<u32>> {
     hit.sort_unstable();
-    let mut keep = Vec::with_capacity(entry.data.num_rows().saturating_sub(hit.len()));
-    let mut h = hit.iter().peekable();
-    for r in 0..entry.data.num_rows() as u32 {
-        if h.peek() == Some(&&r) {
-            h.next();
-        } else {
-            keep.push(r);
-        }
+    if hit.windows(2).any(|w| w[0] == w[1]) {
+        return Err(SqlError::new(ErrorKind::Store, "a row matched twice"));
     }
-    keep
+    Ok(hit)
 }
 
 fn row_position(v: &Value) -> Result<u32> {
@@ -402,8 +388,7 @@ impl Store {
             }
         }
         let add = appended(entry, &targets, &rows)?;
-        let data = rebuild(entry, Keep::All, &add)?;
-        self.replace(txn, view, &name, data)?;
+        self.replace(txn, view, &name, Vec::new(), add)?;
         Ok(rows.len() as u64)
     }
 
@@ -451,7 +436,7 @@ impl Store {
         );
         let catalog = WithRowIds::new(view, entry)?;
         let result = query(&catalog, &sql, params, run)?;
-        let mut hit: Vec<u32> = result
+        let hit: Vec<u32> = result
             .rows
             .iter()
             .map(|r| row_position(&r[0]))
@@ -459,13 +444,10 @@ impl Store {
         let targets: Vec<usize> = (0..entry.columns.len()).collect();
         let rows: Vec<&[Value]> = result.rows.iter().map(|r| &r[1..]).collect();
         let add = appended(entry, &targets, &rows)?;
-        let keep = complement(entry, &mut hit);
-        if keep.len() + hit.len() != entry.data.num_rows() {
-            return Err(SqlError::new(ErrorKind::Store, "a row matched twice"));
-        }
-        let data = rebuild(entry, Keep::Rows(&keep), &add)?;
-        self.replace(txn, view, &name, data)?;
-        Ok(hit.len() as u64)
+        let hit = sorted_once(hit)?;
+        let n = hit.len() as u64;
+        self.replace(txn, view, &name, hit, add)?;
+        Ok(n)
     }
 
     /// `DELETE FROM t [WHERE p]`; the rows deleted.
@@ -492,7 +474,7 @@ impl Store {
         };
         let (name, alias) = target(t)?;
         let (_, entry) = view.entry(&name)?;
-        let mut hit: Vec<u32> = match &del.selection {
+        let hit: Vec<u32> = match &del.selection {
             None => (0..entry.data.num_rows() as u32).collect(),
             Some(_) => {
                 let sql = format!(
@@ -509,10 +491,10 @@ impl Store {
                     .collect::<Result<_>>()?
             }
         };
-        let keep = complement(entry, &mut hit);
-        let data = rebuild(entry, Keep::Rows(&keep), &entry.data.empty_like())?;
-        self.replace(txn, view, &name, data)?;
-        Ok(hit.len() as u64)
+        let hit = sorted_once(hit)?;
+        let n = hit.len() as u64;
+        self.replace(txn, view, &name, hit, entry.data.empty_like())?;
+        Ok(n)
     }
 }
 

@@ -17,11 +17,18 @@
 //! transactions creating or dropping one name serialize through a lock row
 //! the name hashes to (first-updater-wins again), so two concurrent CREATEs
 //! of one name cannot both commit.
+//!
+//! On a data directory ([`Store::open_data_dir`], `maestro serve
+//! --data-dir`) the catalog is durable, and each write statement also
+//! records its change (deleted positions, appended rows) so the log holds
+//! the rows it changed, not its table: `durable.rs`.
 
+mod codec;
 mod convert;
 mod copy;
 mod ddl;
 mod dml;
+mod durable;
 mod spec;
 
 use std::collections::HashMap;
@@ -38,6 +45,7 @@ use crate::params::ParamValue;
 
 pub use copy::{CopyFormat, CopyFrom, copy_from};
 pub use dml::{QueryRunner, Written};
+pub use durable::{FOLD_CHANGES_MIN, FoldPolicy, FoldReport, OpenError, Opened};
 pub use spec::{ColumnSpec, ColumnType};
 
 /// Whether `stmt` is a write [`Store::execute`] runs (or COPY FROM STDIN):
@@ -68,16 +76,20 @@ pub struct Entry {
     pub name: String,
     pub columns: Vec<ColumnSpec>,
     pub unique_columns: Vec<String>,
+    /// Write statements applied to the table since it was created (the
+    /// durable store's change sequence: `durable.rs`).
+    pub seq: u64,
     pub data: Arc<Table>,
 }
 
 impl Entry {
-    /// A new version of this table with `data` (same schema).
+    /// The table's next version, holding `data` (same schema).
     fn with_data(&self, data: Table) -> Entry {
         Entry {
             name: self.name.clone(),
             columns: self.columns.clone(),
             unique_columns: self.unique_columns.clone(),
+            seq: self.seq + 1,
             data: Arc::new(data),
         }
     }
@@ -87,8 +99,14 @@ impl Entry {
 pub struct Store {
     db: maestro_txn::Database,
     tables: Arc<maestro_txn::Table<Arc<Entry>>>,
+    /// Not durable: recreated on every start (the counts only conflict).
     name_locks: Arc<maestro_txn::Table<u64>>,
     lock_rows: Vec<RowId>,
+    /// The bases and changes of a store on a data directory.
+    durable: Option<durable::DurableTables>,
+    /// Whether write statements record their changes (a durable store
+    /// whose commits are logged).
+    track_changes: bool,
 }
 
 impl std::fmt::Debug for Store {
@@ -123,22 +141,28 @@ impl Default for Store {
 impl Store {
     /// An empty store in a database of its own.
     pub fn new() -> Store {
-        let db = maestro_txn::Database::default();
-        let tables = maestro_txn::Table::new("sql_catalog");
-        let name_locks = maestro_txn::Table::new("sql_name_locks");
-        // The lock rows exist before any transaction that could write them
-        // begins (a row created after a snapshot would conflict with it).
-        let mut t = db.begin(Isolation::Snapshot).expect("a new database");
-        let lock_rows = (0..NAME_LOCKS)
-            .map(|_| t.insert(&name_locks, 0).expect("a new table has room"))
-            .collect();
-        t.commit().expect("nothing to conflict with");
-        Store {
-            db,
-            tables,
-            name_locks,
-            lock_rows,
-        }
+        let mut store = Store {
+            db: maestro_txn::Database::default(),
+            tables: maestro_txn::Table::new("sql_catalog"),
+            name_locks: maestro_txn::Table::new("sql_name_locks"),
+            lock_rows: Vec::new(),
+            durable: None,
+            track_changes: false,
+        };
+        store.make_lock_rows().expect("a new database commits");
+        store
+    }
+
+    /// Creates the name lock rows. They exist before any transaction that
+    /// could write them begins (a row created after a snapshot would
+    /// conflict with it).
+    fn make_lock_rows(&mut self) -> Result<()> {
+        let mut t = self.begin()?;
+        self.lock_rows = (0..NAME_LOCKS)
+            .map(|_| t.insert(&self.name_locks, 0).map_err(txn_error))
+            .collect::<Result<_>>()?;
+        t.commit().map_err(txn_error)?;
+        Ok(())
     }
 
     /// A transaction (snapshot isolation: PostgreSQL's REPEATABLE READ).
@@ -230,11 +254,30 @@ impl Store {
             .map_err(txn_error)
     }
 
-    /// Replaces table `name`'s data with `data` (a write: conflicts with a
-    /// concurrent one).
-    fn replace(&self, txn: &mut Transaction, view: &View, name: &str, data: Table) -> Result<()> {
+    /// Table `name`'s next version: the rows at the positions `deleted`
+    /// (strictly ascending) removed, then `appended`'s rows appended (a
+    /// write: conflicts with a concurrent one). A durable store records
+    /// just that change, in the same transaction.
+    fn replace(
+        &self,
+        txn: &mut Transaction,
+        view: &View,
+        name: &str,
+        deleted: Vec<u32>,
+        appended: Table,
+    ) -> Result<()> {
         let (row, entry) = view.entry(name)?;
-        txn.update(&self.tables, row, Arc::new(entry.with_data(data)))
+        let data = durable::apply(&entry.data, &deleted, &appended)
+            .map_err(|e| SqlError::new(ErrorKind::Store, e))?;
+        let next = entry.with_data(data);
+        let change = durable::Change {
+            table: row,
+            seq: next.seq,
+            deleted,
+            appended: Arc::new(appended),
+        };
+        self.log_change(txn, change)?;
+        txn.update(&self.tables, row, Arc::new(next))
             .map_err(txn_error)
     }
 
@@ -271,6 +314,7 @@ impl Store {
             self.lock_name(txn, &name)?;
             if let Some((row, _)) = view.tables.get(&name) {
                 txn.delete(&self.tables, *row).map_err(txn_error)?;
+                self.drop_data(txn, *row)?;
             }
             let columns = data
                 .schema()
@@ -285,10 +329,13 @@ impl Store {
                 name,
                 columns,
                 unique_columns,
-                data,
+                seq: 0,
+                data: Arc::clone(&data),
             };
-            txn.insert(&self.tables, Arc::new(entry))
+            let row = txn
+                .insert(&self.tables, Arc::new(entry))
                 .map_err(txn_error)?;
+            self.put_base(txn, row, &data)?;
         }
         Ok(())
     }

@@ -8,8 +8,9 @@ use sqlparser::ast::{CharacterLength, DataType as AstType, ExactNumberInfo};
 
 use crate::error::{Result, SqlError};
 
-/// A stored column's declared type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A stored column's declared type (serde: the durable store's catalog
+/// rows — reordering the variants changes the data directory's format).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ColumnType {
     Int32,
     Int64,
@@ -27,7 +28,7 @@ pub enum ColumnType {
 }
 
 /// A stored column: its name and declared type.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ColumnSpec {
     pub name: String,
     pub ty: ColumnType,
