@@ -32,6 +32,11 @@ pub struct ServeArgs {
     /// Hardware contexts of the scheduler (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
+    /// A workload class to define at start (repeatable; README, "Workload
+    /// classes"): `NAME[:KEY=VALUE,…]`. A session picks one with
+    /// `SET maestro.workload_class = 'NAME'`.
+    #[arg(long = "class", value_name = "SPEC", value_parser = crate::flags::class_spec)]
+    classes: Vec<maestro_scheduler::ClassSpec>,
 }
 
 pub fn run(a: ServeArgs) -> ExitCode {
@@ -50,6 +55,7 @@ fn serve(a: ServeArgs) -> Result<ExitCode, ExitCode> {
         .map_err(|e| usage(format!("--host {}: {e}", a.host)))?;
     let scheduler =
         tpch::start_scheduler("single-hints", contexts(a.contexts)?).map_err(failure)?;
+    crate::flags::define_classes(&scheduler, &a.classes)?;
     let engine = Arc::new(Engine::new(scheduler, a.granularity));
     if let Some(sf) = sf {
         eprintln!("loading TPC-H SF {sf} …");
