@@ -5,6 +5,7 @@
 //! `value` is the median over the repetitions ([`reps`]), `min`/`max` their range.
 
 pub mod analytical;
+pub mod class_run;
 pub mod cpu;
 pub mod granularity;
 pub mod latches;

@@ -11,12 +11,16 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use maestro_execution::QueryProfile;
 use maestro_execution::{Backend, Executor, Granularity};
 use maestro_scheduler::{Scheduler, SchedulerConfig};
 use maestro_tpch::Database;
-use maestro_tpch::queries::{QUERY_COUNT, QueryParams, run_profiled, stream_order};
+use maestro_tpch::queries::{
+    QUERY_COUNT, QueryParams, run_profiled, run_profiled_cancellable, stream_order,
+};
 use serde::{Deserialize, Serialize};
 
+use crate::class_run::{ClassRun, Ran};
 use crate::reps::{self, Spread};
 
 /// Loads the database at `sf` on `scheduler`, reporting progress.
@@ -329,6 +333,9 @@ pub struct ThroughputParams {
     /// pair per query stream (clause 5.3.4), as MVCC transactions; every query
     /// then reads the snapshot current when it starts.
     pub refresh: bool,
+    /// Run every query in this workload class (`--class`): admission
+    /// control, the class's timeout and limits, its share of the workers.
+    pub class: Option<maestro_scheduler::ClassSpec>,
 }
 
 /// What the refresh stream of one run did.
@@ -423,6 +430,14 @@ pub struct ThroughputRun {
     /// With `--refresh`: the refresh stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh: Option<RefreshStream>,
+    /// With `--class`: queries its admission control rejected (retryable,
+    /// not run, not in `queries`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<usize>,
+    /// With `--class`: queries its timeout or memory limits stopped (not in
+    /// `queries`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<usize>,
 }
 
 /// What `maestro tpch throughput --json` prints.
@@ -546,6 +561,11 @@ fn throughput_run(
         Source::Shared(shared) => prepare_refresh_sets(shared, next_set, streams)?,
         Source::Loaded(_) => Vec::new(),
     };
+    let class = params
+        .class
+        .as_ref()
+        .map(|spec| ClassRun::define(scheduler, spec))
+        .transpose()?;
     let tasks_before = scheduler.stats().tasks_created;
     let start = Instant::now();
     let deadline = params.duration.map(|d| start + d);
@@ -559,8 +579,16 @@ fn throughput_run(
         };
         let handles: Vec<_> = (0..streams)
             .map(|stream| {
-                let exec = &exec;
-                s.spawn(move || run_stream(exec, source, params, stream, deadline, progress))
+                let (exec, class) = (&exec, class.as_ref());
+                s.spawn(move || {
+                    let stream = Stream {
+                        exec,
+                        source,
+                        class,
+                        index: stream,
+                    };
+                    run_stream(&stream, params, deadline, progress)
+                })
             })
             .collect();
         let outcomes = handles
@@ -596,6 +624,13 @@ fn throughput_run(
             ));
         }
     }
+    if executions.is_empty() {
+        let (rejected, stopped) = class.as_ref().map_or((0, 0), ClassRun::counts);
+        return Err(format!(
+            "{streams} stream(s), {granularity}: no query completed ({rejected} rejected by \
+             admission control, {stopped} stopped by the class's timeout or memory limits)"
+        ));
+    }
     let span = window.map_or(elapsed, |w| w.as_secs_f64());
     let mut per_query: BTreeMap<u8, Vec<f64>> = BTreeMap::new();
     for e in &executions {
@@ -618,6 +653,8 @@ fn throughput_run(
         window_s: window.map(|w| w.as_secs_f64()),
         late,
         refresh,
+        rejected: class.as_ref().map(|c| c.counts().0),
+        stopped: class.as_ref().map(|c| c.counts().1),
     })
 }
 
@@ -679,16 +716,45 @@ fn refresh_stream(
     })
 }
 
-/// Stream `stream` (1-based in the spec's table: row `stream + 1`; row 0 is
-/// the power test's) runs its order, once or until `deadline`.
+/// One query stream of a run.
+struct Stream<'a> {
+    exec: &'a Executor,
+    source: &'a Source<'a>,
+    /// `--class`: its queries run in it.
+    class: Option<&'a ClassRun<'a>>,
+    index: usize,
+}
+
+impl Stream<'_> {
+    /// Runs one query; `None` if its class rejected or stopped it (counted).
+    fn query(&self, qp: &QueryParams) -> Result<Option<QueryProfile>, String> {
+        let q = qp.query();
+        let db = self.source.tables()?;
+        let failed = |e| format!("stream {} Q{q}: {e}", self.index);
+        match self.class {
+            None => run_profiled(self.exec, &db, qp)
+                .map(|(_, p)| Some(p))
+                .map_err(failed),
+            Some(class) => match class
+                .run(|token| run_profiled_cancellable(self.exec, &db, qp, token))
+                .map_err(failed)?
+            {
+                Ran::Done((_, p)) => Ok(Some(p)),
+                Ran::Rejected | Ran::Stopped => Ok(None),
+            },
+        }
+    }
+}
+
+/// Stream `stream.index` (1-based in the spec's table: row `index + 1`; row
+/// 0 is the power test's) runs its order, once or until `deadline`.
 fn run_stream(
-    exec: &Executor,
-    source: &Source,
+    s: &Stream,
     params: &ThroughputParams,
-    stream: usize,
     deadline: Option<Instant>,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Vec<Execution>, String> {
+    let stream = s.index;
     let mut out = Vec::new();
     if let (Some(plan), Some(deadline)) = (&params.plan, deadline) {
         // The fixed window: issue the plan's queries in order (from its start
@@ -704,9 +770,9 @@ fn run_stream(
             }
             let q = qp.query();
             let start = Instant::now();
-            let db = source.tables()?;
-            let (_, profile) =
-                run_profiled(exec, &db, qp).map_err(|e| format!("stream {stream} Q{q}: {e}"))?;
+            let Some(profile) = s.query(qp)? else {
+                continue;
+            };
             let end = Instant::now();
             out.push(Execution {
                 query: q,
@@ -726,9 +792,9 @@ fn run_stream(
             let seed = params.seed ^ ((stream as u64) << 32) ^ (round << 48);
             let qp = QueryParams::random(q, params.sf, seed).map_err(|e| e.to_string())?;
             let start = Instant::now();
-            let db = source.tables()?;
-            let (_, profile) =
-                run_profiled(exec, &db, &qp).map_err(|e| format!("stream {stream} Q{q}: {e}"))?;
+            let Some(profile) = s.query(&qp)? else {
+                continue;
+            };
             let end = Instant::now();
             out.push(Execution {
                 query: q,

@@ -55,6 +55,11 @@ pub struct ServeArgs {
     /// Seconds between background checkpoints.
     #[arg(long, value_name = "S", default_value_t = 30.0)]
     checkpoint_interval_s: f64,
+    /// A workload class to define at start (repeatable; README, "Workload
+    /// classes"): `NAME[:KEY=VALUE,…]`. A session picks one with
+    /// `SET maestro.workload_class = 'NAME'`.
+    #[arg(long = "class", value_name = "SPEC", value_parser = crate::flags::class_spec)]
+    classes: Vec<maestro_scheduler::ClassSpec>,
 }
 
 pub fn run(a: ServeArgs) -> ExitCode {
@@ -91,6 +96,7 @@ fn serve(a: ServeArgs) -> Result<ExitCode, ExitCode> {
     };
     let scheduler =
         tpch::start_scheduler("single-hints", contexts(a.contexts)?).map_err(failure)?;
+    crate::flags::define_classes(&scheduler, &a.classes)?;
     let engine = match durable {
         None => {
             let engine = Arc::new(Engine::new(scheduler, a.granularity));

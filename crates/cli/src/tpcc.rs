@@ -76,6 +76,11 @@ pub struct RunArgs {
     /// counts as timed out.
     #[arg(long, value_name = "MS")]
     txn_timeout_ms: Option<f64>,
+    /// Run every transaction in this workload class (README, "Workload
+    /// classes"; scheduler variants): its admission control (rejections
+    /// counted as `rejected`), timeout and memory limits (`timed_out`).
+    #[arg(long = "class", value_name = "SPEC", value_parser = crate::flags::class_spec_boxed)]
+    class: Option<Box<maestro_scheduler::ClassSpec>>,
     #[command(flatten)]
     durable: DurableArgs,
     /// Print one JSON object on stdout (progress stays on stderr).
@@ -294,6 +299,11 @@ fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
     let variant = renamed(Some(a.variant), a.old_scheduler, "--scheduler", "--variant")
         .expect("--variant has a default");
     let options = run_options(a.terminals, a.duration, variant, a.contexts, a.seed)?;
+    if a.class.is_some() && matches!(options.mode, Mode::Receivers) {
+        return Err(usage(
+            "--class needs a scheduler --variant (receivers has no workload classes)",
+        ));
+    }
     if a.max_tps.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
         return Err(usage("--max-tps must be a positive number"));
     }
@@ -314,6 +324,7 @@ fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
     let mut config = options.config(&opened);
     config.max_tps = a.max_tps;
     config.txn_timeout = txn_timeout;
+    config.class_spec = a.class.map(|c| *c);
     if let Some(durable) = &durable {
         durable.configure(&mut config)?;
     }
@@ -455,6 +466,7 @@ fn report_json(r: &RunReport, seconds: f64) -> Value {
     metric(aborts.into(), r.deadlock_aborts() as f64);
     metric("user_rollbacks".into(), r.user_rollbacks() as f64);
     metric("timed_out".into(), r.timed_out() as f64);
+    metric("rejected".into(), r.rejected() as f64);
     metric("committed".into(), r.committed() as f64);
     metric("elapsed_seconds".into(), r.elapsed.as_secs_f64());
     metric("lock_waits".into(), r.locks.waits as f64);

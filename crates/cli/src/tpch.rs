@@ -76,6 +76,11 @@ pub struct QueryArgs {
     /// `--profile` for what a query charges), and the command fails saying so.
     #[arg(long, value_name = "MIB")]
     memory_limit_mb: Option<f64>,
+    /// Run the query in this workload class (README, "Workload classes"):
+    /// its admission control, timeout and memory limits apply (the tighter
+    /// of them and --timeout/--memory-limit-mb).
+    #[arg(long = "class", value_name = "SPEC", value_parser = crate::flags::class_spec)]
+    class: Option<maestro_scheduler::ClassSpec>,
 }
 
 #[derive(Args)]
@@ -132,6 +137,11 @@ pub struct ThroughputArgs {
     /// Also write the JSON and the table into this directory.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Run every query in this workload class (README, "Workload classes"):
+    /// admission control (rejections counted as `rejected`), the class's
+    /// timeout and memory limits (stopped queries counted as `stopped`).
+    #[arg(long = "class", value_name = "SPEC", value_parser = crate::flags::class_spec)]
+    class: Option<maestro_scheduler::ClassSpec>,
 }
 
 #[derive(Args)]
@@ -285,18 +295,42 @@ fn query(a: QueryArgs) -> Result<ExitCode, ExitCode> {
     eprintln!("loading TPC-H SF {sf} …");
     let (db, load) = tpch::load(&scheduler, sf, &|_| {}).map_err(failure)?;
     eprintln!("loaded in {:.2} s; Q{q} {params}", load.as_secs_f64());
-    let exec = Executor::new(scheduler, a.granularity);
+    let class = match &a.class {
+        Some(spec) => {
+            Some(crate::flags::define_classes(&scheduler, std::slice::from_ref(spec))?[0])
+        }
+        None => None,
+    };
+    let exec = Executor::new(Arc::clone(&scheduler), a.granularity);
     let start = Instant::now();
-    let memory = StatementMemory::new(memory_limit, None);
-    let cancel = CancelToken::for_statement(timeout, Some(memory));
+    let (cancel, _admitted) = match class {
+        None => {
+            let memory = StatementMemory::new(memory_limit, None);
+            (CancelToken::for_statement(timeout, Some(memory)), None)
+        }
+        Some(c) => {
+            let admitted = scheduler.admit(c).map_err(failure)?;
+            maestro_scheduler::set_thread_class(c);
+            let token = scheduler.statement_token_within(c, memory_limit, timeout);
+            (token, Some(admitted))
+        }
+    };
+    let class_name = a.class.as_ref().map(|s| s.name.clone());
     let (result, profile) =
         run_profiled_cancellable(&exec, &db, &params, cancel).map_err(|e| match e {
             ExecError::Cancelled(c) => {
-                let limit = match c.reason {
-                    CancelReason::TimedOut => {
+                let limit = match (c.reason, &class_name) {
+                    (CancelReason::TimedOut, Some(name)) => {
+                        format!("--timeout or workload class {name}'s timeout")
+                    }
+                    (CancelReason::TimedOut, None) => {
                         format!("--timeout {}", a.timeout.unwrap_or_default())
                     }
-                    CancelReason::StatementMemoryLimit => {
+                    (
+                        CancelReason::StatementMemoryLimit | CancelReason::ClassMemoryLimit,
+                        Some(name),
+                    ) => format!("--memory-limit-mb or workload class {name}'s memory limits"),
+                    (CancelReason::StatementMemoryLimit, None) => {
                         format!(
                             "--memory-limit-mb {}",
                             a.memory_limit_mb.unwrap_or_default()
@@ -366,6 +400,7 @@ fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
         seed: a.seed,
         reps: flags::reps(a.reps, false)?,
         refresh: a.refresh,
+        class: a.class,
     };
     eprintln!(
         "tpch throughput: SF {}, streams {:?}, granularity {:?}, {} repetition(s)",

@@ -81,10 +81,30 @@ impl Executor {
     }
 
     /// Runs a plan's code as one scheduler job ([`Backend::Maestro`]) or on a
-    /// thread of the plan pool, the caller waiting.
+    /// thread of the plan pool, the caller waiting. A thread in a workload
+    /// class ([`maestro_scheduler::set_thread_class`]) runs it in that class
+    /// at the class's priority, as [`run_plan_in`](Self::run_plan_in).
     pub fn run_plan<R: Send>(&self, plan: impl FnOnce() -> R + Send) -> R {
         match &self.backend {
-            Backend::Maestro => self.scheduler.install(plan),
+            Backend::Maestro => match maestro_scheduler::current_class() {
+                maestro_scheduler::ClassId::DEFAULT => self.scheduler.install(plan),
+                class => self.scheduler.install_in(class, plan),
+            },
+            Backend::Pools { plans, .. } => plans.install(plan),
+        }
+    }
+
+    /// [`run_plan`](Self::run_plan) in workload class `class` (at its
+    /// priority, everything the plan spawns in it:
+    /// [`Scheduler::install_in`]). The pools backend has no classes: the
+    /// plan runs as `run_plan` runs it.
+    pub fn run_plan_in<R: Send>(
+        &self,
+        class: maestro_scheduler::ClassId,
+        plan: impl FnOnce() -> R + Send,
+    ) -> R {
+        match &self.backend {
+            Backend::Maestro => self.scheduler.install_in(class, plan),
             Backend::Pools { plans, .. } => plans.install(plan),
         }
     }

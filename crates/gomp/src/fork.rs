@@ -77,9 +77,21 @@ fn run_region_in(
     red: impl FnOnce(usize) -> Option<Arc<Registration>>,
     dedicated: bool,
 ) {
-    let offload = offload_master(dedicated);
-    let team = with_current(|p| fork_team(p, body, requested, |n| pre_ws(p, n), red, dedicated));
-    run_forked(team, body, offload);
+    let run = || {
+        let offload = offload_master(dedicated);
+        let team =
+            with_current(|p| fork_team(p, body, requested, |n| pre_ws(p, n), red, dedicated));
+        run_forked(team, body, offload);
+    };
+    // `MAESTRO_OMP_CLASS`: everything the region submits captures the class.
+    match runtime::region_class() {
+        Some(class)
+            if maestro_scheduler::current_class() == maestro_scheduler::ClassId::DEFAULT =>
+        {
+            maestro_scheduler::with_class(class, run)
+        }
+        _ => run(),
+    }
 }
 
 /// Whether the master's share of a region forked now runs as a scheduler task

@@ -49,6 +49,6 @@ mod workshare;
 
 pub use native::{Schedule, Team, parallel_region};
 pub use runtime::{
-    MasterPlacement, hint_teams, install_scheduler, master_placement, priority, scheduler,
-    set_hint_teams, set_master_placement, set_priority,
+    MasterPlacement, hint_teams, install_scheduler, master_placement, priority, region_class,
+    scheduler, set_hint_teams, set_master_placement, set_priority,
 };

@@ -3,7 +3,11 @@
 //!
 //! Environment of our own:
 //! - `MAESTRO_OMP_PRIORITY`: scheduler priority of OpenMP work (default
-//!   [`DEFAULT_PRIORITY`], 0 = lowest; clamped to the scheduler's levels).
+//!   [`DEFAULT_PRIORITY`], or `MAESTRO_OMP_CLASS`'s priority; 0 = lowest;
+//!   clamped to the scheduler's levels).
+//! - `MAESTRO_OMP_CLASS=SPEC`: the workload class parallel regions run in
+//!   ([`region_class`]; the `--class` grammar of the CLI,
+//!   `maestro_scheduler::ClassSpec`'s `FromStr`); a bad spec is fatal.
 //! - `MAESTRO_OMP_TEAMS=hint`: regions without `num_threads` get
 //!   `min(nthreads-var, concurrency hint)` members.
 //! - `MAESTRO_OMP_MASTER=caller|scheduler`: where the master's share of a region
@@ -21,7 +25,9 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use maestro_scheduler::{DEFAULT_PRIORITY, Scheduler, SchedulerConfig, detected_contexts};
+use maestro_scheduler::{
+    ClassId, ClassSpec, DEFAULT_PRIORITY, Scheduler, SchedulerConfig, detected_contexts,
+};
 
 use crate::icv::{EnvSettings, Icv, parse_env};
 
@@ -231,8 +237,42 @@ pub fn priority() -> usize {
         std::env::var("MAESTRO_OMP_PRIORITY")
             .ok()
             .and_then(|v| v.trim().parse::<usize>().ok())
+            .or_else(|| class_env().map(|(_, spec)| spec.priority))
             .unwrap_or(DEFAULT_PRIORITY)
     })
+}
+
+/// `MAESTRO_OMP_CLASS`, parsed and defined on the scheduler (or, if the
+/// host defined a class of its name, that class, unchanged) on first use.
+fn class_env() -> Option<&'static (ClassId, ClassSpec)> {
+    static CLASS: OnceLock<Option<(ClassId, ClassSpec)>> = OnceLock::new();
+    CLASS
+        .get_or_init(|| {
+            let v = std::env::var("MAESTRO_OMP_CLASS").ok()?;
+            let spec: ClassSpec = v
+                .parse()
+                .unwrap_or_else(|e| fatal(&format!("MAESTRO_OMP_CLASS={v}: {e}")));
+            // Not `scheduler()`: its `OMP_DISPLAY_ENV` output reads the
+            // priority, which reads this.
+            let s = scheduler_inner();
+            let id = match s.class_by_name(&spec.name) {
+                Some(id) => id,
+                None => s
+                    .define_class(&spec)
+                    .unwrap_or_else(|e| fatal(&format!("MAESTRO_OMP_CLASS={v}: {e}"))),
+            };
+            Some((id, spec))
+        })
+        .as_ref()
+}
+
+/// The workload class parallel regions run in (`MAESTRO_OMP_CLASS`): a
+/// region forked by a thread in the default class runs in it — its members,
+/// an offloaded master, the explicit tasks its members create — and shares
+/// the contexts with the database's classes by weight. A thread already in
+/// another class (the host's `with_class`) keeps its own. `None`: unset.
+pub fn region_class() -> Option<ClassId> {
+    class_env().map(|&(id, _)| id)
 }
 
 /// Sets the priority of OpenMP work submitted from now on (0 = lowest; values above

@@ -41,8 +41,15 @@
 //! statement a token carrying both (`memory.rs`), and [`ClassStats`] reports
 //! the class's usage and peak.
 //!
-//! Not modelled: decay within a class (Umbra's decaying priority for long
-//! queries); a worker blocked in a lock wait keeps counting for its class.
+//! # Decay within a class
+//!
+//! A worker that has run `DECAY_TASKS` tasks since it last took a root
+//! starts a queued root of its own class before its deque and the pools
+//! (`worker.rs`): the pieces of a statement that has run long yield to a
+//! statement of the same class that has just arrived (Umbra's decaying
+//! priority, approximated per worker with no shared write).
+//!
+//! Not modelled: a worker blocked in a lock wait keeps counting for its class.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -171,6 +178,9 @@ pub struct ClassStats {
     pub queued_roots: usize,
     /// Times a worker moved to this class to run one of its tasks.
     pub entered: u64,
+    /// Roots of the class a worker started before the class's older pieces
+    /// (the decay within a class: `worker.rs`, `DECAY_TASKS`).
+    pub decayed: u64,
     /// Admission control's counters (all 0 without limits).
     pub admission: AdmissionCounts,
     /// Bytes the class's running statements have charged, and the peak.
@@ -189,6 +199,7 @@ pub(crate) struct ClassSlot {
     /// 0: no timeout.
     timeout_ms: AtomicU64,
     entered: AtomicU64,
+    decayed: AtomicU64,
     /// The class's roots (unused for the default class).
     pub(crate) roots: RootQueues,
     admission_limits: Mutex<Option<AdmissionLimits>>,
@@ -218,6 +229,7 @@ impl Classes {
                 max_parallelism: AtomicUsize::new(0),
                 timeout_ms: AtomicU64::new(0),
                 entered: AtomicU64::new(0),
+                decayed: AtomicU64::new(0),
                 roots: RootQueues::new(priority_levels),
                 admission_limits: Mutex::new(None),
                 admission: AdmissionQueue::default(),
@@ -434,6 +446,7 @@ impl Classes {
                         s.roots.len()
                     },
                     entered: s.entered.load(Ordering::Relaxed),
+                    decayed: s.decayed.load(Ordering::Relaxed),
                     admission: s.admission.counts(),
                     memory_used: s.memory.used_bytes(),
                     memory_peak: s.memory.peak_bytes(),
@@ -445,6 +458,12 @@ impl Classes {
     /// Whether `id` names a class of this table.
     pub(crate) fn exists(&self, id: ClassId) -> bool {
         id.index() < self.defined().max(1)
+    }
+
+    /// Counts a root of `c` started by the decay within a class.
+    pub(crate) fn count_decayed(&self, c: ClassId) {
+        // Relaxed: a statistic.
+        self.slot(c).decayed.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Moves one count from class `from` (if any) to class `to` (if any).

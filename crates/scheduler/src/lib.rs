@@ -14,7 +14,8 @@
 //!   checkpoints and unwinds; waiting re-raises it up to the statement's root.
 //! - Workload classes ([`ClassSpec`]): weighted shares of the contexts between
 //!   classes of work, a per-statement parallelism cap and a statement timeout
-//!   per class (`class.rs`).
+//!   per class (`class.rs`), decay within a class (`worker.rs`), and one text
+//!   form of a class for every command (`class_spec.rs`).
 //!
 //! The protocol (states, transitions, why no wake-up is lost and no graph deadlocks)
 //! is in `PROTOCOL.md` beside this crate's manifest.
@@ -24,6 +25,7 @@ mod admission;
 mod caller;
 mod cancel;
 mod class;
+mod class_spec;
 mod config;
 mod context;
 mod counts;
@@ -53,6 +55,7 @@ pub use class::{
     CLASS_WEIGHT_MAX, CLASSES_MAX, ClassError, ClassId, ClassSpec, ClassStats, current_class,
     set_thread_class, with_class,
 };
+pub use class_spec::ClassSpecError;
 pub use config::{
     BlockActivation, CallerRuns, ConfigError, HintPolicy, SchedulerConfig, detected_contexts,
 };
@@ -73,6 +76,14 @@ use crate::shared::Shared;
 use crate::stats::Counters;
 use crate::watchdog::Watchdog;
 use crate::worker::WorkerThread;
+
+/// The tighter of two optional limits (`None`: no limit).
+fn tighter<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
 
 /// Default priority of graphs and jobs (of `priority_levels`, 0 = lowest).
 pub const DEFAULT_PRIORITY: usize = 1;
@@ -284,19 +295,29 @@ impl Scheduler {
     /// `memory_limit_bytes` tightens the statement limit further (`None`:
     /// the class's). An unknown class gets a plain token.
     pub fn statement_token(&self, class: ClassId, memory_limit_bytes: Option<u64>) -> CancelToken {
+        self.statement_token_within(class, memory_limit_bytes, None)
+    }
+
+    /// [`statement_token`](Self::statement_token) with a timeout of the
+    /// statement's own as well (a session's `statement_timeout`): the token
+    /// stops at the earlier of it and the class's.
+    pub fn statement_token_within(
+        &self,
+        class: ClassId,
+        memory_limit_bytes: Option<u64>,
+        timeout: Option<std::time::Duration>,
+    ) -> CancelToken {
         let classes = &self.shared.classes;
         if !classes.exists(class) {
             return CancelToken::for_statement(
-                None,
+                timeout,
                 Some(StatementMemory::new(memory_limit_bytes, None)),
             );
         }
-        let limit = match (classes.statement_memory_limit(class), memory_limit_bytes) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let limit = tighter(classes.statement_memory_limit(class), memory_limit_bytes);
+        let timeout = tighter(classes.timeout(class), timeout);
         CancelToken::for_statement(
-            classes.timeout(class),
+            timeout,
             Some(StatementMemory::new(
                 limit,
                 Some(classes.memory_pool(class)),

@@ -31,7 +31,17 @@ pub(crate) struct WorkerThread {
     /// The workload class this worker counts for (`ClassId::NONE` while it
     /// counts for none; `class.rs`, "Shares").
     counted: Cell<ClassId>,
+    /// Tasks this worker looked for (between tasks, `roots` true) since it
+    /// last took a root: the decay within a class (PROTOCOL.md, "Decay
+    /// within a class"). Worker-local: no shared write.
+    since_root: Cell<u32>,
 }
+
+/// After this many tasks without taking a root, a worker starts a queued
+/// root of the class it counts for before its class's older pieces (the
+/// decay within a class; guessed: a few operator tasks, so a new short
+/// statement waits for at most that many pieces of a long one per worker).
+pub(crate) const DECAY_TASKS: u32 = 4;
 
 thread_local! {
     static CURRENT: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
@@ -64,6 +74,7 @@ impl WorkerThread {
             state: Cell::new(WorkerState::Active),
             ready: RefCell::new(Vec::new()),
             counted: Cell::new(ClassId::NONE),
+            since_root: Cell::new(0),
         }
     }
 
@@ -135,10 +146,14 @@ impl WorkerThread {
         // Never while this thread holds a scheduler-aware lock in a wait
         // (`roots == false`): the root could want that very lock and deadlock
         // on its own thread (PROTOCOL.md, "Locks held while waiting").
-        if self.shared.classes.defined() > 0
-            && let Some(t) = self.pop_class_root(true, roots)
-        {
-            return Some(t);
+        if self.shared.classes.defined() > 0 {
+            if let Some(t) = self.pop_class_root(true, roots) {
+                self.since_root.set(0);
+                return Some(t);
+            }
+            if roots && let Some(t) = self.pop_decayed_root() {
+                return Some(t);
+            }
         }
         if (roots || crate::sync::locks_held() == 0)
             && self.shared.urgent_below_share()
@@ -244,9 +259,41 @@ impl WorkerThread {
         Some((t, popped))
     }
 
+    /// The decay within a class (PROTOCOL.md, "Decay within a class"): a
+    /// worker that has run [`DECAY_TASKS`] tasks since it last took a root,
+    /// and whose class (not the default: its roots keep today's order) has
+    /// roots queued, takes one before its deque and the pools — so the pieces
+    /// of a statement that has run long yield, on this worker, to a statement
+    /// of the same class that has just arrived.
+    fn pop_decayed_root(&self) -> Option<(Task, Popped)> {
+        let class = self.counted.get();
+        if class == ClassId::NONE || class == ClassId::DEFAULT {
+            return None;
+        }
+        let n = self.since_root.get().saturating_add(1);
+        self.since_root.set(n);
+        if n <= DECAY_TASKS || !self.shared.class_has_roots(class) {
+            return None;
+        }
+        let shared = &*self.shared;
+        let (t, _) = shared
+            .classes
+            .slot(class)
+            .roots
+            .pop(shared.config.priority_bias, &mut self.rng.borrow_mut())?;
+        shared.queued.fetch_sub(1, Ordering::SeqCst);
+        shared.classes.count_decayed(class);
+        self.since_root.set(0);
+        Some((t, Popped::Own))
+    }
+
     fn pop_root(&self) -> Option<(Task, Popped)> {
         if self.shared.classes.defined() > 0 {
-            return self.pop_class_root(false, true);
+            let t = self.pop_class_root(false, true);
+            if t.is_some() {
+                self.since_root.set(0);
+            }
+            return t;
         }
         let (t, priority) = self
             .shared

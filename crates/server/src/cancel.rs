@@ -22,13 +22,11 @@ use pgwire::messages::startup::SecretKey;
 pub struct Running(Mutex<Option<CancelToken>>);
 
 impl Running {
-    /// A fresh token for the statement starting now (stopping by itself
-    /// after `timeout`, if any); it is this session's cancellable statement
-    /// until the guard drops.
-    pub fn start(self: &Arc<Self>, timeout: Option<Duration>) -> (CancelToken, RunningGuard) {
-        let token = CancelToken::for_statement(timeout, None);
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(token.clone());
-        (token, RunningGuard(Arc::clone(self)))
+    /// Makes `token` (the statement starting now: its timeout, its memory
+    /// account) this session's cancellable statement until the guard drops.
+    pub fn start(self: &Arc<Self>, token: CancelToken) -> RunningGuard {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(token);
+        RunningGuard(Arc::clone(self))
     }
 
     fn cancel(&self) {

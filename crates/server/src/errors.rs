@@ -23,6 +23,10 @@ pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
 pub const UNDEFINED_PARAMETER: &str = "42P02";
 pub const QUERY_CANCELED: &str = "57014";
 pub const DIVISION_BY_ZERO: &str = "22012";
+/// A workload class's admission control rejected the statement (retryable).
+pub const INSUFFICIENT_RESOURCES: &str = "53000";
+/// A statement or workload class memory limit stopped the statement.
+pub const OUT_OF_MEMORY: &str = "53200";
 pub const INTERNAL_ERROR: &str = "XX000";
 pub const DUPLICATE_TABLE: &str = "42P07";
 pub const NOT_NULL_VIOLATION: &str = "23502";
@@ -68,6 +72,7 @@ pub fn sqlstate(e: &SqlError) -> &'static str {
         ErrorKind::InvalidText if m.contains("type date") => INVALID_DATETIME_FORMAT,
         ErrorKind::InvalidText => INVALID_TEXT_REPRESENTATION,
         ErrorKind::UndefinedParameter => UNDEFINED_PARAMETER,
+        ErrorKind::Cancelled if m.contains("memory limit") => OUT_OF_MEMORY,
         ErrorKind::Cancelled => QUERY_CANCELED,
         ErrorKind::DivisionByZero => DIVISION_BY_ZERO,
         ErrorKind::DuplicateTable => DUPLICATE_TABLE,

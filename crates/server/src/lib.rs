@@ -33,7 +33,9 @@ use async_trait::async_trait;
 use futures::Sink;
 use futures::stream;
 use maestro_execution::{Executor, Granularity};
-use maestro_scheduler::{CancelReason, CancelToken, Cancelled, Scheduler, catch_cancelled};
+use maestro_scheduler::{
+    CancelReason, CancelToken, Cancelled, ClassId, Scheduler, catch_cancelled,
+};
 use maestro_sql::store::{QueryRunner, is_write};
 use maestro_sql::types::SqlType;
 use maestro_sql::{
@@ -161,7 +163,27 @@ impl Engine {
         cancel: CancelToken,
         slot: &mut TxnSlot,
     ) -> Result<Answer, SqlError> {
-        self.in_transaction(slot, |txn| self.execute_in(txn, sql, params, cancel))
+        self.execute_in_class(sql, params, cancel, None, slot)
+    }
+
+    /// [`execute`](Self::execute) with the plan run in workload class
+    /// `class` ([`Executor::run_plan_in`]; `None`: as `execute`). Admission
+    /// and the class's statement token are the caller's (the session's).
+    pub fn execute_in_class(
+        &self,
+        sql: &str,
+        params: &[ParamValue],
+        cancel: CancelToken,
+        class: Option<ClassId>,
+        slot: &mut TxnSlot,
+    ) -> Result<Answer, SqlError> {
+        self.in_transaction(slot, |txn| self.execute_in(txn, sql, params, cancel, class))
+    }
+
+    /// The scheduler statements run on (its workload classes: `maestro
+    /// serve --class`).
+    pub fn scheduler(&self) -> &Arc<Scheduler> {
+        &self.scheduler
     }
 
     /// Runs `f` in `slot`'s open transaction or, when none is open, in one
@@ -207,13 +229,17 @@ impl Engine {
         sql: &str,
         params: &[ParamValue],
         cancel: CancelToken,
+        class: Option<ClassId>,
     ) -> Result<Answer, SqlError> {
         let stmt = maestro_sql::parse(sql)?;
         let ctx = self.exec.context_cancellable("SQL", cancel);
         let run = |catalog: &dyn Catalog, plan: &LogicalPlan| -> Result<QueryResult, SqlError> {
             catch_cancelled(|| {
-                self.exec
-                    .run_plan(|| maestro_sql::lower::run(&ctx, catalog, plan))
+                let plan = || maestro_sql::lower::run(&ctx, catalog, plan);
+                match class {
+                    Some(c) => self.exec.run_plan_in(c, plan),
+                    None => self.exec.run_plan(plan),
+                }
             })
             .map_err(cancelled_error)?
         };
@@ -252,7 +278,13 @@ fn cancelled_error(c: Cancelled) -> SqlError {
         match c.reason {
             CancelReason::Cancelled => "canceling statement due to user request",
             CancelReason::TimedOut => "canceling statement due to statement timeout",
-            _ => "canceling statement: memory limit exceeded",
+            // errors.rs reads "memory limit" as SQLSTATE 53200.
+            CancelReason::StatementMemoryLimit => {
+                "canceling statement: statement memory limit exceeded"
+            }
+            CancelReason::ClassMemoryLimit => {
+                "canceling statement: workload class memory limit exceeded"
+            }
         },
     )
 }
@@ -402,6 +434,9 @@ async fn blocking<T: Send + 'static>(
     })
 }
 
+/// The setting that puts a session's statements in a workload class.
+const WORKLOAD_CLASS: &str = "maestro.workload_class";
+
 /// Default values of the settings clients ask about.
 fn default_setting(name: &str) -> Option<&'static str> {
     Some(match name {
@@ -423,7 +458,7 @@ fn default_setting(name: &str) -> Option<&'static str> {
         "is_superuser" => "on",
         "lc_messages" | "lc_monetary" | "lc_numeric" | "lc_time" | "lc_collate" | "lc_ctype" => "C",
         "statement_timeout" | "lock_timeout" | "idle_in_transaction_session_timeout" => "0",
-        "maestro.workload_class" => "default",
+        WORKLOAD_CLASS => "default",
         _ => return None,
     })
 }
@@ -489,6 +524,44 @@ impl Session {
         }
     }
 
+    /// The class `name` names: `None` for the default class (`default`,
+    /// `DEFAULT`: no class, statements run as without one), 22023 for a
+    /// name the scheduler has no class of.
+    fn class_named(&self, name: &str) -> Result<Option<ClassId>, Box<ErrorInfo>> {
+        if name.eq_ignore_ascii_case("default") {
+            return Ok(None);
+        }
+        match self.engine.scheduler.class_by_name(name) {
+            Some(c) => Ok(Some(c)),
+            None => {
+                let names: Vec<String> = self
+                    .engine
+                    .scheduler
+                    .class_stats()
+                    .into_iter()
+                    .map(|s| s.name)
+                    .collect();
+                Err(error(
+                    errors::INVALID_PARAMETER_VALUE,
+                    format!(
+                        "invalid value for parameter \"{WORKLOAD_CLASS}\": \"{name}\" \
+                         (workload classes: {}; maestro serve --class defines them)",
+                        names.join(", ")
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// The session's workload class (`SET maestro.workload_class`, or the
+    /// startup parameter of that name), `None` for none.
+    fn workload_class<C: ClientInfo>(&self, client: &C) -> Result<Option<ClassId>, Box<ErrorInfo>> {
+        match self.setting(client, WORKLOAD_CLASS) {
+            Some(name) => self.class_named(&name),
+            None => Ok(None),
+        }
+    }
+
     /// Runs one statement (`text` starts at byte `offset` of `query`) with
     /// `params` as its `$n`.
     #[allow(clippy::too_many_arguments)]
@@ -519,11 +592,26 @@ impl Session {
                 let timeout = self
                     .setting(client, "statement_timeout")
                     .and_then(|t| cancel::statement_timeout(&t));
-                let (token, _running) = self.running.start(timeout);
+                // Under a workload class: the class's token (its timeout,
+                // the earlier of it and the session's, and its memory
+                // limits), its admission control, its share of the workers.
+                let class = self.workload_class(client)?;
+                let token = match class {
+                    Some(c) => engine.scheduler.statement_token_within(c, None, timeout),
+                    None => CancelToken::for_statement(timeout, None),
+                };
+                let _running = self.running.start(token.clone());
                 let answer = blocking(move || {
+                    let _admitted =
+                        match class {
+                            Some(c) => Some(engine.scheduler.admit(c).map_err(|r| {
+                                error(errors::INSUFFICIENT_RESOURCES, r.to_string())
+                            })?),
+                            None => None,
+                        };
                     let mut slot = txn::lock(&slot);
                     engine
-                        .execute(&sql, &params, token, &mut slot)
+                        .execute_in_class(&sql, &params, token, class, &mut slot)
                         .map_err(|e| {
                             // Positions count from the start of the whole query.
                             let pos = e.position.map(|p| {
@@ -545,10 +633,16 @@ impl Session {
             }
             Command::Set(assignment) => {
                 if let Some((name, value)) = assignment {
-                    self.settings
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(name.clone(), value.clone());
+                    let mut settings = self.settings.lock().unwrap_or_else(PoisonError::into_inner);
+                    if name.eq_ignore_ascii_case(WORKLOAD_CLASS) {
+                        // Checked now, so the error comes with the SET.
+                        match self.class_named(value)? {
+                            Some(_) => settings.insert(WORKLOAD_CLASS.to_string(), value.clone()),
+                            None => settings.remove(WORKLOAD_CLASS),
+                        };
+                    } else {
+                        settings.insert(name.clone(), value.clone());
+                    }
                 }
                 Ok(Response::Execution(Tag::new("SET")))
             }

@@ -13,11 +13,19 @@ use tokio_postgres::{Client, NoTls};
 pub struct Server {
     pub port: u16,
     pub rt: tokio::runtime::Runtime,
+    /// The scheduler statements run on (its classes and their counters).
+    pub scheduler: Arc<Scheduler>,
 }
 
 impl Server {
     /// Starts a server with an empty database.
     pub fn start() -> Server {
+        Server::start_with_classes(&[])
+    }
+
+    /// Starts a server with an empty database and the workload classes
+    /// `specs` (`maestro serve --class` syntax) defined.
+    pub fn start_with_classes(specs: &[&str]) -> Server {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -25,13 +33,24 @@ impl Server {
             .expect("tokio runtime");
         let scheduler =
             Arc::new(Scheduler::new(SchedulerConfig::single_hints()).expect("scheduler starts"));
-        let engine = Arc::new(Engine::new(scheduler, "static".parse().expect("policy")));
+        for spec in specs {
+            let spec: maestro_scheduler::ClassSpec = spec.parse().expect("a valid class spec");
+            scheduler.define_class(&spec).expect("class defined");
+        }
+        let engine = Arc::new(Engine::new(
+            Arc::clone(&scheduler),
+            "static".parse().expect("policy"),
+        ));
         let listener = rt
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .expect("binds a free port");
         let port = listener.local_addr().expect("address").port();
         rt.spawn(maestro_server::serve(listener, engine));
-        Server { port, rt }
+        Server {
+            port,
+            rt,
+            scheduler,
+        }
     }
 
     pub async fn connect(&self) -> Client {

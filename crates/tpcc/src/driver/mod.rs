@@ -193,6 +193,12 @@ pub struct RunConfig {
     /// The scheduler workload class transactions run in (scheduler modes;
     /// `None`: the default class at the transaction priority, urgent).
     pub class: Option<maestro_scheduler::ClassId>,
+    /// A workload class to define on the run's scheduler (or take, if one of
+    /// its name exists) and run every transaction in, instead of `class`
+    /// (`tpcc run --class`; scheduler modes only). Its admission control
+    /// applies (rejections counted, not run) and its timeout and memory
+    /// limits per transaction (as `txn_timeout`: timed out, counted).
+    pub class_spec: Option<maestro_scheduler::ClassSpec>,
     /// With a data directory (MVCC): a checkpoint this often during the run.
     pub checkpoint_interval: Option<Duration>,
     /// Where acknowledged New-Orders are appended (see [`AckLog`]).
@@ -219,6 +225,7 @@ impl RunConfig {
             txn_timeout: None,
             latch: LatchFlavour::default(),
             class: None,
+            class_spec: None,
             checkpoint_interval: None,
             ack_log: None,
         }
@@ -345,6 +352,22 @@ pub fn run_on_storage(
         &config.load_constants,
         &mut fastrand::Rng::with_seed(config.seed),
     );
+    let class = match (&config.class_spec, scheduler) {
+        (None, _) => config.class,
+        (Some(spec), Some(s)) => Some(match s.class_by_name(&spec.name) {
+            Some(c) => c,
+            None => s.define_class(spec).map_err(|e| TpccError::InvalidOption {
+                option: "class",
+                reason: e.to_string(),
+            })?,
+        }),
+        (Some(_), None) => {
+            return Err(TpccError::InvalidOption {
+                option: "class",
+                reason: "workload classes need a scheduler variant, not receivers".into(),
+            });
+        }
+    };
     let live: Vec<Live> = (0..config.terminals).map(|_| Live::default()).collect();
     let stop = AtomicBool::new(false);
     let start = Instant::now();
@@ -356,7 +379,7 @@ pub fn run_on_storage(
                     .map(|r| Duration::from_secs_f64(config.terminals as f64 / r));
                 let terminal = Terminal::new(engine, scheduler, &stop, &live[t], pace)
                     .with_txn_timeout(config.txn_timeout)
-                    .with_class(config.class)
+                    .with_class(class)
                     .with_ack_log(config.ack_log.as_deref());
                 let generator =
                     terminal::generator(storage.warehouses(), t, config.seed, constants);

@@ -48,6 +48,8 @@ pub(crate) struct Tally {
     pub deadlock_aborts: [u64; 5],
     /// Transactions stopped by their timeout (rolled back, not retried).
     pub timed_out: [u64; 5],
+    /// Transactions their class's admission control rejected (not run).
+    pub rejected: [u64; 5],
     pub latency: [Histogram; 5],
     pub audit: Audit,
 }
@@ -89,6 +91,7 @@ impl Tally {
             self.rolled_back[k] += o.rolled_back[k];
             self.deadlock_aborts[k] += o.deadlock_aborts[k];
             self.timed_out[k] += o.timed_out[k];
+            self.rejected[k] += o.rejected[k];
             self.latency[k].merge(&o.latency[k]);
         }
         self.audit.add(&o.audit);
@@ -108,6 +111,9 @@ pub struct KindReport {
     /// Transactions stopped by `--txn-timeout` (rolled back, not retried,
     /// not in the latency).
     pub timed_out: u64,
+    /// Transactions their workload class's admission control rejected
+    /// (retryable; not run, not in the latency).
+    pub rejected: u64,
     /// Submission to completion, retries included, of committed and
     /// rolled-back transactions.
     pub latency: LatencySummary,
@@ -154,6 +160,7 @@ impl RunReport {
                     rolled_back: tally.rolled_back[k],
                     deadlock_aborts: tally.deadlock_aborts[k],
                     timed_out: tally.timed_out[k],
+                    rejected: tally.rejected[k],
                     latency: tally.latency[k].summary(),
                 }
             })
@@ -193,6 +200,11 @@ impl RunReport {
     /// Transactions stopped by their timeout.
     pub fn timed_out(&self) -> u64 {
         self.kinds.iter().map(|k| k.timed_out).sum()
+    }
+
+    /// Transactions their workload class's admission control rejected.
+    pub fn rejected(&self) -> u64 {
+        self.kinds.iter().map(|k| k.rejected).sum()
     }
 
     /// Transactions that ended (committed or rolled back by the 1 % rule).
@@ -242,7 +254,7 @@ impl fmt::Display for RunReport {
         )?;
         writeln!(
             f,
-            "tpmC {:.0}   transactions/s {:.0}   abort rate {:.4} ({} {}, {} user rollbacks, {} timed out)",
+            "tpmC {:.0}   transactions/s {:.0}   abort rate {:.4} ({} {}, {} user rollbacks, {} timed out, {} rejected)",
             self.tpmc(),
             self.transactions_per_second(),
             self.abort_rate(),
@@ -252,7 +264,8 @@ impl fmt::Display for RunReport {
                 Cc::Mvcc => "write-conflict retries",
             },
             self.user_rollbacks(),
-            self.timed_out()
+            self.timed_out(),
+            self.rejected()
         )?;
         writeln!(
             f,

@@ -25,6 +25,10 @@ use crate::txn::{
 /// multiply its latency).
 pub const TRANSACTION_PRIORITY: usize = maestro_scheduler::DEFAULT_PRIORITY + 1;
 
+/// How long a terminal backs off after its class's admission control
+/// rejected a transaction (guessed: a few transactions' time).
+const REJECTED_BACKOFF: Duration = Duration::from_millis(10);
+
 /// Counters the driver thread reads for progress; written only by their
 /// terminal (`Relaxed`: statistics, never used to synchronize). Padded so
 /// terminals on different cores do not share a line.
@@ -186,6 +190,19 @@ impl<'a> Terminal<'a> {
                 (Some(timeout), _, _) => Some(CancelToken::with_timeout(timeout)),
                 (None, Some(class), Some(s)) => Some(s.statement_token(class, None)),
                 (None, _, _) => None,
+            };
+            // Admission control of the class (one without limits admits at
+            // once); a rejected transaction is counted and not run.
+            let _admitted = match (self.scheduler, self.class) {
+                (Some(s), Some(class)) => match s.admit(class) {
+                    Ok(a) => Some(a),
+                    Err(_) => {
+                        tally.rejected[input.kind().index()] += 1;
+                        std::thread::sleep(REJECTED_BACKOFF);
+                        continue;
+                    }
+                },
+                _ => None,
             };
             let mut run = || engine.execute(&mut state, &input, cancel.as_ref());
             let result = match (self.scheduler, self.class) {
