@@ -20,7 +20,7 @@ use maestro_sql::store::{FoldPolicy, Opened};
 use maestro_txn::{DataDirState, Database};
 
 use crate::exit::{failure, usage};
-use crate::tpcc_durable::{DurabilityFlag, durability_options, report_torn_tail};
+use crate::tpcc_durable::{DurabilityFlags, report_torn_tail};
 use crate::tpch::{contexts, scale_factor};
 use crate::variants::GranularityParser;
 
@@ -46,15 +46,8 @@ pub struct ServeArgs {
     /// checkpoint holds --sf's TPC-H, else nothing), later starts recover it.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
-    /// When a commit is acknowledged (with --data-dir; default sync).
-    #[arg(long, value_enum)]
-    durability: Option<DurabilityFlag>,
-    /// The longest a group sync waits for more commits, in microseconds.
-    #[arg(long, value_name = "US", default_value_t = 200.0)]
-    group_delay_us: f64,
-    /// Seconds between background checkpoints.
-    #[arg(long, value_name = "S", default_value_t = 30.0)]
-    checkpoint_interval_s: f64,
+    #[command(flatten)]
+    durability: DurabilityFlags,
     /// A workload class to define at start (repeatable; README, "Workload
     /// classes"): `NAME[:KEY=VALUE,…]`. A session picks one with
     /// `SET maestro.workload_class = 'NAME'`.
@@ -77,11 +70,10 @@ fn serve(a: ServeArgs) -> Result<ExitCode, ExitCode> {
         })
         .map_err(|e| usage(format!("--host {}: {e}", a.host)))?;
     let durable = match &a.data_dir {
-        None if a.durability.is_some() => return Err(usage("--durability needs --data-dir")),
+        None if a.durability.given() => return Err(usage("--durability needs --data-dir")),
         None => None,
         Some(dir) => {
-            let (config, interval) =
-                durability_options(a.durability, a.group_delay_us, a.checkpoint_interval_s)?;
+            let (config, interval) = a.durability.options()?;
             let state = Database::data_dir_state(dir).map_err(failure)?;
             if sf.is_some() && state == DataDirState::HoldsData {
                 return Err(usage(format!(

@@ -36,15 +36,8 @@ pub struct DurableArgs {
     /// (its first checkpoint), later runs recover it. Implies --cc mvcc.
     #[arg(long, value_name = "DIR")]
     pub(crate) data_dir: Option<PathBuf>,
-    /// When a commit is acknowledged (with --data-dir; default sync).
-    #[arg(long, value_enum)]
-    durability: Option<DurabilityFlag>,
-    /// The longest a group sync waits for more commits, in microseconds.
-    #[arg(long, value_name = "US", default_value_t = 200.0)]
-    group_delay_us: f64,
-    /// Seconds between background checkpoints during the run.
-    #[arg(long, value_name = "S", default_value_t = 30.0)]
-    checkpoint_interval_s: f64,
+    #[command(flatten)]
+    durability: DurabilityFlags,
     /// Append `w_id,d_id,o_id` of every New-Order after its commit was
     /// acknowledged to FILE (one write per line).
     #[arg(long, value_name = "FILE")]
@@ -89,42 +82,57 @@ fn scheduler_blocking(f: &mut dyn FnMut()) {
     maestro_scheduler::sync::blocking(f)
 }
 
-/// The log's configuration (default sync) and the interval of background
-/// checkpoints (none without a log) of `--durability`, `--group-delay-us`
-/// and `--checkpoint-interval-s`: shared by `tpcc run` and `serve`.
-pub(crate) fn durability_options(
-    flag: Option<DurabilityFlag>,
+/// How commits on a data directory are made durable: the flags `tpcc run`
+/// and `serve` share beside their own `--data-dir`.
+#[derive(Args, Clone)]
+pub struct DurabilityFlags {
+    /// When a commit is acknowledged (with --data-dir; default sync).
+    #[arg(long, value_enum)]
+    durability: Option<DurabilityFlag>,
+    /// The longest a group sync waits for more commits, in microseconds.
+    #[arg(long, value_name = "US", default_value_t = 200.0)]
     group_delay_us: f64,
+    /// Seconds between background checkpoints.
+    #[arg(long, value_name = "S", default_value_t = 30.0)]
     checkpoint_interval_s: f64,
-) -> Result<(DurabilityConfig, Option<Duration>), ExitCode> {
-    if !(0.0..=1e6).contains(&group_delay_us) {
-        return Err(usage("--group-delay-us must be in 0..=1000000"));
+}
+
+impl DurabilityFlags {
+    /// Whether `--durability` was given (refused without `--data-dir`).
+    pub(crate) fn given(&self) -> bool {
+        self.durability.is_some()
     }
-    if !(checkpoint_interval_s > 0.0 && checkpoint_interval_s.is_finite()) {
-        return Err(usage("--checkpoint-interval-s must be a positive number"));
+
+    /// The log's configuration (default sync) and the interval of background
+    /// checkpoints (none without a log).
+    pub(crate) fn options(&self) -> Result<(DurabilityConfig, Option<Duration>), ExitCode> {
+        if !(0.0..=1e6).contains(&self.group_delay_us) {
+            return Err(usage("--group-delay-us must be in 0..=1000000"));
+        }
+        if !(self.checkpoint_interval_s > 0.0 && self.checkpoint_interval_s.is_finite()) {
+            return Err(usage("--checkpoint-interval-s must be a positive number"));
+        }
+        let durability = match self.durability.unwrap_or(DurabilityFlag::Sync) {
+            DurabilityFlag::Sync => Durability::Sync,
+            DurabilityFlag::Group => Durability::Group {
+                delay: Duration::from_secs_f64(self.group_delay_us / 1e6),
+            },
+            DurabilityFlag::Off => Durability::Off,
+        };
+        let mut config = DurabilityConfig::new(durability);
+        config.blocking = scheduler_blocking;
+        // Checkpoints without a log would make random prefixes durable.
+        let interval = (durability != Durability::Off)
+            .then(|| Duration::from_secs_f64(self.checkpoint_interval_s));
+        Ok((config, interval))
     }
-    let durability = match flag.unwrap_or(DurabilityFlag::Sync) {
-        DurabilityFlag::Sync => Durability::Sync,
-        DurabilityFlag::Group => Durability::Group {
-            delay: Duration::from_secs_f64(group_delay_us / 1e6),
-        },
-        DurabilityFlag::Off => Durability::Off,
-    };
-    let mut config = DurabilityConfig::new(durability);
-    config.blocking = scheduler_blocking;
-    // Checkpoints without a log would make random prefixes durable.
-    let interval =
-        (durability != Durability::Off).then(|| Duration::from_secs_f64(checkpoint_interval_s));
-    Ok((config, interval))
 }
 
 impl DurableArgs {
     /// `None` without --data-dir (then the other flags are refused).
     pub(crate) fn validate(&self, cc: Option<TpccCc>) -> Result<Option<DurableOptions>, ExitCode> {
         let Some(dir) = &self.data_dir else {
-            if self.durability.is_some()
-                || self.ack_log.is_some()
-                || self.inject_log_fault.is_some()
+            if self.durability.given() || self.ack_log.is_some() || self.inject_log_fault.is_some()
             {
                 return Err(usage("--durability and --ack-log need --data-dir"));
             }
@@ -135,11 +143,7 @@ impl DurableArgs {
                 "--data-dir keeps the MVCC storage: it needs --cc mvcc (the default with --data-dir)",
             ));
         }
-        let (mut config, checkpoint_interval) = durability_options(
-            self.durability,
-            self.group_delay_us,
-            self.checkpoint_interval_s,
-        )?;
+        let (mut config, checkpoint_interval) = self.durability.options()?;
         if let Some(spec) = &self.inject_log_fault {
             config.faults = fault_plan(spec)?;
         }

@@ -4,68 +4,16 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::{Command, Stdio};
 
+use common::server::Server;
 use common::{json_of, maestro};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, Type};
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+use tokio_postgres::{Client, SimpleQueryMessage};
 
-/// A running `maestro serve`, killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Server {
-    fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_maestro"))
-            .args(["serve", "--port", "0", "--contexts", "2"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("maestro serve starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let _ = tx.send(line);
-            }
-        });
-        // Generous: loading TPC-H in a debug build on a busy machine.
-        let line = rx
-            .recv_timeout(Duration::from_secs(600))
-            .expect("the server announces its address");
-        let port = line
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no port in {line:?}"));
-        Server { child, port }
-    }
-
-    async fn connect(&self) -> Client {
-        let (client, connection) = tokio_postgres::connect(
-            &format!("host=127.0.0.1 port={} user=maestro dbname=tpch", self.port),
-            NoTls,
-        )
-        .await
-        .expect("connects");
-        tokio::spawn(connection);
-        client
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+async fn connect(server: &Server) -> Client {
+    server.connect_to("tpch").await
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -161,7 +109,7 @@ fn serve_answers_as_maestro_sql_does() {
     let expected = json_of(&maestro(&["sql", "--sf", "0.01", "--json", Q1]));
     let rt = runtime();
     rt.block_on(async {
-        let mut c = server.connect().await;
+        let mut c = connect(&server).await;
 
         // Simple protocol: the rows as text equal `maestro sql`'s.
         let rows = simple_rows(&c, Q1).await;
@@ -309,7 +257,7 @@ fn serve_answers_as_maestro_sql_does() {
 
         // Two connections at once: a second session sees its own settings
         // and both run statements concurrently.
-        let c2 = server.connect().await;
+        let c2 = connect(&server).await;
         assert_eq!(
             simple_rows(&c2, "SHOW extra_float_digits").await,
             [[Some("1".to_string())]]
@@ -374,7 +322,7 @@ fn serve_refuses_bad_flags() {
 fn serve_starts_empty_and_call_loads_tpch() {
     let server = Server::start(&[]);
     runtime().block_on(async {
-        let c = server.connect().await;
+        let c = connect(&server).await;
         let e = c
             .simple_query("select count(*) from nation")
             .await
@@ -411,7 +359,7 @@ fn serve_starts_empty_and_call_loads_tpch() {
         // A 'Q' message whose length says 1 GiB, then a few bytes.
         let _ = bad.write_all(b"Q\x40\0\0\0select");
         drop(bad);
-        let vanish = server.connect().await;
+        let vanish = connect(&server).await;
         let pending = tokio::spawn(async move {
             let _ = vanish.simple_query("select count(*) from lineitem").await;
         });
@@ -419,7 +367,7 @@ fn serve_starts_empty_and_call_loads_tpch() {
         let _ = pending.await;
 
         // Another session sees the loaded tables.
-        let c2 = server.connect().await;
+        let c2 = connect(&server).await;
         let n = c2
             .query_one("select count(*) from region", &[])
             .await

@@ -3,93 +3,16 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 
+use common::server::Server;
 use common::{maestro, stderr};
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+use tokio_postgres::{Client, SimpleQueryMessage};
 
-/// Generous: a debug build on a machine shared with other builds.
-const WAIT: Duration = Duration::from_secs(600);
-
-/// A running `maestro serve`, killed (SIGKILL) when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-    stderr: mpsc::Receiver<String>,
-}
-
-fn lines(from: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(from).lines() {
-            let Ok(line) = line else { break };
-            let _ = tx.send(line);
-        }
-    });
-    rx
-}
-
-impl Server {
-    fn start(dir: &Path) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_maestro"))
-            .args(["serve", "--port", "0", "--contexts", "2", "--data-dir"])
-            .arg(dir)
-            .args(["--checkpoint-interval-s", "0.2"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("maestro serve starts");
-        let stdout = lines(child.stdout.take().expect("stdout"));
-        let stderr = lines(child.stderr.take().expect("stderr"));
-        let line = stdout
-            .recv_timeout(WAIT)
-            .expect("the server announces its address");
-        let port = line
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no port in {line:?}"));
-        Server {
-            child,
-            port,
-            stderr,
-        }
-    }
-
-    /// The first stderr line containing `what` (every line read is kept in
-    /// `seen` for the failure message).
-    fn wait_for(&self, what: &str) -> String {
-        let mut seen = Vec::new();
-        loop {
-            match self.stderr.recv_timeout(WAIT) {
-                Ok(line) if line.contains(what) => return line,
-                Ok(line) => seen.push(line),
-                Err(e) => panic!("no {what:?} on stderr ({e}): {seen:#?}"),
-            }
-        }
-    }
-
-    async fn connect(&self) -> Client {
-        let (client, connection) = tokio_postgres::connect(
-            &format!("host=127.0.0.1 port={} user=maestro", self.port),
-            NoTls,
-        )
-        .await
-        .expect("connects");
-        tokio::spawn(connection);
-        client
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `maestro serve --data-dir dir`, checkpointing every 0.2 s.
+fn start(dir: &Path) -> Server {
+    let dir = dir.to_str().expect("a UTF-8 temporary directory");
+    Server::start(&["--data-dir", dir, "--checkpoint-interval-s", "0.2"])
 }
 
 async fn rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
@@ -126,10 +49,10 @@ fn rows_survive_a_kill_and_a_restart() {
         .build()
         .unwrap();
 
-    let server = Server::start(&dir);
+    let server = start(&dir);
     server.wait_for("created: first checkpoint");
     let before = rt.block_on(async {
-        let c = server.connect().await;
+        let c = server.connect_to("maestro").await;
         run(
             &c,
             "create table item (id integer, name text, amount decimal(10,2), day date)",
@@ -174,11 +97,11 @@ fn rows_survive_a_kill_and_a_restart() {
     assert!(before.iter().any(|r| r[1] == "updated"));
     drop(server); // SIGKILL: no shutdown path runs.
 
-    let server = Server::start(&dir);
+    let server = start(&dir);
     let line = server.wait_for("recovered");
     assert!(line.contains("recovered 1 tables (17 rows)"), "{line}");
     let after = rt.block_on(async {
-        let c = server.connect().await;
+        let c = server.connect_to("maestro").await;
         let after = rows(&c, DUMP).await;
         let scratch = c.simple_query("select a from scratch").await;
         assert!(scratch.is_err(), "the dropped table came back");

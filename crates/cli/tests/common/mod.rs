@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod server;
+
 use std::process::{Command, Output};
 
 pub fn maestro(args: &[&str]) -> Output {
