@@ -6,12 +6,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::scheduler;
-use maestro_execution::{Executor, Granularity};
+use common::{autocommit, exec};
 use maestro_sql::store::{FoldPolicy, OpenError, Opened};
-use maestro_sql::{Catalog, LogicalPlan, SqlError, Store, Written};
-use maestro_tpch::queries::QueryResult;
-use maestro_txn::{Durability, DurabilityConfig, Transaction};
+use maestro_sql::{Catalog, Store, Written};
+use maestro_txn::{Durability, DurabilityConfig};
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("maestro-sql-durable-{name}-{}", std::process::id()));
@@ -22,23 +20,6 @@ fn dir(name: &str) -> PathBuf {
 fn open(dir: &Path) -> (Store, Opened) {
     Store::open_data_dir(dir, DurabilityConfig::new(Durability::Sync), &|_| Ok(()))
         .unwrap_or_else(|e| panic!("open {}: {e}", dir.display()))
-}
-
-fn exec(store: &Store, txn: &mut Transaction, sql: &str) -> Result<Written, SqlError> {
-    let e = Executor::new(scheduler(), Granularity::Static);
-    let ctx = e.context("store");
-    let run = |c: &dyn Catalog, p: &LogicalPlan| -> Result<QueryResult, SqlError> {
-        e.run_plan(|| maestro_sql::lower::run(&ctx, c, p))
-    };
-    let stmt = maestro_sql::parse(sql)?;
-    store.execute(txn, &stmt, &[], &run).expect("a write")
-}
-
-fn autocommit(store: &Store, sql: &str) -> Written {
-    let mut t = store.begin().unwrap();
-    let w = exec(store, &mut t, sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
-    store.commit(t).unwrap();
-    w
 }
 
 /// Every table's name, schema and rows (in stored order).

@@ -4,28 +4,11 @@
 
 mod common;
 
-use common::scheduler;
+use common::{autocommit, exec, scheduler};
 use maestro_execution::{Executor, Granularity};
-use maestro_sql::{Catalog, ErrorKind, LogicalPlan, SqlError, Store, Written};
-use maestro_tpch::queries::{QueryResult, Value};
+use maestro_sql::{ErrorKind, Store, Written};
+use maestro_tpch::queries::Value;
 use maestro_txn::Transaction;
-
-fn exec(store: &Store, txn: &mut Transaction, sql: &str) -> Result<Written, SqlError> {
-    let e = Executor::new(scheduler(), Granularity::Static);
-    let ctx = e.context("store");
-    let run = |c: &dyn Catalog, p: &LogicalPlan| -> Result<QueryResult, SqlError> {
-        e.run_plan(|| maestro_sql::lower::run(&ctx, c, p))
-    };
-    let stmt = maestro_sql::parse(sql)?;
-    store.execute(txn, &stmt, &[], &run).expect("a write")
-}
-
-fn autocommit(store: &Store, sql: &str) -> Written {
-    let mut t = store.begin().unwrap();
-    let w = exec(store, &mut t, sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
-    store.commit(t).unwrap();
-    w
-}
 
 fn ints(store: &Store, txn: &mut Transaction, sql: &str) -> Vec<i64> {
     let e = Executor::new(scheduler(), Granularity::Static);

@@ -57,3 +57,29 @@ pub fn error(sql: &str) -> SqlError {
         Ok(o) => panic!("{sql:?} should fail, got {o:?}"),
     }
 }
+
+/// Runs the write `sql` in `txn` on `store` (a query inside it runs on the
+/// shared scheduler); panics if `sql` is not a write.
+pub fn exec(
+    store: &maestro_sql::Store,
+    txn: &mut maestro_txn::Transaction,
+    sql: &str,
+) -> Result<maestro_sql::Written, SqlError> {
+    let e = Executor::new(scheduler(), Granularity::Static);
+    let ctx = e.context("store");
+    let run = |c: &dyn maestro_sql::Catalog,
+               p: &maestro_sql::LogicalPlan|
+     -> Result<QueryResult, SqlError> {
+        e.run_plan(|| maestro_sql::lower::run(&ctx, c, p))
+    };
+    let stmt = maestro_sql::parse(sql)?;
+    store.execute(txn, &stmt, &[], &run).expect("a write")
+}
+
+/// [`exec`] in a transaction of its own, committed.
+pub fn autocommit(store: &maestro_sql::Store, sql: &str) -> maestro_sql::Written {
+    let mut t = store.begin().unwrap();
+    let w = exec(store, &mut t, sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    store.commit(t).unwrap();
+    w
+}
