@@ -11,7 +11,8 @@ use maestro_execution::ExecError;
 use maestro_scheduler::{CancelToken, ClassId, ClassSpec, Scheduler};
 
 /// How long a client backs off after a rejection before its next statement
-/// (guessed: a few short queries' time; `bench workload` uses the same).
+/// (guessed: a few short queries' time); `bench workload`'s query clients
+/// use it too.
 pub const REJECTED_BACKOFF: Duration = Duration::from_millis(10);
 
 /// One class's statements in one run, with their counts.

@@ -24,6 +24,7 @@ use maestro_tpcc::driver::{self, Mode, RunConfig, RunProgress, RunReport};
 use maestro_tpch::queries::{QueryParams, run_profiled, stream_order};
 use serde::Serialize;
 
+use crate::class_run::REJECTED_BACKOFF;
 use crate::cpu::process_cpu_times;
 use crate::tpch::{Latency, engine, start_scheduler};
 
@@ -350,10 +351,6 @@ pub struct MixedOutcome {
 fn tpcc_mode(variant: &str) -> Mode {
     variant.parse().unwrap_or(Mode::Receivers)
 }
-
-/// How long a TPC-H client waits after admission control rejected its query
-/// (guessed: a client's retry pause; short against a query at SF ≥ 0.1).
-const REJECTED_BACKOFF: Duration = Duration::from_millis(10);
 
 /// Runs `workload`'s analytical clients and TPC-C terminals together on
 /// `config.variant`.
