@@ -18,14 +18,18 @@
 //!   the OS shares the cores between it and the workers for the job's few
 //!   microseconds. It is tracked in `urgent_running` so urgent work stays within
 //!   its share while other work waits.
-//! - `HandOff`: the caller's priority is below queued work, or urgent work is
-//!   at its share while other work waits, or every slot is taken: the job is
+//! - `WaitTurn`: urgent, but its share (the urgent share, or its workload
+//!   class's share) is full while other work waits: the caller sleeps at the
+//!   share's turn gate (`turn.rs`) until a piece of the work filling it ends,
+//!   then asks again (bounded by `urgent_turn_wait_max`, then `HandOff`).
+//! - `HandOff`: the caller's priority is below queued work, or it is not
+//!   urgent and no context is free, or every slot is taken: the job is
 //!   queued as a root and the caller sleeps until a worker ran it (as before).
 
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{Ordering, fence};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use crossbeam_utils::sync::Parker;
@@ -35,6 +39,7 @@ use crate::counts::WorkerState;
 use crate::queues::Pool;
 use crate::shared::Shared;
 use crate::stats::Counters;
+use crate::turn::Turn;
 use crate::worker::WorkerThread;
 
 /// Outcome of asking to run a job on the calling thread.
@@ -47,20 +52,12 @@ pub(crate) enum Admission {
     Extra,
     /// Queue the job for a worker and wait.
     HandOff,
-    /// Urgent, but urgent work holds its share while other work waits: wait
-    /// for a piece of urgent work to end ([`Shared::wait_turn`]), then ask
+    /// Urgent, but urgent work (in a class: the caller's class) holds its
+    /// share while other work waits: wait for a piece of that work to end
+    /// ([`Shared::wait_turn`]), then ask
     /// again — instead of handing the job to a worker, which costs the caller
     /// a sleep too and the worker a cold transaction.
     WaitTurn,
-}
-
-/// How [`Shared::wait_turn`] ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Turn {
-    /// Urgent work is below its share, or nothing else waits: ask again.
-    Ready,
-    /// `urgent_turn_wait_max` passed: hand the job to a worker.
-    TimedOut,
 }
 
 /// Whether a job of `priority` is urgent (above the default priority).
@@ -129,7 +126,7 @@ impl Shared {
             return Admission::Extra;
         }
         if urgent
-            && !classed
+            && (!classed || self.classes.exists(class))
             && !self.config.urgent_turn_wait_max.is_zero()
             && crate::sync::locks_held() == 0
         {
@@ -141,43 +138,39 @@ impl Shared {
         Admission::HandOff
     }
 
-    /// Sleeps until urgent work holds less than its share or nothing else
-    /// waits, for at most `urgent_turn_wait_max`.
+    /// Sleeps until the caller's share has room — the urgent share in the
+    /// default class, `class`'s share among the demanding classes otherwise —
+    /// or nothing else waits, for at most `urgent_turn_wait_max`.
     ///
-    /// No lost wake-up: this waiter counts itself in `urgent_waiters` (SeqCst
-    /// RMW, then a SeqCst fence) before it checks the share under the turn
-    /// mutex; an ending piece of urgent work (`UrgentGuard::drop`) lowers
-    /// `urgent_running` (SeqCst RMW, then a SeqCst fence) before it reads
-    /// `urgent_waiters`, and notifies under the same mutex. Either the waiter
-    /// sees the lower count, or the ender sees the waiter, and then its
-    /// notification cannot fall between the waiter's check and its sleep (the
-    /// waiter holds the mutex in between). While the share is full some urgent
+    /// The wake-ups (no lost one: `turn.rs`, loom model `tests/loom_turn.rs`)
+    /// come from each ending of the work that fills the share: a piece of
+    /// urgent work (`UrgentGuard::drop`), or anything counted for the class
+    /// leaving it (`Classes::move_count`). While the share is full some of that
     /// work runs and will end; each ending wakes one waiter, and one that goes
-    /// runs urgent work in turn and wakes the next when it ends (loom model:
-    /// `tests/loom_turn.rs`). The bound matters if that work cannot end
-    /// (it waits for something this caller holds), or if a woken waiter does
-    /// not go on to run urgent work itself (it hands off when urgent roots
-    /// were queued before it).
-    pub(crate) fn wait_turn(&self) -> Turn {
+    /// runs in the share in turn and wakes the next when it ends. A class's
+    /// share also grows when another class stops demanding; the ending that
+    /// leaves a class with nothing running wakes one waiter of every class.
+    /// The bound matters if that work cannot end (it waits for something this
+    /// caller holds), if a woken waiter does not go on to run in the share
+    /// itself (it hands off when roots of its kind were queued before it), or
+    /// if the share has room because queued work drained (no ending signals
+    /// that).
+    pub(crate) fn wait_turn(&self, class: ClassId) -> Turn {
         Counters::bump(&self.stats.callers_waited_turn);
-        let (mutex, turn) = &self.urgent_turn;
         let deadline = Instant::now() + self.config.urgent_turn_wait_max;
-        // SeqCst (RMW and fence): pairs with the fence in `UrgentGuard::drop`.
-        self.urgent_waiters.fetch_add(1, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
-        let mut guard = mutex.lock();
-        let outcome = loop {
-            let full = self.urgent_running.load(Ordering::SeqCst) >= self.config.urgent_contexts();
-            if !full || !self.other_work_waits() {
-                break Turn::Ready;
-            }
-            if turn.wait_until(&mut guard, deadline).timed_out() {
-                break Turn::TimedOut;
-            }
-        };
-        drop(guard);
-        self.urgent_waiters.fetch_sub(1, Ordering::Relaxed);
-        outcome
+        let classed = self.classes.defined() > 0 && class != ClassId::DEFAULT;
+        if classed {
+            self.classes.turn(class).wait(deadline, || {
+                self.class_below_share(class) || !self.other_work_waits()
+            })
+        } else {
+            self.urgent_turn.wait(deadline, || {
+                // SeqCst load, as the model's; the gate's fence already orders it.
+                let full =
+                    self.urgent_running.load(Ordering::SeqCst) >= self.config.urgent_contexts();
+                !full || !self.other_work_waits()
+            })
+        }
     }
 
     /// Whether urgent work holds fewer contexts than its share.
@@ -304,18 +297,9 @@ impl<'a> UrgentGuard<'a> {
 impl Drop for UrgentGuard<'_> {
     fn drop(&mut self) {
         let shared = self.0;
-        // SeqCst (RMW and fence): pairs with the fence in `Shared::wait_turn`.
+        // SeqCst RMW: pairs with the waiter's RMW and fence in `TurnGate::wait`
+        // (through the fence in `TurnGate::ended`).
         shared.urgent_running.fetch_sub(1, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
-        // Every ending wakes one waiter, also one that leaves the share full:
-        // the waiter may go anyway if no other work waits by then (otherwise
-        // it sleeps again; a later ending wakes one again). Waking only on
-        // endings that leave room made waiters sit out their bound behind
-        // extras beyond the share and hand off (measured: tpmC 0.89x -> 0.3x
-        // of multiple-pools at 4 TPC-H clients).
-        if shared.urgent_waiters.load(Ordering::Relaxed) > 0 {
-            let _held = shared.urgent_turn.0.lock();
-            shared.urgent_turn.1.notify_one();
-        }
+        shared.urgent_turn.ended();
     }
 }

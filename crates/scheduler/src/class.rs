@@ -63,6 +63,7 @@ use std::sync::Arc;
 use crate::admission::{AdmissionCounts, AdmissionLimits, AdmissionQueue};
 use crate::memory::MemoryPool;
 use crate::queues::RootQueues;
+use crate::turn::TurnGate;
 
 /// Classes a scheduler can hold, the default class included (guessed: HANA
 /// installations define a handful; the scan per decision is linear in it).
@@ -208,6 +209,9 @@ pub(crate) struct ClassSlot {
     statement_memory_limit: AtomicU64,
     /// The class's memory (its limit is the class's `memory_limit`).
     memory: Arc<MemoryPool>,
+    /// Where the class's urgent callers beyond its share wait for their turn
+    /// (`Shared::wait_turn`); `Classes::move_count` ends turns.
+    turn: TurnGate,
 }
 
 pub(crate) struct Classes {
@@ -233,6 +237,7 @@ impl Classes {
                 roots: RootQueues::new(priority_levels),
                 admission_limits: Mutex::new(None),
                 admission: AdmissionQueue::default(),
+                turn: TurnGate::default(),
                 statement_memory_limit: AtomicU64::new(0),
                 memory: MemoryPool::new(None),
             })
@@ -466,13 +471,35 @@ impl Classes {
         self.slot(c).decayed.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The turn gate of class `c`.
+    pub(crate) fn turn(&self, c: ClassId) -> &TurnGate {
+        &self.slot(c).turn
+    }
+
     /// Moves one count from class `from` (if any) to class `to` (if any).
+    ///
+    /// Leaving `from` ends a turn in its share (`turn.rs`): it wakes one of
+    /// `from`'s waiters, and when `from` is left with nothing running, one
+    /// waiter of every class (a class that stops demanding leaves a larger
+    /// share to the others).
     pub(crate) fn move_count(&self, from: ClassId, to: ClassId) {
         if from == to {
             return;
         }
         if from != ClassId::NONE {
-            self.slot(from).running.fetch_sub(1, Ordering::Relaxed);
+            let s = self.slot(from);
+            // SeqCst RMW: pairs with the waiter's RMW and fence in
+            // `TurnGate::wait` (through the fence in `TurnGate::ended`).
+            let before = s.running.fetch_sub(1, Ordering::SeqCst);
+            s.turn.ended();
+            if before == 1 {
+                for i in 0..self.defined() {
+                    let other = &self.slots[i];
+                    if i != from.index() && other.turn.waiters() > 0 {
+                        other.turn.ended();
+                    }
+                }
+            }
         }
         if to != ClassId::NONE {
             let s = self.slot(to);

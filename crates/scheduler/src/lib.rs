@@ -40,6 +40,7 @@ mod queues;
 mod shared;
 mod stats;
 pub mod sync;
+mod turn;
 mod watchdog;
 mod worker;
 
@@ -451,7 +452,7 @@ impl Scheduler {
                     }
                     caller::Admission::Extra => return caller::run_extra(&self.shared, class, f),
                     caller::Admission::WaitTurn => {
-                        if self.shared.wait_turn() == caller::Turn::TimedOut {
+                        if self.shared.wait_turn(class) == turn::Turn::TimedOut {
                             Counters::bump(&self.shared.stats.callers_handed_off);
                             break;
                         }

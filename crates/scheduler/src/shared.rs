@@ -39,6 +39,7 @@ use crate::graph::GraphInner;
 use crate::job::JobRef;
 use crate::queues::{Pool, RootQueues, Task};
 use crate::stats::{Counters, SchedulerStats, Timeline, TimelineSample};
+use crate::turn::TurnGate;
 
 /// Per-worker-slot data others need: its deque's stealer, its unparker and its
 /// own (uncontended) counters.
@@ -133,11 +134,9 @@ pub(crate) struct Shared {
     /// Urgent work running now: guests, extra callers and workers running urgent
     /// roots (`caller::UrgentGuard`). Relaxed: a share, not a synchronization.
     pub(crate) urgent_running: CachePadded<AtomicUsize>,
-    /// Urgent callers waiting for their turn in the urgent share
-    /// (`caller::wait_turn`); `UrgentGuard` notifies `urgent_turn` when it
-    /// ends a piece of urgent work while this is nonzero.
-    pub(crate) urgent_waiters: CachePadded<AtomicUsize>,
-    pub(crate) urgent_turn: (Mutex<()>, parking_lot::Condvar),
+    /// Where urgent callers of the default class beyond the urgent share wait
+    /// for their turn (`Shared::wait_turn`); `UrgentGuard` ends a turn.
+    pub(crate) urgent_turn: TurnGate,
     /// Callers running as counted guests now (included in the counts' total):
     /// parked base workers judge "extra worker" without them.
     pub(crate) guests_now: AtomicUsize,
@@ -183,8 +182,7 @@ impl Shared {
             worker_threads: hooksafe::Mutex::new(Vec::new()),
             started: Instant::now(),
             urgent_running: CachePadded::new(AtomicUsize::new(0)),
-            urgent_waiters: CachePadded::new(AtomicUsize::new(0)),
-            urgent_turn: (Mutex::new(()), parking_lot::Condvar::new()),
+            urgent_turn: TurnGate::default(),
             guests_now: AtomicUsize::new(0),
             searching: CachePadded::new(AtomicUsize::new(0)),
             seed_counter: AtomicUsize::new(0),

@@ -423,3 +423,76 @@ fn a_turn_wait_past_its_bound_hands_the_job_to_a_worker() {
     releaser.join().unwrap();
     full.finish();
 }
+
+#[test]
+fn a_classed_urgent_caller_beyond_its_class_share_waits_its_turn_then_runs_its_own_job() {
+    use maestro_scheduler::{ClassSpec, with_class};
+    let mut cfg = SchedulerConfig::single_pool().with_contexts(2);
+    cfg.urgent_turn_wait_max = DEADLINE;
+    let s = idle(Scheduler::new(cfg).unwrap());
+    let oltp = s
+        .define_class(&ClassSpec {
+            priority: DEFAULT_PRIORITY + 1,
+            ..ClassSpec::new("oltp", 1)
+        })
+        .unwrap();
+    let olap = s.define_class(&ClassSpec::new("olap", 3)).unwrap();
+    // Both contexts taken by olap guests, an olap root queued behind them.
+    let release = Arc::new(AtomicBool::new(false));
+    let spin_in = |class, started: Arc<AtomicUsize>, until: Arc<AtomicBool>| {
+        let s = s.clone();
+        std::thread::spawn(move || {
+            s.install_in(class, move || {
+                started.fetch_add(1, Ordering::SeqCst);
+                while !until.load(Ordering::SeqCst) {
+                    std::hint::spin_loop();
+                }
+                std::thread::current().id()
+            })
+        })
+    };
+    let olap_started = Arc::new(AtomicUsize::new(0));
+    let occupiers: Vec<_> = (0..2)
+        .map(|_| spin_in(olap, olap_started.clone(), release.clone()))
+        .collect();
+    wait_for("both olap guests to run", || {
+        olap_started.load(Ordering::SeqCst) == 2
+    });
+    let queued = with_class(olap, || s.spawn(|| {}));
+    // oltp's share of 1 in 4 weights on 2 contexts: one oltp caller runs as an
+    // extra beside them, a second is beyond the share.
+    let oltp_release = Arc::new(AtomicBool::new(false));
+    let oltp_started = Arc::new(AtomicUsize::new(0));
+    let first = spin_in(oltp, oltp_started.clone(), oltp_release.clone());
+    wait_for("the first oltp caller to run", || {
+        oltp_started.load(Ordering::SeqCst) == 1
+    });
+    let before = s.stats();
+    let ran = Arc::new(AtomicBool::new(false));
+    let (s2, ran2) = (s.clone(), ran.clone());
+    let caller = std::thread::spawn(move || {
+        let ran_on = s2.install_in(oltp, move || {
+            ran2.store(true, Ordering::SeqCst);
+            std::thread::current().id()
+        });
+        (ran_on, std::thread::current().id())
+    });
+    wait_for("the second oltp caller to wait for its turn", || {
+        s.stats().callers_waited_turn > before.callers_waited_turn
+    });
+    assert!(!ran.load(Ordering::SeqCst), "ran beyond its class share");
+    // The oltp work it waits for ends: its turn comes, and it runs its job on
+    // its own thread, not on a worker.
+    oltp_release.store(true, Ordering::SeqCst);
+    let (ran_on, caller_thread) = caller.join().unwrap();
+    assert_eq!(ran_on, caller_thread);
+    let after = s.stats();
+    assert_eq!(after.callers_handed_off, before.callers_handed_off);
+    assert_eq!(after.callers_extra - before.callers_extra, 1);
+    release.store(true, Ordering::SeqCst);
+    first.join().unwrap();
+    for o in occupiers {
+        o.join().unwrap();
+    }
+    queued.join().unwrap();
+}

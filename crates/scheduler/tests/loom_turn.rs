@@ -5,15 +5,17 @@
 //! Run with
 //! `RUSTFLAGS="--cfg loom" cargo test -p maestro-scheduler --test loom_turn --release --target-dir target/loom`.
 //!
-//! The model is a transcription of `src/caller.rs`:
+//! The model is a transcription of `src/turn.rs` (`TurnGate`) as `src/caller.rs`
+//! uses it for the urgent share (a class's gate, `Classes::move_count`, is the
+//! same protocol on the class's running count):
 //!
 //! | model             | crate                                                      |
 //! |-------------------|------------------------------------------------------------|
 //! | `Model::running`  | `Shared::urgent_running`                                   |
-//! | `Model::waiters`  | `Shared::urgent_waiters`                                   |
-//! | `Model::turn`     | `Shared::urgent_turn` (mutex and condvar)                  |
-//! | `Model::wait`     | `Shared::wait_turn`: `waiters += 1` (SeqCst), fence, lock, re-check the share, sleep on the condvar |
-//! | `Model::end`      | `UrgentGuard::drop`: `running -= 1` (SeqCst), fence, `waiters > 0` → lock, notify one |
+//! | `Model::waiters`  | `TurnGate::waiters` of `Shared::urgent_turn`               |
+//! | `Model::turn`     | `TurnGate`'s mutex and condvar                             |
+//! | `Model::wait`     | `TurnGate::wait`: `waiters += 1` (SeqCst), fence, lock, re-check the share, sleep on the condvar |
+//! | `Model::end`      | `UrgentGuard::drop`: `running -= 1` (SeqCst), then `TurnGate::ended`: fence, `waiters > 0` → lock, notify one |
 //! | `Model::caller`   | `install_as`'s admission loop: wait for the turn, then run as urgent work (`UrgentGuard`) |
 //!
 //! A waiter that gets its turn runs urgent work and ends it, which passes the
