@@ -4,7 +4,8 @@
 //! merged) for GROUP BY, `sort`/`top_k` for ORDER BY [LIMIT], `project` for
 //! arithmetic — inside the one scheduler job of the statement
 //! (`Executor::run_plan`), each operator partitioned by the context's
-//! granularity policy. Intermediate results are relations of row ids into
+//! granularity policy, and the two inputs of every join computed
+//! concurrently (fork-join: the plan tree is the statement's task graph). Intermediate results are relations of row ids into
 //! the column store plus computed columns ([`vector`]).
 
 mod aggregate;
@@ -177,6 +178,23 @@ impl<'a> Lowering<'a> {
         Ok(rel)
     }
 
+    /// Both inputs of a join, concurrently: the right side is a scheduler
+    /// task that idle workers steal while this one computes the left side
+    /// (fork-join; the plan tree is the statement's task graph, a join's two
+    /// subtrees its independent branches, each operator inside them split by
+    /// the granularity policy). Under EXPLAIN ANALYZE one after the other: a
+    /// node's time and task count are then its own, not its sibling's too.
+    fn join_inputs(
+        &self,
+        left: &'a Plan,
+        right: &'a Plan,
+    ) -> (Result<Relation<'a>>, Result<Relation<'a>>) {
+        if self.analysis.is_some() {
+            return (self.node(left), self.node(right));
+        }
+        maestro_scheduler::join(|| self.node(left), || self.node(right))
+    }
+
     fn node_unmeasured(&self, p: &'a Plan) -> Result<Relation<'a>> {
         match p {
             Plan::Scan {
@@ -196,7 +214,8 @@ impl<'a> Lowering<'a> {
                 keys,
                 residual,
             } => {
-                let (l, r) = (self.node(left)?, self.node(right)?);
+                let (l, r) = self.join_inputs(left, right);
+                let (l, r) = (l?, r?);
                 match kind {
                     JoinKind::Inner if keys.is_empty() => self.cross(l, r),
                     JoinKind::Inner => {
