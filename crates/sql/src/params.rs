@@ -46,6 +46,44 @@ fn bad_text(ty: SqlType, s: &str) -> SqlError {
     )
 }
 
+/// A date in PostgreSQL's text input: `YYYY-MM-DD`, optionally followed by
+/// a time of day and a time zone, which a date ignores (as PostgreSQL's
+/// `date_in` does). pgJDBC's `setDate` sends `2026-11-01 +00`.
+fn parse_date_text(t: &str) -> Option<Date> {
+    let (date, rest) = match t.find([' ', 'T']) {
+        Some(i) => (&t[..i], t[i + 1..].trim()),
+        None => (t, ""),
+    };
+    let date = Date::parse(date).ok()?;
+    let (time, zone) = match rest.find(['+', '-', 'Z', 'z']) {
+        Some(i) => (rest[..i].trim(), &rest[i..]),
+        None => (rest, ""),
+    };
+    let digits = |s: &str, n: std::ops::RangeInclusive<usize>| {
+        n.contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit())
+    };
+    let time_ok = time.is_empty() || {
+        let (hms, fraction) = time.split_once('.').unwrap_or((time, "0"));
+        let parts: Vec<&str> = hms.split(':').collect();
+        (2..=3).contains(&parts.len())
+            && digits(parts[0], 1..=2)
+            && parts[1..].iter().all(|p| digits(p, 2..=2))
+            && digits(fraction, 1..=9)
+    };
+    let zone_ok = match zone.as_bytes().first() {
+        None => true,
+        Some(b'Z' | b'z') => zone.len() == 1,
+        Some(_) => {
+            let offset = &zone[1..];
+            match offset.split_once(':') {
+                Some((h, m)) => digits(h, 1..=2) && digits(m, 2..=2),
+                None => digits(offset, 1..=4),
+            }
+        }
+    };
+    (time_ok && zone_ok).then_some(date)
+}
+
 impl ParamValue {
     /// A value in PostgreSQL's text format for a parameter of type `ty`; a
     /// text that is not one is an [`ErrorKind::InvalidText`] error.
@@ -65,9 +103,9 @@ impl ParamValue {
                 "f" | "false" | "n" | "no" | "off" | "0" => Ok(ParamValue::Bool(false)),
                 _ => Err(bad_text(ty, s)),
             },
-            SqlType::Date => Date::parse(t)
+            SqlType::Date => parse_date_text(t)
                 .map(ParamValue::Date)
-                .map_err(|_| bad_text(ty, s)),
+                .ok_or_else(|| bad_text(ty, s)),
             SqlType::Str => Ok(ParamValue::Str(s.to_string())),
             SqlType::Interval => Err(SqlError::unsupported("interval parameters")),
         }
@@ -177,5 +215,42 @@ impl Params {
             .iter()
             .map(|t| t.unwrap_or(SqlType::Str))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_date_parameter_ignores_a_time_of_day_and_a_zone_as_postgresql_does() {
+        let day = Date::parse("2026-11-01").unwrap();
+        for text in [
+            "2026-11-01",
+            " 2026-11-01 ",
+            "2026-11-01 +00",
+            "2026-11-01 -08",
+            "2026-11-01 +05:30",
+            "2026-11-01 00:00:00",
+            "2026-11-01T13:45:00.123Z",
+            "2026-11-01 13:45 +0100",
+        ] {
+            assert_eq!(
+                ParamValue::parse(text, SqlType::Date).unwrap(),
+                ParamValue::Date(day),
+                "{text:?}"
+            );
+        }
+        for text in [
+            "2026-11-01 x",
+            "2026-11-01 +",
+            "2026-11-01 25",
+            "2026-13-01",
+            "2026-11-01 12:3",
+            "2026-11-01Zulu",
+        ] {
+            let e = ParamValue::parse(text, SqlType::Date).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::InvalidText, "{text:?}: {e}");
+        }
     }
 }
