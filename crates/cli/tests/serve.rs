@@ -1,6 +1,10 @@
 //! `maestro serve` driven by real clients over TCP: tokio-postgres (simple and
-//! extended protocol, binary results) and psql. The server picks a free port
-//! itself (`--port 0`) and prints the address it listens on.
+//! extended protocol, binary results), psql, psycopg 3 and pgJDBC. The server
+//! picks a free port itself (`--port 0`) and prints the address it listens on.
+//!
+//! A client that is not installed is skipped with a message, unless
+//! `MAESTRO_REQUIRE_CLIENTS` is set (`.ci/run` sets it after installing them):
+//! then its absence fails the test, so CI never passes by skipping.
 
 mod common;
 
@@ -11,6 +15,16 @@ use common::{json_of, maestro};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, Type};
 use tokio_postgres::{Client, SimpleQueryMessage};
+
+/// Skips a check whose client is missing, or fails it under
+/// `MAESTRO_REQUIRE_CLIENTS`.
+fn client_missing(what: &str) {
+    assert!(
+        std::env::var_os("MAESTRO_REQUIRE_CLIENTS").is_none(),
+        "{what}, and MAESTRO_REQUIRE_CLIENTS is set"
+    );
+    eprintln!("{what}: skipping its check");
+}
 
 async fn connect(server: &Server) -> Client {
     server.connect_to("tpch").await
@@ -298,7 +312,7 @@ fn serve_answers_as_maestro_sql_does() {
         );
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "25");
     } else {
-        eprintln!("psql not installed: skipping the psql check");
+        client_missing("psql not installed");
     }
 }
 
@@ -387,7 +401,7 @@ fn serve_psycopg() {
         .status()
         .is_ok_and(|s| s.success());
     if !has_psycopg {
-        eprintln!("python3 with psycopg not found: skipping the psycopg check");
+        client_missing("python3 with psycopg not found");
         return;
     }
     let server = Server::start(&["--sf", "0.01"]);
@@ -407,13 +421,51 @@ fn serve_psycopg() {
     );
 }
 
+/// pgJDBC (the PostgreSQL JDBC driver) from a single-file Java program:
+/// prepared INSERTs and SELECTs across the driver's switch to named server
+/// statements, DECIMAL and DATE parameters, a transaction rolled back and one
+/// committed, SQLSTATEs, `CALL maestro.load_tpch`. The driver's jar comes from
+/// `MAESTRO_JDBC_JAR` (`.ci/run` downloads it from Maven Central).
+#[test]
+fn serve_jdbc() {
+    let jar = std::env::var_os("MAESTRO_JDBC_JAR").map(std::path::PathBuf::from);
+    let has_java = Command::new("java")
+        .arg("-version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let Some(jar) = jar.filter(|j| j.exists() && has_java) else {
+        client_missing("java or the pgJDBC jar (MAESTRO_JDBC_JAR) not found");
+        return;
+    };
+    let server = Server::start(&[]);
+    let out = Command::new("java")
+        .arg("-cp")
+        .arg(&jar)
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/serve_jdbc/JdbcSmoke.java"
+        ))
+        .arg(server.port.to_string())
+        .output()
+        .expect("java runs");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "jdbc: ok");
+}
+
 /// psql runs a script: CREATE TABLE, `\copy` of a CSV (COPY FROM STDIN on
 /// the wire), a query, a transaction rolled back and one committed. The
 /// README's psql session, checked.
 #[test]
 fn serve_psql_script_creates_copies_and_queries() {
     if !std::path::Path::new("/usr/bin/psql").exists() {
-        eprintln!("psql not installed: skipping the psql script");
+        client_missing("psql not installed");
         return;
     }
     let server = Server::start(&[]);

@@ -42,12 +42,16 @@ with psycopg.connect(host="127.0.0.1", port=port, user="maestro", dbname="tpch")
         assert cur.fetchone() == (5,)
     conn.commit()
     conn.autocommit = True
-    assert conn.execute("show transaction_isolation").fetchone() == ("read committed",)
+    # Snapshot isolation: PostgreSQL calls it repeatable read.
+    assert conn.execute("show transaction_isolation").fetchone() == ("repeatable read",)
+    # A parameter, bound server-side (psycopg 3 sends $1 with the extended protocol).
+    row = conn.execute("select n_name from nation where n_nationkey = %s", (1,)).fetchone()
+    assert row == ("ARGENTINA",), row
     try:
-        conn.execute("select n_name from nation where n_nationkey = %s", (1,))
+        conn.execute("select 1 / 0")
         raise AssertionError("no error")
-    except psycopg.errors.FeatureNotSupported:
-        pass
+    except psycopg.errors.DivisionByZero as e:
+        assert e.sqlstate == "22012", e
     conn.execute("CALL maestro.load_tpch(0.01)")
     assert conn.execute("select count(*) from nation").fetchone() == (25,)
 print("psycopg: ok")

@@ -30,8 +30,8 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use futures::Sink;
 use futures::stream;
+use futures::{Sink, SinkExt};
 use maestro_execution::{Executor, Granularity};
 use maestro_scheduler::{
     CancelReason, CancelToken, Cancelled, ClassId, Scheduler, catch_cancelled,
@@ -49,12 +49,14 @@ use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{FieldInfo, QueryResponse, Response, Tag};
 use pgwire::api::stmt::QueryParser;
-use pgwire::api::store::PortalStore;
+use pgwire::api::store::{Entry, PortalStore};
 use pgwire::api::{
-    ClientInfo, ClientPortalStore, PgWireServerHandlers, PidSecretKeyGenerator,
+    ClientInfo, ClientPortalStore, DEFAULT_NAME, PgWireServerHandlers, PidSecretKeyGenerator,
     RandomPidSecretKeyGenerator, Type,
 };
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::data::{NoData, ParameterDescription};
+use pgwire::messages::extendedquery::{Describe, TARGET_TYPE_BYTE_STATEMENT};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use tokio::net::TcpListener;
 
@@ -948,6 +950,39 @@ impl ExtendedQueryHandler for Session {
 
     fn query_parser(&self) -> Arc<Parser> {
         Arc::clone(&self.parser)
+    }
+
+    /// A Describe of a statement that returns no rows but has parameters
+    /// (`INSERT … VALUES ($1)`): ParameterDescription, then NoData, as
+    /// PostgreSQL answers. pgwire's default sends an empty RowDescription
+    /// instead, which pgJDBC takes for a result set ("A result was returned
+    /// when none was expected" on `executeUpdate`).
+    async fn on_describe<C>(&self, client: &mut C, message: Describe) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Prepared>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if message.target_type == TARGET_TYPE_BYTE_STATEMENT {
+            let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+            if let Some(Entry::Value(stmt)) = client.portal_store().get_statement(name)
+                && stmt.statement.columns.is_empty()
+            {
+                let described = self.do_describe_statement(client, &stmt).await?;
+                let oids = described.parameters.iter().map(Type::oid).collect();
+                client
+                    .send(PgWireBackendMessage::ParameterDescription(
+                        ParameterDescription::new(oids),
+                    ))
+                    .await?;
+                client
+                    .send(PgWireBackendMessage::NoData(NoData::new()))
+                    .await?;
+                return Ok(());
+            }
+        }
+        self._on_describe(client, message).await
     }
 
     async fn do_query<C>(
