@@ -166,35 +166,47 @@ def read_plan(path, sf, streams):
     return plan
 
 
+def fixed_window(n, duration, plan, open_stream, run_entry):
+    """The fixed-window rule (see the module doc) over n streams: stream s runs
+    `run_entry(handle, s, entry)` (returning its latency) over the plan's list for
+    stream s, on `handle = open_stream(s)`, until `duration` seconds are up. Returns
+    (the latencies completed within the window, sorted; late queries; elapsed s)."""
+    done = []      # (latency, end time) of every completed query
+    errors = []
+    lock = threading.Lock()
+    handles = [open_stream(s) for s in range(n)]
+    start = time.perf_counter()
+    deadline = start + duration
+
+    def stream(s):
+        entries = plan["streams"][s]
+        i = 0
+        while time.perf_counter() < deadline:
+            e = entries[i % len(entries)]
+            i += 1
+            try:
+                t = run_entry(handles[s], s, e)
+            except Exception as ex:  # reported, never swallowed
+                with lock:
+                    errors.append("stream %d Q%d: %s" % (s, e["query"], ex))
+                return
+            with lock:
+                done.append((t, time.perf_counter()))
+
+    elapsed = run_streams(n, stream, start, errors)
+    for h in handles:
+        h.close()
+    latencies = sorted(t for t, end in done if end <= deadline)
+    return latencies, len(done) - len(latencies), elapsed
+
+
 def throughput_window(args, con, load_s, plan, stream_counts):
     """The fixed-window rule (see the module doc)."""
     runs = []
     for n in stream_counts:
-        done = []      # (latency, end time) of every completed query
-        errors = []
-        lock = threading.Lock()
-        start = time.perf_counter()
-        deadline = start + args.duration
-
-        def stream(s):
-            cur = con.cursor()
-            entries = plan["streams"][s]
-            i = 0
-            while time.perf_counter() < deadline:
-                e = entries[i % len(entries)]
-                i += 1
-                try:
-                    t = run_timed(cur, e["query"], e["params"], view="revenue_s%d" % s)
-                except Exception as ex:  # reported, never swallowed
-                    with lock:
-                        errors.append("stream %d Q%d: %s" % (s, e["query"], ex))
-                    return
-                with lock:
-                    done.append((t, time.perf_counter()))
-
-        elapsed = run_streams(n, stream, start, errors)
-        latencies = sorted(t for t, end in done if end <= deadline)
-        late = len(done) - len(latencies)
+        latencies, late, elapsed = fixed_window(
+            n, args.duration, plan, lambda s: con.cursor(),
+            lambda cur, s, e: run_timed(cur, e["query"], e["params"], view="revenue_s%d" % s))
         if not latencies:
             sys.exit("duckdb_tpch.py: %d stream(s): no query completed within %s s"
                      % (n, args.duration))

@@ -147,36 +147,32 @@ def check_answers(maestro_conn, duck, sf):
     log("answers: all 22 queries agree (validation parameters)")
 
 
-def window(connect, plan, n, duration):
-    """Runs n streams for `duration` seconds; returns (completed latencies, late)."""
-    done, errors = [], []
-    lock = threading.Lock()
-    cursors = [connect() for _ in range(n)]
-    start = time.perf_counter()
-    deadline = start + duration
+def window(open_stream, plan, n, duration):
+    """n streams for `duration` seconds under duckdb_tpch.py's fixed-window rule;
+    returns (completed latencies, late)."""
+    def run_entry(cur, _s, e):
+        t, _ = run_one(cur, query_text(e["query"], e["params"]))
+        return t
 
-    def stream(s):
-        entries = plan["streams"][s]
-        i = 0
-        while time.perf_counter() < deadline:
-            e = entries[i % len(entries)]
-            i += 1
-            try:
-                t, _ = run_one(cursors[s], query_text(e["query"], e["params"]))
-            except Exception as ex:  # reported, never swallowed
-                with lock:
-                    errors.append("stream %d Q%d: %s" % (s, e["query"], ex))
-                return
-            with lock:
-                done.append((t, time.perf_counter()))
+    latencies, late, _ = D.fixed_window(n, duration, plan, lambda _s: open_stream(), run_entry)
+    return latencies, late
 
-    D.run_streams(n, stream, start, errors)
-    for c in cursors:
-        c.close()
-        if isinstance(c, psycopg.Cursor):
-            c.connection.close()
-    latencies = sorted(t for t, end in done if end <= deadline)
-    return latencies, len(done) - len(latencies)
+
+class Session:
+    """A psycopg connection as a stream's handle (closing closes the connection)."""
+
+    def __init__(self, server):
+        self.conn = server.connect()
+        self.cur = self.conn.cursor()
+
+    def execute(self, sql):
+        return self.cur.execute(sql)
+
+    def fetchall(self):
+        return self.cur.fetchall()
+
+    def close(self):
+        self.conn.close()
 
 
 def main():
@@ -208,7 +204,7 @@ def main():
     try:
         with server.connect() as c:
             check_answers(c, duck, args.sf)
-        engines = {"maestro-wire": lambda: server.connect().cursor(),
+        engines = {"maestro-wire": lambda: Session(server),
                    "duckdb-in-process": duck.cursor}
         samples = {(e, n): [] for e in engines for n in streams}
         late = {(e, n): 0 for e in engines for n in streams}
