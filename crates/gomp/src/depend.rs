@@ -40,15 +40,15 @@
 //! holding one of those.
 
 use std::ffi::c_void;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use smallvec::SmallVec;
 
 use maestro_scheduler::sync::{Condvar, Mutex};
 
+use crate::record::TaskRef;
 use crate::runtime;
-use crate::task::{self, TaskRec, WaitSet};
+use crate::task::{self, WaitSet};
 
 /// One `depend` item: an address and whether the task may write it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,7 +145,7 @@ struct Entry {
     id: u64,
     deps: Deps,
     /// Blocked tasks that wait for this entry (among others, maybe).
-    successors: Vec<Arc<TaskRec>>,
+    successors: Vec<TaskRef>,
 }
 
 impl DepState {
@@ -184,13 +184,13 @@ impl DepTable {
     /// becomes a successor of each one it conflicts with. Returns how many
     /// (the task's blocker count is set to it first); with no `blocked` task
     /// the caller has made sure nothing conflicts.
-    pub fn register(&self, id: u64, deps: Deps, blocked: Option<&Arc<TaskRec>>) -> usize {
+    pub fn register(&self, id: u64, deps: Deps, blocked: Option<&TaskRef>) -> usize {
         let mut s = self.state.lock();
         let mut blockers = 0;
         if let Some(t) = blocked {
             for e in s.entries.iter_mut() {
                 if conflict(&e.deps, &deps) {
-                    e.successors.push(Arc::clone(t));
+                    e.successors.push(t.clone());
                     blockers += 1;
                 }
             }

@@ -40,6 +40,7 @@ mod home;
 mod icv;
 mod loops;
 mod native;
+mod record;
 mod runtime;
 mod task;
 mod taskred;

@@ -39,6 +39,7 @@ use crate::abi::tasks::{ArgBlock, TaskFn};
 use crate::ctx::{Ctx, Group, with_current};
 use crate::depend::{DepTable, Deps};
 use crate::icv::Icv;
+use crate::record::TaskRef;
 use crate::runtime;
 use crate::taskred::Registration;
 use crate::team::TeamShared;
@@ -107,7 +108,8 @@ pub(crate) struct DepLink {
 unsafe impl Sync for TaskRec {}
 
 impl TaskRec {
-    fn is_taken(&self) -> bool {
+    /// Whether someone took the body to run it (or it was cancelled unrun).
+    pub(crate) fn is_taken(&self) -> bool {
         self.taken.load(Ordering::Relaxed)
     }
 
@@ -166,7 +168,7 @@ impl TaskRec {
     }
 
     /// The body, for the one caller that claims it first.
-    fn claim(&self) -> Option<TaskBody> {
+    pub(crate) fn claim(&self) -> Option<TaskBody> {
         if self.taken.swap(true, Ordering::Relaxed) {
             return None;
         }
@@ -180,7 +182,7 @@ impl TaskRec {
 /// Runs `t` here unless someone took it already, then signals its completion to
 /// its parent, its taskgroup and its team. Called by a member of `t`'s team (or a
 /// task running on one), whose number the task reports.
-pub(crate) fn execute(t: Arc<TaskRec>) {
+pub(crate) fn execute(t: TaskRef) {
     if run_body(&t) {
         t.team.task_done();
     }
@@ -233,7 +235,7 @@ pub(crate) fn fulfill(t: &TaskRec) {
 
 /// Queues a blocked task whose last blocker completed, like a deferred task
 /// (it has counted in its parent, group and team since its creation).
-pub(crate) fn release(t: Arc<TaskRec>) {
+pub(crate) fn release(t: TaskRef) {
     t.parent.enqueue(&t);
     if let Some(g) = &t.group {
         g.enqueue(&t);
@@ -276,7 +278,7 @@ unsafe fn included_ctx(parent: &Ctx, final_task: bool) -> Ctx {
 pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
     // SAFETY: `parent` outlives `ctx`, a local of this call.
     let ctx = unsafe { included_ctx(parent, final_task) };
-    ctx.enter();
+    ctx.enter_inside(parent);
     body();
     ctx.leave();
 }
@@ -291,7 +293,7 @@ pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
 pub(crate) fn run_now_each(parent: &Ctx, final_task: bool, count: u64, mut body: impl FnMut(u64)) {
     // SAFETY: `parent` outlives `ctx`, a local of this call.
     let ctx = unsafe { included_ctx(parent, final_task) };
-    ctx.enter();
+    ctx.enter_inside(parent);
     for i in 0..count {
         ctx.icv.set(parent.icv.get());
         body(i);
@@ -303,7 +305,7 @@ pub(crate) fn run_now_each(parent: &Ctx, final_task: bool, count: u64, mut body:
 pub(crate) fn defer(parent: &Ctx, final_task: bool, f: TaskFn, block: ArgBlock) {
     let (group, red) = parent.inherited();
     let body = TaskBody { f, block, red };
-    let t = Arc::new(TaskRec {
+    let t = TaskRef::new(TaskRec {
         taken: AtomicBool::new(false),
         body: UnsafeCell::new(Some(body)),
         team: Arc::clone(&parent.team),
@@ -331,7 +333,7 @@ pub(crate) fn defer(parent: &Ctx, final_task: bool, f: TaskFn, block: ArgBlock) 
 /// its event handle (the record's address) exists before GCC's argument block
 /// is copied: the handle goes into the block too.
 pub(crate) struct Tracked {
-    rec: Arc<TaskRec>,
+    rec: TaskRef,
     deps: Option<Deps>,
 }
 
@@ -351,7 +353,7 @@ impl Tracked {
             let id = table.new_id();
             DepLink { table, id }
         });
-        let rec = Arc::new(TaskRec {
+        let rec = TaskRef::new(TaskRec {
             taken: AtomicBool::new(false),
             body: UnsafeCell::new(Some(TaskBody {
                 f: noop,
@@ -374,17 +376,17 @@ impl Tracked {
     /// The event handle of a detached task: the record's address, holding a
     /// reference that `omp_fulfill_event` ([`Tracked::from_event`]) gives back.
     pub fn event(&self) -> usize {
-        Arc::into_raw(Arc::clone(&self.rec)) as usize
+        self.rec.clone().into_raw()
     }
 
     /// The task an event handle names.
     ///
     /// # Safety
     /// `handle` came from [`Tracked::event`] and has not been passed here before.
-    pub unsafe fn from_event(handle: usize) -> Arc<TaskRec> {
+    pub unsafe fn from_event(handle: usize) -> TaskRef {
         // SAFETY: the caller's contract: the handle is a reference made by
-        // `Arc::into_raw` in `event` and not yet taken back.
-        unsafe { Arc::from_raw(handle as *const TaskRec) }
+        // `TaskRef::into_raw` in `event` and not yet taken back.
+        unsafe { TaskRef::from_raw(handle) }
     }
 
     /// Gives the task its body: GCC's function and the task's own block.
@@ -423,6 +425,23 @@ impl Tracked {
             release(t);
         }
     }
+}
+
+/// A plain record with an empty body, child of a fresh initial context's task
+/// (unit tests only).
+#[cfg(test)]
+pub(crate) fn test_record() -> TaskRef {
+    let parent = Ctx::new(
+        TeamShared::initial(),
+        0,
+        runtime::initial_icv(),
+        None,
+        None,
+        false,
+    );
+    let t = Tracked::new(&parent, false, false, None, false);
+    t.set_body(noop, ArgBlock::empty());
+    t.rec
 }
 
 /// The placeholder body of a [`Tracked`] record until [`Tracked::set_body`].
@@ -497,7 +516,7 @@ struct WaitState {
     /// May hold tasks already taken; pruned as it grows. The first few entries
     /// sit inline: most tasks that create children create a few, and a set is
     /// made for each such task (a vector's buffer was a second allocation).
-    queued: SmallVec<[Arc<TaskRec>; 4]>,
+    queued: SmallVec<[TaskRef; 4]>,
     prune_at: usize,
     waiters: usize,
     /// Set when the set's task ended ([`WaitSet::forget_queued`]): tasks
@@ -545,7 +564,7 @@ impl WaitSet {
             || self.cancelled.load(Ordering::Relaxed)
     }
 
-    fn add(&self, t: &Arc<TaskRec>) {
+    fn add(&self, t: &TaskRef) {
         let mut s = self.state.lock();
         // Relaxed: the mutex orders it against the waiter's check (taken under it).
         self.outstanding.fetch_add(1, Ordering::Relaxed);
@@ -569,7 +588,7 @@ impl WaitSet {
     }
 
     /// Queues a task counted by [`WaitSet::count`] for a waiter to run.
-    fn enqueue(&self, t: &Arc<TaskRec>) {
+    fn enqueue(&self, t: &TaskRef) {
         let mut s = self.state.lock();
         if s.forgotten {
             return;
@@ -587,7 +606,7 @@ impl WaitSet {
     }
 
     /// The last queued task, if any (maybe one already taken).
-    pub fn pop_queued(&self) -> Option<Arc<TaskRec>> {
+    pub fn pop_queued(&self) -> Option<TaskRef> {
         self.state.lock().queued.pop()
     }
 
@@ -706,12 +725,28 @@ mod tests {
     }
 
     /// A detached task of `ctx` (with `deps`, if any), submitted but not run.
-    fn detached(ctx: &Ctx, deps: Option<Deps>) -> Arc<TaskRec> {
+    fn detached(ctx: &Ctx, deps: Option<Deps>) -> TaskRef {
         let t = Tracked::new(ctx, false, true, deps, false);
         t.set_body(noop, ArgBlock::empty());
-        let rec = Arc::clone(&t.rec);
+        let rec = t.rec.clone();
         t.submit(false);
         rec
+    }
+
+    #[test]
+    fn a_record_reused_after_free_keeps_no_stale_state() {
+        let a = test_record();
+        assert!(a.claim().is_some());
+        assert!(a.is_taken());
+        a.set_blockers(3);
+        let addr = &*a as *const TaskRec;
+        drop(a);
+        // The freed block is the first this thread reuses.
+        let b = test_record();
+        assert_eq!(&*b as *const TaskRec, addr, "the block was not reused");
+        assert!(!b.is_taken(), "the old claim survived");
+        assert_eq!(b.blockers.load(Ordering::Relaxed), 0);
+        assert!(b.claim().is_some(), "the new body is there");
     }
 
     #[test]
@@ -766,7 +801,7 @@ mod tests {
             false,
         );
         r.set_body(noop, ArgBlock::empty());
-        let rec = Arc::clone(&r.rec);
+        let rec = r.rec.clone();
         r.submit(false);
         assert_eq!(outstanding(&ctx), 2);
         assert!(
@@ -780,7 +815,7 @@ mod tests {
         );
         fulfill(&d);
         let released = ctx.children().pop_queued().expect("released");
-        assert!(Arc::ptr_eq(&released, &rec));
+        assert!(TaskRef::ptr_eq(&released, &rec));
         assert!(run_body(&released));
         released.team.task_done();
         assert_eq!(outstanding(&ctx), 0);

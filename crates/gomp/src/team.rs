@@ -16,8 +16,9 @@ use maestro_scheduler::sync::{Condvar, Mutex, load_allows_spinning};
 
 use crate::ctx::Ctx;
 use crate::icv::Icv;
+use crate::record::TaskRef;
 use crate::runtime;
-use crate::task::{self, TaskRec};
+use crate::task;
 use crate::taskred::Registration;
 use crate::workshare::{WorkShare, WsTable};
 
@@ -70,10 +71,23 @@ pub(crate) struct TeamShared {
     /// spins on it briefly before it sleeps (stored under the mutex, Release;
     /// read with Acquire by the master).
     finished: AtomicUsize,
-    /// `TeamSync::outstanding`, readable without the mutex, for the task
-    /// throttle's check only (a heuristic: a stale value lets one task more or
-    /// fewer run at once; nothing waits on it, so Relaxed on both sides).
+    /// Explicit tasks created and not yet finished. Incremented by the creator
+    /// without the mutex (Relaxed: while a task is being created the count is
+    /// already at least one — its creator is a task still counted, or a
+    /// member that has not arrived at the barrier, whose arrival under the
+    /// mutex publishes the increment — so a waiter cannot see zero too early);
+    /// decremented without it (Release, pairing with the Acquire loads of the
+    /// barrier and join checks, made under the mutex); only the decrement that
+    /// reaches zero takes the mutex, to wake the waiters ([`Self::task_done`]).
+    /// The throttle reads it Relaxed (a heuristic: a stale value lets one task
+    /// more or fewer run at once).
     outstanding: AtomicUsize,
+    /// `TeamSync::queued`'s length, readable without the mutex: barrier and
+    /// join waiters stop spinning when tasks are queued, as libgomp's do on
+    /// its barrier word's task-pending bit. Stored under the mutex; Relaxed on
+    /// both sides: a spinner that sees it late only spins a little longer, and
+    /// it decides under the mutex.
+    queued_len: AtomicUsize,
     cv: Condvar,
     /// `single` constructs won so far (see [`TeamShared::single_start`]).
     singles: AtomicU64,
@@ -117,16 +131,23 @@ struct TeamSync {
     arrived: usize,
     generation: u64,
     finished: usize,
-    /// Explicit tasks not yet started, for waiters to run inline.
-    queued: VecDeque<Arc<TaskRec>>,
-    /// Explicit tasks created and not yet finished.
-    outstanding: usize,
+    /// Explicit tasks not yet started, for waiters to run inline. May hold
+    /// tasks already taken through their parent's or taskgroup's queue (a
+    /// `taskwait` runs its children from there); pruned as it grows
+    /// ([`TeamShared::push_task`]).
+    queued: VecDeque<TaskRef>,
+    /// `queued`'s length after its last pruning, doubled.
+    prune_at: usize,
     waiters: usize,
     /// A native-API member panicked: barriers give up instead of waiting forever.
     poisoned: bool,
     /// `cancel parallel` happened: cancellable barriers let every member go.
     cancelled: bool,
 }
+
+/// The team queue is not pruned below this many records. Guessed: a pruning
+/// scans the queue, so it should pay for itself over a few dozen pushes.
+const PRUNE_MIN_TASKS: usize = 32;
 
 /// libgomp's throttle: past this many unfinished tasks per member, new tasks run
 /// at once in the creating task instead of being queued.
@@ -171,6 +192,7 @@ impl TeamShared {
             generation: AtomicU64::new(0),
             finished: AtomicUsize::new(0),
             outstanding: AtomicUsize::new(0),
+            queued_len: AtomicUsize::new(0),
             cv: Condvar::new(),
             singles: AtomicU64::new(0),
             ws: WsTable::new(n),
@@ -246,7 +268,8 @@ impl TeamShared {
                 s.arrived -= 1;
                 return BarrierEnd::Cancelled;
             }
-            if s.arrived == self.n && s.outstanding == 0 {
+            // Acquire: pairs with the Release decrements in `task_done`.
+            if s.arrived == self.n && self.outstanding.load(Ordering::Acquire) == 0 {
                 s.arrived = 0;
                 s.generation += 1;
                 // The end of the construct that was cancelled, if any.
@@ -257,7 +280,7 @@ impl TeamShared {
                 self.cv.notify_all();
                 return BarrierEnd::Passed;
             }
-            if let Some(t) = s.queued.pop_back() {
+            if let Some(t) = self.pop_queued(&mut s) {
                 drop(s);
                 let ran = task::run_body(&t);
                 drop(t);
@@ -273,20 +296,27 @@ impl TeamShared {
             // spinning). Bounded, so a member that is not running yet costs
             // at most `BARRIER_SPIN` of CPU before the waiter sleeps as
             // *blocked* and the scheduler can run it.
+            // The spin also ends when a task is queued, so that a waiter helps
+            // at once instead of after the spin (perf, 2026-11-26: a member
+            // at the barrier of a `single` producing tasks spun out the whole
+            // spin, then slept with tasks queued: the producer, past the
+            // throttle, ran every task itself and nobody woke the waiter).
             drop(s);
-            if self.spin_until(|| {
+            self.spin_until(|| {
                 // Acquire: pairs with the Release store of the releasing member.
                 self.generation.load(Ordering::Acquire) != generation
                     || (cancellable && self.is_cancelled())
-            }) && !cancellable
-            {
+                    || self.tasks_queued()
+            });
+            // Acquire: as in the spin. The fast way out, without the mutex.
+            if !cancellable && self.generation.load(Ordering::Acquire) != generation {
                 return BarrierEnd::Passed;
             }
             s = self.sync.lock();
             if s.generation != generation {
                 return BarrierEnd::Passed;
             }
-            if cancellable && s.cancelled {
+            if (cancellable && s.cancelled) || !s.queued.is_empty() {
                 continue;
             }
             s.waiters += 1;
@@ -337,17 +367,42 @@ impl TeamShared {
                 .is_ok()
     }
 
+    /// Queues `t` (team mutex held as `s`), first dropping the records
+    /// already taken once the queue has doubled since the last pruning
+    /// (amortized O(1) per push). Without it a `taskwait` that runs its
+    /// children from its own queue left every one of them in the team's until
+    /// the next barrier: a tree of 2 046 tasks kept all 2 046 records alive.
+    fn push_task(&self, s: &mut TeamSync, t: TaskRef) {
+        if s.queued.len() >= s.prune_at.max(PRUNE_MIN_TASKS) {
+            s.queued.retain(|t| !t.is_taken());
+            s.prune_at = 2 * s.queued.len();
+        }
+        s.queued.push_back(t);
+        self.queued_len.store(s.queued.len(), Ordering::Relaxed);
+    }
+
+    /// The last queued task (team mutex held as `s`), maybe one already taken.
+    fn pop_queued(&self, s: &mut TeamSync) -> Option<TaskRef> {
+        let t = s.queued.pop_back();
+        self.queued_len.store(s.queued.len(), Ordering::Relaxed);
+        t
+    }
+
+    /// Whether tasks may be queued (a hint: see `queued_len`).
+    fn tasks_queued(&self) -> bool {
+        self.queued_len.load(Ordering::Relaxed) > 0
+    }
+
     /// Counts a new explicit task and queues it for waiters to help with, unless
     /// the team is over the throttle: then returns false and the caller runs the
     /// task at once (it still counts until `task_done`).
-    pub fn add_task(&self, t: &Arc<TaskRec>) -> bool {
-        let mut s = self.sync.lock();
-        s.outstanding += 1;
-        self.outstanding.store(s.outstanding, Ordering::Relaxed);
-        if s.outstanding > TASKS_PER_MEMBER * self.n {
+    pub fn add_task(&self, t: &TaskRef) -> bool {
+        // Relaxed: see `outstanding`.
+        if self.outstanding.fetch_add(1, Ordering::Relaxed) >= TASKS_PER_MEMBER * self.n {
             return false;
         }
-        s.queued.push_back(t.clone());
+        let mut s = self.sync.lock();
+        self.push_task(&mut s, t.clone());
         let wake = s.waiters > 0;
         drop(s);
         if wake {
@@ -359,16 +414,15 @@ impl TeamShared {
     /// Counts a new explicit task that is queued later ([`Self::queue_task`])
     /// or run at once by its creator.
     pub fn count_task(&self) {
-        let mut s = self.sync.lock();
-        s.outstanding += 1;
-        self.outstanding.store(s.outstanding, Ordering::Relaxed);
+        // Relaxed: see `outstanding`.
+        self.outstanding.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Queues a task counted by [`Self::count_task`] for waiters to help with
     /// (whatever the throttle: the task exists already).
-    pub fn queue_task(&self, t: Arc<TaskRec>) {
+    pub fn queue_task(&self, t: TaskRef) {
         let mut s = self.sync.lock();
-        s.queued.push_back(t);
+        self.push_task(&mut s, t);
         let wake = s.waiters > 0;
         drop(s);
         if wake {
@@ -385,9 +439,8 @@ impl TeamShared {
     /// Whether `more` new tasks would take the team past its throttle
     /// (libgomp's rule for a whole taskloop: then all of its tasks run at
     /// once in the encountering task).
-    /// Reads the lock-free mirror of the count: the check runs before every
-    /// task is created, and taking the team mutex for it contended with the
-    /// members running tasks.
+    /// Reads the count without the mutex: the check runs before every task
+    /// is created.
     pub fn would_pass_task_throttle(&self, more: usize) -> bool {
         self.outstanding
             .load(Ordering::Relaxed)
@@ -395,25 +448,32 @@ impl TeamShared {
             >= TASKS_PER_MEMBER * self.n
     }
 
-    fn pop_task(&self) -> Option<Arc<TaskRec>> {
-        self.sync.lock().queued.pop_back()
+    fn pop_task(&self) -> Option<TaskRef> {
+        self.pop_queued(&mut self.sync.lock())
     }
 
-    /// An explicit task of this team finished.
+    /// An explicit task of this team finished. Takes the team mutex only if
+    /// it was the last, to wake the waiters (barrier and join wait for the
+    /// count to reach zero). No wake-up is lost: a waiter checks the count and
+    /// registers (`waiters += 1`) under the mutex before it sleeps, and this
+    /// takes the mutex after its decrement, so either the check sees zero or
+    /// this sees the waiter (as `WaitSet::done`).
     pub fn task_done(&self) {
-        let mut s = self.sync.lock();
-        self.count_task_done(&mut s);
+        // Release: pairs with the Acquire loads of the barrier and join checks.
+        if self.outstanding.fetch_sub(1, Ordering::Release) == 1 {
+            let wake = self.sync.lock().waiters > 0;
+            if wake {
+                self.cv.notify_all();
+            }
+        }
     }
 
-    /// Counts one finished explicit task under the team mutex (held as `s`) and,
-    /// if it was the last, wakes the waiters (barrier and join wait for the count
-    /// to reach zero). The wake-up is issued with the mutex held, which is
-    /// allowed and loses nothing: a waiter re-checks under the mutex before it
-    /// sleeps.
+    /// [`Self::task_done`] for a caller that holds the team mutex (as `s`): a
+    /// barrier or join waiter that ran a task and re-took the mutex to look
+    /// for the next one.
     fn count_task_done(&self, s: &mut TeamSync) {
-        s.outstanding -= 1;
-        self.outstanding.store(s.outstanding, Ordering::Relaxed);
-        if s.outstanding == 0 && s.waiters > 0 {
+        // Release: as in `task_done`.
+        if self.outstanding.fetch_sub(1, Ordering::Release) == 1 && s.waiters > 0 {
             self.cv.notify_all();
         }
     }
@@ -486,13 +546,15 @@ impl TeamShared {
         // futex sleep and wake-up per region cost more than the region itself
         // (perf, 2026-11-25). The loop below decides, under the mutex.
         // Acquire: pairs with the Release store in `finish`.
-        self.spin_until(|| self.finished.load(Ordering::Acquire) == self.n);
+        // It also ends when a task is queued (as at a barrier).
+        self.spin_until(|| self.finished.load(Ordering::Acquire) == self.n || self.tasks_queued());
         let mut s = self.sync.lock();
         loop {
-            if s.finished == self.n && s.outstanding == 0 {
+            // Acquire: pairs with the Release decrements in `task_done`.
+            if s.finished == self.n && self.outstanding.load(Ordering::Acquire) == 0 {
                 return;
             }
-            if let Some(t) = s.queued.pop_back() {
+            if let Some(t) = self.pop_queued(&mut s) {
                 drop(s);
                 let ran = task::run_body(&t);
                 drop(t);
@@ -523,6 +585,42 @@ mod tests {
             runtime::initial_icv(),
             None,
         ))
+    }
+
+    #[test]
+    fn the_team_queue_drops_taken_records_as_it_grows() {
+        let t = team(2);
+        let mut s = t.sync.lock();
+        let pending = task::test_record();
+        t.push_task(&mut s, pending.clone());
+        for _ in 1..PRUNE_MIN_TASKS {
+            let r = task::test_record();
+            assert!(r.claim().is_some());
+            t.push_task(&mut s, r);
+        }
+        assert_eq!(s.queued.len(), PRUNE_MIN_TASKS);
+        // The next push prunes: only the pending record and the new one stay.
+        t.push_task(&mut s, task::test_record());
+        assert_eq!(s.queued.len(), 2);
+        assert!(t.tasks_queued());
+        assert!(s.queued.iter().any(|r| TaskRef::ptr_eq(r, &pending)));
+        while t.pop_queued(&mut s).is_some() {}
+        assert!(!t.tasks_queued(), "the length hint follows the queue");
+    }
+
+    #[test]
+    fn the_last_task_done_wakes_a_sleeping_barrier_waiter() {
+        let t = team(1);
+        t.count_task();
+        let waiter = {
+            let t = t.clone();
+            std::thread::spawn(move || t.barrier())
+        };
+        // Whether the waiter sleeps, spins or has not arrived yet when the
+        // count drops, it must pass: the barrier cannot pass before.
+        t.task_done();
+        assert!(waiter.join().unwrap());
+        assert_eq!(t.outstanding.load(Ordering::Relaxed), 0);
     }
 
     #[test]
