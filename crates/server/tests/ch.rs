@@ -197,3 +197,26 @@ fn ch_tables_hold_nulls_and_timestamps_and_refuse_writes() {
         assert!(msg.contains("holds NULLs"), "{msg}");
     });
 }
+
+#[test]
+fn load_ch_loads_runs_transactions_and_replaces_the_tables() {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        let count = async |sql: &str| -> i64 { c.query_one(sql, &[]).await.unwrap().get(0) };
+        c.simple_query("CALL maestro.load_ch(1, 0.2)")
+            .await
+            .unwrap();
+        assert_eq!(count("SELECT count(*) FROM warehouse").await, 1);
+        assert_eq!(count("SELECT count(*) FROM nation").await, 62);
+        assert_eq!(count("SELECT count(*) FROM supplier").await, 10_000);
+        // The load's 30 000 orders and whatever New-Order added since.
+        let orders = count("SELECT count(*) FROM orders").await;
+        assert!(orders >= 30_000, "{orders}");
+        assert_eq!(count("SELECT count(*) FROM oorder").await, orders);
+        // Loading again replaces the tables (same names, no duplicates).
+        c.simple_query("CALL maestro.load_ch(1)").await.unwrap();
+        assert_eq!(count("SELECT count(*) FROM orders").await, 30_000);
+        assert_eq!(count("SELECT count(*) FROM warehouse").await, 1);
+    });
+}
