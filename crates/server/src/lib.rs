@@ -12,9 +12,9 @@
 //! transaction on maestro-sql's store: [`txn`]), `SELECT version()` and
 //! friends, `CALL maestro.load_tpch(sf)`, which loads or replaces the
 //! TPC-H tables in the store, and `CALL maestro.load_ch(w [, seconds])`,
-//! which does the same for one snapshot of CH-benCHmark's tables ([`ch`]). Every statement runs in the session's open
-//! transaction or autocommits; COPY FROM STDIN takes the client's data
-//! (`copy.rs`).
+//! which does the same for one snapshot of CH-benCHmark's tables ([`ch`]).
+//! Every statement runs in the session's open transaction or autocommits;
+//! COPY FROM STDIN takes the client's data (`copy.rs`).
 
 pub mod cancel;
 pub mod ch;
@@ -820,7 +820,7 @@ impl Session {
             error(
                 errors::INVALID_PARAMETER_VALUE,
                 "maestro.load_ch takes the warehouses (1 to 65535) and optionally the seconds \
-                 of transactions to run first (0 or more), e.g. CALL maestro.load_ch(1) or \
+                 of transactions to run first (0 to 86400), e.g. CALL maestro.load_ch(1) or \
                  CALL maestro.load_ch(1, 10)",
             )
         };
