@@ -568,7 +568,7 @@ impl<'a> Lowering<'a> {
         let v = eval_vector(self.ctx, e, self.ty(e), rel)?;
         if v.col().is_none() && (0..rel.len).any(|p| v.value_at(p) == Scalar::Null) {
             return Err(SqlError::unsupported(format!(
-                "a join on {}, which may be NULL (from an outer join or a column with NULLs)",
+                "a join on {}, which may be NULL (from an outer join)",
                 self.plan.show(e)
             )));
         }
