@@ -7,6 +7,7 @@
 //!   and the per-query snapshot;
 //! - [`queries`]: the analytical queries over one snapshot;
 //! - [`answer`]: typed answers, their CSV form and comparison;
+//! - [`sql`]: the queries as SQL text (what DuckDB and the SQL front end run);
 //! - [`export`]: every table of one snapshot as CSV (`ch snapshot`);
 //! - [`run`]: `ch run`, terminals and analytical clients together;
 //! - [`time`]: civil time for timestamps.
@@ -17,6 +18,7 @@ pub mod export;
 pub mod fixture;
 pub mod queries;
 pub mod run;
+pub mod sql;
 pub mod tables;
 pub mod time;
 

@@ -50,7 +50,8 @@ pub struct ServeArgs {
     durability: DurabilityFlags,
     /// A workload class to define at start (repeatable; README, "Workload
     /// classes"): `NAME[:KEY=VALUE,…]`. A session picks one with
-    /// `SET maestro.workload_class = 'NAME'`.
+    /// `SET maestro.workload_class = 'NAME'`, or by connecting with
+    /// `application_name=NAME`.
     #[arg(long = "class", value_name = "SPEC", value_parser = crate::flags::class_spec)]
     classes: Vec<maestro_scheduler::ClassSpec>,
 }

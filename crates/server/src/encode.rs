@@ -1,7 +1,8 @@
 //! maestro-sql's result types as PostgreSQL types, and cells in PostgreSQL's
 //! text and binary formats: BIGINT as `int8`, DECIMAL(p,s) as `numeric` (exact,
 //! `s` fractional digits), DOUBLE as `float8`, VARCHAR as `varchar`, DATE as
-//! `date` (`YYYY-MM-DD`), BOOLEAN as `bool`.
+//! `date` (`YYYY-MM-DD`), TIMESTAMP as `timestamp` (`YYYY-MM-DD HH:MM:SS[.f]`;
+//! binary: microseconds since 2000-01-01), BOOLEAN as `bool`.
 
 use bytes::{BufMut, BytesMut};
 use maestro_sql::types::SqlType;
@@ -14,6 +15,9 @@ use pgwire::messages::data::DataRow;
 /// Days from 1970-01-01 (maestro's dates) to 2000-01-01 (PostgreSQL's epoch).
 const PG_EPOCH_DAYS: i32 = 10_957;
 
+/// Microseconds from 1970-01-01 to 2000-01-01 (timestamps' epochs).
+pub const PG_EPOCH_MICROS: i64 = 10_957 * 86_400_000_000;
+
 /// The PostgreSQL type of a result column of SQL type `t`.
 pub fn pg_type(t: SqlType) -> Type {
     match t {
@@ -21,6 +25,7 @@ pub fn pg_type(t: SqlType) -> Type {
         SqlType::Decimal(_) => Type::NUMERIC,
         SqlType::Double => Type::FLOAT8,
         SqlType::Date => Type::DATE,
+        SqlType::Timestamp => Type::TIMESTAMP,
         SqlType::Str => Type::VARCHAR,
         SqlType::Bool => Type::BOOL,
         SqlType::Interval => Type::TEXT,
@@ -46,7 +51,7 @@ pub fn fields(cols: &[(String, SqlType)], format: &Format) -> Vec<FieldInfo> {
         .map(|(i, (name, t))| {
             let info = FieldInfo::new(name.clone(), None, None, pg_type(*t), format_at(format, i));
             match t {
-                SqlType::Int | SqlType::Double => info.with_type_size(8),
+                SqlType::Int | SqlType::Double | SqlType::Timestamp => info.with_type_size(8),
                 SqlType::Date => info.with_type_size(4),
                 SqlType::Bool => info.with_type_size(1),
                 // numeric(38, s): the precision of an i128 and the exact scale.
@@ -89,6 +94,7 @@ pub fn text(v: &Value, ty: &Type) -> Option<String> {
         Value::Decimal { value, scale } => decimal_text(*value, *scale),
         Value::Double(d) => double_text(*d),
         Value::Date(d) => d.to_string(),
+        Value::Timestamp(t) => maestro_tpch::queries::format_timestamp(*t),
         Value::Str(s) if *ty == Type::BOOL => bool_text(s).to_string(),
         Value::Str(s) => s.clone(),
     })
@@ -102,6 +108,7 @@ pub fn binary(v: &Value, ty: &Type) -> Option<Vec<u8>> {
         Value::Decimal { value, scale } => numeric_binary(*value, *scale),
         Value::Double(d) => d.to_bits().to_be_bytes().to_vec(),
         Value::Date(d) => d.0.wrapping_sub(PG_EPOCH_DAYS).to_be_bytes().to_vec(),
+        Value::Timestamp(t) => t.wrapping_sub(PG_EPOCH_MICROS).to_be_bytes().to_vec(),
         Value::Str(s) if *ty == Type::BOOL => vec![u8::from(bool_text(s) == "t")],
         Value::Str(s) => s.as_bytes().to_vec(),
     })

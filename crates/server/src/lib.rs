@@ -10,12 +10,14 @@
 //! itself answers what clients send around their queries ([`statement`]):
 //! SET/RESET/SHOW of session settings, BEGIN/COMMIT/ROLLBACK (the session's
 //! transaction on maestro-sql's store: [`txn`]), `SELECT version()` and
-//! friends, and `CALL maestro.load_tpch(sf)`, which loads or replaces the
-//! TPC-H tables in the store. Every statement runs in the session's open
-//! transaction or autocommits; COPY FROM STDIN takes the client's data
-//! (`copy.rs`).
+//! friends, `CALL maestro.load_tpch(sf)`, which loads or replaces the
+//! TPC-H tables in the store, and `CALL maestro.load_ch(w [, seconds])`,
+//! which does the same for one snapshot of CH-benCHmark's tables ([`ch`]).
+//! Every statement runs in the session's open transaction or autocommits;
+//! COPY FROM STDIN takes the client's data (`copy.rs`).
 
 pub mod cancel;
+pub mod ch;
 mod copy;
 pub mod encode;
 pub mod errors;
@@ -121,6 +123,41 @@ impl Engine {
         let db = maestro_tpch::load(&self.scheduler, sf, &|_| {}).map_err(|e| e.to_string())?;
         self.store.put_tpch(&db).map_err(|e| e.to_string())?;
         Ok(start.elapsed())
+    }
+
+    /// Loads CH-benCHmark with `warehouses` (seed 1, the system clock),
+    /// runs its transactions for `run` on 4 terminals (none for zero), and
+    /// puts the twelve tables of one snapshot into the store
+    /// ([`Engine::put_ch`]). Blocks while loading.
+    pub fn load_ch(&self, warehouses: u16, run: Duration) -> Result<Duration, String> {
+        use maestro_tpcc::driver::{self, Mode, RunConfig, Storage};
+        if warehouses == 0 {
+            return Err("maestro.load_ch needs at least 1 warehouse".into());
+        }
+        let _one = self.loading.lock().unwrap_or_else(PoisonError::into_inner);
+        let start = Instant::now();
+        let config = maestro_ch::ChConfig {
+            warehouses,
+            seed: 1,
+            clock_start: None,
+        };
+        let (db, _) = maestro_ch::ChDatabase::load(&config, &|_| {}).map_err(|e| e.to_string())?;
+        if !run.is_zero() {
+            let config = RunConfig::new(4, run, Mode::Receivers, db.load_constants);
+            driver::run_storage(Storage::Mvcc(&db.tpcc), &config, &|_| {})
+                .map_err(|e| e.to_string())?;
+        }
+        let snap = db.snapshot().map_err(|e| e.to_string())?;
+        self.put_ch(&snap)?;
+        Ok(start.elapsed())
+    }
+
+    /// Puts CH-benCHmark's twelve tables as `snap` sees them (and `oorder`,
+    /// BenchBase's name of `orders`) into the store, replacing tables of
+    /// those names, as one transaction ([`ch`]).
+    pub fn put_ch(&self, snap: &maestro_ch::Snap) -> Result<(), String> {
+        let tables = ch::ch_tables(snap)?;
+        self.store.put_loaded(tables).map_err(|e| e.message)
     }
 
     /// The store of SQL tables.
@@ -522,6 +559,14 @@ impl Session {
         }
         match name.as_str() {
             "session_authorization" => client.metadata().get("user").cloned(),
+            // Neither SET nor the startup message chose a class: a session
+            // whose application_name is a class's name runs in that class
+            // (README, "Workload classes"), so a client that cannot send
+            // SET (a BI tool, a pooled driver) still picks its class.
+            WORKLOAD_CLASS => self
+                .setting(client, "application_name")
+                .filter(|app| self.engine.scheduler.class_by_name(app).is_some())
+                .or_else(|| default_setting(&name).map(str::to_string)),
             _ => default_setting(&name).map(str::to_string),
         }
     }
@@ -555,8 +600,9 @@ impl Session {
         }
     }
 
-    /// The session's workload class (`SET maestro.workload_class`, or the
-    /// startup parameter of that name), `None` for none.
+    /// The session's workload class (`SET maestro.workload_class`, else the
+    /// startup parameter of that name, else the class named like the
+    /// session's application_name), `None` for none.
     fn workload_class<C: ClientInfo>(&self, client: &C) -> Result<Option<ClassId>, Box<ErrorInfo>> {
         match self.setting(client, WORKLOAD_CLASS) {
             Some(name) => self.class_named(&name),
@@ -638,10 +684,13 @@ impl Session {
                     let mut settings = self.settings.lock().unwrap_or_else(PoisonError::into_inner);
                     if name.eq_ignore_ascii_case(WORKLOAD_CLASS) {
                         // Checked now, so the error comes with the SET.
-                        match self.class_named(value)? {
-                            Some(_) => settings.insert(WORKLOAD_CLASS.to_string(), value.clone()),
-                            None => settings.remove(WORKLOAD_CLASS),
+                        // `default` is kept too: it overrides the class an
+                        // application_name selects (RESET goes back to it).
+                        let value = match self.class_named(value)? {
+                            Some(_) => value.clone(),
+                            None => "default".to_string(),
                         };
+                        settings.insert(WORKLOAD_CLASS.to_string(), value);
                     } else {
                         settings.insert(name.clone(), value.clone());
                     }
@@ -731,12 +780,18 @@ impl Session {
         }
     }
 
-    /// `CALL maestro.load_tpch(sf)`.
+    /// `CALL maestro.load_tpch(sf)`, `CALL maestro.load_ch(w [, seconds])`.
     async fn call(&self, name: &str, args: &[String]) -> Result<Response, Box<ErrorInfo>> {
+        if name == "maestro.load_ch" {
+            return self.call_load_ch(args).await;
+        }
         if name != "maestro.load_tpch" {
             return Err(error(
                 errors::UNDEFINED_FUNCTION,
-                format!("procedure {name} does not exist (there is maestro.load_tpch(sf))"),
+                format!(
+                    "procedure {name} does not exist (there are maestro.load_tpch(sf) and \
+                     maestro.load_ch(warehouses [, run_seconds]))"
+                ),
             ));
         }
         let sf = match args {
@@ -753,6 +808,40 @@ impl Session {
         blocking(move || {
             engine
                 .load_tpch(sf)
+                .map_err(|e| error(errors::INVALID_PARAMETER_VALUE, e))
+        })
+        .await?;
+        Ok(Response::Execution(Tag::new("CALL")))
+    }
+}
+
+impl Session {
+    /// `CALL maestro.load_ch(warehouses [, run_seconds])`.
+    async fn call_load_ch(&self, args: &[String]) -> Result<Response, Box<ErrorInfo>> {
+        let bad = || {
+            error(
+                errors::INVALID_PARAMETER_VALUE,
+                "maestro.load_ch takes the warehouses (1 to 65535) and optionally the seconds \
+                 of transactions to run first (0 to 86400), e.g. CALL maestro.load_ch(1) or \
+                 CALL maestro.load_ch(1, 10)",
+            )
+        };
+        let arg = |a: &String| a.trim_matches('\'').trim().to_string();
+        let (w, secs) = match args {
+            [w] => (arg(w), "0".to_string()),
+            [w, s] => (arg(w), arg(s)),
+            _ => return Err(bad()),
+        };
+        let w: u16 = w.parse().ok().filter(|&w| w > 0).ok_or_else(bad)?;
+        let secs: f64 = secs
+            .parse()
+            .ok()
+            .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s <= 86_400.0)
+            .ok_or_else(bad)?;
+        let engine = Arc::clone(&self.engine);
+        blocking(move || {
+            engine
+                .load_ch(w, Duration::from_secs_f64(secs))
                 .map_err(|e| error(errors::INVALID_PARAMETER_VALUE, e))
         })
         .await?;

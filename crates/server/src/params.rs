@@ -31,6 +31,7 @@ pub fn declared_type(t: &Type) -> Result<Option<SqlType>, Box<ErrorInfo>> {
         Type::FLOAT4 | Type::FLOAT8 => SqlType::Double,
         Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME => SqlType::Str,
         Type::DATE => SqlType::Date,
+        Type::TIMESTAMP => SqlType::Timestamp,
         Type::BOOL => SqlType::Bool,
         Type::UNKNOWN => return Ok(None),
         ref other => {
@@ -102,6 +103,14 @@ pub fn decode(
             // Days since 2000-01-01 on the wire, since 1970-01-01 here.
             let days = i32::from_be_bytes(b).checked_add(10_957).ok_or_else(bad)?;
             ParamValue::Date(Date(days))
+        }
+        Type::TIMESTAMP => {
+            let b: [u8; 8] = raw.try_into().map_err(|_| bad())?;
+            // Microseconds since 2000-01-01 on the wire, since 1970 here.
+            let t = i64::from_be_bytes(b)
+                .checked_add(crate::encode::PG_EPOCH_MICROS)
+                .ok_or_else(bad)?;
+            ParamValue::Timestamp(t)
         }
         Type::BOOL => match raw {
             [0] => ParamValue::Bool(false),

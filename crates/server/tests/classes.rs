@@ -1,8 +1,10 @@
 //! Workload classes from SQL sessions: `SET maestro.workload_class` puts a
 //! session's statements in a class `maestro serve --class` defined — its
 //! share of the workers, its timeout (57014), its memory limit (53200) and
-//! its admission control (53000, retryable). No timing is assumed: the
-//! admission test holds the class's only slot itself.
+//! its admission control (53000, retryable); a session whose
+//! application_name is a class's name runs in that class unless it SETs
+//! another. No timing is assumed: the admission test holds the class's only
+//! slot itself.
 
 mod common;
 
@@ -89,6 +91,72 @@ fn a_session_runs_its_statements_in_its_class() {
         let admitted = stats(&server, "olap").admission.admitted;
         c.query_one("select sum(a) from t", &[]).await.unwrap();
         assert_eq!(stats(&server, "olap").admission.admitted, admitted);
+    });
+}
+
+async fn show_class(c: &tokio_postgres::Client) -> String {
+    let rows = c.simple_query("SHOW maestro.workload_class").await.unwrap();
+    match &rows[1] {
+        tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).unwrap().to_string(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn application_name_selects_the_class_of_that_name_and_set_overrides_it() {
+    let server = Server::start_with_classes(&["olap:admission=4", "etl"]);
+    server.rt.block_on(async {
+        let setup = server.connect().await;
+        setup
+            .simple_query("CREATE TABLE t (a BIGINT)")
+            .await
+            .unwrap();
+        setup
+            .simple_query("INSERT INTO t VALUES (1), (2)")
+            .await
+            .unwrap();
+        let sum = async |c: &tokio_postgres::Client| {
+            let n: i64 = c
+                .query_one("select sum(a) from t", &[])
+                .await
+                .unwrap()
+                .get(0);
+            assert_eq!(n, 3);
+        };
+
+        let c = server.connect_with("application_name=olap").await;
+        assert_eq!(show_class(&c).await, "olap");
+        let admitted = stats(&server, "olap").admission.admitted;
+        sum(&c).await;
+        assert_eq!(stats(&server, "olap").admission.admitted, admitted + 1);
+
+        // SET wins over the application name, DEFAULT included; RESET goes
+        // back to the application's class.
+        c.simple_query("SET maestro.workload_class = etl")
+            .await
+            .unwrap();
+        assert_eq!(show_class(&c).await, "etl");
+        c.simple_query("SET maestro.workload_class TO DEFAULT")
+            .await
+            .unwrap();
+        assert_eq!(show_class(&c).await, "default");
+        sum(&c).await;
+        assert_eq!(stats(&server, "olap").admission.admitted, admitted + 1);
+        c.simple_query("RESET maestro.workload_class")
+            .await
+            .unwrap();
+        assert_eq!(show_class(&c).await, "olap");
+        // Changing the application name changes the class it selects.
+        c.simple_query("SET application_name = 'etl'")
+            .await
+            .unwrap();
+        assert_eq!(show_class(&c).await, "etl");
+
+        // A name that is no class's: the default class, no error.
+        let other = server.connect_with("application_name=psql").await;
+        assert_eq!(show_class(&other).await, "default");
+        sum(&other).await;
+        assert_eq!(stats(&server, "olap").admission.admitted, admitted + 1);
     });
 }
 

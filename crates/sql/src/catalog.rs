@@ -3,6 +3,8 @@
 //! TPC-H implementation reads the loaded column store; a later one can be
 //! backed by the shared MVCC storage (a snapshot's tables).
 
+use std::sync::Arc;
+
 use maestro_storage::column::Table;
 use maestro_tpch::Database;
 
@@ -13,6 +15,8 @@ use crate::types::SqlType;
 pub struct ColumnDef {
     pub name: String,
     pub ty: SqlType,
+    /// Whether the column holds NULLs ([`Catalog::null_mask`] says where).
+    pub nullable: bool,
 }
 
 /// A table as the binder sees it.
@@ -38,6 +42,13 @@ pub trait Catalog: Sync {
 
     /// Every table name, for error messages.
     fn table_names(&self) -> Vec<String>;
+
+    /// Where column `column` of table `name` is NULL (`true` at those rows),
+    /// for a column its definition says is nullable; `None`: no NULLs.
+    fn null_mask(&self, name: &str, column: usize) -> Option<Arc<Vec<bool>>> {
+        let _ = (name, column);
+        None
+    }
 }
 
 /// The eight loaded TPC-H tables.
@@ -96,6 +107,7 @@ pub fn table_def(t: &Table) -> TableDef {
             .map(|f| ColumnDef {
                 name: f.name.clone(),
                 ty: SqlType::of_column(f.data_type),
+                nullable: false,
             })
             .collect(),
         rows: t.num_rows(),

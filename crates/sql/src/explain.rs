@@ -271,6 +271,7 @@ impl<'p> fmt::Display for Shown<'p> {
                 }
             }
             Expr::Year(e) => write!(f, "EXTRACT(YEAR FROM {})", s(e)),
+            Expr::Ascii(e) => write!(f, "ascii({})", s(e)),
             Expr::Substring { expr, start, len } => match len {
                 Some(n) => write!(f, "SUBSTRING({} FROM {start} FOR {n})", s(expr)),
                 None => write!(f, "SUBSTRING({} FROM {start})", s(expr)),

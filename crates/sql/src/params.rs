@@ -28,6 +28,8 @@ pub enum ParamValue {
     Double(f64),
     Str(String),
     Date(Date),
+    /// Microseconds since 1970-01-01 00:00:00 UTC.
+    Timestamp(i64),
     Bool(bool),
 }
 
@@ -38,6 +40,7 @@ fn bad_text(ty: SqlType, s: &str) -> SqlError {
         SqlType::Double => "double precision",
         SqlType::Bool => "boolean",
         SqlType::Date => "date",
+        SqlType::Timestamp => "timestamp",
         SqlType::Str | SqlType::Interval => "text",
     };
     SqlError::new(
@@ -106,6 +109,9 @@ impl ParamValue {
             SqlType::Date => parse_date_text(t)
                 .map(ParamValue::Date)
                 .ok_or_else(|| bad_text(ty, s)),
+            SqlType::Timestamp => crate::types::parse_timestamp(t)
+                .map(ParamValue::Timestamp)
+                .ok_or_else(|| bad_text(ty, s)),
             SqlType::Str => Ok(ParamValue::Str(s.to_string())),
             SqlType::Interval => Err(SqlError::unsupported("interval parameters")),
         }
@@ -137,6 +143,7 @@ impl ParamValue {
             }
             ParamValue::Str(s) => Expr::Lit(Literal::Str(s.clone())),
             ParamValue::Date(d) => Expr::Lit(Literal::Date(*d)),
+            ParamValue::Timestamp(t) => Expr::Lit(Literal::Timestamp(*t)),
             // No boolean constants either: a comparison that holds or not.
             ParamValue::Bool(b) => Expr::cmp(
                 CmpOp::Eq,
@@ -154,6 +161,7 @@ impl ParamValue {
             SqlType::Decimal(scale) => ParamValue::Num { value: 0, scale },
             SqlType::Double => ParamValue::Double(0.0),
             SqlType::Date => ParamValue::Date(Date(0)),
+            SqlType::Timestamp => ParamValue::Timestamp(0),
             SqlType::Str => ParamValue::Str(String::new()),
             SqlType::Bool => ParamValue::Bool(false),
         }

@@ -103,6 +103,9 @@ pub enum Expr {
     },
     /// `EXTRACT(YEAR FROM expr)`.
     Year(Box<Expr>),
+    /// `ascii(expr)`: the code point of a string's first character (0 for
+    /// an empty string).
+    Ascii(Box<Expr>),
     /// `SUBSTRING(expr FROM start [FOR len])` on a string (1-based, in
     /// characters, as PostgreSQL).
     Substring {
@@ -162,7 +165,7 @@ impl Expr {
                 b.visit(f);
             }
             Expr::And(es) | Expr::Or(es) => es.iter().for_each(|e| e.visit(f)),
-            Expr::Not(e) | Expr::Year(e) | Expr::Cast(e, _) => e.visit(f),
+            Expr::Not(e) | Expr::Year(e) | Expr::Ascii(e) | Expr::Cast(e, _) => e.visit(f),
             Expr::InList { expr, .. }
             | Expr::Like { expr, .. }
             | Expr::Substring { expr, .. }
@@ -195,6 +198,7 @@ impl Expr {
             Expr::Or(es) => Expr::Or(es.iter().map(|e| e.rewrite(f)).collect()),
             Expr::Not(e) => Expr::Not(Box::new(e.rewrite(f))),
             Expr::Year(e) => Expr::Year(Box::new(e.rewrite(f))),
+            Expr::Ascii(e) => Expr::Ascii(Box::new(e.rewrite(f))),
             Expr::Cast(e, t) => Expr::Cast(Box::new(e.rewrite(f)), *t),
             Expr::Substring { expr, start, len } => Expr::Substring {
                 expr: Box::new(expr.rewrite(f)),

@@ -1,7 +1,9 @@
 //! SQL types and literals, mapped onto the column store's types: integers
 //! (`Int32`/`Int64`), exact fixed-point decimals with their scale, dates (days
-//! since 1970), strings (dictionary or heap), and DOUBLE only where SQL
-//! produces one from exact values (`AVG`, `/`).
+//! since 1970), timestamps (microseconds since 1970-01-01 00:00:00 UTC in
+//! an `Int64` column: a stored column's declared type says it is one),
+//! strings (dictionary or heap), and DOUBLE only where SQL produces one from
+//! exact values (`AVG`, `/`).
 
 use std::fmt;
 
@@ -16,6 +18,10 @@ pub enum SqlType {
     Decimal(u8),
     Double,
     Date,
+    /// `TIMESTAMP [WITHOUT TIME ZONE]`: microseconds since the Unix epoch
+    /// (UTC), PostgreSQL's resolution. Compared, grouped, sorted, cast to
+    /// DATE and EXTRACT(YEAR)-ed; no arithmetic.
+    Timestamp,
     Str,
     Bool,
     /// Only as an operand of date arithmetic with constants.
@@ -71,6 +77,7 @@ impl fmt::Display for SqlType {
             SqlType::Decimal(s) => write!(f, "decimal(scale {s})"),
             SqlType::Double => f.write_str("double"),
             SqlType::Date => f.write_str("date"),
+            SqlType::Timestamp => f.write_str("timestamp"),
             SqlType::Str => f.write_str("varchar"),
             SqlType::Bool => f.write_str("boolean"),
             SqlType::Interval => f.write_str("interval"),
@@ -87,6 +94,8 @@ pub enum Literal {
         scale: u8,
     },
     Date(Date),
+    /// Microseconds since 1970-01-01 00:00:00 UTC.
+    Timestamp(i64),
     Str(String),
     Interval {
         months: i32,
@@ -103,6 +112,7 @@ impl Literal {
         match self {
             Literal::Num { scale, .. } => SqlType::exact(*scale),
             Literal::Date(_) => SqlType::Date,
+            Literal::Timestamp(_) => SqlType::Timestamp,
             Literal::Str(_) => SqlType::Str,
             Literal::Interval { .. } => SqlType::Interval,
         }
@@ -121,6 +131,7 @@ impl fmt::Display for Literal {
                 write!(f, "{d}")
             }
             Literal::Date(d) => write!(f, "DATE '{d}'"),
+            Literal::Timestamp(t) => write!(f, "TIMESTAMP '{}'", format_timestamp(*t)),
             Literal::Str(s) => write!(f, "'{}'", s.replace('\'', "''")),
             Literal::Interval { months, days } => {
                 write!(f, "INTERVAL '{months} months {days} days'")
@@ -146,4 +157,84 @@ pub(crate) fn parse_exact(s: &str) -> Option<(i128, u8)> {
     let scale = u8::try_from(frac.len()).ok().filter(|&s| s <= 30)?;
     let v: i128 = format!("{int}{frac}").parse().ok()?;
     Some((if neg { -v } else { v }, scale))
+}
+
+const MICROS_PER_DAY: i64 = 86_400_000_000;
+
+pub use maestro_tpch::queries::format_timestamp;
+
+/// The date of a timestamp (the day it falls on, UTC).
+pub fn timestamp_date(micros: i64) -> Option<Date> {
+    i32::try_from(micros.div_euclid(MICROS_PER_DAY))
+        .ok()
+        .map(Date)
+}
+
+/// `YYYY-MM-DD[( |T)HH:MM[:SS[.f…]]][Z]` (UTC; a bare date is its
+/// midnight) as microseconds since the epoch; `None` if it is not one or
+/// has more than 6 fractional digits (PostgreSQL's resolution: no digit is
+/// silently dropped).
+pub fn parse_timestamp(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let s = s.strip_suffix('Z').unwrap_or(s);
+    let (date, time) = match s.split_once([' ', 'T']) {
+        Some((d, t)) => (d, Some(t.trim())),
+        None => (s, None),
+    };
+    let day = i64::from(Date::parse(date).ok()?.0);
+    let mut micros = 0i64;
+    if let Some(t) = time {
+        let (hms, frac) = t.split_once('.').unwrap_or((t, ""));
+        let parts: Vec<&str> = hms.split(':').collect();
+        if !(2..=3).contains(&parts.len())
+            || parts
+                .iter()
+                .any(|p| p.len() != 2 || !p.bytes().all(|b| b.is_ascii_digit()))
+            || frac.len() > 6
+            || !frac.bytes().all(|b| b.is_ascii_digit())
+            || (parts.len() == 2 && !frac.is_empty())
+        {
+            return None;
+        }
+        let num = |p: &str| p.parse::<i64>().ok();
+        let (h, m) = (num(parts[0])?, num(parts[1])?);
+        let sec = parts.get(2).map_or(Some(0), |p| num(p))?;
+        if h > 23 || m > 59 || sec > 59 {
+            return None;
+        }
+        let f = if frac.is_empty() {
+            0
+        } else {
+            num(frac)? * 10i64.pow(6 - frac.len() as u32)
+        };
+        micros = ((h * 60 + m) * 60 + sec) * 1_000_000 + f;
+    }
+    day.checked_mul(MICROS_PER_DAY)?.checked_add(micros)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_parse_and_print_as_postgresql_does() {
+        let t = parse_timestamp("2007-01-02 00:00:00.000000").unwrap();
+        assert_eq!(t, 1_167_696_000_000_000);
+        assert_eq!(format_timestamp(t), "2007-01-02 00:00:00");
+        assert_eq!(parse_timestamp("2007-01-02"), Some(t));
+        assert_eq!(parse_timestamp("2007-01-02T00:00:00Z"), Some(t));
+        let u = parse_timestamp("2010-05-23 12:00:00.25").unwrap();
+        assert_eq!(format_timestamp(u), "2010-05-23 12:00:00.25");
+        assert_eq!(format_timestamp(-1), "1969-12-31 23:59:59.999999");
+        assert_eq!(timestamp_date(u), Date::parse("2010-05-23").ok());
+        // Not silently truncated or wrapped.
+        for bad in [
+            "2007-01-02 00:00:00.0000001",
+            "2007-01-02 24:00:00",
+            "2007-13-01",
+            "x",
+        ] {
+            assert_eq!(parse_timestamp(bad), None, "{bad}");
+        }
+    }
 }

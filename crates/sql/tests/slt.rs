@@ -280,6 +280,7 @@ slt!(
     casts,
     predicates,
     dates,
+    timestamps,
     aggregates,
     grouping,
     ordering,

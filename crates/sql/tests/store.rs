@@ -66,3 +66,72 @@ fn snapshots_own_writes_conflicts_and_freed_versions() {
     // Only the newest version of t is left once no snapshot needs the others.
     assert_eq!(store.versions_stored(), 1);
 }
+
+/// A table with a NULL mask and a TIMESTAMP column, as `load_ch` puts them.
+fn loaded(nulls: Vec<bool>) -> maestro_sql::store::LoadedTable {
+    use maestro_sql::store::{ColumnSpec, ColumnType, LoadedTable};
+    use maestro_storage::column::{Column, Table};
+    use std::sync::Arc;
+    let data = Table::new(
+        "t".to_string(),
+        [
+            ("a".to_string(), Column::Int32(vec![1, 2, 3])),
+            ("at".to_string(), Column::Int64(vec![0, 86_400_000_000, 0])),
+        ],
+    )
+    .unwrap();
+    LoadedTable {
+        data: Arc::new(data),
+        columns: vec![
+            ColumnSpec {
+                name: "a".into(),
+                ty: ColumnType::Int32,
+            },
+            ColumnSpec {
+                name: "at".into(),
+                ty: ColumnType::Timestamp,
+            },
+        ],
+        unique_columns: Vec::new(),
+        nulls: vec![None, Some(Arc::new(nulls))],
+    }
+}
+
+#[test]
+fn loaded_tables_keep_their_nulls_and_refuse_writes() {
+    let store = Store::new();
+    store
+        .put_loaded(vec![loaded(vec![false, false, true])])
+        .unwrap();
+    let mut txn = store.begin().unwrap();
+    assert_eq!(
+        ints(&store, &mut txn, "select a from t where at is null"),
+        [3]
+    );
+    assert_eq!(
+        ints(
+            &store,
+            &mut txn,
+            "select a from t where at > '1970-01-01' order by a"
+        ),
+        [2]
+    );
+    assert_eq!(ints(&store, &mut txn, "select count(at) from t"), [2]);
+    let e = exec(&store, &mut txn, "delete from t where a = 1").unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+    drop(txn);
+    // A mask of another length than the table is refused, not truncated.
+    let e = store.put_loaded(vec![loaded(vec![true])]).unwrap_err();
+    assert!(e.message.contains("do not match"), "{e}");
+    // A durable store logs no masks: refused, not stored without its NULLs.
+    let d = std::env::temp_dir().join(format!("maestro-sql-loaded-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let config = maestro_txn::DurabilityConfig::new(maestro_txn::Durability::Sync);
+    let (durable, _) = Store::open_data_dir(&d, config, &|_| Ok(())).unwrap();
+    let e = durable
+        .put_loaded(vec![loaded(vec![false, false, true])])
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+    drop(durable);
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -15,6 +15,8 @@ pub struct Server {
     pub rt: tokio::runtime::Runtime,
     /// The scheduler statements run on (its classes and their counters).
     pub scheduler: Arc<Scheduler>,
+    /// The database it serves (to load data without a client).
+    pub engine: Arc<Engine>,
 }
 
 impl Server {
@@ -45,17 +47,27 @@ impl Server {
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .expect("binds a free port");
         let port = listener.local_addr().expect("address").port();
-        rt.spawn(maestro_server::serve(listener, engine));
+        rt.spawn(maestro_server::serve(listener, Arc::clone(&engine)));
         Server {
             port,
             rt,
             scheduler,
+            engine,
         }
     }
 
     pub async fn connect(&self) -> Client {
+        self.connect_with("").await
+    }
+
+    /// [`connect`](Self::connect) with more connection parameters
+    /// (`key=value …`, e.g. `application_name=olap`).
+    pub async fn connect_with(&self, params: &str) -> Client {
         let (client, connection) = tokio_postgres::connect(
-            &format!("host=127.0.0.1 port={} user=maestro dbname=tpch", self.port),
+            &format!(
+                "host=127.0.0.1 port={} user=maestro dbname=tpch {params}",
+                self.port
+            ),
             NoTls,
         )
         .await

@@ -269,13 +269,16 @@ impl Binder<'_> {
                     return Err(SqlError::unsupported(format!("EXTRACT({field})")));
                 }
                 let x = self.bind_expr(expr, ctx)?;
-                if self.type_of(&x) != SqlType::Date {
-                    return Err(SqlError::mismatch(format!(
-                        "EXTRACT(YEAR) needs a date, not {}",
-                        self.type_of(&x)
-                    )));
+                match self.type_of(&x) {
+                    SqlType::Date => Ok(Expr::Year(Box::new(x))),
+                    // The year of the day it falls on (UTC).
+                    SqlType::Timestamp => {
+                        Ok(Expr::Year(Box::new(Expr::Cast(Box::new(x), SqlType::Date))))
+                    }
+                    t => Err(SqlError::mismatch(format!(
+                        "EXTRACT(YEAR) needs a date or timestamp, not {t}"
+                    ))),
                 }
-                Ok(Expr::Year(Box::new(x)))
             }
             A::Function(f) => self.function(f, ctx),
             A::IsNull(x) | A::IsNotNull(x) => Ok(Expr::IsNull {
@@ -306,8 +309,11 @@ impl Binder<'_> {
         let from = self.type_of(&x);
         let ok = from == to
             || (from.is_numeric() && to.is_numeric())
-            || to == SqlType::Str && from != SqlType::Interval
-            || from == SqlType::Str && to != SqlType::Bool;
+            // A timestamp's text would need its type at run time, where it
+            // is a number: not supported (CAST to DATE is).
+            || to == SqlType::Str && from != SqlType::Interval && from != SqlType::Timestamp
+            || from == SqlType::Str && to != SqlType::Bool
+            || from == SqlType::Timestamp && to == SqlType::Date;
         if !ok {
             return Err(SqlError::mismatch(format!("cannot cast {from} to {to}")));
         }
@@ -316,6 +322,9 @@ impl Binder<'_> {
             match (l, to) {
                 (Literal::Str(s), SqlType::Date) => {
                     return Ok(Expr::Lit(Literal::Date(parse_date(s)?)));
+                }
+                (Literal::Str(s), SqlType::Timestamp) => {
+                    return Ok(Expr::Lit(Literal::Timestamp(parse_timestamp_lit(s)?)));
                 }
                 (Literal::Str(s), SqlType::Int | SqlType::Decimal(_))
                 | (Literal::Str(s), SqlType::Double) => {
@@ -460,6 +469,52 @@ impl Binder<'_> {
         }
     }
 
+    /// `mod(a, b)` (`a % b`) and `ascii(s)` (the code of the first
+    /// character, 0 for an empty string: PostgreSQL's, for UTF-8).
+    fn scalar_function(&mut self, name: &str, f: &ast::Function, ctx: &ExprCtx) -> Result<Expr> {
+        let FunctionArguments::List(list) = &f.args else {
+            return Err(SqlError::unsupported(format!(
+                "{name} without an argument list"
+            )));
+        };
+        if f.filter.is_some()
+            || f.over.is_some()
+            || !list.clauses.is_empty()
+            || list.duplicate_treatment.is_some()
+        {
+            return Err(SqlError::unsupported(format!(
+                "{name}() with DISTINCT, FILTER, OVER or ORDER BY"
+            )));
+        }
+        let mut args = Vec::new();
+        for a in &list.args {
+            let FunctionArg::Unnamed(FunctionArgExpr::Expr(a)) = a else {
+                return Err(SqlError::unsupported(format!(
+                    "{name}() with this argument"
+                )));
+            };
+            args.push(self.bind_expr(a, ctx)?);
+        }
+        match (name, args.len()) {
+            ("mod", 2) => {
+                let b = args.pop().expect("two arguments");
+                let a = args.pop().expect("two arguments");
+                self.arith(ArithOp::Mod, a, b)
+            }
+            ("ascii", 1) => {
+                let x = args.pop().expect("one argument");
+                match self.type_of(&x) {
+                    SqlType::Str => Ok(Expr::Ascii(Box::new(x))),
+                    _ if x.is_null_literal() => Ok(Expr::Ascii(Box::new(x))),
+                    t => Err(SqlError::mismatch(format!("ascii() of a {t} value"))),
+                }
+            }
+            (_, n) => Err(SqlError::invalid(format!(
+                "function {name}() with {n} arguments does not exist"
+            ))),
+        }
+    }
+
     fn function(&mut self, f: &ast::Function, ctx: &ExprCtx) -> Result<Expr> {
         let name = f.name.to_string().to_lowercase();
         let func = match name.as_str() {
@@ -469,6 +524,7 @@ impl Binder<'_> {
             "min" => AggFunc::Min,
             "max" => AggFunc::Max,
             "coalesce" | "nullif" => return self.null_function(&name, f, ctx),
+            "mod" | "ascii" => return self.scalar_function(&name, f, ctx),
             _ => return Err(SqlError::unsupported(format!("function {name}()"))),
         };
         if let Some(clause) = ctx.aggs_forbidden_in {
@@ -647,7 +703,7 @@ pub(crate) fn type_of(e: &Expr, col: &dyn Fn(ColumnId) -> SqlType) -> SqlType {
             let first = typed.next().map_or(SqlType::Int, |e| type_of(e, col));
             typed.fold(first, |t, v| unify(t, type_of(v, col)).unwrap_or(t))
         }
-        Expr::Year(_) => SqlType::Int,
+        Expr::Year(_) | Expr::Ascii(_) => SqlType::Int,
     }
 }
 
@@ -661,11 +717,24 @@ fn unify(a: SqlType, b: SqlType) -> Option<SqlType> {
     }
 }
 
-/// A string literal compared with a date is a date (as in PostgreSQL).
+/// A timestamp literal's text, or 22007 as PostgreSQL reports it.
+fn parse_timestamp_lit(s: &str) -> Result<i64> {
+    crate::types::parse_timestamp(s).ok_or_else(|| {
+        SqlError::mismatch(format!(
+            "invalid timestamp '{s}' (expected YYYY-MM-DD[ HH:MM:SS[.ffffff]])"
+        ))
+    })
+}
+
+/// A string literal compared with a date (timestamp) is a date (timestamp),
+/// as in PostgreSQL.
 fn coerce_to(e: Expr, target: SqlType) -> Result<Expr> {
     match (e, target) {
         (Expr::Lit(Literal::Str(s)), SqlType::Date) => {
             Ok(Expr::Lit(Literal::Date(parse_date(&s)?)))
+        }
+        (Expr::Lit(Literal::Str(s)), SqlType::Timestamp) => {
+            Ok(Expr::Lit(Literal::Timestamp(parse_timestamp_lit(&s)?)))
         }
         (e, _) => Ok(e),
     }
@@ -753,6 +822,9 @@ fn cast_target(t: &ast::DataType) -> Result<SqlType> {
             SqlType::Str
         }
         D::Date => SqlType::Date,
+        D::Timestamp(None, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {
+            SqlType::Timestamp
+        }
         D::Bool | D::Boolean => SqlType::Bool,
         other => return Err(SqlError::unsupported(format!("CAST to {other}"))),
     })

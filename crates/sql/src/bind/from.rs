@@ -245,6 +245,9 @@ impl Binder<'_> {
         let mut scan_cols = Vec::new();
         for (i, c) in def.columns.iter().enumerate() {
             let id = self.new_column(format!("{alias_name}.{}", c.name), c.ty);
+            if c.nullable {
+                self.nullable.insert(id);
+            }
             columns.push((c.name.clone(), id));
             scan_cols.push((id, i));
         }

@@ -734,7 +734,9 @@ fn rejects_null(c: &Expr, values: &BTreeSet<ColumnId>) -> bool {
         match e {
             Expr::Column(_) | Expr::Lit(_) => true,
             Expr::Arith(_, a, b) => strict(a, values) && strict(b, values),
-            Expr::Cast(x, _) | Expr::Year(x) | Expr::Substring { expr: x, .. } => strict(x, values),
+            Expr::Cast(x, _) | Expr::Year(x) | Expr::Ascii(x) | Expr::Substring { expr: x, .. } => {
+                strict(x, values)
+            }
             other => other.columns().iter().all(|x| !values.contains(x)),
         }
     }

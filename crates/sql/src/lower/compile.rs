@@ -35,6 +35,7 @@ fn exec_lit(l: &Literal) -> Option<Lit<'_>> {
             scale: *scale,
         })),
         Literal::Date(d) => Some(Lit::Date(*d)),
+        Literal::Timestamp(t) => Some(Lit::Int(*t)),
         Literal::Str(s) => Some(Lit::Str(s)),
         Literal::Interval { .. } => None,
     }
@@ -263,7 +264,9 @@ pub(crate) fn columnar(v: Vector<'_>) -> Result<Vector<'_>> {
         Scalar::Num { scale, .. } => Some(m.max(*scale)),
         _ => None,
     }) {
-        return Ok(Vector::Wide {
+        // 64-bit where the values fit: the operators' group and join keys
+        // are (e.g. `mod(s_w_id * s_i_id, 10000)`, evaluated row by row).
+        return Ok(super::narrowed(Vector::Wide {
             values: vals
                 .iter()
                 .map(|s| match s {
@@ -272,7 +275,7 @@ pub(crate) fn columnar(v: Vector<'_>) -> Result<Vector<'_>> {
                 })
                 .collect(),
             scale,
-        });
+        }));
     }
     if vals
         .iter()

@@ -173,6 +173,13 @@ pub(crate) fn eval_with(e: &Expr, col: &dyn Fn(ColumnId) -> Scalar) -> Eval {
             },
             _ => Scalar::Null,
         },
+        Expr::Ascii(x) => match ev(x)? {
+            Scalar::Str(s) => Scalar::Num {
+                value: s.chars().next().map_or(0, |c| i128::from(u32::from(c))),
+                scale: 0,
+            },
+            _ => Scalar::Null,
+        },
         Expr::Substring { expr, start, len } => match ev(expr)? {
             Scalar::Str(s) => Scalar::Str(substring(&s, *start, *len)),
             _ => Scalar::Null,
@@ -250,6 +257,19 @@ pub(crate) fn cast(v: Scalar, t: SqlType) -> Scalar {
         (Scalar::Double(d), SqlType::Str) => Scalar::Str(d.to_string()),
         (Scalar::Date(d), SqlType::Str) => Scalar::Str(Date(d).to_string()),
         (v @ Scalar::Date(_), SqlType::Date) => v,
+        // Only a timestamp (microseconds) casts from a number to a date:
+        // the binder allows no other number-to-date cast.
+        (Scalar::Num { value, scale: 0 }, SqlType::Date) => i64::try_from(value)
+            .ok()
+            .and_then(crate::types::timestamp_date)
+            .map_or(Scalar::Null, |d| Scalar::Date(d.0)),
+        (Scalar::Str(s), SqlType::Timestamp) => {
+            crate::types::parse_timestamp(&s).map_or(Scalar::Null, |t| Scalar::Num {
+                value: t.into(),
+                scale: 0,
+            })
+        }
+        (v @ Scalar::Num { scale: 0, .. }, SqlType::Timestamp) => v,
         (Scalar::Bool(b), SqlType::Str) => Scalar::Str(b.to_string()),
         (v @ Scalar::Bool(_), SqlType::Bool) => v,
         _ => Scalar::Null,
@@ -280,6 +300,11 @@ pub(crate) fn literal(l: &Literal) -> Scalar {
             scale: *scale,
         },
         Literal::Date(d) => Scalar::Date(d.0),
+        // A timestamp is its microseconds at run time (an Int64 column).
+        Literal::Timestamp(t) => Scalar::Num {
+            value: (*t).into(),
+            scale: 0,
+        },
         Literal::Str(s) => Scalar::Str(s.clone()),
         Literal::Interval { .. } => Scalar::Null,
     }

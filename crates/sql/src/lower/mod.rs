@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use maestro_execution::{
-    ExecContext, Expr as ExecExpr, Input, JoinKind as ExecJoinKind, JoinOutput, JoinTable, NO_ROW,
-    Order, Residual, SortKey, select, sort,
+    ExecContext, Expr as ExecExpr, Input, JoinKind as ExecJoinKind, JoinOutput, JoinTable,
+    MAX_KEYS, NO_ROW, Order, Residual, SortKey, select, sort,
 };
 use maestro_storage::column::Date;
 use maestro_tpch::queries::{ColumnType, QueryResult, Value, ratio_f64};
@@ -27,7 +27,7 @@ use maestro_tpch::queries::{ColumnType, QueryResult, Value, ratio_f64};
 use crate::bind::type_of;
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError};
-use crate::plan::{ColumnId, Direction, Expr, JoinKind, LogicalPlan, Plan};
+use crate::plan::{CmpOp, ColumnId, Direction, Expr, JoinKind, LogicalPlan, Plan};
 use crate::types::SqlType;
 use compile::{columnar, eval_vector, to_exec_expr, to_pred};
 use eval::{Fault, eval_row, eval_with};
@@ -219,11 +219,20 @@ impl<'a> Lowering<'a> {
                 match kind {
                     JoinKind::Inner if keys.is_empty() => self.cross(l, r),
                     JoinKind::Inner => {
-                        let out = self.join(l, r, keys)?;
-                        if residual.is_empty() {
+                        // The operators hash at most MAX_KEYS key columns
+                        // (CH's Q5 joins on five): further equalities are
+                        // checked on the joined pairs, with the residual.
+                        let (hashed, extra) = keys.split_at(keys.len().min(MAX_KEYS));
+                        let out = self.join(l, r, hashed)?;
+                        let mut checks: Vec<Expr> = extra
+                            .iter()
+                            .map(|(a, b)| Expr::cmp(CmpOp::Eq, a.clone(), b.clone()))
+                            .collect();
+                        checks.extend(residual.iter().cloned());
+                        if checks.is_empty() {
                             Ok(out)
                         } else {
-                            self.filter(out, residual)
+                            self.filter(out, &checks)
                         }
                     }
                     _ => self.keyed_join(l, r, *kind, keys, residual),
@@ -298,13 +307,20 @@ impl<'a> Lowering<'a> {
             cols: columns
                 .iter()
                 .map(|&(id, i)| {
-                    (
-                        id,
-                        Vector::Base {
-                            column: data.column_at(i),
-                            rows: None,
+                    let base = Vector::Base {
+                        column: data.column_at(i),
+                        rows: None,
+                    };
+                    // A column with NULLs: its values under its NULL mask,
+                    // as the padded side of an outer join is.
+                    let v = match self.catalog.null_mask(table, i) {
+                        Some(nulls) => Vector::Masked {
+                            values: Box::new(base),
+                            nulls,
                         },
-                    )
+                        None => base,
+                    };
+                    (id, v)
                 })
                 .collect(),
         };
@@ -730,6 +746,7 @@ fn column_type(t: SqlType) -> ColumnType {
         SqlType::Decimal(s) => ColumnType::Decimal(s),
         SqlType::Double => ColumnType::Double,
         SqlType::Date => ColumnType::Date,
+        SqlType::Timestamp => ColumnType::Timestamp,
         SqlType::Str | SqlType::Bool | SqlType::Interval => ColumnType::Str,
     }
 }
@@ -751,6 +768,10 @@ fn cell(v: Scalar, t: SqlType) -> Result<Value> {
             },
             scale: s,
         },
+        (Scalar::Num { value, .. }, SqlType::Timestamp) => Value::Timestamp(
+            i64::try_from(value)
+                .map_err(|_| SqlError::invalid(format!("timestamp out of range: {value}")))?,
+        ),
         (Scalar::Num { value, scale }, _) => {
             Value::Double(ratio_f64(value, 10i128.pow(u32::from(scale))))
         }

@@ -24,6 +24,8 @@ enum Values {
     Decimal(Vec<i64>),
     Date(Vec<i32>),
     Str(StrHeap),
+    /// Microseconds since the epoch.
+    Timestamp(Vec<i64>),
 }
 
 impl<'s> ColumnBuilder<'s> {
@@ -34,6 +36,7 @@ impl<'s> ColumnBuilder<'s> {
             ColumnType::Decimal { .. } => Values::Decimal(Vec::new()),
             ColumnType::Date => Values::Date(Vec::new()),
             ColumnType::Str { .. } => Values::Str(StrHeap::new()),
+            ColumnType::Timestamp => Values::Timestamp(Vec::new()),
         };
         ColumnBuilder {
             spec,
@@ -60,6 +63,17 @@ impl<'s> ColumnBuilder<'s> {
                     Ok(())
                 }
                 _ => Err(self.mismatch("date")),
+            },
+            Value::Timestamp(t) => match &mut self.values {
+                Values::Timestamp(out) => {
+                    out.push(*t);
+                    Ok(())
+                }
+                Values::Str(out) => {
+                    out.push(&maestro_tpch::queries::format_timestamp(*t));
+                    Ok(())
+                }
+                _ => Err(self.mismatch("timestamp")),
             },
             Value::Str(s) => self.push_text(s),
         }
@@ -97,6 +111,10 @@ impl<'s> ColumnBuilder<'s> {
                 out.push(d.days());
                 Ok(())
             }
+            Values::Timestamp(out) => {
+                out.push(crate::types::parse_timestamp(s).ok_or_else(invalid)?);
+                Ok(())
+            }
             _ => {
                 let (value, scale) = parse_number(s.trim()).ok_or_else(invalid)?;
                 self.push_exact(value, scale)
@@ -114,6 +132,7 @@ impl<'s> ColumnBuilder<'s> {
             ),
             Values::Date(v) => Column::Date(v),
             Values::Str(h) => Column::StrHeap(h),
+            Values::Timestamp(v) => Column::Int64(v),
         }
     }
 
@@ -148,7 +167,7 @@ impl<'s> ColumnBuilder<'s> {
                 let text = Value::Decimal { value, scale }.to_text();
                 return self.push_text(&text);
             }
-            Values::Date(_) => return Err(self.mismatch("a number")),
+            Values::Date(_) | Values::Timestamp(_) => return Err(self.mismatch("a number")),
         }
         Ok(())
     }

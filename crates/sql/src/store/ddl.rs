@@ -115,6 +115,7 @@ impl Store {
                     scale: *scale,
                 },
                 ResultType::Date => ColumnType::Date,
+                ResultType::Timestamp => ColumnType::Timestamp,
                 ResultType::Str => ColumnType::Str { max_chars: None },
                 ResultType::Double => {
                     return Err(SqlError::unsupported(format!(
@@ -192,6 +193,7 @@ impl Store {
             unique_columns: Vec::new(),
             seq: 0,
             data: Arc::clone(&data),
+            nulls: Vec::new(),
         };
         let row = txn
             .insert(&self.tables, Arc::new(entry))

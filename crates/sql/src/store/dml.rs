@@ -511,6 +511,7 @@ fn typed_expr(e: &Expr, c: &ColumnSpec) -> String {
         ColumnType::Decimal { scale, .. } => format!("DECIMAL(18,{scale})"),
         ColumnType::Date => "DATE".to_string(),
         ColumnType::Str { .. } => "VARCHAR".to_string(),
+        ColumnType::Timestamp => "TIMESTAMP".to_string(),
     };
     format!("CAST({e} AS {ty})")
 }

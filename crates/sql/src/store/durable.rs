@@ -149,6 +149,7 @@ impl<'de> Deserialize<'de> for Entry {
             unique_columns: m.unique_columns,
             seq: m.seq,
             data: Arc::new(data),
+            nulls: Vec::new(),
         })
     }
 }
@@ -384,6 +385,7 @@ impl Store {
                 unique_columns: entry.unique_columns.clone(),
                 seq,
                 data,
+                nulls: Vec::new(),
             };
             // Logged without its data: a cheap put.
             txn.update(&self.tables, *row, Arc::new(rebuilt))

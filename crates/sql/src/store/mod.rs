@@ -80,6 +80,11 @@ pub struct Entry {
     /// durable store's change sequence: `durable.rs`).
     pub seq: u64,
     pub data: Arc<Table>,
+    /// Per column, where it is NULL (`true` at those rows), for the tables
+    /// [`Store::put_loaded`] puts (CH's `o_carrier_id`, `ol_delivery_d`);
+    /// empty for every other table. Such a table is read-only: the write
+    /// paths keep no masks, and stored columns are otherwise NOT NULL.
+    pub nulls: Vec<Option<Arc<Vec<bool>>>>,
 }
 
 impl Entry {
@@ -91,6 +96,7 @@ impl Entry {
             unique_columns: self.unique_columns.clone(),
             seq: self.seq + 1,
             data: Arc::new(data),
+            nulls: Vec::new(),
         }
     }
 }
@@ -267,6 +273,12 @@ impl Store {
         appended: Table,
     ) -> Result<()> {
         let (row, entry) = view.entry(name)?;
+        if entry.nulls.iter().any(Option::is_some) {
+            return Err(SqlError::unsupported(format!(
+                "writing to table \"{name}\": it holds NULLs (loaded by maestro.load_ch), \
+                 and stored columns are otherwise NOT NULL, so its writes are not kept"
+            )));
+        }
         let data = durable::apply(&entry.data, &deleted, &appended)
             .map_err(|e| SqlError::new(ErrorKind::Store, e))?;
         let next = entry.with_data(data);
@@ -331,6 +343,7 @@ impl Store {
                 unique_columns,
                 seq: 0,
                 data: Arc::clone(&data),
+                nulls: Vec::new(),
             };
             let row = txn
                 .insert(&self.tables, Arc::new(entry))
@@ -338,6 +351,69 @@ impl Store {
             self.put_base(txn, row, &data)?;
         }
         Ok(())
+    }
+}
+
+/// A table [`Store::put_loaded`] puts: its data, declared columns (SQL
+/// types such as TIMESTAMP over the column store's), single-column keys and,
+/// per column, where it is NULL.
+pub struct LoadedTable {
+    pub data: Arc<Table>,
+    pub columns: Vec<ColumnSpec>,
+    pub unique_columns: Vec<String>,
+    pub nulls: Vec<Option<Arc<Vec<bool>>>>,
+}
+
+impl Store {
+    /// Puts `tables`, replacing tables of the same names, in one
+    /// transaction of its own: what `CALL maestro.load_ch(w)` commits.
+    /// In memory only: a durable store logs no NULL masks, so it refuses
+    /// tables that have any.
+    pub fn put_loaded(&self, tables: Vec<LoadedTable>) -> Result<()> {
+        if self.durable.is_some() && tables.iter().any(|t| t.nulls.iter().any(Option::is_some)) {
+            return Err(SqlError::unsupported(
+                "tables with NULLs (maestro.load_ch) on a data directory: its log keeps no NULLs; \
+                 load them into a server without --data-dir",
+            ));
+        }
+        let mut txn = self.begin()?;
+        let view = self.view(&mut txn);
+        for t in tables {
+            let name = t.data.name().to_string();
+            if t.columns.len() != t.data.num_columns()
+                || t.columns
+                    .iter()
+                    .zip(t.data.schema().fields())
+                    .any(|(c, f)| c.name != f.name || c.ty.data_type() != f.data_type)
+                || t.nulls.len() > t.columns.len()
+                || t.nulls
+                    .iter()
+                    .flatten()
+                    .any(|m| m.len() != t.data.num_rows())
+            {
+                return Err(SqlError::invalid(format!(
+                    "table {name}: its declared columns or NULL masks do not match its data"
+                )));
+            }
+            self.lock_name(&mut txn, &name)?;
+            if let Some((row, _)) = view.tables.get(&name) {
+                txn.delete(&self.tables, *row).map_err(txn_error)?;
+                self.drop_data(&mut txn, *row)?;
+            }
+            let entry = Entry {
+                name,
+                columns: t.columns,
+                unique_columns: t.unique_columns,
+                seq: 0,
+                data: Arc::clone(&t.data),
+                nulls: t.nulls,
+            };
+            let row = txn
+                .insert(&self.tables, Arc::new(entry))
+                .map_err(txn_error)?;
+            self.put_base(&mut txn, row, &t.data)?;
+        }
+        self.commit(txn)
     }
 }
 
@@ -369,7 +445,18 @@ impl Catalog for View {
         let (_, e) = self.tables.get(name)?;
         let mut def = table_def(&e.data);
         def.unique_columns = e.unique_columns.clone();
+        // The declared types (a TIMESTAMP is an Int64 column underneath)
+        // and which columns hold NULLs.
+        for (i, (c, spec)) in def.columns.iter_mut().zip(&e.columns).enumerate() {
+            c.ty = spec.ty.sql_type();
+            c.nullable = e.nulls.get(i).is_some_and(Option::is_some);
+        }
         Some(def)
+    }
+
+    fn null_mask(&self, name: &str, column: usize) -> Option<Arc<Vec<bool>>> {
+        let (_, e) = self.tables.get(name)?;
+        e.nulls.get(column)?.clone()
     }
 
     fn data(&self, name: &str) -> Option<&Table> {

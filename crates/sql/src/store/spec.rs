@@ -4,7 +4,7 @@
 //! by [`super::convert`].
 
 use maestro_storage::column::{Column, DataType, DecimalColumn, MAX_SCALE, StrHeap};
-use sqlparser::ast::{CharacterLength, DataType as AstType, ExactNumberInfo};
+use sqlparser::ast::{CharacterLength, DataType as AstType, ExactNumberInfo, TimezoneInfo};
 
 use crate::error::{Result, SqlError};
 
@@ -25,6 +25,9 @@ pub enum ColumnType {
     Str {
         max_chars: Option<u32>,
     },
+    /// `TIMESTAMP [WITHOUT TIME ZONE]`: microseconds since 1970-01-01
+    /// 00:00:00 UTC in an `Int64` column.
+    Timestamp,
 }
 
 /// A stored column: its name and declared type.
@@ -93,6 +96,9 @@ impl ColumnType {
                 }
             }
             AstType::Date => ColumnType::Date,
+            AstType::Timestamp(None, TimezoneInfo::None | TimezoneInfo::WithoutTimeZone) => {
+                ColumnType::Timestamp
+            }
             AstType::Text | AstType::String(_) => ColumnType::Str { max_chars: None },
             AstType::Varchar(len) | AstType::CharacterVarying(len) | AstType::CharVarying(len) => {
                 ColumnType::Str {
@@ -107,10 +113,18 @@ impl ColumnType {
             other => {
                 return Err(SqlError::unsupported(format!(
                     "column type {other} (stored columns are INTEGER, BIGINT, DECIMAL(p,s), \
-                     DATE, VARCHAR(n)/CHAR(n)/TEXT)"
+                     DATE, TIMESTAMP, VARCHAR(n)/CHAR(n)/TEXT)"
                 )));
             }
         })
+    }
+
+    /// The SQL type of the column's values.
+    pub fn sql_type(self) -> crate::types::SqlType {
+        match self {
+            ColumnType::Timestamp => crate::types::SqlType::Timestamp,
+            other => crate::types::SqlType::of_column(other.data_type()),
+        }
     }
 
     /// The column-store type holding it.
@@ -121,6 +135,7 @@ impl ColumnType {
             ColumnType::Decimal { scale, .. } => DataType::Decimal { scale },
             ColumnType::Date => DataType::Date,
             ColumnType::Str { .. } => DataType::StrHeap,
+            ColumnType::Timestamp => DataType::Int64,
         }
     }
 
@@ -134,6 +149,7 @@ impl ColumnType {
             ),
             ColumnType::Date => Column::Date(Vec::new()),
             ColumnType::Str { .. } => Column::StrHeap(StrHeap::new()),
+            ColumnType::Timestamp => Column::Int64(Vec::new()),
         }
     }
 
@@ -145,6 +161,7 @@ impl ColumnType {
             ColumnType::Decimal { .. } => "numeric",
             ColumnType::Date => "date",
             ColumnType::Str { .. } => "character varying",
+            ColumnType::Timestamp => "timestamp without time zone",
         }
     }
 }

@@ -47,7 +47,8 @@ pub use params::{
     FRACTION_SCALE, ParamError, ParamValue, QueryParams, parse_query_number, region_of_nation,
 };
 pub use result::{
-    ColumnType, OutputFormat, QueryResult, Value, format_decimal, format_double, ratio_f64,
+    ColumnType, OutputFormat, QueryResult, Value, format_decimal, format_double, format_timestamp,
+    ratio_f64,
 };
 pub use stream_order::{STREAM_ORDERS, stream_order};
 

@@ -18,6 +18,8 @@ pub enum ColumnType {
     Double,
     Str,
     Date,
+    /// A SQL TIMESTAMP (the SQL front end's CH tables).
+    Timestamp,
 }
 
 /// One cell.
@@ -32,6 +34,8 @@ pub enum Value {
     Double(f64),
     Str(String),
     Date(Date),
+    /// Microseconds since 1970-01-01 00:00:00 UTC.
+    Timestamp(i64),
     /// SQL NULL: only the single row of an aggregate over no rows.
     Null,
 }
@@ -54,6 +58,7 @@ impl Value {
             Value::Double(v) => format_double(*v),
             Value::Str(s) => s.clone(),
             Value::Date(d) => d.to_string(),
+            Value::Timestamp(t) => format_timestamp(*t),
             Value::Null => String::new(),
         }
     }
@@ -62,12 +67,34 @@ impl Value {
         match self {
             Value::Int(v) => json!(v),
             // Exact: a JSON number would lose digits beyond f64.
-            Value::Decimal { .. } | Value::Date(_) => json!(self.to_text()),
+            Value::Decimal { .. } | Value::Date(_) | Value::Timestamp(_) => json!(self.to_text()),
             Value::Double(v) => json!(v),
             Value::Str(s) => json!(s),
             Value::Null => Json::Null,
         }
     }
+}
+
+const MICROS_PER_DAY: i64 = 86_400_000_000;
+
+/// A timestamp (microseconds since the epoch, UTC) as PostgreSQL prints it:
+/// `YYYY-MM-DD HH:MM:SS`, with `.ffffff` (trailing zeros dropped) when it
+/// has a fraction of a second.
+pub fn format_timestamp(micros: i64) -> String {
+    let day = micros.div_euclid(MICROS_PER_DAY);
+    let of_day = micros.rem_euclid(MICROS_PER_DAY);
+    let (secs, frac) = (of_day / 1_000_000, of_day % 1_000_000);
+    let date = Date(i32::try_from(day).unwrap_or(if day < 0 { i32::MIN } else { i32::MAX }));
+    let mut s = format!(
+        "{date} {:02}:{:02}:{:02}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    );
+    if frac != 0 {
+        s.push_str(format!(".{frac:06}").trim_end_matches('0'));
+    }
+    s
 }
 
 /// `num / den` as the nearest `f64`. Exact when both fit in 53 bits, which

@@ -1,0 +1,337 @@
+//! CH-benCHmark's twelve tables in the SQL store (`CALL
+//! maestro.load_ch(warehouses [, run_seconds])`): one snapshot of
+//! maestro-ch's database copied into column tables with SQL types — the
+//! schema DuckDB gets in `crates/ch/scripts/duckdb_answers.py`, so the
+//! query texts of `crates/ch/sql/` run unchanged on both. `oorder`
+//! (BenchBase's name of ORDERS, which its texts use) is a second table of
+//! the same data, as the view DuckDB gets.
+//!
+//! Types: identifiers and counters up to 16 bits INTEGER, 32-bit ones BIGINT
+//! (lossless); money DECIMAL(12,2) (`h_amount`, `ol_amount` DECIMAL(6,2),
+//! `i_price` DECIMAL(5,2)); taxes and discounts DECIMAL(4,4); timestamps
+//! TIMESTAMP (TPC-C's whole seconds as microseconds); text VARCHAR. The
+//! NULLs of `o_carrier_id` (undelivered orders) and `ol_delivery_d`
+//! (undelivered lines) are NULL masks ([`LoadedTable::nulls`]), so these
+//! tables are read-only.
+
+use std::sync::Arc;
+
+use maestro_ch::Snap;
+use maestro_sql::store::{ColumnSpec, ColumnType, LoadedTable};
+use maestro_storage::column::{Column, DecimalColumn, StrHeap, Table};
+use maestro_tpcc::schema::{
+    Customer, District, History, Item, NewOrder, Order, OrderLine, Stock, Warehouse,
+};
+
+/// One cell of a row, by the column's kind.
+enum Cell<'r> {
+    Int(i64),
+    /// Fixed-point with the column's scale (money: cents; rates: 1/10 000).
+    Fixed(i64),
+    /// Seconds since the epoch.
+    Time(Option<u64>),
+    /// An integer that may be NULL.
+    OptInt(Option<i64>),
+    Text(&'r str),
+}
+
+/// A column's name, declared type and how a row gives its cell.
+type Def<R> = (&'static str, ColumnType, fn(&R) -> Cell<'_>);
+
+const INT: ColumnType = ColumnType::Int32;
+const BIG: ColumnType = ColumnType::Int64;
+const TS: ColumnType = ColumnType::Timestamp;
+const TEXT: ColumnType = ColumnType::Str { max_chars: None };
+const fn dec(precision: u8, scale: u8) -> ColumnType {
+    ColumnType::Decimal {
+        precision: Some(precision),
+        scale,
+    }
+}
+const MONEY: ColumnType = dec(12, 2);
+const RATE: ColumnType = dec(4, 4);
+
+/// Rows `rows` as table `name` with columns `defs`.
+fn build<R>(
+    name: &str,
+    rows: &[R],
+    defs: &[Def<R>],
+    unique: &[&str],
+) -> Result<LoadedTable, String> {
+    let mut columns = Vec::with_capacity(defs.len());
+    let mut nulls = Vec::with_capacity(defs.len());
+    for &(col, ty, get) in defs {
+        let mut mask = Vec::new();
+        let column = match ty {
+            ColumnType::Int32 => Column::Int32(
+                rows.iter()
+                    .map(|r| match get(r) {
+                        Cell::Int(v) => i32::try_from(v).map_err(|_| overflow(name, col, v)),
+                        Cell::OptInt(v) => {
+                            mask.push(v.is_none());
+                            i32::try_from(v.unwrap_or(0)).map_err(|_| overflow(name, col, 0))
+                        }
+                        _ => Err(kind(name, col)),
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+            ColumnType::Int64 => Column::Int64(
+                rows.iter()
+                    .map(|r| match get(r) {
+                        Cell::Int(v) => Ok(v),
+                        _ => Err(kind(name, col)),
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+            ColumnType::Decimal { scale, .. } => {
+                let values = rows
+                    .iter()
+                    .map(|r| match get(r) {
+                        Cell::Fixed(v) => Ok(v),
+                        _ => Err(kind(name, col)),
+                    })
+                    .collect::<Result<_, _>>()?;
+                Column::Decimal(DecimalColumn::new(scale, values).map_err(|e| e.to_string())?)
+            }
+            ColumnType::Timestamp => Column::Int64(
+                rows.iter()
+                    .map(|r| match get(r) {
+                        Cell::Time(t) => {
+                            mask.push(t.is_none());
+                            let secs = t.unwrap_or(0);
+                            i64::try_from(secs)
+                                .ok()
+                                .and_then(|s| s.checked_mul(1_000_000))
+                                .ok_or_else(|| overflow(name, col, 0))
+                        }
+                        _ => Err(kind(name, col)),
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+            ColumnType::Str { .. } => {
+                let mut heap = StrHeap::new();
+                for r in rows {
+                    match get(r) {
+                        Cell::Text(s) => heap.push(s),
+                        _ => return Err(kind(name, col)),
+                    }
+                }
+                Column::StrHeap(heap)
+            }
+            ColumnType::Date => return Err(kind(name, col)),
+        };
+        nulls.push(mask.contains(&true).then(|| Arc::new(mask)));
+        columns.push((col.to_string(), column));
+    }
+    let specs = defs
+        .iter()
+        .map(|&(n, ty, _)| ColumnSpec {
+            name: n.to_string(),
+            ty,
+        })
+        .collect();
+    let data = Table::new(name.to_string(), columns).map_err(|e| e.to_string())?;
+    Ok(LoadedTable {
+        data: Arc::new(data),
+        columns: specs,
+        unique_columns: unique.iter().map(|s| s.to_string()).collect(),
+        nulls,
+    })
+}
+
+fn overflow(table: &str, col: &str, v: i64) -> String {
+    format!("{table}.{col}: {v} does not fit its column")
+}
+
+fn kind(table: &str, col: &str) -> String {
+    format!("{table}.{col}: a value of the wrong kind (a bug in the CH loader)")
+}
+
+/// Every row of one of `snap`'s TPC-C tables, in the order it stores them.
+fn rows<R: Clone>(table: &maestro_tpcc::Table<R>) -> Vec<R> {
+    let mut out = Vec::new();
+    table.scan(|_, r| out.push(r.clone()));
+    out
+}
+
+fn int(v: impl Into<i64>) -> Cell<'static> {
+    Cell::Int(v.into())
+}
+
+fn text(s: &str) -> Cell<'_> {
+    Cell::Text(s)
+}
+
+fn dist(d: &[u8; 24]) -> Cell<'_> {
+    // ASCII by construction (the loader draws letters and digits).
+    Cell::Text(std::str::from_utf8(d).unwrap_or(""))
+}
+
+/// The twelve CH tables of `snap` and `oorder`, as the SQL store's.
+pub fn ch_tables(snap: &Snap) -> Result<Vec<LoadedTable>, String> {
+    let db = snap
+        .tpcc()
+        .rows_at(&snap.snapshot)
+        .map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    let warehouse: [Def<Warehouse>; 9] = [
+        ("w_id", INT, |r| int(r.w_id)),
+        ("w_name", TEXT, |r| text(&r.w_name)),
+        ("w_street_1", TEXT, |r| text(&r.w_street_1)),
+        ("w_street_2", TEXT, |r| text(&r.w_street_2)),
+        ("w_city", TEXT, |r| text(&r.w_city)),
+        ("w_state", TEXT, |r| text(&r.w_state)),
+        ("w_zip", TEXT, |r| text(&r.w_zip)),
+        ("w_tax", RATE, |r| Cell::Fixed(r.w_tax.into())),
+        ("w_ytd", MONEY, |r| Cell::Fixed(r.w_ytd)),
+    ];
+    out.push(build(
+        "warehouse",
+        &rows(&db.warehouse),
+        &warehouse,
+        &["w_id"],
+    )?);
+    let district: [Def<District>; 11] = [
+        ("d_id", INT, |r| int(r.d_id)),
+        ("d_w_id", INT, |r| int(r.d_w_id)),
+        ("d_name", TEXT, |r| text(&r.d_name)),
+        ("d_street_1", TEXT, |r| text(&r.d_street_1)),
+        ("d_street_2", TEXT, |r| text(&r.d_street_2)),
+        ("d_city", TEXT, |r| text(&r.d_city)),
+        ("d_state", TEXT, |r| text(&r.d_state)),
+        ("d_zip", TEXT, |r| text(&r.d_zip)),
+        ("d_tax", RATE, |r| Cell::Fixed(r.d_tax.into())),
+        ("d_ytd", MONEY, |r| Cell::Fixed(r.d_ytd)),
+        ("d_next_o_id", BIG, |r| int(r.d_next_o_id)),
+    ];
+    out.push(build("district", &rows(&db.district), &district, &[])?);
+    let customer: [Def<Customer>; 21] = [
+        ("c_id", INT, |r| int(r.c_id)),
+        ("c_d_id", INT, |r| int(r.c_d_id)),
+        ("c_w_id", INT, |r| int(r.c_w_id)),
+        ("c_first", TEXT, |r| text(&r.c_first)),
+        ("c_middle", TEXT, |r| text(&r.c_middle)),
+        ("c_last", TEXT, |r| text(&r.c_last)),
+        ("c_street_1", TEXT, |r| text(&r.c_street_1)),
+        ("c_street_2", TEXT, |r| text(&r.c_street_2)),
+        ("c_city", TEXT, |r| text(&r.c_city)),
+        ("c_state", TEXT, |r| text(&r.c_state)),
+        ("c_zip", TEXT, |r| text(&r.c_zip)),
+        ("c_phone", TEXT, |r| text(&r.c_phone)),
+        ("c_since", TS, |r| Cell::Time(Some(r.c_since))),
+        ("c_credit", TEXT, |r| text(&r.c_credit)),
+        ("c_credit_lim", MONEY, |r| Cell::Fixed(r.c_credit_lim)),
+        ("c_discount", RATE, |r| Cell::Fixed(r.c_discount.into())),
+        ("c_balance", MONEY, |r| Cell::Fixed(r.c_balance)),
+        ("c_ytd_payment", MONEY, |r| Cell::Fixed(r.c_ytd_payment)),
+        ("c_payment_cnt", BIG, |r| int(r.c_payment_cnt)),
+        ("c_delivery_cnt", BIG, |r| int(r.c_delivery_cnt)),
+        ("c_data", TEXT, |r| text(&r.c_data)),
+    ];
+    out.push(build("customer", &rows(&db.customer), &customer, &[])?);
+    let history: [Def<History>; 8] = [
+        ("h_c_id", INT, |r| int(r.h_c_id)),
+        ("h_c_d_id", INT, |r| int(r.h_c_d_id)),
+        ("h_c_w_id", INT, |r| int(r.h_c_w_id)),
+        ("h_d_id", INT, |r| int(r.h_d_id)),
+        ("h_w_id", INT, |r| int(r.h_w_id)),
+        ("h_date", TS, |r| Cell::Time(Some(r.h_date))),
+        ("h_amount", dec(6, 2), |r| Cell::Fixed(r.h_amount)),
+        ("h_data", TEXT, |r| text(&r.h_data)),
+    ];
+    out.push(build("history", &rows(&db.history), &history, &[])?);
+    let new_order: [Def<NewOrder>; 3] = [
+        ("no_o_id", BIG, |r| int(r.no_o_id)),
+        ("no_d_id", INT, |r| int(r.no_d_id)),
+        ("no_w_id", INT, |r| int(r.no_w_id)),
+    ];
+    out.push(build("new_order", &rows(&db.new_order), &new_order, &[])?);
+    let order: [Def<Order>; 8] = [
+        ("o_id", BIG, |r| int(r.o_id)),
+        ("o_d_id", INT, |r| int(r.o_d_id)),
+        ("o_w_id", INT, |r| int(r.o_w_id)),
+        ("o_c_id", INT, |r| int(r.o_c_id)),
+        ("o_entry_d", TS, |r| Cell::Time(Some(r.o_entry_d))),
+        ("o_carrier_id", INT, |r| {
+            Cell::OptInt(r.o_carrier_id.map(i64::from))
+        }),
+        ("o_ol_cnt", INT, |r| int(r.o_ol_cnt)),
+        ("o_all_local", INT, |r| int(r.o_all_local)),
+    ];
+    let orders = rows(&db.orders);
+    out.push(build("orders", &orders, &order, &[])?);
+    out.push(build("oorder", &orders, &order, &[])?);
+    drop(orders);
+    let order_line: [Def<OrderLine>; 10] = [
+        ("ol_o_id", BIG, |r| int(r.ol_o_id)),
+        ("ol_d_id", INT, |r| int(r.ol_d_id)),
+        ("ol_w_id", INT, |r| int(r.ol_w_id)),
+        ("ol_number", INT, |r| int(r.ol_number)),
+        ("ol_i_id", BIG, |r| int(r.ol_i_id)),
+        ("ol_supply_w_id", INT, |r| int(r.ol_supply_w_id)),
+        ("ol_delivery_d", TS, |r| Cell::Time(r.ol_delivery_d)),
+        ("ol_quantity", INT, |r| int(r.ol_quantity)),
+        ("ol_amount", dec(6, 2), |r| Cell::Fixed(r.ol_amount)),
+        ("ol_dist_info", TEXT, |r| dist(&r.ol_dist_info)),
+    ];
+    out.push(build(
+        "order_line",
+        &rows(&db.order_line),
+        &order_line,
+        &[],
+    )?);
+    let item: [Def<Item>; 5] = [
+        ("i_id", BIG, |r| int(r.i_id)),
+        ("i_im_id", BIG, |r| int(r.i_im_id)),
+        ("i_name", TEXT, |r| text(&r.i_name)),
+        ("i_price", dec(5, 2), |r| Cell::Fixed(r.i_price)),
+        ("i_data", TEXT, |r| text(&r.i_data)),
+    ];
+    out.push(build("item", &rows(&db.item), &item, &["i_id"])?);
+    let stock: [Def<Stock>; 17] = [
+        ("s_i_id", BIG, |r| int(r.s_i_id)),
+        ("s_w_id", INT, |r| int(r.s_w_id)),
+        ("s_quantity", INT, |r| int(r.s_quantity)),
+        ("s_dist_01", TEXT, |r| dist(&r.s_dist[0])),
+        ("s_dist_02", TEXT, |r| dist(&r.s_dist[1])),
+        ("s_dist_03", TEXT, |r| dist(&r.s_dist[2])),
+        ("s_dist_04", TEXT, |r| dist(&r.s_dist[3])),
+        ("s_dist_05", TEXT, |r| dist(&r.s_dist[4])),
+        ("s_dist_06", TEXT, |r| dist(&r.s_dist[5])),
+        ("s_dist_07", TEXT, |r| dist(&r.s_dist[6])),
+        ("s_dist_08", TEXT, |r| dist(&r.s_dist[7])),
+        ("s_dist_09", TEXT, |r| dist(&r.s_dist[8])),
+        ("s_dist_10", TEXT, |r| dist(&r.s_dist[9])),
+        ("s_ytd", BIG, |r| int(r.s_ytd)),
+        ("s_order_cnt", BIG, |r| int(r.s_order_cnt)),
+        ("s_remote_cnt", BIG, |r| int(r.s_remote_cnt)),
+        ("s_data", TEXT, |r| text(&r.s_data)),
+    ];
+    out.push(build("stock", &rows(&db.stock), &stock, &[])?);
+    drop(db);
+    let t = snap.tables();
+    let supplier: [Def<maestro_ch::tables::Supplier>; 7] = [
+        ("su_suppkey", INT, |r| int(r.su_suppkey as i64)),
+        ("su_name", TEXT, |r| text(&r.su_name)),
+        ("su_address", TEXT, |r| text(&r.su_address)),
+        ("su_nationkey", INT, |r| int(r.su_nationkey)),
+        ("su_phone", TEXT, |r| text(&r.su_phone)),
+        ("su_acctbal", MONEY, |r| Cell::Fixed(r.su_acctbal)),
+        ("su_comment", TEXT, |r| text(&r.su_comment)),
+    ];
+    out.push(build("supplier", &t.suppliers, &supplier, &["su_suppkey"])?);
+    let nation: [Def<maestro_ch::tables::Nation>; 4] = [
+        ("n_nationkey", INT, |r| int(r.n_nationkey)),
+        ("n_name", TEXT, |r| text(r.n_name)),
+        ("n_regionkey", INT, |r| int(r.n_regionkey)),
+        ("n_comment", TEXT, |r| text(&r.n_comment)),
+    ];
+    out.push(build("nation", &t.nations, &nation, &["n_nationkey"])?);
+    let region: [Def<maestro_ch::tables::Region>; 3] = [
+        ("r_regionkey", INT, |r| int(r.r_regionkey)),
+        ("r_name", TEXT, |r| text(r.r_name)),
+        ("r_comment", TEXT, |r| text(&r.r_comment)),
+    ];
+    out.push(build("region", &t.regions, &region, &["r_regionkey"])?);
+    Ok(out)
+}
