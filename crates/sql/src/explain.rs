@@ -1,7 +1,9 @@
 //! `EXPLAIN`: a [`LogicalPlan`] as an indented tree, one operator per line,
-//! expressions as SQL-like text with `alias.column` names. `EXPLAIN ANALYZE`
-//! adds to each line what the node did in a run ([`Analysis`]): its actual
-//! output rows, its time (inclusive of its inputs, as PostgreSQL's), and the
+//! expressions as SQL-like text with `alias.column` names, and the
+//! optimizer's estimate of the rows it outputs (`est=…`, from column
+//! statistics). `EXPLAIN ANALYZE` adds to each line what the node did in a
+//! run ([`Analysis`]): its actual output rows (to set against the
+//! estimate), its time (inclusive of its inputs, as PostgreSQL's), and the
 //! operator tasks it created and the memory it charged (its own, without
 //! its inputs').
 
@@ -14,7 +16,7 @@ impl LogicalPlan {
     /// The plan as an indented tree, one operator per line.
     pub fn explain(&self) -> String {
         let mut out = String::new();
-        self.explain_node(&self.root, 0, None, &mut out);
+        self.explain_node(&self.root, 0, None, &mut 0, &mut out);
         out
     }
 
@@ -22,7 +24,7 @@ impl LogicalPlan {
     /// (a run of this very plan: nodes are known by their address).
     pub fn explain_analyzed(&self, analysis: &Analysis) -> String {
         let mut out = String::new();
-        self.explain_node(&self.root, 0, Some(analysis), &mut out);
+        self.explain_node(&self.root, 0, Some(analysis), &mut 0, &mut out);
         out
     }
 
@@ -57,8 +59,11 @@ impl LogicalPlan {
         plan: &Plan,
         depth: usize,
         analysis: Option<&Analysis>,
+        preorder: &mut usize,
         out: &mut String,
     ) {
+        let estimate = self.estimates.get(*preorder).copied();
+        *preorder += 1;
         let pad = "  ".repeat(depth);
         let e = |x: &Expr| self.show(x);
         let list = |xs: &[Expr]| xs.iter().map(e).collect::<Vec<_>>().join(" AND ");
@@ -173,6 +178,12 @@ impl LogicalPlan {
                 writeln!(out, "{pad}Project {}", o.join(", "))
             }
         };
+        if let Some(rows) = estimate
+            && out.ends_with('\n')
+        {
+            out.pop();
+            let _ = writeln!(out, " (est={rows})");
+        }
         if let Some(a) = analysis
             && out.ends_with('\n')
         {
@@ -183,15 +194,17 @@ impl LogicalPlan {
         match plan {
             Plan::Scan { .. } | Plan::OneRow => {}
             Plan::Join { left, right, .. } => {
-                self.explain_node(left, depth + 1, analysis, out);
-                self.explain_node(right, depth + 1, analysis, out);
+                self.explain_node(left, depth + 1, analysis, preorder, out);
+                self.explain_node(right, depth + 1, analysis, preorder, out);
             }
             Plan::Filter { input, .. }
             | Plan::Map { input, .. }
             | Plan::Aggregate { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
-            | Plan::Project { input, .. } => self.explain_node(input, depth + 1, analysis, out),
+            | Plan::Project { input, .. } => {
+                self.explain_node(input, depth + 1, analysis, preorder, out)
+            }
         }
     }
 

@@ -21,6 +21,7 @@
 pub mod bind;
 pub mod catalog;
 pub mod error;
+mod estimate;
 mod explain;
 pub mod lower;
 pub mod optimize;

@@ -5,13 +5,17 @@
 //!    conjunct on one table goes into that table's scan; an equality between
 //!    expressions of two different tables becomes a hash-join key; the rest
 //!    is applied as soon as every table it reads has been joined.
-//! 2. **Join order by size.** Starting from the smallest table (after its
-//!    pushed filters), the next table is the connected one (an equality with
-//!    the tables joined so far) whose join is estimated smallest — from the
-//!    tables' sizes and the catalog's unique columns, so that a many-to-many
-//!    join (TPC-H Q5's `c_nationkey = s_nationkey`) waits until a key join
-//!    has made it a filter — then the smaller table. A left-deep tree; the
-//!    lowering builds each hash table on the smaller actual input.
+//! 2. **Join order from estimates.** From a start table, the next table is
+//!    the connected one (an equality with the tables joined so far) whose
+//!    join is estimated smallest — from column statistics (`estimate.rs`:
+//!    filter selectivities, `|S|·|R| / max(ndv)` per key, the catalog's
+//!    unique columns), so that a many-to-many join (TPC-H Q5's
+//!    `c_nationkey = s_nationkey`) waits until a key join has made it a
+//!    filter — then the smaller table. Every table is tried as the start
+//!    and the order whose joins output the fewest rows in all (the `C_out`
+//!    cost) wins: TPC-H Q2 starts from its few filtered parts, not from the
+//!    one-row region. A left-deep tree; the lowering builds each hash table
+//!    on the smaller actual input.
 //! 3. **Projection pruning.** Scans keep only the columns some operator above
 //!    reads.
 //!
@@ -23,17 +27,28 @@ use std::collections::BTreeSet;
 
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError};
+use crate::estimate::Estimator;
 use crate::plan::{CmpOp, ColumnId, Expr, JoinKind, LogicalPlan, Plan};
 
 pub fn optimize(plan: LogicalPlan, catalog: &dyn Catalog) -> Result<LogicalPlan> {
-    let mut unique = BTreeSet::new();
-    unique_columns(&plan.root, catalog, &mut unique);
-    let root = place_joins(plan.root, &unique)?;
+    let est = Estimator::new(&plan.root, catalog);
+    let root = place_joins(plan.root, &est)?;
     let root = prune(root, &BTreeSet::new());
+    let mut estimates = Vec::new();
+    estimate_nodes(&root, &Estimator::new(&root, catalog), &mut estimates);
     Ok(LogicalPlan {
         root,
         columns: plan.columns,
+        estimates,
     })
+}
+
+/// Each node's estimated rows, in preorder (EXPLAIN prints them).
+fn estimate_nodes(p: &Plan, est: &Estimator, out: &mut Vec<usize>) {
+    out.push(est.rows(p).round() as usize);
+    for c in p.children() {
+        estimate_nodes(c, est, out);
+    }
 }
 
 /// Which GROUP BY keys are functionally dependent on another key: a key
@@ -88,7 +103,7 @@ pub(crate) fn dependent_groups(
 
 /// The scanned columns whose values are unique in their table (the
 /// catalog's single-column keys), and the key of a one-key aggregation.
-fn unique_columns(plan: &Plan, catalog: &dyn Catalog, out: &mut BTreeSet<ColumnId>) {
+pub(crate) fn unique_columns(plan: &Plan, catalog: &dyn Catalog, out: &mut BTreeSet<ColumnId>) {
     match plan {
         Plan::Scan { table, columns, .. } => {
             let Some(def) = catalog.table(table) else {
@@ -117,8 +132,8 @@ fn unique_columns(plan: &Plan, catalog: &dyn Catalog, out: &mut BTreeSet<ColumnI
 /// Rewrites every filter-over-inner-joins region bottom-up; anything else
 /// (aggregates, semi/anti/outer joins, derived tables) is a leaf of the
 /// region above it, optimized on its own.
-fn place_joins(plan: Plan, unique: &BTreeSet<ColumnId>) -> Result<Plan> {
-    let go = |p: Box<Plan>| -> Result<Box<Plan>> { Ok(Box::new(place_joins(*p, unique)?)) };
+fn place_joins(plan: Plan, est: &Estimator) -> Result<Plan> {
+    let go = |p: Box<Plan>| -> Result<Box<Plan>> { Ok(Box::new(place_joins(*p, est)?)) };
     match plan {
         Plan::OneRow => Ok(Plan::OneRow),
         Plan::Filter { input, predicate } if is_region(&input) => {
@@ -127,9 +142,9 @@ fn place_joins(plan: Plan, unique: &BTreeSet<ColumnId>) -> Result<Plan> {
             flatten(*input, &mut leaves, &mut conjuncts);
             let leaves = leaves
                 .into_iter()
-                .map(|l| place_joins(l, unique))
+                .map(|l| place_joins(l, est))
                 .collect::<Result<_>>()?;
-            plan_joins(leaves, conjuncts, unique)
+            plan_joins(leaves, conjuncts, est)
         }
         p @ (Plan::Join {
             kind: JoinKind::Inner,
@@ -145,9 +160,9 @@ fn place_joins(plan: Plan, unique: &BTreeSet<ColumnId>) -> Result<Plan> {
             }
             let leaves = leaves
                 .into_iter()
-                .map(|l| place_joins(l, unique))
+                .map(|l| place_joins(l, est))
                 .collect::<Result<_>>()?;
-            plan_joins(leaves, conjuncts, unique)
+            plan_joins(leaves, conjuncts, est)
         }
         Plan::Join {
             left,
@@ -157,8 +172,8 @@ fn place_joins(plan: Plan, unique: &BTreeSet<ColumnId>) -> Result<Plan> {
             residual,
         } => {
             if kind == JoinKind::Semi && residual.is_empty() {
-                match push_semi(*left, right, keys) {
-                    Ok(region) => return place_joins(region, unique),
+                match push_semi(*left, right, keys, est) {
+                    Ok(region) => return place_joins(region, est),
                     Err((l, r, k)) => {
                         return Ok(Plan::Join {
                             left: go(l)?,
@@ -184,7 +199,7 @@ fn place_joins(plan: Plan, unique: &BTreeSet<ColumnId>) -> Result<Plan> {
             };
             let (below, map, above) = filter_below_map(input, exprs, predicate);
             let map = Plan::Map {
-                input: Box::new(place_joins(below, unique)?),
+                input: Box::new(place_joins(below, est)?),
                 exprs: map,
             };
             Ok(if above.is_empty() {
@@ -273,6 +288,7 @@ fn push_semi(
     left: Plan,
     right: Box<Plan>,
     keys: Vec<(Expr, Expr)>,
+    est: &Estimator,
 ) -> Result<Plan, (Box<Plan>, Box<Plan>, Vec<(Expr, Expr)>)> {
     let (input, predicate) = match left {
         Plan::Filter { input, predicate } if is_region(&input) => (*input, predicate),
@@ -290,9 +306,7 @@ fn push_semi(
         let cols: BTreeSet<ColumnId> = l.output_columns().into_iter().collect();
         !key_cols.is_empty() && key_cols.is_subset(&cols)
     });
-    let fits = |i: usize| {
-        leaves.len() > 1 && right.estimated_rows().saturating_mul(2) <= leaves[i].estimated_rows()
-    };
+    let fits = |i: usize| leaves.len() > 1 && 2.0 * est.rows(&right) <= est.rows(&leaves[i]);
     match target {
         Some(i) if fits(i) => {
             let leaf = leaves.remove(i);
@@ -398,11 +412,7 @@ struct Edge {
     right_key: Expr,
 }
 
-fn plan_joins(
-    leaves: Vec<Plan>,
-    conjuncts: Vec<Expr>,
-    unique: &BTreeSet<ColumnId>,
-) -> Result<Plan> {
+fn plan_joins(leaves: Vec<Plan>, conjuncts: Vec<Expr>, est: &Estimator) -> Result<Plan> {
     let cols: Vec<BTreeSet<ColumnId>> = leaves
         .iter()
         .map(|l| l.output_columns().into_iter().collect())
@@ -473,7 +483,7 @@ fn plan_joins(
         .map(|(l, f)| push_filters(l, f))
         .collect();
     let leaves = reduce_aggregates(leaves, &edges);
-    join_greedily(leaves, edges, residuals, unique)
+    join_greedily(leaves, edges, residuals, est)
 }
 
 /// Semi-join reduction ("magic sets") of a grouped leaf — a decorrelated
@@ -578,47 +588,100 @@ fn factor_or(c: Expr, out: &mut Vec<Expr>) {
     }
 }
 
-/// Rows of `S ⋈ R` on `keys` ((S side, R side) pairs), from key knowledge
-/// only: at most `|S|` when an R-side key is unique in its table (each S row
-/// meets at most one R row), about `|R|` when an S-side key is (a foreign
-/// key into S), else a many-to-many join, `|S| · |R|`.
-fn join_estimate(
-    s: usize,
-    r: usize,
-    keys: &[(&Expr, &Expr)],
-    unique: &BTreeSet<ColumnId>,
-) -> usize {
-    let is_unique = |e: &Expr| matches!(e, Expr::Column(c) if unique.contains(c));
-    if keys.iter().any(|(_, rk)| is_unique(rk)) {
-        s
-    } else if keys.iter().any(|(sk, _)| is_unique(sk)) {
-        r
-    } else {
-        s.saturating_mul(r)
-    }
+/// The (joined side, `i` side) keys between the `joined` leaves and leaf `i`.
+fn keys_to(edges: &[Edge], joined: &BTreeSet<usize>, i: usize) -> Vec<(Expr, Expr)> {
+    edges
+        .iter()
+        .filter_map(|e| {
+            if e.right == i && joined.contains(&e.left) {
+                Some((e.left_key.clone(), e.right_key.clone()))
+            } else if e.left == i && joined.contains(&e.right) {
+                Some((e.right_key.clone(), e.left_key.clone()))
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
-/// A left-deep join tree: from the smallest leaf, repeatedly the connected
-/// leaf whose join gives the fewest estimated rows (then the smallest).
+/// The greedy order from leaf `first` (the one-row leaves right after it):
+/// each step the connected leaf whose join is estimated smallest, then the
+/// smallest leaf. Returns the order and its cost, the rows all its joins
+/// output; `None` if some leaf is not connected.
+fn greedy_order(
+    first: usize,
+    sizes: &[f64],
+    single: &[bool],
+    edges: &[Edge],
+    residuals: &[(BTreeSet<usize>, Expr)],
+    est: &Estimator,
+) -> Option<(Vec<usize>, f64)> {
+    let mut order = vec![first];
+    order.extend((0..sizes.len()).filter(|&i| single[i] && i != first));
+    let mut joined: BTreeSet<usize> = order.iter().copied().collect();
+    let mut rows = sizes[first];
+    let mut cost = 0.0;
+    let mut applied = vec![false; residuals.len()];
+    while joined.len() < sizes.len() {
+        let (next_rows, next) = (0..sizes.len())
+            .filter(|i| !joined.contains(i))
+            .filter_map(|i| {
+                let keys = keys_to(edges, &joined, i);
+                let refs: Vec<(&Expr, &Expr)> = keys.iter().map(|(a, b)| (a, b)).collect();
+                (!keys.is_empty()).then(|| (est.join_rows(rows, sizes[i], &refs), i))
+            })
+            .min_by(|a, b| {
+                (a.0, sizes[a.1], a.1)
+                    .partial_cmp(&(b.0, sizes[b.1], b.1))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })?;
+        joined.insert(next);
+        order.push(next);
+        rows = next_rows;
+        // Residuals (Q19's OR, Q7's nation pair) shrink what follows.
+        for (k, (t, e)) in residuals.iter().enumerate() {
+            if !applied[k] && t.is_subset(&joined) {
+                applied[k] = true;
+                rows *= est.selectivity(e);
+            }
+        }
+        rows = rows.max(1.0);
+        cost += rows;
+    }
+    Some((order, cost))
+}
+
+/// A left-deep join tree: the greedy order (see [`greedy_order`]) from the
+/// start leaf whose order costs least (ties: the smaller start).
 fn join_greedily(
     leaves: Vec<Plan>,
     mut edges: Vec<Edge>,
     mut residuals: Vec<(BTreeSet<usize>, Expr)>,
-    unique: &BTreeSet<ColumnId>,
+    est: &Estimator,
 ) -> Result<Plan> {
-    let sizes: Vec<usize> = leaves.iter().map(Plan::estimated_rows).collect();
+    let sizes: Vec<f64> = leaves.iter().map(|l| est.rows(l)).collect();
     // One-row leaves (uncorrelated scalar subqueries) join the first leaf
     // as cross products; they need no equality.
     let single: Vec<bool> = leaves.iter().map(Plan::is_single_row).collect();
+    let starts = (0..leaves.len()).filter(|&i| !single[i] || !single.contains(&false));
+    let Some((order, _)) = starts
+        .filter_map(|i| greedy_order(i, &sizes, &single, &edges, &residuals, est))
+        .min_by(|a, b| {
+            (a.1, sizes[a.0[0]], a.0[0])
+                .partial_cmp(&(b.1, sizes[b.0[0]], b.0[0]))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
+    else {
+        return Err(SqlError::unsupported(
+            "a cross join (a table with no equality condition linking it to the others)",
+        ));
+    };
     let mut slots: Vec<Option<Plan>> = leaves.into_iter().map(Some).collect();
-    let first = (0..slots.len())
-        .min_by_key(|&i| (single[i] && single.contains(&false), sizes[i], i))
-        .expect("FROM has a table");
+    let first = order[0];
     let mut joined = BTreeSet::from([first]);
-    let mut estimate = sizes[first];
     let mut plan = slots[first].take().expect("unjoined");
-    for i in 0..slots.len() {
-        if single[i] && i != first {
+    for &i in &order[1..] {
+        if single[i] {
             joined.insert(i);
             plan = Plan::Join {
                 left: Box::new(plan),
@@ -641,35 +704,11 @@ fn join_greedily(
         !done
     });
     plan = apply_residuals(plan, &joined, &mut residuals);
-    // The (joined side, `i` side) keys between the joined leaves and leaf `i`.
-    let keys_to = |edges: &[Edge], joined: &BTreeSet<usize>, i: usize| -> Vec<(Expr, Expr)> {
-        edges
-            .iter()
-            .filter_map(|e| {
-                if e.right == i && joined.contains(&e.left) {
-                    Some((e.left_key.clone(), e.right_key.clone()))
-                } else if e.left == i && joined.contains(&e.right) {
-                    Some((e.right_key.clone(), e.left_key.clone()))
-                } else {
-                    None
-                }
-            })
-            .collect()
-    };
-    while joined.len() < slots.len() {
-        let Some((rows, next)) = (0..slots.len())
-            .filter(|i| !joined.contains(i))
-            .filter_map(|i| {
-                let keys = keys_to(&edges, &joined, i);
-                let refs: Vec<(&Expr, &Expr)> = keys.iter().map(|(a, b)| (a, b)).collect();
-                (!keys.is_empty()).then(|| (join_estimate(estimate, sizes[i], &refs, unique), i))
-            })
-            .min_by_key(|&(rows, i)| (rows, sizes[i], i))
-        else {
-            return Err(SqlError::unsupported(
-                "a cross join (a table with no equality condition linking it to the others)",
-            ));
-        };
+    for &next in order
+        .iter()
+        .filter(|&&i| !joined.contains(&i))
+        .collect::<Vec<_>>()
+    {
         let keys = keys_to(&edges, &joined, next);
         // The edges just used are now join keys.
         let used = |e: &Edge| {
@@ -678,7 +717,6 @@ fn join_greedily(
         };
         edges.retain(|e| !used(e));
         joined.insert(next);
-        estimate = rows.max(1);
         plan = Plan::Join {
             left: Box::new(plan),
             right: Box::new(slots[next].take().expect("unjoined")),

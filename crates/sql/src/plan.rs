@@ -384,37 +384,6 @@ impl Plan {
             Plan::Project { .. } | Plan::OneRow => Vec::new(),
         }
     }
-
-    /// A row estimate for join ordering and build-side choice: table sizes,
-    /// a quarter per filter conjunct (pushed into a scan or not), joins as
-    /// large as their larger side (foreign-key joins).
-    pub fn estimated_rows(&self) -> usize {
-        match self {
-            Plan::Scan { rows, filter, .. } => {
-                let shift = (2 * filter.len()).min(16);
-                (rows >> shift).max(1)
-            }
-            Plan::Filter { input, predicate } => {
-                let shift = (2 * predicate.len()).min(16);
-                (input.estimated_rows() >> shift).max(1)
-            }
-            Plan::Join {
-                left, right, kind, ..
-            } => match kind {
-                JoinKind::Inner | JoinKind::LeftOuter => {
-                    left.estimated_rows().max(right.estimated_rows())
-                }
-                JoinKind::Semi | JoinKind::Anti => (left.estimated_rows() / 2).max(1),
-            },
-            Plan::Aggregate { groups, .. } if groups.is_empty() => 1,
-            Plan::Aggregate { input, .. } => (input.estimated_rows() / 4).max(1),
-            Plan::Sort { input, .. } | Plan::Project { input, .. } | Plan::Map { input, .. } => {
-                input.estimated_rows()
-            }
-            Plan::Limit { input, count, .. } => input.estimated_rows().min(*count),
-            Plan::OneRow => 1,
-        }
-    }
 }
 
 impl Plan {
@@ -482,6 +451,9 @@ impl Plan {
 pub struct LogicalPlan {
     pub root: Plan,
     pub columns: Vec<ColumnInfo>,
+    /// Each node's estimated output rows, in preorder (the optimizer's,
+    /// from column statistics: `estimate.rs`); empty before optimization.
+    pub estimates: Vec<usize>,
 }
 
 impl LogicalPlan {

@@ -255,10 +255,17 @@ fn known_bugs() {
             ),
         }
     }
-    assert!(
-        checked > 0,
-        "known_bugs.slt has no records; remove this test"
-    );
+    // No records is fine (no known bug); but then the file must really have
+    // none, not records the parser skipped.
+    if checked == 0 {
+        let text = std::fs::read_to_string(&path).expect("known_bugs.slt");
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.starts_with("statement") || l.starts_with("query")),
+            "known_bugs.slt has records this test did not run"
+        );
+    }
 }
 
 macro_rules! slt {

@@ -182,9 +182,9 @@ KNOWN = {
     ("division.slt", "select cast(7 as double) % 2"):
         "PostgreSQL: ERROR operator does not exist: double precision % integer; DuckDB "
         "computes fmod. Maestro follows PostgreSQL (a type error).",
-    ("known_bugs.slt", "select cast(n_name as integer)"):
+    ("casts.slt", "select cast(n_name as integer)"):
         "PostgreSQL: ERROR invalid input syntax for type integer (22P02); DuckDB: Conversion "
-        "Error; Maestro gives NULL (a known bug, hence known_bugs.slt).",
+        "Error. Maestro follows PostgreSQL.",
 }
 
 # Records where DuckDB agrees with the expectation but PostgreSQL would not: printed

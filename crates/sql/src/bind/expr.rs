@@ -11,7 +11,7 @@ use sqlparser::ast::{
 use super::Binder;
 use super::literal::{interval, literal, parse_date, string_value};
 use super::scope::Scope;
-use crate::error::{Result, SqlError};
+use crate::error::{ErrorKind, Result, SqlError};
 use crate::plan::{AggCall, AggFunc, ArithOp, CmpOp, ColumnId, Expr};
 use crate::types::{Literal, SqlType};
 use maestro_storage::column::{Date, MAX_SCALE};
@@ -318,42 +318,23 @@ impl Binder<'_> {
             return Err(SqlError::mismatch(format!("cannot cast {from} to {to}")));
         }
         if let Expr::Lit(l) = &x {
-            // Fold constants, so that a bad one is an error now.
-            match (l, to) {
-                (Literal::Str(s), SqlType::Date) => {
-                    return Ok(Expr::Lit(Literal::Date(parse_date(s)?)));
+            // Fold constants, so that a bad one is an error now (with the
+            // text, as PostgreSQL's message has it).
+            if let (Literal::Str(s), SqlType::Timestamp) = (l, to) {
+                return Ok(Expr::Lit(Literal::Timestamp(parse_timestamp_lit(s)?)));
+            }
+            let folded = crate::lower::cast_literal(l, to).map_err(|e| match l {
+                Literal::Str(s) if e.kind == ErrorKind::InvalidText => {
+                    SqlError::new(ErrorKind::InvalidText, format!("{}: \"{s}\"", e.message))
                 }
-                (Literal::Str(s), SqlType::Timestamp) => {
-                    return Ok(Expr::Lit(Literal::Timestamp(parse_timestamp_lit(s)?)));
-                }
-                (Literal::Str(s), SqlType::Int | SqlType::Decimal(_))
-                | (Literal::Str(s), SqlType::Double) => {
-                    let v = crate::lower::cast_literal(l, to);
-                    if v.is_none() && to != SqlType::Double {
-                        return Err(SqlError::mismatch(format!(
-                            "invalid input syntax for type {to}: \"{s}\""
-                        )));
-                    }
-                    if let Some(folded) = v {
-                        return Ok(Expr::Lit(folded));
-                    }
-                }
-                _ => {
-                    if let Some(folded) = crate::lower::cast_literal(l, to) {
-                        return Ok(Expr::Lit(folded));
-                    }
-                }
+                _ => e,
+            })?;
+            if let Some(folded) = folded {
+                return Ok(Expr::Lit(folded));
             }
         }
         if from == to {
             return Ok(x);
-        }
-        if from == SqlType::Str {
-            // PostgreSQL fails on a string that does not convert; row by
-            // row, this evaluator could only make it NULL.
-            return Err(SqlError::unsupported(format!(
-                "CAST of a non-constant string to {to}"
-            )));
         }
         Ok(Expr::Cast(Box::new(x), to))
     }

@@ -134,6 +134,7 @@ pub fn bind_with(
         plan: LogicalPlan {
             root,
             columns: b.columns,
+            estimates: Vec::new(),
         },
         explain,
     })

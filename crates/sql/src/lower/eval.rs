@@ -31,8 +31,12 @@ use crate::types::{Literal, SqlType, parse_exact};
 pub(crate) enum EvalError {
     /// `x / 0` or `x % 0` (SQLSTATE 22012).
     DivisionByZero,
-    /// Exact arithmetic past 128 bits (SQLSTATE 22003).
+    /// Exact arithmetic past 128 bits, or a cast result outside its type
+    /// (SQLSTATE 22003).
     Overflow,
+    /// A string cast to a type it is no value of (SQLSTATE 22P02; 22007
+    /// for a date, the server tells them apart by the message).
+    InvalidText(SqlType),
 }
 
 impl From<EvalError> for SqlError {
@@ -44,6 +48,10 @@ impl From<EvalError> for SqlError {
             EvalError::Overflow => {
                 SqlError::new(ErrorKind::OutOfRange, "numeric value out of range")
             }
+            EvalError::InvalidText(t) => SqlError::new(
+                ErrorKind::InvalidText,
+                format!("invalid input syntax for type {}", pg_type_name(t)),
+            ),
         }
     }
 }
@@ -185,7 +193,7 @@ pub(crate) fn eval_with(e: &Expr, col: &dyn Fn(ColumnId) -> Scalar) -> Eval {
             _ => Scalar::Null,
         },
         Expr::IsNull { expr, negated } => Scalar::Bool((ev(expr)? == Scalar::Null) != *negated),
-        Expr::Cast(x, t) => cast(ev(x)?, *t),
+        Expr::Cast(x, t) => cast(ev(x)?, *t)?,
     })
 }
 
@@ -216,42 +224,55 @@ fn rescale(value: i128, from: u8, to: u8) -> Option<i128> {
     })
 }
 
-/// A value converted to `t` (NULL when it does not convert).
-pub(crate) fn cast(v: Scalar, t: SqlType) -> Scalar {
-    match (v, t) {
+/// PostgreSQL's name of a type in its error messages.
+pub(crate) fn pg_type_name(t: SqlType) -> &'static str {
+    match t {
+        SqlType::Int => "integer",
+        SqlType::Decimal(_) => "numeric",
+        SqlType::Double => "double precision",
+        SqlType::Date => "date",
+        SqlType::Str => "character varying",
+        SqlType::Bool => "boolean",
+        SqlType::Interval => "interval",
+        SqlType::Timestamp => "timestamp without time zone",
+    }
+}
+
+/// A value converted to `t`, as PostgreSQL's CAST: a string that is no
+/// value of `t` is an error (22P02), not NULL, and so is a number that does
+/// not fit (22003); a conversion the binder does not allow is NULL.
+pub(crate) fn cast(v: Scalar, t: SqlType) -> Eval {
+    let invalid = EvalError::InvalidText(t);
+    Ok(match (v, t) {
         (Scalar::Null, _) => Scalar::Null,
-        (Scalar::Num { value, scale }, SqlType::Int | SqlType::Decimal(_)) => {
-            rescale(value, scale, t.scale()).map_or(Scalar::Null, |value| Scalar::Num {
-                value,
-                scale: t.scale(),
-            })
-        }
+        (Scalar::Num { value, scale }, SqlType::Int | SqlType::Decimal(_)) => Scalar::Num {
+            value: rescale(value, scale, t.scale()).ok_or(EvalError::Overflow)?,
+            scale: t.scale(),
+        },
         (Scalar::Double(d), SqlType::Int | SqlType::Decimal(_)) => {
             let scaled = (d * 10f64.powi(i32::from(t.scale()))).round();
-            if scaled.is_finite() && scaled.abs() < 1e36 {
-                Scalar::Num {
-                    value: scaled as i128,
-                    scale: t.scale(),
-                }
-            } else {
-                Scalar::Null
+            if !(scaled.is_finite() && scaled.abs() < 1e36) {
+                return Err(EvalError::Overflow);
+            }
+            Scalar::Num {
+                value: scaled as i128,
+                scale: t.scale(),
             }
         }
         (v @ (Scalar::Num { .. } | Scalar::Double(_)), SqlType::Double) => {
             as_f64(&v).map_or(Scalar::Null, Scalar::Double)
         }
         (Scalar::Str(s), SqlType::Date) => {
-            Date::parse(s.trim()).map_or(Scalar::Null, |d| Scalar::Date(d.0))
+            Scalar::Date(Date::parse(s.trim()).map_err(|_| invalid)?.0)
         }
-        (Scalar::Str(s), SqlType::Int | SqlType::Decimal(_)) => parse_exact(s.trim())
-            .and_then(|(value, scale)| rescale(value, scale, t.scale()))
-            .map_or(Scalar::Null, |value| Scalar::Num {
-                value,
+        (Scalar::Str(s), SqlType::Int | SqlType::Decimal(_)) => {
+            let (value, scale) = parse_exact(s.trim()).ok_or(invalid)?;
+            Scalar::Num {
+                value: rescale(value, scale, t.scale()).ok_or(EvalError::Overflow)?,
                 scale: t.scale(),
-            }),
-        (Scalar::Str(s), SqlType::Double) => {
-            s.trim().parse::<f64>().map_or(Scalar::Null, Scalar::Double)
+            }
         }
+        (Scalar::Str(s), SqlType::Double) => Scalar::Double(parse_double(&s).ok_or(invalid)?),
         (v @ Scalar::Str(_), SqlType::Str) => v,
         (Scalar::Num { value, scale }, SqlType::Str) => Scalar::Str(show_exact(value, scale)),
         (Scalar::Double(d), SqlType::Str) => Scalar::Str(d.to_string()),
@@ -263,17 +284,33 @@ pub(crate) fn cast(v: Scalar, t: SqlType) -> Scalar {
             .ok()
             .and_then(crate::types::timestamp_date)
             .map_or(Scalar::Null, |d| Scalar::Date(d.0)),
-        (Scalar::Str(s), SqlType::Timestamp) => {
-            crate::types::parse_timestamp(&s).map_or(Scalar::Null, |t| Scalar::Num {
-                value: t.into(),
-                scale: 0,
-            })
-        }
+        (Scalar::Str(s), SqlType::Timestamp) => Scalar::Num {
+            value: crate::types::parse_timestamp(&s).ok_or(invalid)?.into(),
+            scale: 0,
+        },
         (v @ Scalar::Num { scale: 0, .. }, SqlType::Timestamp) => v,
         (Scalar::Bool(b), SqlType::Str) => Scalar::Str(b.to_string()),
         (v @ Scalar::Bool(_), SqlType::Bool) => v,
         _ => Scalar::Null,
-    }
+    })
+}
+
+/// A DOUBLE PRECISION as PostgreSQL reads one: a decimal or exponent
+/// number, `NaN`, `[+-]Infinity` (any case); not Rust's extras (`inf`).
+fn parse_double(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let special = ["nan", "infinity"].contains(&body.to_ascii_lowercase().as_str());
+    let numeric = body
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_digit() || b == b'.')
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'));
+    (special || numeric)
+        .then(|| s.parse::<f64>().ok())
+        .flatten()
 }
 
 fn show_exact(value: i128, scale: u8) -> String {
@@ -493,6 +530,7 @@ mod tests {
         assert_eq!(substring("abc", 2, None), "bc");
         assert_eq!(substring("abc", 5, Some(1)), "");
         let num = |value, scale| Scalar::Num { value, scale };
+        let cast = |v, t| cast(v, t).unwrap();
         assert_eq!(cast(num(1250, 2), SqlType::Int), num(13, 0));
         assert_eq!(cast(num(-1250, 2), SqlType::Int), num(-13, 0));
         assert_eq!(cast(num(1249, 2), SqlType::Decimal(1)), num(125, 1));
@@ -501,9 +539,40 @@ mod tests {
             cast(Scalar::Str(" -3.5".into()), SqlType::Decimal(2)),
             num(-350, 2)
         );
-        assert_eq!(cast(Scalar::Str("x".into()), SqlType::Int), Scalar::Null);
         assert_eq!(cast(num(-5, 2), SqlType::Str), Scalar::Str("-0.05".into()));
         assert_eq!(cast(num(3, 0), SqlType::Double), Scalar::Double(3.0));
+        assert_eq!(
+            cast(Scalar::Str(" 2.5e1".into()), SqlType::Double),
+            Scalar::Double(25.0)
+        );
+    }
+
+    #[test]
+    fn casts_of_text_that_is_no_value_fail() {
+        use super::{EvalError, Scalar, SqlType, cast};
+        let s = |x: &str| Scalar::Str(x.into());
+        for (text, ty) in [
+            ("x", SqlType::Int),
+            ("1.5.2", SqlType::Decimal(2)),
+            ("", SqlType::Int),
+            ("inf", SqlType::Double),
+            ("one", SqlType::Double),
+            ("1994-13-01", SqlType::Date),
+        ] {
+            assert_eq!(
+                cast(s(text), ty),
+                Err(EvalError::InvalidText(ty)),
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            cast(Scalar::Double(f64::INFINITY), SqlType::Int),
+            Err(EvalError::Overflow)
+        );
+        assert_eq!(
+            cast(s("-Infinity"), SqlType::Double),
+            Ok(Scalar::Double(f64::NEG_INFINITY))
+        );
     }
 
     #[test]

@@ -13,6 +13,8 @@ mod compile;
 mod eval;
 mod vector;
 
+pub(crate) use eval::like;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -33,21 +35,21 @@ use compile::{columnar, eval_vector, to_exec_expr, to_pred};
 use eval::{Fault, eval_row, eval_with};
 use vector::{Relation, Scalar, Vector};
 
-/// A constant converted to `to` at bind time, if the result is a constant
-/// (an exact number within 64 bits, a date or a string).
+/// A constant converted to `to` at bind time: `Ok(None)` if the result is
+/// no literal (a DOUBLE, an exact number past 64 bits), an error if the
+/// constant does not convert (a string that is no number: 22P02).
 pub(crate) fn cast_literal(
     l: &crate::types::Literal,
     to: SqlType,
-) -> Option<crate::types::Literal> {
+) -> Result<Option<crate::types::Literal>> {
     use crate::types::Literal;
-    Some(match eval::cast(eval::literal(l), to) {
-        Scalar::Num { value, scale } => Literal::Num {
-            value: i64::try_from(value).ok()?,
-            scale,
-        },
-        Scalar::Date(d) => Literal::Date(Date(d)),
-        Scalar::Str(s) => Literal::Str(s),
-        _ => return None,
+    Ok(match eval::cast(eval::literal(l), to)? {
+        Scalar::Num { value, scale } => i64::try_from(value)
+            .ok()
+            .map(|value| Literal::Num { value, scale }),
+        Scalar::Date(d) => Some(Literal::Date(Date(d))),
+        Scalar::Str(s) => Some(Literal::Str(s)),
+        _ => None,
     })
 }
 

@@ -22,6 +22,7 @@ mod dict;
 mod error;
 mod heap;
 mod rebuild;
+mod stats;
 mod table;
 mod types;
 
@@ -33,5 +34,6 @@ pub use dict::{DictBuilder, DictColumn, FxHasher};
 pub use error::ColumnError;
 pub use heap::StrHeap;
 pub use rebuild::Keep;
+pub use stats::{ColumnStats, Distinct, HLL_REGISTERS, ValueRange};
 pub use table::{Field, Schema, Table};
 pub use types::{DataType, Value};

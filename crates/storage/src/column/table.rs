@@ -1,10 +1,15 @@
-//! `Table`: a schema (names and types), one column per field and a row count.
+//! `Table`: a schema (names and types), one column per field and a row count
+//! (and the columns' statistics once computed, `stats.rs`).
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use super::column::Column;
 use super::decimal::DecimalColumn;
 use super::dict::DictColumn;
 use super::error::ColumnError;
 use super::heap::StrHeap;
+use super::stats::ColumnStats;
 use super::types::{DataType, Value};
 
 /// A named, typed column slot.
@@ -50,6 +55,28 @@ pub struct Table {
     schema: Schema,
     columns: Vec<Column>,
     rows: usize,
+    /// Each column's statistics, computed when first asked for.
+    stats: StatsCache,
+}
+
+/// A cache of column statistics: not part of a table's value (two tables
+/// with equal columns are equal whether or not either computed them).
+#[derive(Clone, Default)]
+struct StatsCache(Vec<OnceLock<Arc<ColumnStats>>>);
+
+impl PartialEq for StatsCache {
+    fn eq(&self, _: &StatsCache) -> bool {
+        true
+    }
+}
+
+impl Eq for StatsCache {}
+
+impl fmt::Debug for StatsCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let computed = self.0.iter().filter(|c| c.get().is_some()).count();
+        write!(f, "StatsCache({computed} of {} computed)", self.0.len())
+    }
 }
 
 impl Table {
@@ -89,6 +116,7 @@ impl Table {
         Ok(Table {
             name,
             schema: Schema { fields },
+            stats: StatsCache((0..cols.len()).map(|_| OnceLock::new()).collect()),
             columns: cols,
             rows,
         })
@@ -192,6 +220,15 @@ impl Table {
         self.typed(name, DataType::StrHeap, Column::as_heap)
     }
 
+    /// Statistics of column `i` (row, NULL and distinct counts, range),
+    /// computed in one pass over it the first time they are asked for and
+    /// kept with this table version. Panics if `i >= num_columns()`.
+    pub fn column_stats(&self, i: usize) -> Arc<ColumnStats> {
+        self.stats.0[i]
+            .get_or_init(|| Arc::new(ColumnStats::of(&self.columns[i])))
+            .clone()
+    }
+
     /// The values of row `row` in schema order. Panics if `row >= num_rows()`.
     pub fn row(&self, row: usize) -> Vec<Value<'_>> {
         self.columns.iter().map(|c| c.value(row)).collect()
@@ -222,6 +259,24 @@ impl Table {
 mod tests {
     use super::*;
     use crate::column::{ColumnBuilder, Date, DictBuilder};
+
+    #[test]
+    fn column_stats_are_computed_once_per_table_version() {
+        use crate::column::{Keep, ValueRange};
+        let t = sample();
+        let k = t.column_stats(0);
+        assert!(Arc::ptr_eq(&k, &t.column_stats(0)), "cached");
+        assert_eq!((k.rows, k.distinct), (3, 3));
+        assert_eq!(t.column_stats(4).distinct, 2);
+        // The next version (rows 1 and 2 deleted) has its own statistics.
+        let next = t.rebuild(Keep::Rows(&[0]), &t.empty_like()).unwrap();
+        let k1 = next.column_stats(0);
+        assert_eq!((k1.rows, k1.distinct), (1, 1));
+        assert_eq!(k1.range, ValueRange::Numeric { min: 1.0, max: 1.0 });
+        // The dictionary keeps "a", which no row uses any more.
+        assert_eq!(next.column_stats(4).distinct, 1);
+        assert_eq!(t, t.clone());
+    }
 
     fn sample() -> Table {
         Table::new(
