@@ -9,14 +9,16 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::{Bound, Range};
+use std::sync::Arc;
 
 use super::heap::StrHeap;
 
 /// A dictionary-encoded string column.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DictColumn {
-    /// Distinct values, strictly ascending.
-    dict: StrHeap,
+    /// Distinct values, strictly ascending; shared by the columns that
+    /// [`DictColumn::with_codes`] makes (a delta's rows and its main's).
+    dict: Arc<StrHeap>,
     codes: Vec<u32>,
 }
 
@@ -35,7 +37,28 @@ impl DictColumn {
     pub(crate) fn from_parts(dict: StrHeap, codes: Vec<u32>) -> DictColumn {
         debug_assert!(dict.iter().zip(dict.iter().skip(1)).all(|(a, b)| a < b));
         debug_assert!(codes.iter().all(|&c| (c as usize) < dict.len()));
-        DictColumn { dict, codes }
+        DictColumn {
+            dict: Arc::new(dict),
+            codes,
+        }
+    }
+
+    /// A column of `codes` into this column's dictionary (shared, not
+    /// copied), so its codes compare with this column's. `None` if a code
+    /// is not in the dictionary.
+    pub fn with_codes(&self, codes: Vec<u32>) -> Option<DictColumn> {
+        codes
+            .iter()
+            .all(|&c| (c as usize) < self.dict.len())
+            .then(|| DictColumn {
+                dict: Arc::clone(&self.dict),
+                codes,
+            })
+    }
+
+    /// Whether the two columns' codes mean the same strings (one dictionary).
+    pub fn shares_dictionary(&self, other: &DictColumn) -> bool {
+        Arc::ptr_eq(&self.dict, &other.dict) || self.dict == other.dict
     }
 
     /// One code per row.
@@ -200,7 +223,7 @@ impl DictBuilder {
             .collect();
         distinct.sort_unstable();
         distinct.dedup();
-        let dict = StrHeap::from_strs(distinct.iter().copied());
+        let dict = Arc::new(StrHeap::from_strs(distinct.iter().copied()));
         let global = |s: &str| distinct.binary_search(&s).expect("value was collected") as u32;
         let remaps: Vec<Vec<u32>> = parts
             .iter()

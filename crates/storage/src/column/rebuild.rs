@@ -99,7 +99,9 @@ fn take_dict(dict: &DictColumn, keep: Keep, appended: &DictColumn) -> DictColumn
             .map(|&c| translate[c as usize])
             .collect();
         let codes = take(dict.codes(), keep, &appended_codes);
-        return DictColumn::from_parts(old.clone(), codes);
+        return dict
+            .with_codes(codes)
+            .expect("kept and translated codes are in the dictionary");
     }
     let mut union: Vec<&str> = old.iter().chain(new.iter()).collect();
     union.sort_unstable();
