@@ -63,15 +63,52 @@ impl Data<'_> {
 
 /// A column read at positions `0..len()`: position `p` is row `rows[p]` of the
 /// data, or row `p` when there is no row-id vector.
+///
+/// A column may have a *tail* (a table's delta: rows appended after its
+/// main part): rows `data.len()..` are the tail's rows `0..`. The tail has
+/// the data's type (dictionary columns: the same dictionary, so codes
+/// compare). Operators read such a column through the accessors below; the
+/// slice kernels take a per-value path for it.
 #[derive(Clone, Copy, Debug)]
 pub struct Col<'a> {
     data: Data<'a>,
+    tail: Option<Data<'a>>,
     rows: Option<&'a [u32]>,
 }
 
 impl<'a> Col<'a> {
     pub fn new(data: Data<'a>) -> Col<'a> {
-        Col { data, rows: None }
+        Col {
+            data,
+            tail: None,
+            rows: None,
+        }
+    }
+
+    /// This column followed by the rows of `tail` (same type; a dictionary
+    /// tail must share this column's dictionary). Panics otherwise: the two
+    /// parts come from one table's main and delta.
+    pub fn with_tail(self, tail: Col<'a>) -> Col<'a> {
+        let same = match (self.data, tail.data) {
+            (Data::Dict(a), Data::Dict(b)) => a.shares_dictionary(b),
+            (Data::Decimal { scale: a, .. }, Data::Decimal { scale: b, .. }) => a == b,
+            (a, b) => std::mem::discriminant(&a) == std::mem::discriminant(&b),
+        };
+        assert!(
+            same && tail.rows.is_none() && tail.tail.is_none() && self.tail.is_none(),
+            "a tail of another type or shape: {:?} after {:?}",
+            tail.data.type_name(),
+            self.data.type_name()
+        );
+        Col {
+            tail: Some(tail.data),
+            ..self
+        }
+    }
+
+    /// The tail's values, if the column has one.
+    pub fn tail(&self) -> Option<Data<'a>> {
+        self.tail
     }
 
     /// Column `name` of `table`.
@@ -132,8 +169,8 @@ impl<'a> Col<'a> {
     /// [`crate::gather_positions`] first).
     pub fn at(self, rows: &'a [u32]) -> Col<'a> {
         Col {
-            data: self.data,
             rows: Some(rows),
+            ..self
         }
     }
 
@@ -147,7 +184,10 @@ impl<'a> Col<'a> {
 
     /// Number of positions.
     pub fn len(&self) -> usize {
-        self.rows.map_or(self.data.len(), <[u32]>::len)
+        self.rows.map_or_else(
+            || self.data.len() + self.tail.map_or(0, |t| t.len()),
+            <[u32]>::len,
+        )
     }
 
     pub fn is_empty(&self) -> bool {
@@ -162,12 +202,22 @@ impl<'a> Col<'a> {
         }
     }
 
-    /// The row read at position `p`.
+    /// The row read at position `p` (past `data().len()`: a tail row).
     #[inline]
     pub fn row(&self, p: u32) -> usize {
         match self.rows {
             Some(r) => r[p as usize] as usize,
             None => p as usize,
+        }
+    }
+
+    /// The part holding position `p` and the row in it.
+    #[inline]
+    fn locate(&self, p: u32) -> (Data<'a>, usize) {
+        let r = self.row(p);
+        match self.tail {
+            Some(t) if r >= self.data.len() => (t, r - self.data.len()),
+            _ => (self.data, r),
         }
     }
 
@@ -180,8 +230,8 @@ impl<'a> Col<'a> {
     /// The number at position `p` (codes for dictionary strings), or `None` for
     /// heap strings.
     pub fn i128_at(&self, p: u32) -> Option<i128> {
-        let r = self.row(p);
-        Some(match self.data {
+        let (data, r) = self.locate(p);
+        Some(match data {
             Data::I32(v) | Data::Date(v) => i128::from(v[r]),
             Data::I64(v) | Data::Decimal { values: v, .. } => i128::from(v[r]),
             Data::Dict(d) => i128::from(d.codes()[r]),
@@ -192,8 +242,8 @@ impl<'a> Col<'a> {
 
     /// The string at position `p` (dictionary or heap), or `None` for numbers.
     pub fn str_at(&self, p: u32) -> Option<&'a str> {
-        let r = self.row(p);
-        match self.data {
+        let (data, r) = self.locate(p);
+        match data {
             Data::Dict(d) => Some(d.get(r)),
             Data::Heap(h) => Some(h.get(r)),
             _ => None,
@@ -203,6 +253,13 @@ impl<'a> Col<'a> {
     /// Compares the values at two positions (numbers numerically, dictionary
     /// codes like their strings, heap strings bytewise).
     pub fn cmp_at(&self, a: u32, b: u32) -> Ordering {
+        if self.tail.is_some() {
+            return match self.data {
+                // `str` orders bytewise, as the heap comparison below.
+                Data::Heap(_) => self.str_at(a).cmp(&self.str_at(b)),
+                _ => self.i128_at(a).cmp(&self.i128_at(b)),
+            };
+        }
         let (ra, rb) = (self.row(a), self.row(b));
         match self.data {
             Data::I32(v) | Data::Date(v) => v[ra].cmp(&v[rb]),
@@ -216,6 +273,14 @@ impl<'a> Col<'a> {
     /// Appends the values at `pos` as `i64` (narrow numeric columns only: a
     /// caller checks [`Self::is_narrow_numeric`] when it builds its plan).
     pub(crate) fn gather_i64(&self, pos: &[u32], out: &mut Vec<i64>) {
+        if self.tail.is_some() {
+            let value = |p: u32| {
+                let v = self.i128_at(p).expect("a narrow numeric column");
+                i64::try_from(v).expect("narrow numeric values fit in i64")
+            };
+            out.extend(pos.iter().map(|&p| value(p)));
+            return;
+        }
         match self.data {
             Data::I32(v) | Data::Date(v) => gather(v, self.rows, pos, out),
             Data::I64(v) | Data::Decimal { values: v, .. } => gather(v, self.rows, pos, out),

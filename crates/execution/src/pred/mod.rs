@@ -340,6 +340,16 @@ impl<'a> Pred<'a> {
             return;
         }
         match &self.0 {
+            // A column with a tail (a delta's rows): one value at a time.
+            Node::Range { col, lo, hi } if col.tail().is_some() => {
+                cand.retain(|&p| col.i128_at(p).is_some_and(|x| *lo <= x && x <= *hi));
+            }
+            Node::InSet { col, values } if col.tail().is_some() => {
+                cand.retain(|&p| col.i128_at(p).is_some_and(|x| values.binary_search(&x).is_ok()));
+            }
+            Node::CodeMask { col, mask } if col.tail().is_some() => {
+                cand.retain(|&p| col.i128_at(p).is_some_and(|c| mask[c as usize]));
+            }
             Node::Range { col, lo, hi } => refine_range(col, *lo, *hi, cand),
             Node::InSet { col, values } => refine_in(col, values, cand),
             Node::CodeMask { col, mask } => {
@@ -349,16 +359,12 @@ impl<'a> Pred<'a> {
                 refine_by(d.codes(), col.rows(), cand, |c| mask[c as usize]);
             }
             Node::HeapLike { col, like } => {
-                let Data::Heap(h) = col.data() else {
-                    unreachable!("heap predicates are built on heap columns")
-                };
-                cand.retain(|&p| like.matches(h.get(col.row(p))));
+                let text = |p| col.str_at(p).expect("heap predicates are built on heap columns");
+                cand.retain(|&p| like.matches(text(p)));
             }
             Node::HeapCmp { col, op, value } => {
-                let Data::Heap(h) = col.data() else {
-                    unreachable!("heap predicates are built on heap columns")
-                };
-                cand.retain(|&p| op.holds(h.get(col.row(p)).cmp(value.as_str())));
+                let text = |p| col.str_at(p).expect("heap predicates are built on heap columns");
+                cand.retain(|&p| op.holds(text(p).cmp(value.as_str())));
             }
             Node::Cols { left, op, right } => {
                 let (mut a, mut b) = (

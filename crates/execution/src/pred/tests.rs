@@ -106,3 +106,39 @@ fn logic_and_row_ids() {
     let wp = Pred::cmp(Col::wide(&wide, 2), CmpOp::Gt, 1i64).unwrap();
     assert_eq!(eval(&wp, 2), [1]);
 }
+
+#[test]
+fn columns_with_a_tail_read_the_delta_rows_after_the_main() {
+    let main = [10i64, 20, 30];
+    let tail = [40i64, 5];
+    let c = Col::i64(&main).with_tail(Col::i64(&tail));
+    assert_eq!(c.len(), 5);
+    assert_eq!(eval(&Pred::cmp(c, CmpOp::Ge, 25i64).unwrap(), 5), [2, 3]);
+    assert_eq!(eval(&Pred::is_in(c, [5i64, 10]).unwrap(), 5), [0, 4]);
+    // Through row ids spanning both parts (a delta's live rows).
+    let ids = [4u32, 0, 3];
+    let at = c.at(&ids);
+    assert_eq!(eval(&Pred::cmp(at, CmpOp::Lt, 15i64).unwrap(), 3), [0, 1]);
+    assert_eq!(at.cmp_at(0, 2), std::cmp::Ordering::Less);
+
+    let dict = DictColumn::from_strs(["b", "a", "c"]);
+    let more = dict.with_codes(vec![2, 0]).unwrap(); // "c", "a"
+    let d = Col::dict(&dict).with_tail(Col::dict(&more));
+    assert_eq!(d.str_at(3), Some("c"));
+    assert_eq!(eval(&Pred::cmp(d, CmpOp::Eq, "a").unwrap(), 5), [1, 4]);
+    assert_eq!(eval(&Pred::like(d, "%c%").unwrap(), 5), [2, 3]);
+
+    let heap = StrHeap::from_strs(["x", "yy"]);
+    let extra = StrHeap::from_strs(["zzz"]);
+    let h = Col::heap(&heap).with_tail(Col::heap(&extra));
+    assert_eq!(eval(&Pred::like(h, "%z%").unwrap(), 3), [2]);
+    assert_eq!(eval(&Pred::cmp(h, CmpOp::Gt, "x").unwrap(), 3), [1, 2]);
+}
+
+#[test]
+#[should_panic(expected = "a tail of another type")]
+fn a_tail_of_another_type_is_refused() {
+    let a = [1i64];
+    let b = [1i32];
+    let _ = Col::i64(&a).with_tail(Col::i32(&b));
+}
