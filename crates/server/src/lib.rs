@@ -28,6 +28,7 @@ pub mod txn;
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -38,7 +39,7 @@ use maestro_execution::{Executor, Granularity};
 use maestro_scheduler::{
     CancelReason, CancelToken, Cancelled, ClassId, Scheduler, catch_cancelled,
 };
-use maestro_sql::store::{QueryRunner, is_write};
+use maestro_sql::store::{MergeScope, QueryRunner, is_write};
 use maestro_sql::types::SqlType;
 use maestro_sql::{
     Catalog, Description, ErrorKind, Explain, LogicalPlan, ParamValue, SqlError, Store, Written,
@@ -67,6 +68,10 @@ use errors::{error, user_error};
 use statement::Command;
 use txn::{SharedSlot, TxnSlot};
 
+/// The background merges' priority: the lowest, below statements
+/// (`maestro_scheduler::DEFAULT_PRIORITY`).
+const MERGE_PRIORITY: usize = 0;
+
 /// The server's version as `SELECT version()` and `SHOW server_version` give it.
 pub const SERVER_VERSION: &str = "16.6";
 
@@ -76,7 +81,9 @@ pub const SERVER_VERSION: &str = "16.6";
 pub struct Engine {
     scheduler: Arc<Scheduler>,
     exec: Executor,
-    store: Store,
+    store: Arc<Store>,
+    /// A background merge is queued or running (one at a time).
+    merging: Arc<AtomicBool>,
     /// One load at a time.
     loading: Mutex<()>,
     /// The sessions, for cancel requests.
@@ -96,6 +103,25 @@ pub enum Answer {
 }
 
 impl Engine {
+    /// Commits `txn`; a write that left a large delta queues a background
+    /// merge (`maestro_sql::store` merge.rs: a scheduler job at the lowest
+    /// priority, one at a time, never blocking readers or writers).
+    pub fn commit(&self, txn: Transaction) -> Result<(), SqlError> {
+        self.store.commit(txn)?;
+        if self.store.take_merge_request() && !self.merging.swap(true, Ordering::AcqRel) {
+            let (store, merging) = (Arc::clone(&self.store), Arc::clone(&self.merging));
+            self.scheduler.spawn_detached(MERGE_PRIORITY, move || {
+                // A failed merge leaves the table as it was: its delta stays
+                // readable and the next large write asks again.
+                let _ = store.merge_deltas(MergeScope::Due);
+                // Pairs with the swap above: the next request sees this
+                // merge's end.
+                merging.store(false, Ordering::Release);
+            });
+        }
+        Ok(())
+    }
+
     /// An empty database on `scheduler`.
     pub fn new(scheduler: Arc<Scheduler>, granularity: Granularity) -> Engine {
         Engine::with_store(scheduler, granularity, Store::new())
@@ -107,7 +133,8 @@ impl Engine {
         Engine {
             exec: Executor::new(Arc::clone(&scheduler), granularity),
             scheduler,
-            store,
+            store: Arc::new(store),
+            merging: Arc::new(AtomicBool::new(false)),
             loading: Mutex::new(()),
             sessions: Arc::new(Sessions::default()),
         }
@@ -252,7 +279,7 @@ impl Engine {
             });
         match (&out, explicit) {
             (Ok(_), true) => *slot = TxnSlot::Open(txn),
-            (Ok(_), false) => self.store.commit(txn).map_err(txn::commit_error)?,
+            (Ok(_), false) => self.commit(txn).map_err(txn::commit_error)?,
             (Err(_), true) => {
                 txn.abort();
                 *slot = TxnSlot::Failed;
@@ -758,7 +785,6 @@ impl Session {
                         let engine = Arc::clone(&self.engine);
                         blocking(move || {
                             engine
-                                .store
                                 .commit(t)
                                 .map_err(|e| errors::sql_error(&txn::commit_error(e), None))
                         })
@@ -780,17 +806,35 @@ impl Session {
         }
     }
 
-    /// `CALL maestro.load_tpch(sf)`, `CALL maestro.load_ch(w [, seconds])`.
+    /// `CALL maestro.load_tpch(sf)`, `CALL maestro.load_ch(w [, seconds])`,
+    /// `CALL maestro.merge()`.
     async fn call(&self, name: &str, args: &[String]) -> Result<Response, Box<ErrorInfo>> {
         if name == "maestro.load_ch" {
             return self.call_load_ch(args).await;
+        }
+        if name == "maestro.merge" {
+            if !(args.is_empty() || matches!(args, [a] if a.trim().is_empty())) {
+                return Err(error(
+                    errors::INVALID_PARAMETER_VALUE,
+                    "maestro.merge takes no argument: CALL maestro.merge()",
+                ));
+            }
+            let engine = Arc::clone(&self.engine);
+            blocking(move || {
+                engine
+                    .store
+                    .merge_deltas(MergeScope::All)
+                    .map_err(|e| errors::sql_error(&e, None))
+            })
+            .await?;
+            return Ok(Response::Execution(Tag::new("CALL")));
         }
         if name != "maestro.load_tpch" {
             return Err(error(
                 errors::UNDEFINED_FUNCTION,
                 format!(
-                    "procedure {name} does not exist (there are maestro.load_tpch(sf) and \
-                     maestro.load_ch(warehouses [, run_seconds]))"
+                    "procedure {name} does not exist (there are maestro.load_tpch(sf), \
+                     maestro.load_ch(warehouses [, run_seconds]) and maestro.merge())"
                 ),
             ));
         }
@@ -912,7 +956,6 @@ impl SimpleQueryHandler for Session {
                 let engine = Arc::clone(&self.engine);
                 let committed = blocking(move || {
                     engine
-                        .store
                         .commit(t)
                         .map_err(|e| errors::sql_error(&txn::commit_error(e), None))
                 })

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use maestro_storage::column::Table;
+use maestro_storage::column::{Delta, Table};
 use maestro_tpch::Database;
 
 use crate::types::SqlType;
@@ -42,6 +42,22 @@ pub trait Catalog: Sync {
 
     /// Every table name, for error messages.
     fn table_names(&self) -> Vec<String>;
+
+    /// The writes on top of table `name`'s data (its main part) since it
+    /// was last merged, if any: a scan reads the delta's live rows
+    /// ([`Delta::live_ids`]), the appended ones after the main's.
+    fn delta(&self, name: &str) -> Option<&Delta> {
+        let _ = name;
+        None
+    }
+
+    /// Whether table `name` has a hidden last column (index
+    /// `data(name).num_columns()`) holding each row's combined id — the row
+    /// positions UPDATE and DELETE select.
+    fn has_row_id_column(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
 
     /// Where column `column` of table `name` is NULL (`true` at those rows),
     /// for a column its definition says is nullable; `None`: no NULLs.

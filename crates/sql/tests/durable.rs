@@ -30,7 +30,7 @@ fn dump(store: &Store) -> Vec<String> {
     for name in view.table_names() {
         let def = view.table(&name).unwrap();
         out.push(format!("table {name}: {:?}", def.unique_columns));
-        let data = view.data(&name).unwrap();
+        let data = view.materialized(&name).unwrap();
         out.push(format!("{:?}", data.schema().fields()));
         for r in 0..data.num_rows() {
             out.push(format!("{:?}", data.row(r)));

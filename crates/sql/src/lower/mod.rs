@@ -304,14 +304,27 @@ impl<'a> Lowering<'a> {
             .catalog
             .data(table)
             .ok_or_else(|| SqlError::invalid(format!("table {table} has no data")))?;
+        // With a delta: its live rows by combined id, the appended rows
+        // read from the delta's columns (the columns' tails).
+        let delta = self.catalog.delta(table).filter(|d| !d.is_empty());
+        let ids = delta.map(|d| d.live_ids());
+        let len = ids.as_ref().map_or(data.num_rows(), |ids| ids.len());
         let mut rel = Relation {
-            len: data.num_rows(),
+            len,
             cols: columns
                 .iter()
                 .map(|&(id, i)| {
+                    if i == data.num_columns() && self.catalog.has_row_id_column(table) {
+                        let row_ids = match &ids {
+                            Some(ids) => ids.iter().map(|&r| i64::from(r)).collect(),
+                            None => (0..len as i64).collect(),
+                        };
+                        return (id, Vector::Int(row_ids));
+                    }
                     let base = Vector::Base {
                         column: data.column_at(i),
-                        rows: None,
+                        tail: delta.map(|d| d.appended().column_at(i)),
+                        rows: ids.clone(),
                     };
                     // A column with NULLs: its values under its NULL mask,
                     // as the padded side of an outer join is.

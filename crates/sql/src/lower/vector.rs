@@ -34,9 +34,11 @@ pub(crate) type RowIds = Arc<Vec<u32>>;
 /// A column's values at the positions of a relation.
 #[derive(Clone, Debug)]
 pub(crate) enum Vector<'d> {
-    /// A base table's column, at `rows[p]` (or at `p` without row ids).
+    /// A base table's column, at `rows[p]` (or at `p` without row ids);
+    /// ids past the column's end read `tail` (the table's delta rows).
     Base {
         column: &'d Column,
+        tail: Option<&'d Column>,
         rows: Option<RowIds>,
     },
     Int(Vec<i64>),
@@ -66,8 +68,11 @@ impl<'d> Vector<'d> {
     /// dates, strings of the column store, wide sums).
     pub fn col(&self) -> Option<Col<'_>> {
         Some(match self {
-            Vector::Base { column, rows } => {
-                let c = Col::from_column(column);
+            Vector::Base { column, tail, rows } => {
+                let mut c = Col::from_column(column);
+                if let Some(t) = tail {
+                    c = c.with_tail(Col::from_column(t));
+                }
                 match rows {
                     Some(r) => c.at(r),
                     None => c,
@@ -84,8 +89,13 @@ impl<'d> Vector<'d> {
     /// The value at position `p`.
     pub fn value_at(&self, p: usize) -> Scalar {
         match self {
-            Vector::Base { column, rows } => {
-                let r = rows.as_ref().map_or(p, |r| r[p] as usize);
+            Vector::Base { column, tail, rows } => {
+                let mut r = rows.as_ref().map_or(p, |r| r[p] as usize);
+                let mut column = *column;
+                if let Some(t) = tail.filter(|_| r >= column.len()) {
+                    r -= column.len();
+                    column = t;
+                }
                 match column {
                     Column::Int32(v) => num(v[r].into(), 0),
                     Column::Int64(v) => num(v[r].into(), 0),
@@ -167,7 +177,7 @@ fn take_vector<'d>(
     composed: &mut Vec<(Option<RowIds>, RowIds)>,
 ) -> Vector<'d> {
     match v {
-        Vector::Base { column, rows } => {
+        Vector::Base { column, tail, rows } => {
             let same = |k: &Option<RowIds>| match (k, rows) {
                 (None, None) => true,
                 (Some(a), Some(b)) => Arc::ptr_eq(a, b),
@@ -186,6 +196,7 @@ fn take_vector<'d>(
             };
             Vector::Base {
                 column,
+                tail: *tail,
                 rows: Some(new_rows),
             }
         }

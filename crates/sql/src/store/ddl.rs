@@ -194,6 +194,7 @@ impl Store {
             seq: 0,
             data: Arc::clone(&data),
             nulls: Vec::new(),
+            delta: None,
         };
         let row = txn
             .insert(&self.tables, Arc::new(entry))

@@ -9,7 +9,7 @@
 //! exactly SELECT's semantics (three-valued: only rows where it is true), and
 //! the operators may return the rows in any order.
 
-use maestro_storage::column::{Column, DataType, DictColumn, Table};
+use maestro_storage::column::{Column, DataType, Delta, DictColumn, Table};
 use maestro_tpch::queries::{QueryResult, Value};
 use maestro_txn::Transaction;
 use sqlparser::ast::{
@@ -22,10 +22,11 @@ use super::ddl::table_name;
 use super::spec::{ColumnSpec, ColumnType};
 use super::{Entry, Store, View};
 use crate::bind::scope::normalize;
-use crate::catalog::{Catalog, TableDef, table_def};
+use crate::catalog::{Catalog, ColumnDef, TableDef};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::params::ParamValue;
 use crate::plan::LogicalPlan;
+use crate::types::SqlType;
 
 /// The hidden column of row positions UPDATE and DELETE select.
 pub const ROW_COLUMN: &str = "__maestro_row";
@@ -68,47 +69,46 @@ pub(crate) fn query(
     run(catalog, &plan).map_err(strip)
 }
 
-/// The view with table `name` extended by [`ROW_COLUMN`].
+/// The view with table `name` extended by [`ROW_COLUMN`], a hidden last
+/// column of each row's combined id (the scan computes it; no copy).
 struct WithRowIds<'v> {
     view: &'v View,
     entry: &'v Entry,
-    table: Table,
 }
 
 impl<'v> WithRowIds<'v> {
     fn new(view: &'v View, entry: &'v Entry) -> Result<WithRowIds<'v>> {
-        let data = &entry.data;
-        let rows: Vec<i64> = (0..data.num_rows() as i64).collect();
-        // A copy of the columns: a Catalog hands out a whole table.
-        let columns = std::iter::once((ROW_COLUMN.to_string(), Column::Int64(rows))).chain(
-            data.schema()
-                .fields()
-                .iter()
-                .zip(data.columns())
-                .map(|(f, c)| (f.name.clone(), c.clone())),
-        );
-        let table = Table::new(entry.name.clone(), columns)
-            .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?;
-        Ok(WithRowIds { view, entry, table })
+        Ok(WithRowIds { view, entry })
     }
 }
 
 impl Catalog for WithRowIds<'_> {
     fn table(&self, name: &str) -> Option<TableDef> {
-        if name != self.entry.name {
-            return self.view.table(name);
+        let mut def = self.view.table(name)?;
+        if name == self.entry.name {
+            def.columns.push(ColumnDef {
+                name: ROW_COLUMN.to_string(),
+                ty: SqlType::Int,
+                nullable: false,
+            });
         }
-        let mut def = table_def(&self.table);
-        def.unique_columns = self.entry.unique_columns.clone();
         Some(def)
     }
 
     fn data(&self, name: &str) -> Option<&Table> {
-        if name == self.entry.name {
-            Some(&self.table)
-        } else {
-            self.view.data(name)
-        }
+        self.view.data(name)
+    }
+
+    fn delta(&self, name: &str) -> Option<&Delta> {
+        self.view.delta(name)
+    }
+
+    fn has_row_id_column(&self, name: &str) -> bool {
+        name == self.entry.name
+    }
+
+    fn null_mask(&self, name: &str, column: usize) -> Option<std::sync::Arc<Vec<bool>>> {
+        self.view.null_mask(name, column)
     }
 
     fn table_names(&self) -> Vec<String> {
@@ -475,7 +475,7 @@ impl Store {
         let (name, alias) = target(t)?;
         let (_, entry) = view.entry(&name)?;
         let hit: Vec<u32> = match &del.selection {
-            None => (0..entry.data.num_rows() as u32).collect(),
+            None => entry.live_ids(),
             Some(_) => {
                 let sql = format!(
                     "SELECT {} FROM {}{}",

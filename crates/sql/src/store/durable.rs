@@ -150,6 +150,7 @@ impl<'de> Deserialize<'de> for Entry {
             seq: m.seq,
             data: Arc::new(data),
             nulls: Vec::new(),
+            delta: None,
         })
     }
 }
@@ -279,6 +280,7 @@ impl Store {
             lock_rows: Vec::new(),
             durable: Some(DurableTables { bases, changes }),
             track_changes,
+            merge_wanted: Default::default(),
         })
     }
 
@@ -386,6 +388,7 @@ impl Store {
                 seq,
                 data,
                 nulls: Vec::new(),
+                delta: None,
             };
             // Logged without its data: a cheap put.
             txn.update(&self.tables, *row, Arc::new(rebuilt))
@@ -497,14 +500,14 @@ impl Store {
             let touched: usize = changes.iter().map(|c| c.1).sum();
             let worth = !recorded
                 || changes.len() >= FOLD_CHANGES_MIN
-                || touched.saturating_mul(4) >= entry.data.num_rows();
+                || touched.saturating_mul(4) >= entry.num_rows();
             if policy == FoldPolicy::Threshold && !worth {
                 continue;
             }
             let base = Base {
                 table,
                 seq: entry.seq,
-                data: Arc::clone(&entry.data),
+                data: entry.materialized()?,
             };
             let write = |txn: &mut maestro_txn::Transaction| {
                 txn.update(&d.bases, base_row, base)?;

@@ -29,13 +29,14 @@ mod copy;
 mod ddl;
 mod dml;
 mod durable;
+mod merge;
 mod spec;
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use maestro_storage::column::Table;
+use maestro_storage::column::{Delta, Table};
 use maestro_txn::{Isolation, RowId, Transaction, TxnError};
 use sqlparser::ast::{ObjectType, Statement};
 
@@ -46,6 +47,7 @@ use crate::params::ParamValue;
 pub use copy::{CopyFormat, CopyFrom, copy_from};
 pub use dml::{QueryRunner, Written};
 pub use durable::{FOLD_CHANGES_MIN, FoldPolicy, FoldReport, OpenError, Opened};
+pub use merge::{DELTA_ROWS_MAX, MERGE_ROWS_MIN, MergeReport, MergeScope, merge_rows_min};
 pub use spec::{ColumnSpec, ColumnType};
 
 /// Whether `stmt` is a write [`Store::execute`] runs (or COPY FROM STDIN):
@@ -79,7 +81,13 @@ pub struct Entry {
     /// Write statements applied to the table since it was created (the
     /// durable store's change sequence: `durable.rs`).
     pub seq: u64,
+    /// The main part: immutable, read-optimized (what loads and merges
+    /// build).
     pub data: Arc<Table>,
+    /// The writes since the main was built (`None`: none), merged into a
+    /// new main in the background (`merge.rs`) or, past
+    /// [`merge::DELTA_ROWS_MAX`], by the write itself.
+    pub delta: Option<Arc<Delta>>,
     /// Per column, where it is NULL (`true` at those rows), for the tables
     /// [`Store::put_loaded`] puts (CH's `o_carrier_id`, `ol_delivery_d`);
     /// empty for every other table. Such a table is read-only: the write
@@ -97,6 +105,39 @@ impl Entry {
             seq: self.seq + 1,
             data: Arc::new(data),
             nulls: Vec::new(),
+            delta: None,
+        }
+    }
+
+    /// The delta, if it holds any write.
+    pub fn live_delta(&self) -> Option<&Delta> {
+        self.delta.as_deref().filter(|d| !d.is_empty())
+    }
+
+    /// Rows of the table (main and delta).
+    pub fn num_rows(&self) -> usize {
+        self.live_delta()
+            .map_or(self.data.num_rows(), Delta::live_rows)
+    }
+
+    /// The combined ids of the table's rows, ascending (DML's row
+    /// positions; without a delta, `0..num_rows`).
+    pub fn live_ids(&self) -> Vec<u32> {
+        match self.live_delta() {
+            Some(d) => d.live_ids().to_vec(),
+            None => (0..self.data.num_rows() as u32).collect(),
+        }
+    }
+
+    /// The table as one column table: the main when there is no delta,
+    /// else main and delta merged (O(table)).
+    pub fn materialized(&self) -> Result<Arc<Table>> {
+        match self.live_delta() {
+            None => Ok(Arc::clone(&self.data)),
+            Some(d) => d
+                .merge(&self.data)
+                .map(Arc::new)
+                .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string())),
         }
     }
 }
@@ -113,6 +154,9 @@ pub struct Store {
     /// Whether write statements record their changes (a durable store
     /// whose commits are logged).
     track_changes: bool,
+    /// A write left a delta past [`merge::merge_rows_min`]: a background
+    /// merge is worth running ([`Store::take_merge_request`]).
+    merge_wanted: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Store {
@@ -154,6 +198,7 @@ impl Store {
             lock_rows: Vec::new(),
             durable: None,
             track_changes: false,
+            merge_wanted: Default::default(),
         };
         store.make_lock_rows().expect("a new database commits");
         store
@@ -260,10 +305,12 @@ impl Store {
             .map_err(txn_error)
     }
 
-    /// Table `name`'s next version: the rows at the positions `deleted`
-    /// (strictly ascending) removed, then `appended`'s rows appended (a
-    /// write: conflicts with a concurrent one). A durable store records
-    /// just that change, in the same transaction.
+    /// Table `name`'s next version: the rows at the combined ids `deleted`
+    /// (strictly ascending, as the hidden row-id column gives them)
+    /// removed, then `appended`'s rows appended — into the delta, or merged
+    /// (`merge.rs`) — a write: it conflicts with a concurrent one. A durable
+    /// store records just that change (by the rows' positions in the
+    /// table), in the same transaction.
     fn replace(
         &self,
         txn: &mut Transaction,
@@ -279,13 +326,18 @@ impl Store {
                  and stored columns are otherwise NOT NULL, so its writes are not kept"
             )));
         }
-        let data = durable::apply(&entry.data, &deleted, &appended)
-            .map_err(|e| SqlError::new(ErrorKind::Store, e))?;
-        let next = entry.with_data(data);
+        let (next, positions) = merge::next_version(entry, &deleted, &appended)?;
+        if next
+            .live_delta()
+            .is_some_and(|d| d.size() >= merge::merge_rows_min(&next.data))
+        {
+            self.merge_wanted
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let change = durable::Change {
             table: row,
             seq: next.seq,
-            deleted,
+            deleted: positions,
             appended: Arc::new(appended),
         };
         self.log_change(txn, change)?;
@@ -344,6 +396,7 @@ impl Store {
                 seq: 0,
                 data: Arc::clone(&data),
                 nulls: Vec::new(),
+                delta: None,
             };
             let row = txn
                 .insert(&self.tables, Arc::new(entry))
@@ -407,6 +460,7 @@ impl Store {
                 seq: 0,
                 data: Arc::clone(&t.data),
                 nulls: t.nulls,
+                delta: None,
             };
             let row = txn
                 .insert(&self.tables, Arc::new(entry))
@@ -431,6 +485,12 @@ impl View {
             .map(|(row, e)| (*row, e))
             .ok_or_else(|| unknown_table(name))
     }
+
+    /// Table `name`'s rows as one column table (main and delta merged when
+    /// it has a delta; [`Catalog::data`] is the main alone).
+    pub fn materialized(&self, name: &str) -> Result<Arc<Table>> {
+        self.entry(name)?.1.materialized()
+    }
 }
 
 pub(crate) fn unknown_table(name: &str) -> SqlError {
@@ -444,6 +504,7 @@ impl Catalog for View {
     fn table(&self, name: &str) -> Option<TableDef> {
         let (_, e) = self.tables.get(name)?;
         let mut def = table_def(&e.data);
+        def.rows = e.num_rows();
         def.unique_columns = e.unique_columns.clone();
         // The declared types (a TIMESTAMP is an Int64 column underneath)
         // and which columns hold NULLs.
@@ -461,6 +522,10 @@ impl Catalog for View {
 
     fn data(&self, name: &str) -> Option<&Table> {
         self.tables.get(name).map(|(_, e)| &*e.data)
+    }
+
+    fn delta(&self, name: &str) -> Option<&Delta> {
+        self.tables.get(name)?.1.live_delta()
     }
 
     fn table_names(&self) -> Vec<String> {

@@ -1,0 +1,232 @@
+//! Main + delta for the SQL tables (issue 16 part 1): a write goes into the
+//! table's delta in O(delta) — the main is shared by the new version, not
+//! copied — and a merge folds the delta into a new main.
+//!
+//! ## When a table merges
+//! - **In the background** ([`Store::merge_deltas`]): a write that leaves a
+//!   delta of at least [`merge_rows_min`] rows raises the store's merge
+//!   request; the server runs the merge as a scheduler job at the lowest
+//!   priority after the commit (`maestro_server::Engine`). `CALL
+//!   maestro.merge()` runs it at once.
+//! - **By the write itself** when the delta would pass
+//!   [`DELTA_ROWS_MAX`] rows (large bulk writes, or a background merge that
+//!   cannot keep up), or when a write brings a string a dictionary column's
+//!   main lacks (the dictionary must grow, and codes stay sorted): the
+//!   write builds the merged table, as every write did before deltas.
+//!
+//! ## The background merge's protocol
+//! 1. Read the table's entry `E = (main M, delta D)` from a fresh snapshot.
+//! 2. Build `M' = D.merge(M)` — O(table), no lock held, no write: readers
+//!    and writers go on with `E` and its successors meanwhile.
+//! 3. In a new, short transaction read the entry again, `E2 = (M2, D2)`.
+//!    If `M2` is not `M` (another merge or a merging write won), give up.
+//!    Else `D2` extends `D` (deltas of one main only grow: appended rows are
+//!    marked deleted, never removed), so the writes committed during step 2
+//!    carry over: `D2.rebase(D, M')`. Update the entry to `(M', rebased)`
+//!    and commit: the pointer swap.
+//!
+//! A writer whose statement runs while step 3's transaction holds the
+//! entry fails with 40001 (first updater wins; the table is the unit of
+//! versioning) and may retry; step 3 is O(delta), so that window is short.
+//! If a write commits between steps 1 and 3 the merge still lands (the
+//! rebase); if a write holds the entry uncommitted at step 3, the merge
+//! gives up and is requested again by the next write.
+//! The logical content and the change sequence (`Entry::seq`) do not
+//! change: a merged entry is logged like any catalog row (without data),
+//! and recovery rebuilds tables from their bases and changes as before.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use maestro_storage::column::{Delta, DeltaError, Table};
+use maestro_txn::RowId;
+
+use super::{Entry, Store, durable, txn_error};
+use crate::error::{ErrorKind, Result, SqlError};
+
+/// Delta rows (appended rows + deletion marks) past which a write merges
+/// by itself instead of growing the delta: bounds what every scan reads
+/// through the slower per-value path. Guessed: at 1 M rows the delta's
+/// copy per write (O(delta)) costs about what merging a TPC-H SF 1
+/// ORDERS table does.
+pub const DELTA_ROWS_MAX: usize = 1 << 20;
+
+/// Delta rows from which a background merge is requested, at least; a
+/// larger main waits for a larger delta ([`merge_rows_min`]). Guessed.
+pub const MERGE_ROWS_MIN: usize = 1024;
+
+/// Delta rows from which a table with `main`'s rows is worth merging in
+/// the background: 1/64 of the main, at least [`MERGE_ROWS_MIN`]
+/// (the merge copies the whole table; the delta slows scans by its share).
+pub fn merge_rows_min(main: &Table) -> usize {
+    (main.num_rows() / 64).max(MERGE_ROWS_MIN)
+}
+
+/// Which tables [`Store::merge_deltas`] merges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeScope {
+    /// Those whose delta reached [`merge_rows_min`] (the background merge).
+    Due,
+    /// Every table with a delta (`CALL maestro.merge()`).
+    All,
+}
+
+/// What [`Store::merge_deltas`] did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct MergeReport {
+    /// Tables whose delta was folded into a new main.
+    pub merged: Vec<String>,
+    /// Delta rows folded, over all tables.
+    pub delta_rows: usize,
+    /// Tables left as they were, and why (a concurrent write held them, or
+    /// another merge won).
+    pub skipped: Vec<(String, String)>,
+}
+
+/// `entry`'s next version after deleting the rows at combined ids
+/// `deleted` and appending `appended`, and the deleted rows' positions in
+/// the table (for the durable log, whose changes address rows by position).
+pub(super) fn next_version(
+    entry: &Entry,
+    deleted: &[u32],
+    appended: &Table,
+) -> Result<(Entry, Vec<u32>)> {
+    let store_error = |e: String| SqlError::new(ErrorKind::Store, e);
+    let empty;
+    let delta = match &entry.delta {
+        Some(d) => d,
+        None => {
+            empty = Arc::new(Delta::empty(&entry.data));
+            &empty
+        }
+    };
+    let positions = delta.live_positions(deleted);
+    let merged_write = || -> Result<Entry> {
+        let table = entry.materialized()?;
+        let data = durable::apply(&table, &positions, appended).map_err(store_error)?;
+        Ok(entry.with_data(data))
+    };
+    let next = match delta.change(&entry.data, deleted, appended) {
+        Ok(d) if d.size() <= DELTA_ROWS_MAX => Entry {
+            delta: Some(Arc::new(d)),
+            ..entry.with_data_of(Arc::clone(&entry.data))
+        },
+        Ok(d) => {
+            let data = d
+                .merge(&entry.data)
+                .map_err(|e| store_error(e.to_string()))?;
+            entry.with_data(data)
+        }
+        Err(DeltaError::NewString { .. }) => merged_write()?,
+        Err(e @ DeltaError::Invalid(_)) => return Err(store_error(e.to_string())),
+    };
+    Ok((next, positions))
+}
+
+impl Entry {
+    /// The next version (sequence + 1) over the main `data`, no delta.
+    fn with_data_of(&self, data: Arc<Table>) -> Entry {
+        Entry {
+            name: self.name.clone(),
+            columns: self.columns.clone(),
+            unique_columns: self.unique_columns.clone(),
+            seq: self.seq + 1,
+            data,
+            nulls: Vec::new(),
+            delta: None,
+        }
+    }
+}
+
+impl Store {
+    /// Whether a write asked for a background merge since the last call
+    /// (and clears the request).
+    pub fn take_merge_request(&self) -> bool {
+        self.merge_wanted.swap(false, Ordering::Relaxed)
+    }
+
+    /// Folds the delta of every table in `scope` into a new main (the
+    /// protocol in the module doc). Readers and writers are never blocked;
+    /// a table a writer holds is skipped (and the request raised again).
+    pub fn merge_deltas(&self, scope: MergeScope) -> Result<MergeReport> {
+        let mut report = MergeReport::default();
+        let mut candidates: Vec<(RowId, Arc<Entry>)> = Vec::new();
+        {
+            let mut txn = self.begin()?;
+            txn.scan(&self.tables, |row, e| {
+                let due = match scope {
+                    MergeScope::Due => merge_rows_min(&e.data),
+                    MergeScope::All => 1,
+                };
+                if e.live_delta().is_some_and(|d| d.size() >= due) {
+                    candidates.push((row, Arc::clone(e)));
+                }
+            });
+            txn.abort();
+        }
+        for (row, entry) in candidates {
+            let delta = entry.delta.as_ref().expect("a candidate has a delta");
+            let merged = Arc::new(
+                delta
+                    .merge(&entry.data)
+                    .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?,
+            );
+            match self.swap_in(row, &entry, delta, &merged) {
+                Ok(()) => {
+                    report.merged.push(entry.name.clone());
+                    report.delta_rows += delta.size();
+                }
+                Err(why) => report.skipped.push((entry.name.clone(), why)),
+            }
+        }
+        if !report.skipped.is_empty() {
+            self.merge_wanted.store(true, Ordering::Relaxed);
+        }
+        Ok(report)
+    }
+
+    /// Step 3: the entry again, the later writes rebased onto `merged`,
+    /// the swap committed; `Err` says why the merge was given up.
+    fn swap_in(
+        &self,
+        row: RowId,
+        entry: &Entry,
+        delta: &Delta,
+        merged: &Arc<Table>,
+    ) -> std::result::Result<(), String> {
+        let mut txn = self.begin().map_err(|e| e.message)?;
+        let Some(now) = txn.read(&self.tables, row) else {
+            txn.abort();
+            return Err("the table was dropped".into());
+        };
+        if !Arc::ptr_eq(&now.data, &entry.data) {
+            txn.abort();
+            return Err("the table was merged meanwhile".into());
+        }
+        let Some(later) = now.delta.as_ref() else {
+            txn.abort();
+            return Err("the table has no delta any more".into());
+        };
+        let rebased = match later.rebase(delta, merged) {
+            Ok(d) => d,
+            Err(e) => {
+                txn.abort();
+                return Err(e.to_string());
+            }
+        };
+        let next = Entry {
+            name: now.name.clone(),
+            columns: now.columns.clone(),
+            unique_columns: now.unique_columns.clone(),
+            seq: now.seq,
+            data: Arc::clone(merged),
+            nulls: Vec::new(),
+            delta: (!rebased.is_empty()).then(|| Arc::new(rebased)),
+        };
+        if let Err(e) = txn.update(&self.tables, row, Arc::new(next)) {
+            txn.abort();
+            return Err(txn_error(e).message);
+        }
+        self.commit(txn).map_err(|e| e.message)
+    }
+}
