@@ -274,11 +274,12 @@ impl<'a> Col<'a> {
     /// caller checks [`Self::is_narrow_numeric`] when it builds its plan).
     pub(crate) fn gather_i64(&self, pos: &[u32], out: &mut Vec<i64>) {
         if self.tail.is_some() {
-            let value = |p: u32| {
-                let v = self.i128_at(p).expect("a narrow numeric column");
-                i64::try_from(v).expect("narrow numeric values fit in i64")
-            };
-            out.extend(pos.iter().map(|&p| value(p)));
+            match self.narrow_parts() {
+                Some(NarrowParts::I32(v)) => gather_parts(v, self.rows, pos, out),
+                Some(NarrowParts::I64(v)) => gather_parts(v, self.rows, pos, out),
+                Some(NarrowParts::Codes(v)) => gather_parts(v, self.rows, pos, out),
+                None => unreachable!("plans check that only narrow numeric columns are gathered"),
+            }
             return;
         }
         match self.data {
@@ -291,6 +292,25 @@ impl<'a> Col<'a> {
         }
     }
 
+    /// A narrow numeric column with a tail as its two typed slices (`None`
+    /// without a tail, or for other types).
+    pub(crate) fn narrow_parts(&self) -> Option<NarrowParts<'a>> {
+        Some(match (self.data, self.tail?) {
+            (Data::I32(main), Data::I32(tail)) | (Data::Date(main), Data::Date(tail)) => {
+                NarrowParts::I32(Parts { main, tail })
+            }
+            (Data::I64(main), Data::I64(tail))
+            | (Data::Decimal { values: main, .. }, Data::Decimal { values: tail, .. }) => {
+                NarrowParts::I64(Parts { main, tail })
+            }
+            (Data::Dict(main), Data::Dict(tail)) => NarrowParts::Codes(Parts {
+                main: main.codes(),
+                tail: tail.codes(),
+            }),
+            _ => return None,
+        })
+    }
+
     /// An error unless the column is narrow numeric.
     pub(crate) fn expect_narrow(&self, context: &str) -> Result<(), ExecError> {
         if self.is_narrow_numeric() {
@@ -301,6 +321,48 @@ impl<'a> Col<'a> {
             expected: "a number, date or dictionary string",
             found: self.data.type_name(),
         })
+    }
+}
+
+/// A column's values in two parts, main then tail, indexed as one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Parts<'a, T> {
+    pub main: &'a [T],
+    pub tail: &'a [T],
+}
+
+impl<T: Copy> Parts<'_, T> {
+    /// Row `r` (past the main's end: the tail's row `r - main.len()`).
+    #[inline]
+    pub fn get(&self, r: usize) -> T {
+        match self.main.get(r) {
+            Some(&v) => v,
+            None => self.tail[r - self.main.len()],
+        }
+    }
+}
+
+/// The typed parts of a narrow numeric column with a tail.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum NarrowParts<'a> {
+    /// Int32 and dates.
+    I32(Parts<'a, i32>),
+    /// Int64 and decimals.
+    I64(Parts<'a, i64>),
+    /// Dictionary codes.
+    Codes(Parts<'a, u32>),
+}
+
+#[inline]
+fn gather_parts<T: Copy + Into<i64>>(
+    vals: Parts<'_, T>,
+    rows: Option<&[u32]>,
+    pos: &[u32],
+    out: &mut Vec<i64>,
+) {
+    match rows {
+        None => out.extend(pos.iter().map(|&p| vals.get(p as usize).into())),
+        Some(r) => out.extend(pos.iter().map(|&p| vals.get(r[p as usize] as usize).into())),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The evaluation kernels of predicates: branch-free compaction of candidate
 //! positions by a test on typed values.
 
-use crate::col::{Col, Data};
+use crate::col::{Col, Data, NarrowParts, Parts};
 
 /// Keeps the candidates whose value passes `test`, branch-free.
 #[inline]
@@ -29,6 +29,37 @@ pub(crate) fn refine_by<T: Copy>(
         }
     }
     cand.truncate(k);
+}
+
+/// [`refine_by`] over a column with a tail (a delta's rows after the main's).
+#[inline]
+pub(crate) fn refine_by_parts<T: Copy>(
+    vals: Parts<'_, T>,
+    rows: Option<&[u32]>,
+    cand: &mut Vec<u32>,
+    test: impl Fn(T) -> bool,
+) {
+    let mut k = 0;
+    for j in 0..cand.len() {
+        let p = cand[j];
+        cand[k] = p;
+        let r = rows.map_or(p as usize, |r| r[p as usize] as usize);
+        k += usize::from(test(vals.get(r)));
+    }
+    cand.truncate(k);
+}
+
+/// A range or set test on a narrow column with a tail; `false` when the
+/// column has no typed parts (the caller takes the per-value path).
+pub(super) fn refine_parts(col: &Col, cand: &mut Vec<u32>, test: impl Fn(i64) -> bool) -> bool {
+    let rows = col.rows();
+    match col.narrow_parts() {
+        Some(NarrowParts::I32(v)) => refine_by_parts(v, rows, cand, |x| test(x.into())),
+        Some(NarrowParts::I64(v)) => refine_by_parts(v, rows, cand, test),
+        Some(NarrowParts::Codes(v)) => refine_by_parts(v, rows, cand, |x| test(x.into())),
+        None => return false,
+    }
+    true
 }
 
 pub(super) fn refine_range(col: &Col, lo: i128, hi: i128, cand: &mut Vec<u32>) {

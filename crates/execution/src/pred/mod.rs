@@ -18,7 +18,7 @@ use maestro_storage::column::{Date, Decimal};
 use crate::col::{Col, Data};
 use crate::error::ExecError;
 use crate::like::{Like, LikeShape};
-use kernels::{refine_by, refine_in, refine_range, remove_subsequence};
+use kernels::{refine_by, refine_in, refine_parts, refine_range, remove_subsequence};
 
 mod kernels;
 #[cfg(test)]
@@ -340,15 +340,23 @@ impl<'a> Pred<'a> {
             return;
         }
         match &self.0 {
-            // A column with a tail (a delta's rows): one value at a time.
+            // Typed parts where the column has them, else one value at a time.
             Node::Range { col, lo, hi } if col.tail().is_some() => {
-                cand.retain(|&p| col.i128_at(p).is_some_and(|x| *lo <= x && x <= *hi));
+                let (lo, hi) = (*lo, *hi);
+                if !refine_parts(col, cand, |x| lo <= i128::from(x) && i128::from(x) <= hi) {
+                    cand.retain(|&p| col.i128_at(p).is_some_and(|x| lo <= x && x <= hi));
+                }
             }
             Node::InSet { col, values } if col.tail().is_some() => {
-                cand.retain(|&p| col.i128_at(p).is_some_and(|x| values.binary_search(&x).is_ok()));
+                let has = |x: i128| values.binary_search(&x).is_ok();
+                if !refine_parts(col, cand, |x| has(x.into())) {
+                    cand.retain(|&p| col.i128_at(p).is_some_and(has));
+                }
             }
             Node::CodeMask { col, mask } if col.tail().is_some() => {
-                cand.retain(|&p| col.i128_at(p).is_some_and(|c| mask[c as usize]));
+                if !refine_parts(col, cand, |c| mask[c as usize]) {
+                    unreachable!("code masks are built on dictionary columns");
+                }
             }
             Node::Range { col, lo, hi } => refine_range(col, *lo, *hi, cand),
             Node::InSet { col, values } => refine_in(col, values, cand),
@@ -359,11 +367,17 @@ impl<'a> Pred<'a> {
                 refine_by(d.codes(), col.rows(), cand, |c| mask[c as usize]);
             }
             Node::HeapLike { col, like } => {
-                let text = |p| col.str_at(p).expect("heap predicates are built on heap columns");
+                let text = |p| {
+                    col.str_at(p)
+                        .expect("heap predicates are built on heap columns")
+                };
                 cand.retain(|&p| like.matches(text(p)));
             }
             Node::HeapCmp { col, op, value } => {
-                let text = |p| col.str_at(p).expect("heap predicates are built on heap columns");
+                let text = |p| {
+                    col.str_at(p)
+                        .expect("heap predicates are built on heap columns")
+                };
                 cand.retain(|&p| op.holds(text(p).cmp(value.as_str())));
             }
             Node::Cols { left, op, right } => {

@@ -304,11 +304,18 @@ impl<'a> Lowering<'a> {
             .catalog
             .data(table)
             .ok_or_else(|| SqlError::invalid(format!("table {table} has no data")))?;
-        // With a delta: its live rows by combined id, the appended rows
-        // read from the delta's columns (the columns' tails).
+        // With a delta: the appended rows are read from the delta's
+        // columns (the columns' tails); with deletions, through the live
+        // rows' combined ids (without, every combined id is live).
         let delta = self.catalog.delta(table).filter(|d| !d.is_empty());
-        let ids = delta.map(|d| d.live_ids());
-        let len = ids.as_ref().map_or(data.num_rows(), |ids| ids.len());
+        let ids = delta
+            .filter(|d| !d.deleted().is_empty())
+            .map(|d| d.live_ids());
+        let len = match (&ids, delta) {
+            (Some(ids), _) => ids.len(),
+            (None, Some(d)) => d.id_space(),
+            (None, None) => data.num_rows(),
+        };
         let mut rel = Relation {
             len,
             cols: columns
