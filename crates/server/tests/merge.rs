@@ -1,0 +1,90 @@
+//! Main + delta over the wire: writes land in a table's delta, a commit
+//! that leaves a large delta queues a background merge (a scheduler job),
+//! `CALL maestro.merge()` merges at once, and clients see the same rows
+//! before and after.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Server, sqlstate};
+use maestro_server::Engine;
+use tokio_postgres::SimpleQueryMessage;
+
+/// The table's delta rows (appended + deletion marks) as the store holds it.
+fn delta_rows(engine: &Engine, table: &str) -> usize {
+    let store = engine.store();
+    let mut t = store.begin().unwrap();
+    let view = store.view(&mut t);
+    let n = view
+        .entry(table)
+        .unwrap()
+        .1
+        .live_delta()
+        .map_or(0, |d| d.size());
+    t.abort();
+    n
+}
+
+async fn first_cell(c: &tokio_postgres::Client, sql: &str) -> String {
+    c.simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e:?}"))
+        .into_iter()
+        .find_map(|m| match m {
+            SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+            _ => None,
+        })
+        .expect("a row")
+}
+
+#[test]
+fn writes_fill_the_delta_and_merges_fold_it_without_changing_answers() {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        c.batch_execute("CREATE TABLE m (k BIGINT, v DECIMAL(10,2))")
+            .await
+            .unwrap();
+        // Below the background bound (1024 rows): stays in the delta.
+        let values: Vec<String> = (0..500).map(|k| format!("({k}, {k}.50)")).collect();
+        c.batch_execute(&format!("INSERT INTO m VALUES {}", values.join(", ")))
+            .await
+            .unwrap();
+        c.batch_execute("DELETE FROM m WHERE k < 100")
+            .await
+            .unwrap();
+        assert_eq!(delta_rows(&server.engine, "m"), 600);
+        let sum = "SELECT count(*), sum(v) FROM m";
+        let before = first_cell(&c, sum).await;
+        assert_eq!(before, "400");
+
+        c.batch_execute("CALL maestro.merge()").await.unwrap();
+        assert_eq!(delta_rows(&server.engine, "m"), 0);
+        assert_eq!(first_cell(&c, sum).await, before);
+        let e = c.simple_query("CALL maestro.merge(1)").await.unwrap_err();
+        assert_eq!(sqlstate(&e).0, "22023");
+
+        // Past the bound: the commit queues a background merge, which
+        // folds the delta while the session goes on. Generous bound: the
+        // merge of 2 400 rows takes milliseconds.
+        let values: Vec<String> = (1000..3000).map(|k| format!("({k}, 1.00)")).collect();
+        c.batch_execute(&format!("INSERT INTO m VALUES {}", values.join(", ")))
+            .await
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while delta_rows(&server.engine, "m") != 0 {
+            assert!(
+                Instant::now() < deadline,
+                "no background merge within 60 s (delta {} rows)",
+                delta_rows(&server.engine, "m")
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(first_cell(&c, "SELECT count(*) FROM m").await, "2400");
+        assert_eq!(
+            first_cell(&c, "SELECT sum(v) FROM m WHERE k >= 1000").await,
+            "2000.00"
+        );
+    });
+}
