@@ -30,6 +30,7 @@ mod ddl;
 mod dml;
 mod durable;
 mod merge;
+mod refresh;
 mod spec;
 
 use std::collections::HashMap;
@@ -48,6 +49,7 @@ pub use copy::{CopyFormat, CopyFrom, copy_from};
 pub use dml::{QueryRunner, Written};
 pub use durable::{FOLD_CHANGES_MIN, FoldPolicy, FoldReport, OpenError, Opened};
 pub use merge::{DELTA_ROWS_MAX, MERGE_ROWS_MIN, MergeReport, MergeScope, merge_rows_min};
+pub use refresh::StoreRefresh;
 pub use spec::{ColumnSpec, ColumnType};
 
 /// Whether `stmt` is a write [`Store::execute`] runs (or COPY FROM STDIN):

@@ -1,0 +1,149 @@
+//! TPC-H's refresh functions on the SQL store's ORDERS and LINEITEM (issue
+//! 16 part 4 on main + delta): RF1 appends a set's rows to the two tables'
+//! deltas, RF2 marks the rows of a set's orders deleted — each one
+//! transaction of two writes, O(delta) plus, for RF2, one scan of the two
+//! key columns. The same sets as `maestro_tpch::SharedDatabase`'s
+//! copy-on-write refresh (tpchgen's rows after the loaded population).
+
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+use std::time::{Duration, Instant};
+
+use maestro_storage::column::{Column, FxHasher, Table};
+use maestro_tpch::{NewRows, RefreshFunction};
+use maestro_txn::Transaction;
+
+use super::{Entry, Store, View};
+use crate::error::{ErrorKind, Result, SqlError};
+
+/// Attempts of one refresh against concurrent writers of its tables
+/// (first updater wins): guessed, as `maestro_tpch`'s refresh.
+const REFRESH_ATTEMPTS_MAX: u32 = 16;
+
+/// What one refresh on the store did.
+#[derive(Debug, Clone)]
+pub struct StoreRefresh {
+    pub function: RefreshFunction,
+    pub orders_changed: usize,
+    pub lineitem_changed: usize,
+    /// From the first attempt's start to the commit.
+    pub total: Duration,
+    pub attempts: u32,
+}
+
+type KeySet = HashSet<i64, BuildHasherDefault<FxHasher>>;
+
+impl Store {
+    /// RF1: `rows` appended to ORDERS and LINEITEM in one transaction.
+    /// An error if one of its orders is in the table already (the set was
+    /// applied before).
+    pub fn tpch_rf1(&self, rows: &NewRows) -> Result<StoreRefresh> {
+        let new_keys: KeySet = key_column(&rows.orders, "o_orderkey")?
+            .iter()
+            .copied()
+            .collect();
+        self.refresh_txn(RefreshFunction::Rf1, |store, txn, view| {
+            let (_, orders) = view.entry("orders")?;
+            if !live_rows_with_key(orders, "o_orderkey", &new_keys)?.is_empty() {
+                return Err(SqlError::invalid(format!(
+                    "RF1 set {}: its orders are in the table already",
+                    rows.number
+                )));
+            }
+            store.replace(txn, view, "orders", Vec::new(), rows.orders.clone())?;
+            store.replace(txn, view, "lineitem", Vec::new(), rows.lineitem.clone())?;
+            Ok((rows.orders.num_rows(), rows.lineitem.num_rows()))
+        })
+    }
+
+    /// RF2: the orders of `keys` and their line items deleted in one
+    /// transaction (keys not present delete nothing).
+    pub fn tpch_rf2(&self, keys: &[i64]) -> Result<StoreRefresh> {
+        let doomed: KeySet = keys.iter().copied().collect();
+        self.refresh_txn(RefreshFunction::Rf2, |store, txn, view| {
+            let (_, orders) = view.entry("orders")?;
+            let (_, lineitem) = view.entry("lineitem")?;
+            let order_ids = live_rows_with_key(orders, "o_orderkey", &doomed)?;
+            let line_ids = live_rows_with_key(lineitem, "l_orderkey", &doomed)?;
+            let changed = (order_ids.len(), line_ids.len());
+            let (no_orders, no_lines) = (orders.data.empty_like(), lineitem.data.empty_like());
+            store.replace(txn, view, "orders", order_ids, no_orders)?;
+            store.replace(txn, view, "lineitem", line_ids, no_lines)?;
+            Ok(changed)
+        })
+    }
+
+    /// Runs `write` in a transaction and commits it, again from a new
+    /// snapshot while a concurrent writer of the tables wins.
+    fn refresh_txn(
+        &self,
+        function: RefreshFunction,
+        write: impl Fn(&Store, &mut Transaction, &View) -> Result<(usize, usize)>,
+    ) -> Result<StoreRefresh> {
+        let start = Instant::now();
+        let mut last = None;
+        for attempt in 1..=REFRESH_ATTEMPTS_MAX {
+            let mut txn = self.begin()?;
+            let view = self.view(&mut txn);
+            let outcome = write(self, &mut txn, &view).and_then(|changed| {
+                self.commit(txn)?;
+                Ok(changed)
+            });
+            match outcome {
+                Ok((orders_changed, lineitem_changed)) => {
+                    return Ok(StoreRefresh {
+                        function,
+                        orders_changed,
+                        lineitem_changed,
+                        total: start.elapsed(),
+                        attempts: attempt,
+                    });
+                }
+                Err(e) if e.kind == ErrorKind::SerializationFailure => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.expect("an attempt failed"))
+    }
+}
+
+fn key_column<'t>(table: &'t Table, name: &str) -> Result<&'t [i64]> {
+    table
+        .i64(name)
+        .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))
+}
+
+/// The combined ids of `entry`'s live rows whose `column` (an Int64 key)
+/// is in `keys`, ascending: the main's rows, then the delta's.
+fn live_rows_with_key(entry: &Entry, column: &str, keys: &KeySet) -> Result<Vec<u32>> {
+    let main = key_column(&entry.data, column)?;
+    let mut ids: Vec<u32> = main
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| keys.contains(k))
+        .map(|(r, _)| r as u32)
+        .collect();
+    if let Some(d) = entry.live_delta() {
+        let i = entry
+            .data
+            .column_index(column)
+            .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?;
+        let Column::Int64(appended) = d.appended().column_at(i) else {
+            return Err(SqlError::new(
+                ErrorKind::Store,
+                format!("{column} is not an Int64 column"),
+            ));
+        };
+        let base = main.len() as u32;
+        ids.extend(
+            appended
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| keys.contains(k))
+                .map(|(r, _)| base + r as u32),
+        );
+        // Rows deleted before (an earlier RF2, an UPDATE) are not rows.
+        ids.retain(|id| d.deleted().binary_search(id).is_err());
+    }
+    Ok(ids)
+}
