@@ -11,6 +11,8 @@
 # including producing the rows (Maestro generates them, DuckDB reads the files).
 # Writes maestro-<r>.json, duckdb-<r>.json and summary.json (median per function
 # over every set and round, with min–max, and the ratio Maestro ÷ DuckDB).
+# MAESTRO_REFRESH_FLAGS adds flags to Maestro's runs (e.g. `--storage delta`: the
+# refreshes write the SQL store's deltas instead of copy-on-write versions).
 # Needs: pip install duckdb tpchgen-cli.
 set -euo pipefail
 SF=${1:-1}
@@ -24,7 +26,8 @@ M=${MAESTRO:-target/release/maestro}
 [ -n "${MAESTRO:-}" ] || cargo build --release -q -p maestro-cli
 "$M" tpch refresh --sf "$SF" --pairs "$PAIRS" --export-sets "$OUT/sets"
 for r in $(seq 1 "$REPS"); do
-  maestro() { "$M" tpch refresh --sf "$SF" --pairs "$PAIRS" --contexts "$CONTEXTS" --json > "$OUT/maestro-$r.json"; }
+  # shellcheck disable=SC2086 # MAESTRO_REFRESH_FLAGS is a list of flags
+  maestro() { "$M" tpch refresh --sf "$SF" --pairs "$PAIRS" --contexts "$CONTEXTS" ${MAESTRO_REFRESH_FLAGS:-} --json > "$OUT/maestro-$r.json"; }
   duckdb() { python3 "$HERE/duckdb_tpch.py" refresh --sf "$SF" --threads "$CONTEXTS" --sets "$OUT/sets" --pairs "$PAIRS" > "$OUT/duckdb-$r.json"; }
   if [ $((r % 2)) = 1 ]; then maestro; duckdb; else duckdb; maestro; fi
   echo "round $r done" >&2

@@ -59,6 +59,44 @@ fn refresh_pairs_commit_and_report() {
 }
 
 #[test]
+fn refresh_pairs_into_the_sql_stores_deltas_commit_and_report() {
+    let report = json_of(&maestro(&[
+        "tpch",
+        "refresh",
+        "--sf",
+        "0.01",
+        "--pairs",
+        "2",
+        "--storage",
+        "delta",
+        "--json",
+    ]));
+    assert_eq!(report["storage"], "delta");
+    let refreshes = report["refreshes"].as_array().unwrap();
+    let functions: Vec<&str> = refreshes
+        .iter()
+        .map(|r| r["function"].as_str().unwrap())
+        .collect();
+    assert_eq!(functions, ["RF1", "RF2", "RF1", "RF2"]);
+    assert!(refreshes.iter().all(|r| r["orders_changed"] == 15));
+    assert!(
+        refreshes
+            .iter()
+            .all(|r| r["lineitem_changed"].as_u64() >= Some(15))
+    );
+    let out = maestro(&[
+        "tpch",
+        "refresh",
+        "--sf",
+        "0.01",
+        "--storage",
+        "delta",
+        "--compare-queries",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
 fn compare_queries_times_all_22_on_both_sides_in_every_repetition() {
     let report = json_of(&maestro(&[
         "tpch",
