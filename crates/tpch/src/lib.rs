@@ -32,8 +32,8 @@ pub use error::LoadError;
 pub use load::{DEFAULT_ROWS_PER_PART, LoadOptions, load, load_with};
 pub use progress::Progress;
 pub use refresh::{
-    NewRows, REFRESH_SETS_MAX, RefreshError, Versions, delete, export_set, insert, refresh_count,
-    rf1_rows, rf2_keys, write_tbl,
+    NewRows, REFRESH_SETS_MAX, RefreshError, TextPoolGuard, Versions, delete, export_set, insert,
+    keep_text_pool, refresh_count, rf1_rows, rf2_keys, write_tbl,
 };
 pub use scale::{MAX_SCALE_FACTOR, MIN_SCALE_FACTOR, spec_row_count, validate_scale_factor};
 pub use schema::{MONEY_SCALE, TABLE_NAMES, table_schema};

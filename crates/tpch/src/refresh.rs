@@ -132,6 +132,20 @@ pub fn refresh_count(sf: f64) -> usize {
     SetLayout::new(sf).count as usize
 }
 
+/// Keeps tpchgen's text pool (TEXT_POOL_BYTES of text, ~1 s to build)
+/// alive while it is held, so that several [`rf1_rows`] calls build it once
+/// (without a holder, each call builds and drops its own).
+pub struct TextPoolGuard {
+    _pool: std::sync::Arc<tpchgen::text::TextPool>,
+}
+
+/// A [`TextPoolGuard`]: hold it while generating several refresh sets.
+pub fn keep_text_pool() -> TextPoolGuard {
+    TextPoolGuard {
+        _pool: shared_text_pool(),
+    }
+}
+
 /// RF1's rows: new ORDERS and LINEITEM rows, as tables with the loaded schemas.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewRows {

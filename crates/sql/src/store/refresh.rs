@@ -117,10 +117,15 @@ fn key_column<'t>(table: &'t Table, name: &str) -> Result<&'t [i64]> {
 /// is in `keys`, ascending: the main's rows, then the delta's.
 fn live_rows_with_key(entry: &Entry, column: &str, keys: &KeySet) -> Result<Vec<u32>> {
     let main = key_column(&entry.data, column)?;
+    // A range test first: a refresh set's keys are a narrow range of the
+    // table's (RF2 deletes the oldest orders), so few values need a hash probe.
+    let lo = keys.iter().copied().min().unwrap_or(i64::MAX);
+    let hi = keys.iter().copied().max().unwrap_or(i64::MIN);
+    let hit = |k: &i64| (lo..=hi).contains(k) && keys.contains(k);
     let mut ids: Vec<u32> = main
         .iter()
         .enumerate()
-        .filter(|(_, k)| keys.contains(k))
+        .filter(|(_, k)| hit(k))
         .map(|(r, _)| r as u32)
         .collect();
     if let Some(d) = entry.live_delta() {
@@ -139,7 +144,7 @@ fn live_rows_with_key(entry: &Entry, column: &str, keys: &KeySet) -> Result<Vec<
             appended
                 .iter()
                 .enumerate()
-                .filter(|(_, k)| keys.contains(k))
+                .filter(|(_, k)| hit(k))
                 .map(|(r, _)| base + r as u32),
         );
         // Rows deleted before (an earlier RF2, an UPDATE) are not rows.
