@@ -171,9 +171,9 @@ pub fn timestamp_date(micros: i64) -> Option<Date> {
 }
 
 /// `YYYY-MM-DD[( |T)HH:MM[:SS[.f…]]][Z]` (UTC; a bare date is its
-/// midnight) as microseconds since the epoch; `None` if it is not one or
-/// has more than 6 fractional digits (PostgreSQL's resolution: no digit is
-/// silently dropped).
+/// midnight) as microseconds since the epoch; `None` if it is not one.
+/// Fractional seconds past the sixth digit round to the microsecond (half
+/// to even), as PostgreSQL's input does.
 pub fn parse_timestamp(s: &str) -> Option<i64> {
     let s = s.trim();
     let s = s.strip_suffix('Z').unwrap_or(s);
@@ -190,7 +190,6 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
             || parts
                 .iter()
                 .any(|p| p.len() != 2 || !p.bytes().all(|b| b.is_ascii_digit()))
-            || frac.len() > 6
             || !frac.bytes().all(|b| b.is_ascii_digit())
             || (parts.len() == 2 && !frac.is_empty())
         {
@@ -202,14 +201,31 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
         if h > 23 || m > 59 || sec > 59 {
             return None;
         }
-        let f = if frac.is_empty() {
-            0
-        } else {
-            num(frac)? * 10i64.pow(6 - frac.len() as u32)
-        };
+        let f = round_micros(frac)?;
         micros = ((h * 60 + m) * 60 + sec) * 1_000_000 + f;
     }
     day.checked_mul(MICROS_PER_DAY)?.checked_add(micros)
+}
+
+/// Fractional-second digits as microseconds, rounded half to even past
+/// the sixth digit (PostgreSQL rounds its input with `rint`).
+fn round_micros(frac: &str) -> Option<i64> {
+    let (kept, rest) = frac.split_at(frac.len().min(6));
+    let mut f = if kept.is_empty() {
+        0
+    } else {
+        kept.parse::<i64>().ok()? * 10i64.pow(6 - kept.len() as u32)
+    };
+    let rest = rest.trim_end_matches('0');
+    let up = match rest.as_bytes().first() {
+        None => false,
+        Some(b'5') if rest.len() == 1 => f % 2 == 1,
+        Some(&d) => d >= b'5',
+    };
+    if up {
+        f += 1;
+    }
+    Some(f)
 }
 
 #[cfg(test)]
@@ -227,13 +243,16 @@ mod tests {
         assert_eq!(format_timestamp(u), "2010-05-23 12:00:00.25");
         assert_eq!(format_timestamp(-1), "1969-12-31 23:59:59.999999");
         assert_eq!(timestamp_date(u), Date::parse("2010-05-23").ok());
-        // Not silently truncated or wrapped.
-        for bad in [
-            "2007-01-02 00:00:00.0000001",
-            "2007-01-02 24:00:00",
-            "2007-13-01",
-            "x",
-        ] {
+        // Past microseconds: rounded, half to even, carrying into seconds.
+        let micros = |s: &str| parse_timestamp(s).map(|v| v - t);
+        assert_eq!(micros("2007-01-02 00:00:00.1234567"), Some(123_457));
+        assert_eq!(micros("2007-01-02 00:00:00.0000001"), Some(0));
+        assert_eq!(micros("2007-01-02 00:00:00.0000005"), Some(0));
+        assert_eq!(micros("2007-01-02 00:00:00.0000015"), Some(2));
+        assert_eq!(micros("2007-01-02 00:00:00.00000051"), Some(1));
+        assert_eq!(micros("2007-01-02 00:00:59.9999999"), Some(60_000_000));
+        // Not wrapped.
+        for bad in ["2007-01-02 24:00:00", "2007-13-01", "x"] {
             assert_eq!(parse_timestamp(bad), None, "{bad}");
         }
     }
