@@ -5,17 +5,7 @@
 
 mod common;
 
-use common::{sqlstate, with_client};
-use tokio_postgres::SimpleQueryMessage;
-
-fn values(msgs: Vec<SimpleQueryMessage>) -> Vec<String> {
-    msgs.into_iter()
-        .filter_map(|m| match m {
-            SimpleQueryMessage::Row(r) => Some(r.get(0).unwrap_or("NULL").to_string()),
-            _ => None,
-        })
-        .collect()
-}
+use common::{first_column as values, sqlstate, with_client};
 
 #[test]
 fn a_cast_of_text_that_is_no_number_is_sqlstate_22p02() {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use maestro_scheduler::{Scheduler, SchedulerConfig};
 use maestro_server::Engine;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 /// A server listening on 127.0.0.1 (its port), running on `rt`.
 pub struct Server {
@@ -92,4 +92,14 @@ pub fn sqlstate(e: &tokio_postgres::Error) -> (String, String) {
         .as_db_error()
         .unwrap_or_else(|| panic!("not a server error: {e:?}"));
     (db.code().code().to_string(), db.message().to_string())
+}
+
+/// The first column of a simple query's rows, as text (NULL as "NULL").
+pub fn first_column(msgs: Vec<SimpleQueryMessage>) -> Vec<String> {
+    msgs.into_iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(r) => Some(r.get(0).unwrap_or("NULL").to_string()),
+            _ => None,
+        })
+        .collect()
 }
