@@ -99,6 +99,10 @@ fn writes_go_to_the_delta_and_every_statement_reads_both_parts() {
     assert_eq!(report.merged, vec!["t".to_string()]);
     let (merged, delta) = parts(&store, "t");
     assert_eq!((merged.num_rows(), delta), (300, 0));
+    // The optimizer's statistics of `k` (filtered and joined on above)
+    // came with the merge, not with the next query.
+    assert!(main.has_column_stats(0));
+    assert!(merged.has_column_stats(0));
     let after: Vec<Vec<String>> = queries.iter().map(|q| select(&store, q)).collect();
     assert_eq!(before, after);
 }

@@ -17,7 +17,9 @@
 //! ## The background merge's protocol
 //! 1. Read the table's entry `E = (main M, delta D)` from a fresh snapshot.
 //! 2. Build `M' = D.merge(M)` — O(table), no lock held, no write: readers
-//!    and writers go on with `E` and its successors meanwhile.
+//!    and writers go on with `E` and its successors meanwhile — and the
+//!    column statistics of `M'` for the columns whose statistics `M` had
+//!    (the optimizer's), so no query pays for them after the swap.
 //! 3. In a new, short transaction read the entry again, `E2 = (M2, D2)`.
 //!    If `M2` is not `M` (another merge or a merging write won), give up.
 //!    Else `D2` extends `D` (deltas of one main only grow: appended rows are
@@ -171,6 +173,13 @@ impl Store {
                     .merge(&entry.data)
                     .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?,
             );
+            // The statistics the optimizer used on the old main, computed
+            // here rather than by the first query on the new one.
+            for i in 0..merged.num_columns() {
+                if entry.data.has_column_stats(i) {
+                    merged.column_stats(i);
+                }
+            }
             match self.swap_in(row, &entry, delta, &merged) {
                 Ok(()) => {
                     report.merged.push(entry.name.clone());

@@ -229,6 +229,13 @@ impl Table {
             .clone()
     }
 
+    /// Whether column `i`'s statistics have been computed on this version
+    /// (a merge computes the new main's for the same columns, off the
+    /// queries' path). Panics if `i >= num_columns()`.
+    pub fn has_column_stats(&self, i: usize) -> bool {
+        self.stats.0[i].get().is_some()
+    }
+
     /// The values of row `row` in schema order. Panics if `row >= num_rows()`.
     pub fn row(&self, row: usize) -> Vec<Value<'_>> {
         self.columns.iter().map(|c| c.value(row)).collect()
@@ -264,7 +271,9 @@ mod tests {
     fn column_stats_are_computed_once_per_table_version() {
         use crate::column::{Keep, ValueRange};
         let t = sample();
+        assert!(!t.has_column_stats(0));
         let k = t.column_stats(0);
+        assert!(t.has_column_stats(0));
         assert!(Arc::ptr_eq(&k, &t.column_stats(0)), "cached");
         assert_eq!((k.rows, k.distinct), (3, 3));
         assert_eq!(t.column_stats(4).distinct, 2);
