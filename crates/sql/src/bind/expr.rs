@@ -383,9 +383,13 @@ impl Binder<'_> {
 
     /// `COALESCE(a, b, …)` as `CASE WHEN a IS NOT NULL THEN a WHEN … ELSE
     /// last END`, `NULLIF(a, b)` as `CASE WHEN a = b THEN NULL ELSE a END`.
-    fn null_function(&mut self, name: &str, f: &ast::Function, ctx: &ExprCtx) -> Result<Expr> {
+    /// The bound arguments of a plain call `name(e1, …)`: no DISTINCT,
+    /// FILTER, OVER, ORDER BY or named arguments.
+    fn plain_args(&mut self, name: &str, f: &ast::Function, ctx: &ExprCtx) -> Result<Vec<Expr>> {
         let FunctionArguments::List(list) = &f.args else {
-            return Err(SqlError::unsupported(format!("{name} without arguments")));
+            return Err(SqlError::unsupported(format!(
+                "{name} without an argument list"
+            )));
         };
         if f.filter.is_some()
             || f.over.is_some()
@@ -396,15 +400,19 @@ impl Binder<'_> {
                 "{name}() with DISTINCT, FILTER, OVER or ORDER BY"
             )));
         }
-        let mut args = Vec::new();
-        for a in &list.args {
-            let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
-                return Err(SqlError::unsupported(format!(
+        list.args
+            .iter()
+            .map(|a| match a {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => self.bind_expr(e, ctx),
+                _ => Err(SqlError::unsupported(format!(
                     "{name}() with these arguments"
-                )));
-            };
-            args.push(self.bind_expr(e, ctx)?);
-        }
+                ))),
+            })
+            .collect()
+    }
+
+    fn null_function(&mut self, name: &str, f: &ast::Function, ctx: &ExprCtx) -> Result<Expr> {
+        let mut args = self.plain_args(name, f, ctx)?;
         let typed: Vec<SqlType> = args
             .iter()
             .filter(|e| !e.is_null_literal())
@@ -453,29 +461,7 @@ impl Binder<'_> {
     /// `mod(a, b)` (`a % b`) and `ascii(s)` (the code of the first
     /// character, 0 for an empty string: PostgreSQL's, for UTF-8).
     fn scalar_function(&mut self, name: &str, f: &ast::Function, ctx: &ExprCtx) -> Result<Expr> {
-        let FunctionArguments::List(list) = &f.args else {
-            return Err(SqlError::unsupported(format!(
-                "{name} without an argument list"
-            )));
-        };
-        if f.filter.is_some()
-            || f.over.is_some()
-            || !list.clauses.is_empty()
-            || list.duplicate_treatment.is_some()
-        {
-            return Err(SqlError::unsupported(format!(
-                "{name}() with DISTINCT, FILTER, OVER or ORDER BY"
-            )));
-        }
-        let mut args = Vec::new();
-        for a in &list.args {
-            let FunctionArg::Unnamed(FunctionArgExpr::Expr(a)) = a else {
-                return Err(SqlError::unsupported(format!(
-                    "{name}() with this argument"
-                )));
-            };
-            args.push(self.bind_expr(a, ctx)?);
-        }
+        let mut args = self.plain_args(name, f, ctx)?;
         match (name, args.len()) {
             ("mod", 2) => {
                 let b = args.pop().expect("two arguments");
