@@ -182,15 +182,13 @@ pub(crate) fn refresh(a: RefreshArgs) -> Result<ExitCode, ExitCode> {
         "catalog_versions_stored": shared.versions_stored(),
         "queries": comparison,
     });
-    let json = serde_json::to_string_pretty(&json).expect("JSON serializes");
-    Ok(output::emit(
-        &json,
-        &table,
-        "tpch-refresh",
-        a.json,
-        a.out,
-        &[],
-    ))
+    Ok(emit(&json, &table, &a))
+}
+
+/// The report on stdout (`--json`: the JSON) and into `--out`.
+fn emit(json: &serde_json::Value, table: &str, a: &RefreshArgs) -> ExitCode {
+    let json = serde_json::to_string_pretty(json).expect("JSON serializes");
+    output::emit(&json, table, "tpch-refresh", a.json, a.out.clone(), &[])
 }
 
 /// The refresh pairs on the SQL store's main + delta (`--storage delta`):
@@ -262,15 +260,7 @@ fn refresh_deltas(
         "load_seconds": load_s,
         "refreshes": reports,
     });
-    let json = serde_json::to_string_pretty(&json).expect("JSON serializes");
-    Ok(output::emit(
-        &json,
-        &table,
-        "tpch-refresh",
-        a.json,
-        a.out.clone(),
-        &[],
-    ))
+    Ok(emit(&json, &table, a))
 }
 
 /// Each query on `loaded` and on `refreshed`, the two in alternating order

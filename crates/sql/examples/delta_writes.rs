@@ -23,13 +23,9 @@ use maestro_sql::store::MergeScope;
 use maestro_sql::{LogicalPlan, Output, Store};
 use maestro_tpch::queries::QueryResult;
 
-fn arg(args: &[String], name: &str, default: &str) -> String {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| default.to_string())
-}
+#[path = "common/args.rs"]
+mod args;
+use args::arg;
 
 fn stats(v: &[f64]) -> (f64, f64, f64) {
     let mut s = v.to_vec();

@@ -18,13 +18,9 @@ use maestro_scheduler::{Scheduler, SchedulerConfig};
 use maestro_sql::{Output, TpchCatalog};
 use maestro_tpch::queries::{self, QueryParams, check};
 
-fn arg(args: &[String], name: &str, default: &str) -> String {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| default.to_string())
-}
+#[path = "common/args.rs"]
+mod args;
+use args::arg;
 
 fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
     let t = Instant::now();
