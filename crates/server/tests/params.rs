@@ -416,3 +416,42 @@ fn a_bind_with_the_wrong_parameter_count_is_a_protocol_violation() {
         Some("22P02")
     );
 }
+
+/// A timestamp parameter sent untyped with a zone offset, as pgJDBC's
+/// `setTimestamp` sends it: inferred from the column, the zone ignored (a
+/// timestamp without time zone), stored as a timestamp and found again.
+#[test]
+fn an_untyped_timestamp_parameter_with_a_zone_is_stored_as_a_timestamp() {
+    with_client(async |c| {
+        c.batch_execute("create table ev (id integer, ts timestamp)")
+            .await
+            .unwrap();
+        let described = c.prepare("insert into ev values ($1, $2)").await.unwrap();
+        assert_eq!(described.params(), &[Type::INT8, Type::TIMESTAMP]);
+        let st = c
+            .prepare_typed(
+                "insert into ev values ($1, $2)",
+                &[Type::INT4, Type::UNKNOWN],
+            )
+            .await
+            .unwrap();
+        for (id, text) in [
+            (1i32, "2026-11-01 10:00:00.5+01"),
+            (2, "2026-11-01 10:00:00.5"),
+        ] {
+            let n = c.execute(&st, &[&id, &text]).await.unwrap();
+            assert_eq!(n, 1, "{text}");
+        }
+        let rows = c
+            .simple_query(
+                "select count(*) from ev where ts = cast('2026-11-01 10:00:00.5' as timestamp)",
+            )
+            .await
+            .unwrap();
+        let counted = rows.iter().find_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+            _ => None,
+        });
+        assert_eq!(counted.as_deref(), Some("2"));
+    });
+}

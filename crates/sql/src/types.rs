@@ -170,10 +170,12 @@ pub fn timestamp_date(micros: i64) -> Option<Date> {
         .map(Date)
 }
 
-/// `YYYY-MM-DD[( |T)HH:MM[:SS[.f…]]][Z]` (UTC; a bare date is its
+/// `YYYY-MM-DD[( |T)HH:MM[:SS[.f…]]][zone]` (UTC; a bare date is its
 /// midnight) as microseconds since the epoch; `None` if it is not one.
 /// Fractional seconds past the sixth digit round to the microsecond (half
-/// to even), as PostgreSQL's input does.
+/// to even), and a zone (`Z`, `±HH`, `±HH:MM`, `±HHMM`, as pgJDBC's
+/// `setTimestamp` sends) is ignored — both as PostgreSQL's input of
+/// `timestamp without time zone` does.
 pub fn parse_timestamp(s: &str) -> Option<i64> {
     let s = s.trim();
     let s = s.strip_suffix('Z').unwrap_or(s);
@@ -184,6 +186,7 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
     let day = i64::from(Date::parse(date).ok()?.0);
     let mut micros = 0i64;
     if let Some(t) = time {
+        let t = without_zone(t);
         let (hms, frac) = t.split_once('.').unwrap_or((t, ""));
         let parts: Vec<&str> = hms.split(':').collect();
         if !(2..=3).contains(&parts.len())
@@ -205,6 +208,16 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
         micros = ((h * 60 + m) * 60 + sec) * 1_000_000 + f;
     }
     day.checked_mul(MICROS_PER_DAY)?.checked_add(micros)
+}
+
+/// `t` without a trailing `±HH`, `±HH:MM` or `±HHMM` zone offset.
+fn without_zone(t: &str) -> &str {
+    let Some(at) = t.rfind(['+', '-']) else {
+        return t;
+    };
+    let zone = t[at + 1..].replace(':', "");
+    let offset = (zone.len() == 2 || zone.len() == 4) && zone.bytes().all(|b| b.is_ascii_digit());
+    if offset { t[..at].trim_end() } else { t }
 }
 
 /// Fractional-second digits as microseconds, rounded half to even past
@@ -251,6 +264,11 @@ mod tests {
         assert_eq!(micros("2007-01-02 00:00:00.0000015"), Some(2));
         assert_eq!(micros("2007-01-02 00:00:00.00000051"), Some(1));
         assert_eq!(micros("2007-01-02 00:00:59.9999999"), Some(60_000_000));
+        // A zone is ignored (timestamp without time zone).
+        assert_eq!(micros("2007-01-02 00:00:00+00"), Some(0));
+        assert_eq!(micros("2007-01-02 00:00:00.5-05:30"), Some(500_000));
+        assert_eq!(micros("2007-01-02 00:00:00 +0100"), Some(0));
+        assert_eq!(parse_timestamp("2007-01-02 00:00:00+5"), None);
         // Not wrapped.
         for bad in ["2007-01-02 24:00:00", "2007-13-01", "x"] {
             assert_eq!(parse_timestamp(bad), None, "{bad}");

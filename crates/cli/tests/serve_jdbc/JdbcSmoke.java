@@ -11,6 +11,7 @@
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.Date;
+import java.sql.Timestamp;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -64,6 +65,24 @@ public class JdbcSmoke {
                         }
                         check(n == 3, "three rows above 5, got " + n);
                     }
+                }
+            }
+            // setTimestamp sends the JVM zone's offset ("… 10:00:00.5+01"): a
+            // timestamp without time zone ignores it, as PostgreSQL does.
+            try (Statement s = c.createStatement()) {
+                s.execute("create table ev (id integer, ts timestamp)");
+            }
+            Timestamp at = Timestamp.valueOf("2026-11-01 10:00:00.5");
+            try (PreparedStatement ins = c.prepareStatement("insert into ev values (?, ?)")) {
+                ins.setInt(1, 1);
+                ins.setTimestamp(2, at);
+                check(ins.executeUpdate() == 1, "insert of a timestamp parameter");
+            }
+            try (PreparedStatement q = c.prepareStatement("select ts from ev where ts >= ?")) {
+                q.setTimestamp(1, at);
+                try (ResultSet r = q.executeQuery()) {
+                    check(r.next(), "the timestamp row is found by a timestamp parameter");
+                    check(r.getTimestamp(1).equals(at), "timestamp round trip: " + r.getTimestamp(1));
                 }
             }
             // A transaction rolled back, then one committed.

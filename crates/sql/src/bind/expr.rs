@@ -83,6 +83,15 @@ impl Binder<'_> {
                         .ok_or_else(|| SqlError::mismatch(format!("DATE needs a string: {e}")))?;
                     Ok(Expr::Lit(Literal::Date(parse_date(s)?)))
                 }
+                ast::DataType::Timestamp(
+                    None,
+                    ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone,
+                ) => {
+                    let s = string_value(&ts.value.value).ok_or_else(|| {
+                        SqlError::mismatch(format!("TIMESTAMP needs a string: {e}"))
+                    })?;
+                    Ok(Expr::Lit(Literal::Timestamp(parse_timestamp_lit(s)?)))
+                }
                 ref t => Err(SqlError::unsupported(format!("{t} literals"))),
             },
             A::Interval(iv) => interval(iv).map(Expr::Lit),
@@ -317,6 +326,9 @@ impl Binder<'_> {
         if !ok {
             return Err(SqlError::mismatch(format!("cannot cast {from} to {to}")));
         }
+        if from == to {
+            return Ok(x);
+        }
         if let Expr::Lit(l) = &x {
             // Fold constants, so that a bad one is an error now (with the
             // text, as PostgreSQL's message has it).
@@ -332,9 +344,6 @@ impl Binder<'_> {
             if let Some(folded) = folded {
                 return Ok(Expr::Lit(folded));
             }
-        }
-        if from == to {
-            return Ok(x);
         }
         Ok(Expr::Cast(Box::new(x), to))
     }

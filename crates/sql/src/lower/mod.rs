@@ -44,6 +44,10 @@ pub(crate) fn cast_literal(
 ) -> Result<Option<crate::types::Literal>> {
     use crate::types::Literal;
     Ok(match eval::cast(eval::literal(l), to)? {
+        // A timestamp is a number at run time; as a constant it keeps its type.
+        Scalar::Num { value, .. } if to == SqlType::Timestamp => {
+            i64::try_from(value).ok().map(Literal::Timestamp)
+        }
         Scalar::Num { value, scale } => i64::try_from(value)
             .ok()
             .map(|value| Literal::Num { value, scale }),
