@@ -821,9 +821,10 @@ impl Session {
             }
             let engine = Arc::clone(&self.engine);
             blocking(move || {
+                // On the scheduler: a merge builds its columns as fork-join tasks.
                 engine
-                    .store
-                    .merge_deltas(MergeScope::All)
+                    .scheduler
+                    .install(|| engine.store.merge_deltas(MergeScope::All))
                     .map_err(|e| errors::sql_error(&e, None))
             })
             .await?;

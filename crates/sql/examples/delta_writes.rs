@@ -6,7 +6,10 @@
 //!   write cost before deltas existed — a new version of the whole table;
 //! - **scans**: TPC-H Q1 and Q6 as SQL over LINEITEM with an empty delta,
 //!   with a delta of `--delta-rows` appended rows (columns with a tail),
-//!   and with half of those deleted again (read through live row ids); each query runs once untimed first
+//!   and with half of those deleted again (read through live row ids);
+//! - **merges** of such a delta into LINEITEM: from a client thread (one
+//!   column after another) and as a scheduler job (columns as fork-join
+//!   tasks), which includes the optimizer's statistics of the new main; each query runs once untimed first
 //!   (a merged main computes its statistics on first use).
 //!
 //! Each repetition runs the variants in turn, the order alternating
@@ -104,7 +107,7 @@ fn main() {
     let db = maestro_tpch::load(&scheduler, sf, &|_| {}).expect("TPC-H loads");
     let bench = Bench {
         store: Store::new(),
-        exec: Executor::new(scheduler, Granularity::Hint),
+        exec: Executor::new(scheduler.clone(), Granularity::Hint),
     };
     bench.store.put_tpch(&db).expect("TPC-H into the store");
     let q1 = std::fs::read_to_string("crates/sql/tests/queries/tpch_q01.sql")
@@ -114,6 +117,7 @@ fn main() {
     let mut next_key = 0u64;
     let mut json = Vec::new();
     let mut per_write = (Vec::new(), Vec::new()); // (delta, copy) ms
+    let mut merges: [Vec<f64>; 2] = Default::default(); // (sequential, scheduler) ms
     // Per query, per scan variant (merged, appended delta, delta with
     // deletions) the times in ms.
     let mut scans: Vec<(&str, [Vec<f64>; 3])> =
@@ -175,6 +179,27 @@ fn main() {
                 scan.1[variant].push(t.elapsed().as_secs_f64() * 1e3);
             }
         }
+        // Merges of a delta of `delta_rows` appended rows: from this thread
+        // (one column after another) and as a scheduler job (the columns as
+        // fork-join tasks), alternating.
+        for k in 0..2 {
+            let variant = (rep + k) % 2;
+            let rows: Vec<String> = (0..delta_rows)
+                .map(|_| {
+                    next_key += 1;
+                    lineitem_row(next_key)
+                })
+                .collect();
+            bench.write(&format!("insert into lineitem values {}", rows.join(", ")));
+            let t = Instant::now();
+            let report = match variant {
+                0 => bench.store.merge_deltas(MergeScope::All),
+                _ => scheduler.install(|| bench.store.merge_deltas(MergeScope::All)),
+            }
+            .expect("merges");
+            assert_eq!(report.merged.len(), 1, "{report:?}");
+            merges[variant].push(t.elapsed().as_secs_f64() * 1e3);
+        }
         eprintln!("repetition {} of {reps} done", rep + 1);
     }
     let (d, c) = (stats(&per_write.0), stats(&per_write.1));
@@ -200,6 +225,16 @@ fn main() {
             "{{\"case\":\"{name}\",\"delta_rows\":{delta_rows},\"merged_ms\":{merged:?},\"appended_delta_ms\":{appended:?},\"delta_with_deletions_ms\":{deleted:?}}}"
         ));
     }
+    let (a, b) = (stats(&merges[0]), stats(&merges[1]));
+    println!(
+        "merge of a {delta_rows}-row delta into lineitem: one column after another {:.1} ms \
+         [{:.1}–{:.1}], columns as scheduler tasks {:.1} ms [{:.1}–{:.1}]",
+        a.0, a.1, a.2, b.0, b.1, b.2
+    );
+    json.push(format!(
+        "{{\"case\":\"merge\",\"delta_rows\":{delta_rows},\"sequential_ms\":{:?},\"scheduler_ms\":{:?}}}",
+        merges[0], merges[1]
+    ));
     if !out.is_empty() {
         let text = format!(
             "{{\"sf\":{sf},\"reps\":{reps},\"writes\":{writes},\"results\":[{}]}}\n",

@@ -40,7 +40,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use maestro_storage::column::{Delta, DeltaError, Table};
+use maestro_storage::column::{Column, ColumnError, Delta, DeltaError, MergePlan, Table};
 use maestro_txn::RowId;
 
 use super::{Entry, Store, durable, txn_error};
@@ -125,6 +125,34 @@ pub(super) fn next_version(
     Ok((next, positions))
 }
 
+/// `delta.merge(main)` with the columns built as scheduler fork-join tasks
+/// when called on a worker (the background merge is a scheduler job), one
+/// after another elsewhere.
+fn merge_in_parallel(main: &Table, delta: &Delta) -> std::result::Result<Table, ColumnError> {
+    let plan = delta.merge_plan();
+    let columns = columns_of(main, delta, &plan, 0..main.num_columns());
+    main.with_columns(columns?)
+}
+
+fn columns_of(
+    main: &Table,
+    delta: &Delta,
+    plan: &MergePlan,
+    range: std::ops::Range<usize>,
+) -> std::result::Result<Vec<Column>, ColumnError> {
+    if range.len() <= 1 {
+        return range.map(|i| delta.merge_column(main, plan, i)).collect();
+    }
+    let mid = range.start + range.len() / 2;
+    let (left, right) = maestro_scheduler::join(
+        || columns_of(main, delta, plan, range.start..mid),
+        || columns_of(main, delta, plan, mid..range.end),
+    );
+    let mut left = left?;
+    left.extend(right?);
+    Ok(left)
+}
+
 impl Entry {
     /// The next version (sequence + 1) over the main `data`, no delta.
     fn with_data_of(&self, data: Arc<Table>) -> Entry {
@@ -169,8 +197,7 @@ impl Store {
         for (row, entry) in candidates {
             let delta = entry.delta.as_ref().expect("a candidate has a delta");
             let merged = Arc::new(
-                delta
-                    .merge(&entry.data)
+                merge_in_parallel(&entry.data, delta)
                     .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?,
             );
             // The statistics the optimizer used on the old main, computed

@@ -22,6 +22,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use super::builder::ColumnBuilder;
 use super::column::Column;
 use super::dict::DictColumn;
 use super::error::ColumnError;
@@ -57,6 +58,14 @@ impl From<ColumnError> for DeltaError {
     fn from(e: ColumnError) -> DeltaError {
         DeltaError::Invalid(e.to_string())
     }
+}
+
+/// The rows of the main and of a delta's appended rows a merge keeps
+/// (`None`: all), computed once for every column ([`Delta::merge_plan`]).
+#[derive(Debug, Clone)]
+pub struct MergePlan {
+    keep_main: Option<Vec<u32>>,
+    keep_appended: Option<Vec<u32>>,
 }
 
 /// The writes on top of one main part. Immutable: a change makes a new one.
@@ -225,35 +234,57 @@ impl Delta {
     }
 
     /// The table as one main: the live rows of the main, then the live
-    /// appended rows. O(table): what a merge computes.
+    /// appended rows. O(table): what a merge computes (one column after
+    /// another; [`Delta::merge_plan`] lets a caller build columns in
+    /// parallel).
     pub fn merge(&self, main: &Table) -> Result<Table, ColumnError> {
         if self.is_empty() {
             return Ok(main.clone());
         }
+        let plan = self.merge_plan();
+        let columns = (0..main.num_columns())
+            .map(|i| self.merge_column(main, &plan, i))
+            .collect::<Result<Vec<_>, _>>()?;
+        main.with_columns(columns)
+    }
+
+    /// Which rows of the main and of the appended rows a merge keeps.
+    pub fn merge_plan(&self) -> MergePlan {
         let split = self
             .deleted
             .partition_point(|&d| (d as usize) < self.main_rows);
         let (main_dead, appended_dead) = self.deleted.split_at(split);
-        let keep_main = kept(self.main_rows, main_dead, 0);
-        let appended = if appended_dead.is_empty() {
-            Arc::clone(&self.appended)
-        } else {
-            let keep = kept(
+        MergePlan {
+            keep_main: kept(self.main_rows, main_dead, 0),
+            keep_appended: kept(
                 self.appended.num_rows(),
                 appended_dead,
                 self.main_rows as u32,
-            )
-            .expect("appended_dead is not empty");
-            Arc::new(
-                self.appended
-                    .rebuild(Keep::Rows(&keep), &self.appended.empty_like())?,
-            )
+            ),
+        }
+    }
+
+    /// Column `i` of the merged table (see [`Delta::merge`]).
+    pub fn merge_column(
+        &self,
+        main: &Table,
+        plan: &MergePlan,
+        i: usize,
+    ) -> Result<Column, ColumnError> {
+        let appended = self.appended.column_at(i);
+        let live_appended;
+        let appended = match &plan.keep_appended {
+            None => appended,
+            Some(rows) => {
+                live_appended = appended.rebuild(Keep::Rows(rows), &empty_of(appended)?)?;
+                &live_appended
+            }
         };
-        let keep = match &keep_main {
+        let keep = match &plan.keep_main {
             Some(rows) => Keep::Rows(rows),
             None => Keep::All,
         };
-        main.rebuild(keep, &appended)
+        main.column_at(i).rebuild(keep, appended)
     }
 
     /// The writes made on top of `base` (an earlier delta of the same main,
@@ -340,6 +371,11 @@ fn recode(main: &DictColumn, new: &DictColumn, column: &str) -> Result<Vec<u32>,
             column: column.to_string(),
         })?;
     Ok(new.codes().iter().map(|&c| translate[c as usize]).collect())
+}
+
+/// An empty column of `c`'s type.
+fn empty_of(c: &Column) -> Result<Column, ColumnError> {
+    ColumnBuilder::new(c.data_type()).finish()
 }
 
 /// Ascending union of two ascending, disjoint id lists.

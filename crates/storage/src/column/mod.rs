@@ -31,7 +31,7 @@ pub use builder::ColumnBuilder;
 pub use column::Column;
 pub use date::Date;
 pub use decimal::{Decimal, DecimalColumn, MAX_SCALE};
-pub use delta::{Delta, DeltaError};
+pub use delta::{Delta, DeltaError, MergePlan};
 pub use dict::{DictBuilder, DictColumn, FxHasher};
 pub use error::ColumnError;
 pub use heap::StrHeap;
