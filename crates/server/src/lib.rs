@@ -108,18 +108,41 @@ impl Engine {
     /// priority, one at a time, never blocking readers or writers).
     pub fn commit(&self, txn: Transaction) -> Result<(), SqlError> {
         self.store.commit(txn)?;
-        if self.store.take_merge_request() && !self.merging.swap(true, Ordering::AcqRel) {
-            let (store, merging) = (Arc::clone(&self.store), Arc::clone(&self.merging));
-            self.scheduler.spawn_detached(MERGE_PRIORITY, move || {
-                // A failed merge leaves the table as it was: its delta stays
-                // readable and the next large write asks again.
-                let _ = store.merge_deltas(MergeScope::Due);
-                // Pairs with the swap above: the next request sees this
-                // merge's end.
-                merging.store(false, Ordering::Release);
-            });
-        }
+        self.start_merge();
         Ok(())
+    }
+
+    /// Starts the background merge if a write asked for one and none runs.
+    ///
+    /// No request is lost: while a merge runs (`merging` set) a request
+    /// stays in the store (not taken, or put back), and the merge job,
+    /// after clearing `merging`, takes any request left and goes on. Either
+    /// the job or a committer wins the `merging` swap; the other finds the
+    /// request gone or puts it back.
+    fn start_merge(&self) {
+        if self.merging.load(Ordering::SeqCst) || !self.store.take_merge_request() {
+            return;
+        }
+        if self.merging.swap(true, Ordering::SeqCst) {
+            self.store.request_merge();
+            return;
+        }
+        let (store, merging) = (Arc::clone(&self.store), Arc::clone(&self.merging));
+        self.scheduler.spawn_detached(MERGE_PRIORITY, move || {
+            loop {
+                // A failed merge leaves the table as it was: its delta
+                // stays readable and the next large write asks again.
+                let _ = store.merge_deltas(MergeScope::Due);
+                merging.store(false, Ordering::SeqCst);
+                if !store.take_merge_request() {
+                    break;
+                }
+                if merging.swap(true, Ordering::SeqCst) {
+                    store.request_merge();
+                    break;
+                }
+            }
+        });
     }
 
     /// An empty database on `scheduler`.

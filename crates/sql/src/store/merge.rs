@@ -170,9 +170,17 @@ impl Entry {
 
 impl Store {
     /// Whether a write asked for a background merge since the last call
-    /// (and clears the request).
+    /// (and clears the request). SeqCst, as every access to the request:
+    /// the server's merge start is a Dekker pair over it
+    /// (`maestro_server::Engine::commit`).
     pub fn take_merge_request(&self) -> bool {
-        self.merge_wanted.swap(false, Ordering::Relaxed)
+        self.merge_wanted.swap(false, Ordering::SeqCst)
+    }
+
+    /// Asks for a background merge (again): a caller that took a request
+    /// it could not serve puts it back.
+    pub fn request_merge(&self) {
+        self.merge_wanted.store(true, Ordering::SeqCst);
     }
 
     /// Folds the delta of every table in `scope` into a new main (the
@@ -216,7 +224,7 @@ impl Store {
             }
         }
         if !report.skipped.is_empty() {
-            self.merge_wanted.store(true, Ordering::Relaxed);
+            self.request_merge();
         }
         Ok(report)
     }

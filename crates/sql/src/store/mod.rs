@@ -333,8 +333,7 @@ impl Store {
             .live_delta()
             .is_some_and(|d| d.size() >= merge::merge_rows_min(&next.data))
         {
-            self.merge_wanted
-                .store(true, std::sync::atomic::Ordering::Relaxed);
+            self.request_merge();
         }
         let change = durable::Change {
             table: row,
