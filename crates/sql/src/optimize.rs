@@ -34,11 +34,14 @@ pub fn optimize(plan: LogicalPlan, catalog: &dyn Catalog) -> Result<LogicalPlan>
     let est = Estimator::new(&plan.root, catalog);
     let root = place_joins(plan.root, &est)?;
     let root = prune(root, &BTreeSet::new());
+    let mut columns = plan.columns;
+    let root = crate::outer_agg::push_groups(root, catalog, &mut columns);
+    let root = crate::share::share(root, &mut columns);
     let mut estimates = Vec::new();
     estimate_nodes(&root, &Estimator::new(&root, catalog), &mut estimates);
     Ok(LogicalPlan {
         root,
-        columns: plan.columns,
+        columns,
         estimates,
     })
 }
@@ -135,7 +138,8 @@ pub(crate) fn unique_columns(plan: &Plan, catalog: &dyn Catalog, out: &mut BTree
 fn place_joins(plan: Plan, est: &Estimator) -> Result<Plan> {
     let go = |p: Box<Plan>| -> Result<Box<Plan>> { Ok(Box::new(place_joins(*p, est)?)) };
     match plan {
-        Plan::OneRow => Ok(Plan::OneRow),
+        // Sharing runs after this: nothing to place.
+        p @ (Plan::OneRow | Plan::Shared { .. } | Plan::SharedRef { .. }) => Ok(p),
         Plan::Filter { input, predicate } if is_region(&input) => {
             let mut leaves = Vec::new();
             let mut conjuncts = predicate;
@@ -822,7 +826,9 @@ fn prune(plan: Plan, needed: &BTreeSet<ColumnId>) -> Plan {
     let n = &n;
     let go = |p: Box<Plan>, n: &BTreeSet<ColumnId>| Box::new(prune(*p, n));
     match plan {
-        Plan::OneRow => Plan::OneRow,
+        // Sharing runs after pruning (and widens a shared plan to what all
+        // its references read): nothing to prune.
+        p @ (Plan::OneRow | Plan::Shared { .. } | Plan::SharedRef { .. }) => p,
         Plan::Scan {
             table,
             alias,
