@@ -22,6 +22,9 @@
 //! Besides, a filter over a derived table's computed columns (`Map`) puts
 //! the conjuncts that do not read them below the map (so a division there
 //! only sees the rows that pass, see [`filter_below_map`]).
+//!
+//! Last, `outer_agg.rs` groups the right side of a left join grouped by the
+//! left key first, and `share.rs` computes repeated subtrees once.
 
 use std::collections::BTreeSet;
 
