@@ -54,6 +54,8 @@ pub(crate) struct Estimator<'c> {
     /// group key, a derived table's column): for key statistics.
     alias: HashMap<ColumnId, Expr>,
     unique: BTreeSet<ColumnId>,
+    /// Each shared plan's estimated rows, by id (for its references).
+    shared: HashMap<usize, f64>,
 }
 
 impl<'c> Estimator<'c> {
@@ -63,9 +65,11 @@ impl<'c> Estimator<'c> {
             base: HashMap::new(),
             alias: HashMap::new(),
             unique: BTreeSet::new(),
+            shared: HashMap::new(),
         };
         crate::optimize::unique_columns(root, catalog, &mut e.unique);
         e.index(root);
+        e.index_shared(root);
         e
     }
 
@@ -86,10 +90,27 @@ impl<'c> Estimator<'c> {
                     self.alias.insert(*id, x.clone());
                 }
             }
+            Plan::SharedRef { columns, .. } => {
+                for &(id, shared) in columns {
+                    self.alias.insert(id, Expr::Column(shared));
+                }
+            }
             _ => {}
         }
         for c in p.children() {
             self.index(c);
+        }
+    }
+
+    /// The rows of each shared plan (after [`Self::index`]: they read its
+    /// statistics).
+    fn index_shared(&mut self, p: &Plan) {
+        if let Plan::Shared { id, input } = p {
+            let rows = self.rows(input);
+            self.shared.insert(*id, rows);
+        }
+        for c in p.children() {
+            self.index_shared(c);
         }
     }
 
@@ -165,9 +186,11 @@ impl<'c> Estimator<'c> {
                     .product::<f64>()
                     .min(n)
             }
-            Plan::Sort { input, .. } | Plan::Project { input, .. } | Plan::Map { input, .. } => {
-                self.rows(input)
-            }
+            Plan::Sort { input, .. }
+            | Plan::Project { input, .. }
+            | Plan::Map { input, .. }
+            | Plan::Shared { input, .. } => self.rows(input),
+            Plan::SharedRef { id, .. } => self.shared.get(id).copied().unwrap_or(1.0),
             Plan::Limit { input, count, .. } => self.rows(input).min(*count as f64),
             Plan::OneRow => 1.0,
         };

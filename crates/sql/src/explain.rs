@@ -42,6 +42,11 @@ impl LogicalPlan {
         // Tasks and memory without the inputs' (theirs are on their lines).
         let (mut own_tasks, mut own_bytes) = (tasks, memory_bytes);
         for c in node.children() {
+            // A shared plan runs before the statement's tree, on its own:
+            // its consumer's time and tasks do not include it.
+            if matches!(c, Plan::Shared { .. }) {
+                continue;
+            }
             if let Some(s) = analysis.get(c) {
                 own_tasks = own_tasks.saturating_sub(s.tasks);
                 own_bytes = own_bytes.saturating_sub(s.memory_bytes);
@@ -97,6 +102,14 @@ impl LogicalPlan {
             }
             Plan::Filter { predicate, .. } => writeln!(out, "{pad}Filter {}", list(predicate)),
             Plan::OneRow => writeln!(out, "{pad}OneRow"),
+            Plan::Shared { id, .. } => writeln!(out, "{pad}Shared #{id}"),
+            Plan::SharedRef { id, columns } => {
+                let c: Vec<&str> = columns
+                    .iter()
+                    .map(|c| short(&self.column(c.0).name))
+                    .collect();
+                writeln!(out, "{pad}-> #{id} [{}]", c.join(", "))
+            }
             Plan::Join {
                 keys,
                 kind,
@@ -192,7 +205,7 @@ impl LogicalPlan {
             out.push('\n');
         }
         match plan {
-            Plan::Scan { .. } | Plan::OneRow => {}
+            Plan::Scan { .. } | Plan::OneRow | Plan::SharedRef { .. } => {}
             Plan::Join { left, right, .. } => {
                 self.explain_node(left, depth + 1, analysis, preorder, out);
                 self.explain_node(right, depth + 1, analysis, preorder, out);
@@ -202,7 +215,8 @@ impl LogicalPlan {
             | Plan::Aggregate { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
-            | Plan::Project { input, .. } => {
+            | Plan::Project { input, .. }
+            | Plan::Shared { input, .. } => {
                 self.explain_node(input, depth + 1, analysis, preorder, out)
             }
         }

@@ -25,8 +25,10 @@ mod estimate;
 mod explain;
 pub mod lower;
 pub mod optimize;
+mod outer_agg;
 pub mod params;
 pub mod plan;
+mod share;
 pub mod store;
 pub mod types;
 

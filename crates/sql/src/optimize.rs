@@ -22,6 +22,9 @@
 //! Besides, a filter over a derived table's computed columns (`Map`) puts
 //! the conjuncts that do not read them below the map (so a division there
 //! only sees the rows that pass, see [`filter_below_map`]).
+//!
+//! Last, `outer_agg.rs` groups the right side of a left join grouped by the
+//! left key first, and `share.rs` computes repeated subtrees once.
 
 use std::collections::BTreeSet;
 
@@ -34,11 +37,14 @@ pub fn optimize(plan: LogicalPlan, catalog: &dyn Catalog) -> Result<LogicalPlan>
     let est = Estimator::new(&plan.root, catalog);
     let root = place_joins(plan.root, &est)?;
     let root = prune(root, &BTreeSet::new());
+    let mut columns = plan.columns;
+    let root = crate::outer_agg::push_groups(root, catalog, &mut columns);
+    let root = crate::share::share(root, &mut columns);
     let mut estimates = Vec::new();
     estimate_nodes(&root, &Estimator::new(&root, catalog), &mut estimates);
     Ok(LogicalPlan {
         root,
-        columns: plan.columns,
+        columns,
         estimates,
     })
 }
@@ -135,7 +141,8 @@ pub(crate) fn unique_columns(plan: &Plan, catalog: &dyn Catalog, out: &mut BTree
 fn place_joins(plan: Plan, est: &Estimator) -> Result<Plan> {
     let go = |p: Box<Plan>| -> Result<Box<Plan>> { Ok(Box::new(place_joins(*p, est)?)) };
     match plan {
-        Plan::OneRow => Ok(Plan::OneRow),
+        // Sharing runs after this: nothing to place.
+        p @ (Plan::OneRow | Plan::Shared { .. } | Plan::SharedRef { .. }) => Ok(p),
         Plan::Filter { input, predicate } if is_region(&input) => {
             let mut leaves = Vec::new();
             let mut conjuncts = predicate;
@@ -822,7 +829,9 @@ fn prune(plan: Plan, needed: &BTreeSet<ColumnId>) -> Plan {
     let n = &n;
     let go = |p: Box<Plan>, n: &BTreeSet<ColumnId>| Box::new(prune(*p, n));
     match plan {
-        Plan::OneRow => Plan::OneRow,
+        // Sharing runs after pruning (and widens a shared plan to what all
+        // its references read): nothing to prune.
+        p @ (Plan::OneRow | Plan::Shared { .. } | Plan::SharedRef { .. }) => p,
         Plan::Scan {
             table,
             alias,

@@ -352,6 +352,17 @@ pub enum Plan {
         input: Box<Plan>,
         outputs: Vec<(String, Expr)>,
     },
+    /// A common subexpression: `input` is computed once per statement and
+    /// its result handed out here and at every [`Plan::SharedRef`] with
+    /// this `id` (a WITH query referenced twice, TPC-H Q15's view; Q11's
+    /// join repeated in its HAVING subquery). Placed by `share.rs`.
+    Shared { id: usize, input: Box<Plan> },
+    /// The result of the [`Plan::Shared`] with this `id`, its columns
+    /// renamed: (this node's column, the shared plan's column).
+    SharedRef {
+        id: usize,
+        columns: Vec<(ColumnId, ColumnId)>,
+    },
 }
 
 impl Plan {
@@ -359,9 +370,11 @@ impl Plan {
     pub fn output_columns(&self) -> Vec<ColumnId> {
         match self {
             Plan::Scan { columns, .. } => columns.iter().map(|c| c.0).collect(),
-            Plan::Filter { input, .. } | Plan::Sort { input, .. } | Plan::Limit { input, .. } => {
-                input.output_columns()
-            }
+            Plan::Filter { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Limit { input, .. }
+            | Plan::Shared { input, .. } => input.output_columns(),
+            Plan::SharedRef { columns, .. } => columns.iter().map(|c| c.0).collect(),
             Plan::Join {
                 left, right, kind, ..
             } => {
@@ -390,14 +403,15 @@ impl Plan {
     /// The node's inputs.
     pub fn children(&self) -> Vec<&Plan> {
         match self {
-            Plan::Scan { .. } | Plan::OneRow => Vec::new(),
+            Plan::Scan { .. } | Plan::OneRow | Plan::SharedRef { .. } => Vec::new(),
             Plan::Join { left, right, .. } => vec![left, right],
             Plan::Filter { input, .. }
             | Plan::Map { input, .. }
             | Plan::Aggregate { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
-            | Plan::Project { input, .. } => vec![input],
+            | Plan::Project { input, .. }
+            | Plan::Shared { input, .. } => vec![input],
         }
     }
 
@@ -418,7 +432,9 @@ impl Plan {
                 .chain(aggs.iter().filter_map(|a| a.1.arg.as_ref()))
                 .collect(),
             Plan::Sort { keys, .. } => keys.iter().map(|k| &k.0).collect(),
-            Plan::Limit { .. } | Plan::OneRow => Vec::new(),
+            Plan::Limit { .. } | Plan::OneRow | Plan::Shared { .. } | Plan::SharedRef { .. } => {
+                Vec::new()
+            }
             Plan::Project { outputs, .. } => outputs.iter().map(|o| &o.1).collect(),
         }
     }
@@ -438,9 +454,10 @@ impl Plan {
         match self {
             Plan::Aggregate { groups, .. } => groups.is_empty(),
             Plan::OneRow => true,
-            Plan::Map { input, .. } | Plan::Project { input, .. } | Plan::Sort { input, .. } => {
-                input.is_single_row()
-            }
+            Plan::Map { input, .. }
+            | Plan::Project { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Shared { input, .. } => input.is_single_row(),
             _ => false,
         }
     }

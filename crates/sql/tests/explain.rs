@@ -184,6 +184,55 @@ fn left_joins_filter_their_right_side_first() {
 }
 
 #[test]
+fn a_count_over_a_left_join_on_the_left_key_groups_the_right_side_first() {
+    let plan = explain_file("tpch_q13");
+    let lines: Vec<&str> = plan.lines().map(str::trim).collect();
+    let join = lines
+        .iter()
+        .position(|l| l.starts_with("HashLeftJoin"))
+        .expect(&plan);
+    // customer, then orders counted per o_custkey: the join sees one row
+    // per ordering customer, not every order.
+    assert!(lines[join + 1].starts_with("Scan customer"), "{plan}");
+    assert!(
+        lines[join + 2]
+            .starts_with("Aggregate group by [orders.o_custkey] compute [count(o_orderkey)]"),
+        "{plan}"
+    );
+    assert!(lines[join - 1].starts_with("Map "), "{plan}");
+    // COUNT(*) counts an unmatched customer's padded row: not rewritten.
+    let plan = explain(
+        "explain select c_custkey, count(*) as n from customer left join orders \
+         on c_custkey = o_custkey group by c_custkey",
+    );
+    assert!(!plan.contains("Map"), "{plan}");
+}
+
+#[test]
+fn grouping_before_a_left_join_keeps_the_answers() {
+    // The same aggregates, with a group key the rule does not take
+    // (`c_custkey + 0` is no column): no match gives 0 and NULLs.
+    let grouped = |key: &str| {
+        common::query(&format!(
+            "select {key} as k, count(o_orderkey) as n, \
+             sum(o_totalprice) as s, min(o_orderdate) as lo, max(o_orderkey) as hi \
+             from customer left join orders on c_custkey = o_custkey \
+             and o_orderpriority = '1-URGENT' group by {key} order by k"
+        ))
+        .unwrap()
+    };
+    let fast = grouped("c_custkey");
+    let slow = grouped("c_custkey + 0");
+    assert_eq!(fast.rows, slow.rows);
+    assert!(
+        fast.rows
+            .iter()
+            .any(|r| r[1] == maestro_tpch::queries::Value::Int(0)),
+        "some customer without an urgent order"
+    );
+}
+
+#[test]
 fn or_of_ands_gives_up_its_common_join_key_and_implied_filters() {
     let plan = explain_file("tpch_q19");
     assert!(
@@ -246,4 +295,54 @@ fn a_filter_over_a_derived_table_goes_below_its_computed_columns() {
             && lines[3].contains("filter [nation.n_regionkey <> 0]"),
         "{plan}"
     );
+}
+
+/// The number of lines of `plan` whose operator starts with `prefix`.
+fn lines_starting(plan: &str, prefix: &str) -> usize {
+    plan.lines()
+        .filter(|l| l.trim_start().starts_with(prefix))
+        .count()
+}
+
+#[test]
+fn q15s_view_referenced_twice_is_computed_once() {
+    let plan = explain_file("tpch_q15");
+    // One aggregation over lineitem, shared by the join with supplier
+    // and the scalar subquery's max.
+    assert_eq!(lines_starting(&plan, "Scan lineitem"), 1, "{plan}");
+    assert_eq!(lines_starting(&plan, "Shared #1"), 1, "{plan}");
+    assert_eq!(lines_starting(&plan, "-> #1"), 1, "{plan}");
+    let shared = plan.lines().position(|l| l.contains("Shared #1")).unwrap();
+    assert!(
+        plan.lines()
+            .nth(shared + 1)
+            .unwrap()
+            .contains("Aggregate group by [lineitem.l_suppkey]"),
+        "{plan}"
+    );
+}
+
+#[test]
+fn q11s_join_repeated_in_its_having_subquery_is_computed_once() {
+    let plan = explain_file("tpch_q11");
+    for table in ["partsupp", "supplier", "nation"] {
+        assert_eq!(lines_starting(&plan, &format!("Scan {table}")), 1, "{plan}");
+    }
+    assert_eq!(lines_starting(&plan, "Shared #1"), 1, "{plan}");
+    assert_eq!(lines_starting(&plan, "-> #1"), 1, "{plan}");
+    // The two aggregates (per part, and the total) both remain.
+    assert_eq!(lines_starting(&plan, "Aggregate"), 2, "{plan}");
+}
+
+#[test]
+fn a_with_query_whose_references_differ_after_pushdown_is_not_shared() {
+    // The filter on `a.c` reaches the scan of one reference only: the two
+    // are different plans, each keeps its own filter.
+    let plan = explain(
+        "explain with t as (select n_nationkey as k, n_regionkey as r, n_name as c from nation) \
+         select count(*) as n from t a, t b, region \
+         where a.k = b.k and a.r = r_regionkey and b.r = r_regionkey and a.c = 'FRANCE'",
+    );
+    assert!(!plan.contains("Shared"), "{plan}");
+    assert!(plan.contains("'FRANCE'"), "{plan}");
 }

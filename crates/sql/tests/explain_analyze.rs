@@ -100,3 +100,44 @@ fn explain_analyze_reports_a_division_by_zero() {
     let e = common::error("explain analyze select 1 / (n_regionkey - n_regionkey) from nation");
     assert_eq!(e.kind, maestro_sql::ErrorKind::DivisionByZero);
 }
+
+#[test]
+fn a_with_query_referenced_twice_runs_once() {
+    let sql = "with r as (select n_regionkey as k, count(*) as c from nation, region \
+               where n_regionkey = r_regionkey group by n_regionkey) \
+               select a.k, b.c from r a, r b where a.c = b.c order by a.k, b.c";
+    let result = query(sql).unwrap();
+    // Without the WITH query (two derived tables): the same answer.
+    let inline = "(select n_regionkey as k, count(*) as c from nation, region \
+                  where n_regionkey = r_regionkey group by n_regionkey)";
+    let plain = query(&format!(
+        "select a.k, b.c from {inline} a, {inline} b where a.c = b.c order by a.k, b.c"
+    ))
+    .unwrap();
+    assert_eq!(result.rows, plain.rows);
+    // Every region has five nations: each region meets all five.
+    let want: Vec<Vec<Value>> = (0..5)
+        .flat_map(|k| (0..5).map(move |_| vec![Value::Int(k), Value::Int(5)]))
+        .collect();
+    assert_eq!(result.rows, want);
+    let plan = explain(&format!("explain analyze {sql}"));
+    eprintln!("{plan}");
+    let lines = annotated(&plan);
+    // One scan of each table, run once: its line has the table's rows.
+    let scans: Vec<&(String, usize)> = lines
+        .iter()
+        .filter(|l| l.0.starts_with("Scan nation"))
+        .collect();
+    assert_eq!(scans.len(), 1, "{plan}");
+    assert_eq!(scans[0].1, count("select count(*) from nation"), "{plan}");
+    let shared = lines
+        .iter()
+        .find(|l| l.0.starts_with("Shared #1"))
+        .expect(&plan);
+    assert_eq!(shared.1, 5, "five regions: {plan}");
+    let reference = lines
+        .iter()
+        .find(|l| l.0.starts_with("-> #1"))
+        .expect(&plan);
+    assert_eq!(reference.1, 5, "{plan}");
+}

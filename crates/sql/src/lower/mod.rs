@@ -64,6 +64,7 @@ pub fn run(ctx: &ExecContext, catalog: &dyn Catalog, plan: &LogicalPlan) -> Resu
         catalog,
         plan,
         analysis: None,
+        shared: Mutex::default(),
     }
     .run()
 }
@@ -112,6 +113,7 @@ pub fn run_analyzed(
         catalog,
         plan,
         analysis: Some(Mutex::new(Analysis::default())),
+        shared: Mutex::default(),
     };
     let result = l.run()?;
     let analysis = l
@@ -127,6 +129,9 @@ struct Lowering<'a> {
     plan: &'a LogicalPlan,
     /// `Some` for EXPLAIN ANALYZE: each node's stats go here.
     analysis: Option<Mutex<Analysis>>,
+    /// The result of each [`Plan::Shared`] by id, computed before the
+    /// statement's tree runs (see [`Lowering::run_shared`]).
+    shared: Mutex<HashMap<usize, Relation<'a>>>,
 }
 
 /// Where a node's measurement starts (see [`Lowering::measured`]).
@@ -145,6 +150,7 @@ impl<'a> Lowering<'a> {
         let Plan::Project { input, outputs } = &self.plan.root else {
             return Err(SqlError::invalid("a plan ends with its projection"));
         };
+        self.run_shared(&self.plan.root)?;
         let mark = self.mark();
         let rel = self.node(input)?;
         let result = self.output(&rel, outputs)?;
@@ -177,7 +183,45 @@ impl<'a> Lowering<'a> {
             .insert(node_key(node), stats);
     }
 
+    /// Computes every [`Plan::Shared`] under `p`, one after the other and
+    /// before the tree that reads them runs: its result is then there for
+    /// every reference, in whichever branch of a fork-join it sits, and no
+    /// task ever waits for another to compute it (a worker blocked on such
+    /// a wait could hold, lower on its stack, a task the computing one
+    /// waits for). Shared plans nested in a shared plan come first (its
+    /// tree reads them). Costs the overlap of a shared plan with its
+    /// consumers' sibling branches, not the parallelism of its operators.
+    fn run_shared(&self, p: &'a Plan) -> Result<()> {
+        for c in p.children() {
+            self.run_shared(c)?;
+        }
+        if let Plan::Shared { id, input } = p {
+            let mark = self.mark();
+            let rel = self.node(input)?;
+            self.measured(p, mark, rel.len);
+            self.lock_shared().insert(*id, rel);
+        }
+        Ok(())
+    }
+
+    fn lock_shared(&self) -> std::sync::MutexGuard<'_, HashMap<usize, Relation<'a>>> {
+        self.shared.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The result of shared plan `id` (a copy: row ids are shared, owned
+    /// vectors copied).
+    fn shared_result(&self, id: usize) -> Result<Relation<'a>> {
+        self.lock_shared()
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| SqlError::invalid(format!("shared plan #{id} was not computed")))
+    }
+
     fn node(&self, p: &'a Plan) -> Result<Relation<'a>> {
+        if let Plan::Shared { id, .. } = p {
+            // Measured where it was computed (`run_shared`).
+            return self.shared_result(*id);
+        }
         let mark = self.mark();
         let rel = self.node_unmeasured(p)?;
         self.measured(p, mark, rel.len);
@@ -291,6 +335,30 @@ impl<'a> Lowering<'a> {
                 Ok(rel.take(self.ctx, &pos))
             }
             Plan::Project { .. } => Err(SqlError::unsupported("a projection below the top")),
+            Plan::Shared { id, .. } => self.shared_result(*id),
+            Plan::SharedRef { id, columns } => {
+                let all = self.lock_shared();
+                let shared = all.get(id).ok_or_else(|| {
+                    SqlError::invalid(format!("shared plan #{id} was not computed"))
+                })?;
+                // Only the columns this reference reads are copied.
+                let cols = columns
+                    .iter()
+                    .map(|&(mine, theirs)| {
+                        shared
+                            .get(theirs)
+                            .cloned()
+                            .map(|v| (mine, v))
+                            .ok_or_else(|| {
+                                SqlError::invalid(format!("shared plan #{id} lacks a column"))
+                            })
+                    })
+                    .collect::<Result<_>>()?;
+                Ok(Relation {
+                    len: shared.len,
+                    cols,
+                })
+            }
             Plan::OneRow => Ok(Relation {
                 len: 1,
                 cols: Vec::new(),
