@@ -17,7 +17,9 @@ use maestro_bench::{Report, ResultRow, reps};
 use maestro_gomp_bench::interference::{
     DbPriority, InterferenceRow, InterferenceSetup, interference,
 };
-use maestro_gomp_bench::{AppRuntime, OverheadSetup, find_cdylib_dir, overhead};
+use maestro_gomp_bench::{
+    AppRuntime, LibFreshness, OverheadSetup, cdylib_freshness, find_cdylib_dir, overhead,
+};
 use serde_json::json;
 
 use crate::{CommonArgs, exit};
@@ -294,6 +296,40 @@ fn interference_rows(rows: &[InterferenceRow]) -> Vec<ResultRow> {
     out
 }
 
+/// Refuses a `libmaestro_gomp.so` older than the gomp sources (exit 2, naming
+/// the rebuild command): `cargo build -p maestro-cli` does not rebuild it, and
+/// a stale library measures old code without a sign (issue 12). A library
+/// chosen with `MAESTRO_GOMP_LIB_DIR` only gets a warning: A/B runs point it
+/// at older builds on purpose.
+fn check_fresh(lib_dir: &std::path::Path) -> Result<(), ExitCode> {
+    let lib = lib_dir.join("libmaestro_gomp.so");
+    let freshness = cdylib_freshness(lib_dir);
+    let problem = match &freshness {
+        LibFreshness::Fresh => return Ok(()),
+        LibFreshness::OlderThanSource(src) => format!(
+            "{} is older than {} (stale: built before the last change to the OpenMP runtime)",
+            lib.display(),
+            src.display()
+        ),
+        LibFreshness::OlderThanBinary => {
+            format!("{} is older than this binary (maybe stale)", lib.display())
+        }
+        LibFreshness::Unknown => {
+            format!("cannot read the modification time of {}", lib.display())
+        }
+    };
+    let fix = "rebuild it with `cargo build --release -p maestro-gomp`";
+    if std::env::var_os("MAESTRO_GOMP_LIB_DIR").is_some() {
+        eprintln!("WARNING: {problem}; using it anyway (MAESTRO_GOMP_LIB_DIR is set)");
+        Ok(())
+    } else if let LibFreshness::OlderThanSource(_) = freshness {
+        Err(exit::usage(format!("{problem}; {fix}")))
+    } else {
+        eprintln!("WARNING: {problem}; {fix} if the OpenMP runtime changed");
+        Ok(())
+    }
+}
+
 fn overhead_part(
     args: &OmpArgs,
     contexts: usize,
@@ -309,6 +345,7 @@ fn overhead_part(
              `cargo build --release -p maestro-gomp` or set MAESTRO_GOMP_LIB_DIR",
         ));
     };
+    check_fresh(&lib_dir)?;
     let ops = if args.common.quick { 50 } else { args.ops };
     let mut setup = OverheadSetup {
         cc: compiler(),

@@ -132,20 +132,109 @@ pub struct OverheadRow {
 }
 
 /// Where `libmaestro_gomp.so` is: `$MAESTRO_GOMP_LIB_DIR`, else beside the running
-/// executable or in its `deps/` (cargo's layouts for binaries and tests).
+/// executable, in its `deps/` or its parent (cargo's layouts for binaries and
+/// tests) — the newest of those that exist. Not the first: `cargo build -p
+/// maestro-cli` rebuilds the library only in `deps/` (a dependency's cdylib is
+/// not copied up), so `target/release/libmaestro_gomp.so` from an earlier
+/// `cargo build -p maestro-gomp` stayed first and stale (issue 12).
 pub fn find_cdylib_dir() -> Option<PathBuf> {
     if let Ok(d) = std::env::var("MAESTRO_GOMP_LIB_DIR") {
         return Some(PathBuf::from(d));
     }
     let exe = std::env::current_exe().ok()?;
     let dir = exe.parent()?;
-    [
+    newest_cdylib_dir(&[
         dir.to_path_buf(),
         dir.join("deps"),
         dir.parent()?.to_path_buf(),
-    ]
-    .into_iter()
-    .find(|d| d.join("libmaestro_gomp.so").exists())
+    ])
+}
+
+/// The directory among `candidates` whose `libmaestro_gomp.so` was modified
+/// last (the first such on a tie).
+fn newest_cdylib_dir(candidates: &[PathBuf]) -> Option<PathBuf> {
+    let mut best: Option<(std::time::SystemTime, &PathBuf)> = None;
+    for d in candidates {
+        let Ok(t) = std::fs::metadata(d.join("libmaestro_gomp.so")).and_then(|m| m.modified())
+        else {
+            continue;
+        };
+        if best.is_none_or(|(b, _)| t > b) {
+            best = Some((t, d));
+        }
+    }
+    best.map(|(_, d)| d.clone())
+}
+
+/// How a `libmaestro_gomp.so` compares with what it should have been built
+/// from (see [`cdylib_freshness`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LibFreshness {
+    /// Newer than every source of the gomp crate (or, without the sources,
+    /// than the running binary).
+    Fresh,
+    /// Older than this source file of the gomp crate: built before the last
+    /// change, so it measures old code. `cargo build -p maestro-cli` does not
+    /// rebuild the cdylib.
+    OlderThanSource(PathBuf),
+    /// The gomp sources are not where this binary was built from, and the
+    /// library is older than the running binary (maybe stale, maybe not).
+    OlderThanBinary,
+    /// A modification time could not be read.
+    Unknown,
+}
+
+/// The gomp crate's directory, as this crate was built (`crates/gomp`).
+fn gomp_source_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../gomp")
+}
+
+/// Whether `lib_dir/libmaestro_gomp.so` is older than the gomp crate's
+/// sources (`src/**`, `Cargo.toml`, `build.rs` if any) when they exist where
+/// this binary was built from, else than the running binary.
+pub fn cdylib_freshness(lib_dir: &Path) -> LibFreshness {
+    freshness_against(&lib_dir.join("libmaestro_gomp.so"), &gomp_source_dir())
+}
+
+fn freshness_against(lib: &Path, gomp_dir: &Path) -> LibFreshness {
+    let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let Some(built) = mtime(lib) else {
+        return LibFreshness::Unknown;
+    };
+    if gomp_dir.join("src").is_dir() {
+        let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
+        let mut dirs = vec![gomp_dir.join("src")];
+        let mut files = vec![gomp_dir.join("Cargo.toml"), gomp_dir.join("build.rs")];
+        while let Some(d) = dirs.pop() {
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                return LibFreshness::Unknown;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else {
+                    files.push(p);
+                }
+            }
+        }
+        for f in files {
+            if let Some(t) = mtime(&f)
+                && newest.as_ref().is_none_or(|(n, _)| t > *n)
+            {
+                newest = Some((t, f));
+            }
+        }
+        return match newest {
+            Some((t, f)) if t > built => LibFreshness::OlderThanSource(f),
+            _ => LibFreshness::Fresh,
+        };
+    }
+    match std::env::current_exe().ok().and_then(|e| mtime(&e)) {
+        Some(exe) if exe > built => LibFreshness::OlderThanBinary,
+        Some(_) => LibFreshness::Fresh,
+        None => LibFreshness::Unknown,
+    }
 }
 
 fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
@@ -265,6 +354,52 @@ pub fn overhead(setup: &OverheadSetup) -> Result<Vec<OverheadRow>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn touch(p: &Path, secs_after_epoch: u64) {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let f = std::fs::File::create(p).unwrap();
+        f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs_after_epoch))
+            .unwrap();
+    }
+
+    #[test]
+    fn the_newest_library_is_chosen_not_the_first() {
+        let dir = std::env::temp_dir().join(format!("gomp-newest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (up, deps, none) = (dir.join("release"), dir.join("release/deps"), dir.join("x"));
+        touch(&up.join("libmaestro_gomp.so"), 1_000);
+        touch(&deps.join("libmaestro_gomp.so"), 2_000);
+        let all = [up.clone(), deps.clone(), none.clone()];
+        assert_eq!(newest_cdylib_dir(&all), Some(deps.clone()));
+        touch(&up.join("libmaestro_gomp.so"), 3_000);
+        assert_eq!(newest_cdylib_dir(&all), Some(up));
+        assert_eq!(newest_cdylib_dir(&[none]), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_library_older_than_a_gomp_source_is_stale() {
+        let dir = std::env::temp_dir().join(format!("gomp-fresh-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let gomp = dir.join("gomp");
+        let lib = dir.join("lib/libmaestro_gomp.so");
+        touch(&gomp.join("Cargo.toml"), 1_000);
+        touch(&gomp.join("src/lib.rs"), 1_000);
+        touch(&gomp.join("src/abi/tasks.rs"), 3_000);
+        touch(&lib, 2_000);
+        assert_eq!(
+            freshness_against(&lib, &gomp),
+            LibFreshness::OlderThanSource(gomp.join("src/abi/tasks.rs")),
+            "a nested source file newer than the library"
+        );
+        touch(&lib, 4_000);
+        assert_eq!(freshness_against(&lib, &gomp), LibFreshness::Fresh);
+        assert_eq!(
+            freshness_against(&dir.join("lib/missing.so"), &gomp),
+            LibFreshness::Unknown
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn parses_lines_and_takes_medians() {

@@ -495,6 +495,8 @@ pub(crate) struct WaitSet {
     /// waiter's Acquire load: what a task wrote is visible after the wait), so a
     /// finishing task takes the mutex only when it was the last.
     outstanding: AtomicUsize,
+    /// Locked as a leaf (`Mutex::lock_leaf`): no critical section on it calls
+    /// into the scheduler, only `cv` waits, which release it.
     state: Mutex<WaitState>,
     cv: Condvar,
     /// A taskgroup's `cancel taskgroup`. Relaxed: no data is published with
@@ -565,7 +567,7 @@ impl WaitSet {
     }
 
     fn add(&self, t: &TaskRef) {
-        let mut s = self.state.lock();
+        let mut s = self.state.lock_leaf();
         // Relaxed: the mutex orders it against the waiter's check (taken under it).
         self.outstanding.fetch_add(1, Ordering::Relaxed);
         if s.queued.len() >= s.prune_at.max(32) {
@@ -582,14 +584,14 @@ impl WaitSet {
 
     /// Counts a task without queuing it (see [`WaitSet::enqueue`]).
     fn count(&self) {
-        let _s = self.state.lock();
+        let _s = self.state.lock_leaf();
         // Relaxed: the mutex orders it against the waiter's check (taken under it).
         self.outstanding.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Queues a task counted by [`WaitSet::count`] for a waiter to run.
     fn enqueue(&self, t: &TaskRef) {
-        let mut s = self.state.lock();
+        let mut s = self.state.lock_leaf();
         if s.forgotten {
             return;
         }
@@ -607,7 +609,7 @@ impl WaitSet {
 
     /// The last queued task, if any (maybe one already taken).
     pub fn pop_queued(&self) -> Option<TaskRef> {
-        self.state.lock().queued.pop()
+        self.state.lock_leaf().queued.pop()
     }
 
     /// One task of the set finished. No wake-up is lost: a waiter registers
@@ -620,7 +622,7 @@ impl WaitSet {
         if self.outstanding.fetch_sub(1, Ordering::Release) != 1 {
             return;
         }
-        let wake = self.state.lock().waiters > 0;
+        let wake = self.state.lock_leaf().waiters > 0;
         if wake {
             self.cv.notify_all();
         }
@@ -634,7 +636,7 @@ impl WaitSet {
     /// children still run: they are in the team's queue too.
     pub fn forget_queued(&self) {
         let queued = {
-            let mut s = self.state.lock();
+            let mut s = self.state.lock_leaf();
             s.forgotten = true;
             std::mem::take(&mut s.queued)
         };
@@ -643,7 +645,7 @@ impl WaitSet {
 
     /// Waits until every task of the set finished, running queued ones meanwhile.
     pub fn wait(&self) {
-        let mut s = self.state.lock();
+        let mut s = self.state.lock_leaf();
         loop {
             // Acquire: pairs with the Release decrement in `done`.
             if self.outstanding.load(Ordering::Acquire) == 0 {
@@ -653,7 +655,7 @@ impl WaitSet {
             if let Some(t) = s.queued.pop() {
                 drop(s);
                 execute(t);
-                s = self.state.lock();
+                s = self.state.lock_leaf();
                 continue;
             }
             s.waiters += 1;

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use maestro_scheduler::sync::{Condvar, Mutex, load_allows_spinning};
+use smallvec::SmallVec;
 
 use crate::ctx::Ctx;
 use crate::icv::Icv;
@@ -62,6 +63,9 @@ pub(crate) struct TeamShared {
     member_icv: Icv,
     /// A loop or sections construct combined with the region (`GOMP_parallel_loop_*`).
     pre_ws: Option<Arc<WorkShare>>,
+    /// Locked as a leaf (`Mutex::lock_leaf`, not counted in the scheduler's
+    /// held locks): no critical section on it calls into the scheduler, only
+    /// `cv` waits, which release it.
     sync: Mutex<TeamSync>,
     /// `TeamSync::generation`, readable without the mutex: barrier waiters spin
     /// on it briefly before they sleep (stored under the mutex, Release; read
@@ -149,6 +153,20 @@ struct TeamSync {
 /// scans the queue, so it should pay for itself over a few dozen pushes.
 const PRUNE_MIN_TASKS: usize = 32;
 
+/// Tasks a barrier or join waiter takes off the team queue at once
+/// ([`TeamShared::take_batch`]). Guessed: enough to spread one lock round
+/// trip and one update of the team's count — cache lines the creating member
+/// writes too — over several empty tasks, few enough that a batch of real
+/// tasks does not keep much work from other waiters (a batch is also at most
+/// half of the queue).
+const TASK_BATCH_MAX: usize = 8;
+
+/// Runs a batch of queued tasks here (those nobody took meanwhile); returns
+/// how many ran, whose completions the caller owes the team.
+fn run_batch(batch: SmallVec<[TaskRef; TASK_BATCH_MAX]>) -> usize {
+    batch.into_iter().filter(|t| task::run_body(t)).count()
+}
+
 /// libgomp's throttle: past this many unfinished tasks per member, new tasks run
 /// at once in the creating task instead of being queued.
 const TASKS_PER_MEMBER: usize = 64;
@@ -204,7 +222,7 @@ impl TeamShared {
 
     /// Marks the team failed and wakes every waiter (native API only).
     pub fn poison(&self) {
-        self.sync.lock().poisoned = true;
+        self.sync.lock_leaf().poisoned = true;
         self.cv.notify_all();
     }
 
@@ -228,7 +246,7 @@ impl TeamShared {
     /// before it sleeps.
     pub fn cancel(&self) {
         runtime::note_cancellation();
-        let mut s = self.sync.lock();
+        let mut s = self.sync.lock_leaf();
         s.cancelled = true;
         self.cancelled.store(true, Ordering::Relaxed);
         drop(s);
@@ -251,7 +269,7 @@ impl TeamShared {
     }
 
     fn wait_barrier(&self, cancellable: bool) -> BarrierEnd {
-        let mut s = self.sync.lock();
+        let mut s = self.sync.lock_leaf();
         if cancellable && s.cancelled {
             return BarrierEnd::Cancelled;
         }
@@ -280,14 +298,12 @@ impl TeamShared {
                 self.cv.notify_all();
                 return BarrierEnd::Passed;
             }
-            if let Some(t) = self.pop_queued(&mut s) {
+            let batch = self.take_batch(&mut s);
+            if !batch.is_empty() {
                 drop(s);
-                let ran = task::run_body(&t);
-                drop(t);
-                s = self.sync.lock();
-                if ran {
-                    self.count_task_done(&mut s);
-                }
+                let ran = run_batch(batch);
+                s = self.sync.lock_leaf();
+                self.count_tasks_done(&mut s, ran);
                 continue;
             }
             // Spin briefly first: a team's last member usually arrives within
@@ -312,7 +328,7 @@ impl TeamShared {
             if !cancellable && self.generation.load(Ordering::Acquire) != generation {
                 return BarrierEnd::Passed;
             }
-            s = self.sync.lock();
+            s = self.sync.lock_leaf();
             if s.generation != generation {
                 return BarrierEnd::Passed;
             }
@@ -388,6 +404,19 @@ impl TeamShared {
         t
     }
 
+    /// Up to [`TASK_BATCH_MAX`] queued tasks, at most half of the queue
+    /// (rounded up), for a barrier or join waiter (team mutex held as `s`):
+    /// the oldest, from the end the creators do not push to. One lock round
+    /// trip and one count update then serve several tasks handed over from
+    /// another member (maybe already taken through their parent's or group's
+    /// queue: whoever claims first runs them).
+    fn take_batch(&self, s: &mut TeamSync) -> SmallVec<[TaskRef; TASK_BATCH_MAX]> {
+        let k = s.queued.len().div_ceil(2).min(TASK_BATCH_MAX);
+        let batch = s.queued.drain(..k).collect();
+        self.queued_len.store(s.queued.len(), Ordering::Relaxed);
+        batch
+    }
+
     /// Whether tasks may be queued (a hint: see `queued_len`).
     fn tasks_queued(&self) -> bool {
         self.queued_len.load(Ordering::Relaxed) > 0
@@ -401,7 +430,7 @@ impl TeamShared {
         if self.outstanding.fetch_add(1, Ordering::Relaxed) >= TASKS_PER_MEMBER * self.n {
             return false;
         }
-        let mut s = self.sync.lock();
+        let mut s = self.sync.lock_leaf();
         self.push_task(&mut s, t.clone());
         let wake = s.waiters > 0;
         drop(s);
@@ -421,7 +450,7 @@ impl TeamShared {
     /// Queues a task counted by [`Self::count_task`] for waiters to help with
     /// (whatever the throttle: the task exists already).
     pub fn queue_task(&self, t: TaskRef) {
-        let mut s = self.sync.lock();
+        let mut s = self.sync.lock_leaf();
         self.push_task(&mut s, t);
         let wake = s.waiters > 0;
         drop(s);
@@ -449,7 +478,7 @@ impl TeamShared {
     }
 
     fn pop_task(&self) -> Option<TaskRef> {
-        self.pop_queued(&mut self.sync.lock())
+        self.pop_queued(&mut self.sync.lock_leaf())
     }
 
     /// An explicit task of this team finished. Takes the team mutex only if
@@ -461,7 +490,7 @@ impl TeamShared {
     pub fn task_done(&self) {
         // Release: pairs with the Acquire loads of the barrier and join checks.
         if self.outstanding.fetch_sub(1, Ordering::Release) == 1 {
-            let wake = self.sync.lock().waiters > 0;
+            let wake = self.sync.lock_leaf().waiters > 0;
             if wake {
                 self.cv.notify_all();
             }
@@ -469,11 +498,11 @@ impl TeamShared {
     }
 
     /// [`Self::task_done`] for a caller that holds the team mutex (as `s`): a
-    /// barrier or join waiter that ran a task and re-took the mutex to look
-    /// for the next one.
-    fn count_task_done(&self, s: &mut TeamSync) {
+    /// barrier or join waiter that ran tasks and re-took the mutex to look
+    /// for the next one; `n` tasks at once (a batch, [`Self::take_batch`]).
+    fn count_tasks_done(&self, s: &mut TeamSync, n: usize) {
         // Release: as in `task_done`.
-        if self.outstanding.fetch_sub(1, Ordering::Release) == 1 && s.waiters > 0 {
+        if n > 0 && self.outstanding.fetch_sub(n, Ordering::Release) == n && s.waiters > 0 {
             self.cv.notify_all();
         }
     }
@@ -520,7 +549,7 @@ impl TeamShared {
     }
 
     fn finish(&self) {
-        let mut s = self.sync.lock();
+        let mut s = self.sync.lock_leaf();
         s.finished += 1;
         // Release: pairs with the Acquire load in `join`'s spin.
         self.finished.store(s.finished, Ordering::Release);
@@ -548,20 +577,18 @@ impl TeamShared {
         // Acquire: pairs with the Release store in `finish`.
         // It also ends when a task is queued (as at a barrier).
         self.spin_until(|| self.finished.load(Ordering::Acquire) == self.n || self.tasks_queued());
-        let mut s = self.sync.lock();
+        let mut s = self.sync.lock_leaf();
         loop {
             // Acquire: pairs with the Release decrements in `task_done`.
             if s.finished == self.n && self.outstanding.load(Ordering::Acquire) == 0 {
                 return;
             }
-            if let Some(t) = self.pop_queued(&mut s) {
+            let batch = self.take_batch(&mut s);
+            if !batch.is_empty() {
                 drop(s);
-                let ran = task::run_body(&t);
-                drop(t);
-                s = self.sync.lock();
-                if ran {
-                    self.count_task_done(&mut s);
-                }
+                let ran = run_batch(batch);
+                s = self.sync.lock_leaf();
+                self.count_tasks_done(&mut s, ran);
                 continue;
             }
             s.waiters += 1;
@@ -606,6 +633,34 @@ mod tests {
         assert!(s.queued.iter().any(|r| TaskRef::ptr_eq(r, &pending)));
         while t.pop_queued(&mut s).is_some() {}
         assert!(!t.tasks_queued(), "the length hint follows the queue");
+    }
+
+    #[test]
+    fn a_waiter_takes_a_bounded_batch_of_the_oldest_tasks() {
+        let t = team(2);
+        let mut s = t.sync.lock_leaf();
+        let recs: Vec<TaskRef> = (0..20).map(|_| task::test_record()).collect();
+        for r in &recs {
+            t.push_task(&mut s, r.clone());
+        }
+        let batch = t.take_batch(&mut s);
+        assert_eq!(batch.len(), TASK_BATCH_MAX, "bounded by the batch size");
+        for (b, r) in batch.iter().zip(&recs) {
+            assert!(TaskRef::ptr_eq(b, r), "the oldest first, in order");
+        }
+        assert_eq!(s.queued.len(), 20 - TASK_BATCH_MAX);
+        // Three left: the batch takes half of them, rounded up.
+        while s.queued.len() > 3 {
+            t.pop_queued(&mut s);
+        }
+        assert_eq!(t.take_batch(&mut s).len(), 2);
+        assert_eq!(t.take_batch(&mut s).len(), 1);
+        assert!(t.take_batch(&mut s).is_empty());
+        assert!(!t.tasks_queued(), "the length hint follows the queue");
+        drop(s);
+        // Tasks claimed elsewhere meanwhile do not run, nor count.
+        assert!(batch[0].claim().is_some());
+        assert_eq!(run_batch(batch), TASK_BATCH_MAX - 1);
     }
 
     #[test]
