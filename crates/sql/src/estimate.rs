@@ -44,6 +44,30 @@ const DEFAULT_OTHER: f64 = 0.5;
 /// The semi join's share of left rows with unknown key statistics.
 const DEFAULT_SEMI: f64 = 0.5;
 
+/// What one side of a join is, for [`Estimator::join_rows`]: whether its
+/// unique columns are still unique there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// One table (scan, aggregate, semi join of one): its keys are keys.
+    Leaf,
+    /// Several tables joined: a table's key may repeat.
+    Joined,
+}
+
+impl Shape {
+    /// The shape of a plan node's output.
+    pub fn of(p: &Plan) -> Shape {
+        match p {
+            Plan::Join {
+                kind: JoinKind::Inner | JoinKind::LeftOuter,
+                ..
+            } => Shape::Joined,
+            Plan::Filter { input, .. } | Plan::Map { input, .. } => Shape::of(input),
+            _ => Shape::Leaf,
+        }
+    }
+}
+
 /// Estimates for the nodes of one plan, reading the statistics of the
 /// tables it scans.
 pub(crate) struct Estimator<'c> {
@@ -169,9 +193,11 @@ impl<'c> Estimator<'c> {
                 let (l, r) = (self.rows(left), self.rows(right));
                 let refs: Vec<(&Expr, &Expr)> = keys.iter().map(|(a, b)| (a, b)).collect();
                 match kind {
-                    JoinKind::Inner => self.join_rows(l, r, &refs) * self.all(residual),
+                    JoinKind::Inner => {
+                        self.join_rows(l, r, &refs, Shape::of(left)) * self.all(residual)
+                    }
                     JoinKind::LeftOuter => {
-                        (self.join_rows(l, r, &refs) * self.all(residual)).max(l)
+                        (self.join_rows(l, r, &refs, Shape::of(left)) * self.all(residual)).max(l)
                     }
                     JoinKind::Semi => l * self.semi_share(l, r, &refs),
                     JoinKind::Anti => l * (1.0 - self.semi_share(l, r, &refs)).max(0.1),
@@ -198,8 +224,11 @@ impl<'c> Estimator<'c> {
     }
 
     /// Rows of `S ⋈ R` on `keys` ((S side, R side) pairs) with `s` and `r`
-    /// rows (see the module doc).
-    pub fn join_rows(&self, s: f64, r: f64, keys: &[(&Expr, &Expr)]) -> f64 {
+    /// rows (see the module doc). A unique column of R caps the rows at
+    /// `s`; one of S at `r` only when S is one table (`s_shape`): joined
+    /// with others, its rows repeat (TPC-H Q5's `n_nationkey` after
+    /// customer ⋈ nation is no key).
+    pub fn join_rows(&self, s: f64, r: f64, keys: &[(&Expr, &Expr)], s_shape: Shape) -> f64 {
         if keys.is_empty() {
             return s * r;
         }
@@ -219,7 +248,7 @@ impl<'c> Estimator<'c> {
         if keys.iter().any(|(_, rk)| self.is_unique(rk)) {
             est = est.min(s);
         }
-        if keys.iter().any(|(sk, _)| self.is_unique(sk)) {
+        if s_shape == Shape::Leaf && keys.iter().any(|(sk, _)| self.is_unique(sk)) {
             est = est.min(r);
         }
         est.max(1.0)
@@ -595,11 +624,11 @@ mod tests {
         let e = Estimator::new(&scan(Vec::new()), &c);
         let (k, q) = (Expr::Column(ColumnId(0)), Expr::Column(ColumnId(1)));
         // 1000 rows with 1000 keys ⋈ 1000 rows with 50 values: 1000.
-        assert!((e.join_rows(1000.0, 1000.0, &[(&k, &q)]) - 1000.0).abs() < 30.0);
+        assert!((e.join_rows(1000.0, 1000.0, &[(&k, &q)], Shape::Leaf) - 1000.0).abs() < 30.0);
         // A side filtered to 10 rows: at most 10 distinct keys there.
-        assert!((e.join_rows(10.0, 1000.0, &[(&q, &q)]) - 200.0).abs() < 5.0);
+        assert!((e.join_rows(10.0, 1000.0, &[(&q, &q)], Shape::Leaf) - 200.0).abs() < 5.0);
         // Several keys: the most selective one.
-        let two = e.join_rows(1000.0, 1000.0, &[(&q, &q), (&k, &k)]);
+        let two = e.join_rows(1000.0, 1000.0, &[(&q, &q), (&k, &k)], Shape::Leaf);
         assert!((two - 1000.0).abs() < 30.0, "{two}");
     }
 }

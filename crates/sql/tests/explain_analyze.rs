@@ -141,3 +141,38 @@ fn a_with_query_referenced_twice_runs_once() {
         .expect(&plan);
     assert_eq!(reference.1, 5, "{plan}");
 }
+
+/// NOT EXISTS over a filtered table, for a few outer rows: the subquery's
+/// rows are reduced to the outer keys before the filter runs, so its scan
+/// outputs only the filtered rows of those keys, not of the whole table.
+#[test]
+fn a_filtered_subquery_scan_is_reduced_by_the_outer_keys_first() {
+    let sql = "select count(*) from orders where o_custkey < 20 and not exists \
+               (select * from lineitem where l_orderkey = o_orderkey \
+               and l_receiptdate > l_commitdate)";
+    let plan = explain(&format!("explain analyze {sql}"));
+    let lines = annotated(&plan);
+    let scanned = lines
+        .iter()
+        .find(|(op, _)| op.starts_with("Scan lineitem"))
+        .unwrap_or_else(|| panic!("no lineitem scan in\n{plan}"))
+        .1;
+    let late_of_those = count(
+        "select count(*) from orders, lineitem where l_orderkey = o_orderkey \
+         and o_custkey < 20 and l_receiptdate > l_commitdate",
+    );
+    let late = count("select count(*) from lineitem where l_receiptdate > l_commitdate");
+    assert!(
+        late_of_those > 0 && late_of_those * 10 < late,
+        "{late_of_those} {late}"
+    );
+    assert_eq!(scanned, late_of_those, "{plan}");
+    let without = count(sql);
+    let orders = count("select count(*) from orders where o_custkey < 20");
+    let with_late = count(
+        "select count(*) from orders where o_custkey < 20 and exists \
+         (select * from lineitem where l_orderkey = o_orderkey \
+         and l_receiptdate > l_commitdate)",
+    );
+    assert_eq!(without + with_late, orders);
+}

@@ -110,6 +110,15 @@ fn native_pred<'r>(e: &Expr, rel: &'r Relation) -> Option<Pred<'r>> {
                 .collect::<Option<_>>()?,
         )),
         Expr::Not(e) => Some(Pred::not(native_pred(e, rel)?)),
+        Expr::Cmp(CmpOp::Eq, x, l) | Expr::Cmp(CmpOp::Eq, l, x)
+            if prefix_column(x).is_some() && matches!(l.as_ref(), Expr::Lit(_)) =>
+        {
+            let (x, n) = prefix_column(x)?;
+            let Expr::Lit(l) = l.as_ref() else {
+                return None;
+            };
+            prefix_pred(x, n, std::slice::from_ref(l), rel)
+        }
         Expr::Cmp(op, a, b) => match (a.as_ref(), b.as_ref()) {
             (x, Expr::Lit(l)) => Pred::cmp(column(x, rel)?, exec_cmp(*op), exec_lit(l)?).ok(),
             (Expr::Lit(l), x) => Pred::cmp(column(x, rel)?, exec_cmp(op.flip()), exec_lit(l)?).ok(),
@@ -125,6 +134,15 @@ fn native_pred<'r>(e: &Expr, rel: &'r Relation) -> Option<Pred<'r>> {
                 Pred::cols(cx, exec_cmp(*op), cy).ok()
             }
         },
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } if prefix_column(expr).is_some() => {
+            let (x, n) = prefix_column(expr)?;
+            let p = prefix_pred(x, n, list, rel)?;
+            Some(if *negated { Pred::not(p) } else { p })
+        }
         Expr::InList {
             expr,
             list,
@@ -198,6 +216,39 @@ fn cheap_first<'e>(es: &'e [Expr], rel: &Relation) -> Vec<&'e Expr> {
     let mut v: Vec<(Cost, &Expr)> = es.iter().map(|e| (cost(e, rel), e)).collect();
     v.sort_by_key(|x| x.0);
     v.into_iter().map(|x| x.1).collect()
+}
+
+/// `SUBSTRING(x FROM 1 FOR n)` (n ≥ 1): the string `x` and `n`.
+fn prefix_column(e: &Expr) -> Option<(&Expr, usize)> {
+    match e {
+        Expr::Substring {
+            expr,
+            start: 1,
+            len: Some(n),
+        } if *n >= 1 => Some((expr, usize::try_from(*n).ok()?)),
+        _ => None,
+    }
+}
+
+/// `SUBSTRING(x FROM 1 FOR n) IN (s1, …)` as `x LIKE 's1%' OR …`: with
+/// every `si` exactly `n` characters long, a string's first `n` characters
+/// are `si` exactly when it starts with `si` (a shorter string has a
+/// shorter substring). The string column's own kernels (a code range of a
+/// dictionary, a prefix test in place on a heap) then run instead of a
+/// substring built per row — TPC-H Q22's country codes. Not for a literal
+/// with a LIKE wildcard or escape character, nor a NULL or non-string one.
+fn prefix_pred<'r>(x: &Expr, n: usize, list: &[Literal], rel: &'r Relation) -> Option<Pred<'r>> {
+    let col = column(x, rel)?;
+    let likes = list
+        .iter()
+        .map(|l| match l {
+            Literal::Str(s) if s.chars().count() == n && !s.contains(['%', '_', '\\']) => {
+                Pred::like(col, &format!("{s}%")).ok()
+            }
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Pred::or(likes))
 }
 
 /// `e` as a predicate over `rel`'s positions: natively where possible; a
@@ -403,4 +454,61 @@ pub(crate) fn columnar(v: Vector<'_>) -> Result<Vector<'_>> {
 fn ordered_bits(d: f64) -> i64 {
     let b = d.to_bits() as i64;
     b ^ (((b >> 63) as u64) >> 1) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use maestro_storage::column::{Column, StrHeap};
+
+    use super::native_pred;
+    use crate::lower::vector::{Relation, Vector};
+    use crate::plan::{CmpOp, ColumnId, Expr};
+    use crate::types::Literal;
+
+    #[test]
+    fn substring_prefix_in_a_list_is_a_native_like() {
+        let phones = Column::StrHeap(StrHeap::from_strs(["13-1", "31-2", "1", "", "13", "2-13"]));
+        let rel = Relation {
+            len: 6,
+            cols: vec![(
+                ColumnId(0),
+                Vector::Base {
+                    column: &phones,
+                    tail: None,
+                    rows: None,
+                },
+            )],
+        };
+        let code = |n| Expr::Substring {
+            expr: Box::new(Expr::Column(ColumnId(0))),
+            start: 1,
+            len: Some(n),
+        };
+        let s = |x: &str| Literal::Str(x.into());
+        let kept = |e: &Expr| {
+            let p = native_pred(e, &rel).expect("a native predicate");
+            let mut cand: Vec<u32> = (0..6).collect();
+            p.refine(&mut cand);
+            cand
+        };
+        let list = |negated| Expr::InList {
+            expr: Box::new(code(2)),
+            list: vec![s("13"), s("31")],
+            negated,
+        };
+        assert_eq!(kept(&list(false)), [0, 1, 4]);
+        assert_eq!(kept(&list(true)), [2, 3, 5]);
+        let eq = Expr::cmp(CmpOp::Eq, Expr::Lit(s("2-")), code(2));
+        assert_eq!(kept(&eq), [5]);
+        // A literal of another length, or with a LIKE wildcard, stays row
+        // by row (its substring never equals; `_` would match anything).
+        for odd in ["1", "1_"] {
+            let e = Expr::InList {
+                expr: Box::new(code(2)),
+                list: vec![s(odd)],
+                negated: false,
+            };
+            assert!(native_pred(&e, &rel).is_none(), "{odd}");
+        }
+    }
 }
