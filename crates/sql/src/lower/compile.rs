@@ -177,31 +177,36 @@ enum Cost {
 }
 
 fn cost(e: &Expr, rel: &Relation) -> Cost {
-    let on_text = |x: &Expr| match x {
+    // A column the kernels read: `Some(true)` for heap strings.
+    let text = |x: &Expr| match x {
         Expr::Column(c) => rel
             .get(*c)
             .and_then(Vector::col)
-            .is_some_and(|c| matches!(c.data(), exec::Data::Heap(_))),
-        // Strings computed row by row, or anything else: as text.
-        _ => true,
+            .map(|c| matches!(c.data(), exec::Data::Heap(_))),
+        _ => None,
     };
-    match e {
-        Expr::And(es) => es
-            .iter()
-            .map(|e| cost(e, rel))
-            .max()
-            .unwrap_or(Cost::Kernel),
-        Expr::Or(_) | Expr::Not(_) => Cost::Tree,
-        Expr::Cmp(_, a, b) if matches!(**b, Expr::Lit(_)) || matches!(**a, Expr::Lit(_)) => {
-            if on_text(a) || on_text(b) {
-                Cost::Text
-            } else {
-                Cost::Kernel
-            }
+    let kernel = |x: &Expr| match text(x) {
+        Some(false) => Some(Cost::Kernel),
+        Some(true) => Some(Cost::Text),
+        None => None,
+    };
+    let by_kind = match e {
+        Expr::And(es) => {
+            return es
+                .iter()
+                .map(|e| cost(e, rel))
+                .max()
+                .unwrap_or(Cost::Kernel);
         }
-        Expr::InList { expr, .. } if !on_text(expr) => Cost::Kernel,
-        Expr::Like { expr, .. } if !on_text(expr) => Cost::Kernel,
-        Expr::InList { .. } | Expr::Like { .. } => Cost::Text,
+        Expr::Cmp(_, a, b) => match (&**a, &**b) {
+            (x, Expr::Lit(_)) | (Expr::Lit(_), x) => kernel(x),
+            _ => None,
+        },
+        Expr::InList { expr, .. } | Expr::Like { expr, .. } => kernel(expr),
+        _ => None,
+    };
+    match by_kind {
+        Some(c) if native_pred(e, rel).is_some() => c,
         _ if native_pred(e, rel).is_some() => Cost::Tree,
         _ => Cost::RowByRow,
     }
@@ -458,6 +463,7 @@ fn ordered_bits(d: f64) -> i64 {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use maestro_storage::column::{Column, StrHeap};
 
     use super::native_pred;
@@ -510,5 +516,28 @@ mod tests {
             };
             assert!(native_pred(&e, &rel).is_none(), "{odd}");
         }
+    }
+
+    #[test]
+    fn conjuncts_run_cheapest_first() {
+        let rel = Relation {
+            len: 3,
+            cols: vec![(ColumnId(0), Vector::Int(vec![1, 2, 3]))],
+        };
+        let col = || Expr::Column(ColumnId(0));
+        let lit = |v| Expr::Lit(Literal::Num { value: v, scale: 0 });
+        let or = Expr::Or(vec![
+            Expr::cmp(CmpOp::Eq, col(), lit(1)),
+            Expr::cmp(CmpOp::Eq, col(), lit(3)),
+        ]);
+        let row_by_row = Expr::cmp(
+            CmpOp::Gt,
+            Expr::Arith(ArithOp::Div, Box::new(lit(6)), Box::new(col())),
+            lit(1),
+        );
+        let range = Expr::cmp(CmpOp::Le, col(), lit(2));
+        let es = [row_by_row.clone(), or.clone(), range.clone()];
+        let order: Vec<&Expr> = cheap_first(&es, &rel);
+        assert_eq!(order, [&range, &or, &row_by_row]);
     }
 }
