@@ -48,65 +48,7 @@ pub(crate) fn push_groups(
 
 /// `push_groups` on the inputs of `plan`.
 fn descend(plan: Plan, catalog: &dyn Catalog, columns: &mut Vec<ColumnInfo>) -> Plan {
-    let mut go = |p: Box<Plan>| Box::new(push_groups(*p, catalog, columns));
-    match plan {
-        Plan::Join {
-            left,
-            right,
-            kind,
-            keys,
-            residual,
-        } => {
-            let left = go(left);
-            let right = go(right);
-            Plan::Join {
-                left,
-                right,
-                kind,
-                keys,
-                residual,
-            }
-        }
-        Plan::Filter { input, predicate } => Plan::Filter {
-            input: go(input),
-            predicate,
-        },
-        Plan::Map { input, exprs } => Plan::Map {
-            input: go(input),
-            exprs,
-        },
-        Plan::Aggregate {
-            input,
-            groups,
-            aggs,
-        } => Plan::Aggregate {
-            input: go(input),
-            groups,
-            aggs,
-        },
-        Plan::Sort { input, keys } => Plan::Sort {
-            input: go(input),
-            keys,
-        },
-        Plan::Limit {
-            input,
-            count,
-            offset,
-        } => Plan::Limit {
-            input: go(input),
-            count,
-            offset,
-        },
-        Plan::Project { input, outputs } => Plan::Project {
-            input: go(input),
-            outputs,
-        },
-        Plan::Shared { id, input } => Plan::Shared {
-            id,
-            input: go(input),
-        },
-        p @ (Plan::Scan { .. } | Plan::OneRow | Plan::SharedRef { .. }) => p,
-    }
+    plan.map_inputs(|c| push_groups(c, catalog, columns))
 }
 
 type Parts = (

@@ -400,6 +400,70 @@ impl Plan {
 }
 
 impl Plan {
+    /// This node with each input replaced by `f(input)`, left before right;
+    /// leaves are returned as they are.
+    pub fn map_inputs(self, mut f: impl FnMut(Plan) -> Plan) -> Plan {
+        let mut go = |c: Box<Plan>| Box::new(f(*c));
+        match self {
+            Plan::Join {
+                left,
+                right,
+                kind,
+                keys,
+                residual,
+            } => {
+                let left = go(left);
+                let right = go(right);
+                Plan::Join {
+                    left,
+                    right,
+                    kind,
+                    keys,
+                    residual,
+                }
+            }
+            Plan::Filter { input, predicate } => Plan::Filter {
+                input: go(input),
+                predicate,
+            },
+            Plan::Map { input, exprs } => Plan::Map {
+                input: go(input),
+                exprs,
+            },
+            Plan::Aggregate {
+                input,
+                groups,
+                aggs,
+            } => Plan::Aggregate {
+                input: go(input),
+                groups,
+                aggs,
+            },
+            Plan::Sort { input, keys } => Plan::Sort {
+                input: go(input),
+                keys,
+            },
+            Plan::Limit {
+                input,
+                count,
+                offset,
+            } => Plan::Limit {
+                input: go(input),
+                count,
+                offset,
+            },
+            Plan::Project { input, outputs } => Plan::Project {
+                input: go(input),
+                outputs,
+            },
+            Plan::Shared { id, input } => Plan::Shared {
+                id,
+                input: go(input),
+            },
+            p @ (Plan::Scan { .. } | Plan::OneRow | Plan::SharedRef { .. }) => p,
+        }
+    }
+
     /// The node's inputs.
     pub fn children(&self) -> Vec<&Plan> {
         match self {

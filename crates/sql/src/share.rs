@@ -138,65 +138,7 @@ fn rebuild(
         return Plan::SharedRef { id, columns };
     }
     *at += 1;
-    let mut go = |c: Box<Plan>| Box::new(rebuild(*c, at, defs, refs));
-    match p {
-        Plan::Join {
-            left,
-            right,
-            kind,
-            keys,
-            residual,
-        } => {
-            let left = go(left);
-            let right = go(right);
-            Plan::Join {
-                left,
-                right,
-                kind,
-                keys,
-                residual,
-            }
-        }
-        Plan::Filter { input, predicate } => Plan::Filter {
-            input: go(input),
-            predicate,
-        },
-        Plan::Map { input, exprs } => Plan::Map {
-            input: go(input),
-            exprs,
-        },
-        Plan::Aggregate {
-            input,
-            groups,
-            aggs,
-        } => Plan::Aggregate {
-            input: go(input),
-            groups,
-            aggs,
-        },
-        Plan::Sort { input, keys } => Plan::Sort {
-            input: go(input),
-            keys,
-        },
-        Plan::Limit {
-            input,
-            count,
-            offset,
-        } => Plan::Limit {
-            input: go(input),
-            count,
-            offset,
-        },
-        Plan::Project { input, outputs } => Plan::Project {
-            input: go(input),
-            outputs,
-        },
-        Plan::Shared { id, input } => Plan::Shared {
-            id,
-            input: go(input),
-        },
-        p @ (Plan::Scan { .. } | Plan::OneRow | Plan::SharedRef { .. }) => p,
-    }
+    p.map_inputs(|c| rebuild(c, at, defs, refs))
 }
 
 fn subtree_size(p: &Plan) -> usize {
