@@ -56,6 +56,17 @@ impl Bench {
         self.store.commit(t).expect("commits");
     }
 
+    /// One INSERT of `n` new LINEITEM rows, keys after `*next_key`.
+    fn insert_rows(&self, next_key: &mut u64, n: u64) {
+        let rows: Vec<String> = (0..n)
+            .map(|_| {
+                *next_key += 1;
+                lineitem_row(*next_key)
+            })
+            .collect();
+        self.write(&format!("insert into lineitem values {}", rows.join(", ")));
+    }
+
     fn query(&self, sql: &str) -> usize {
         let mut t = self.store.begin().expect("begins");
         let view = self.store.view(&mut t);
@@ -147,13 +158,7 @@ fn main() {
             bench.store.merge_deltas(MergeScope::All).expect("merges");
             if variant >= 1 {
                 let first = next_key + 1;
-                let rows: Vec<String> = (0..delta_rows)
-                    .map(|_| {
-                        next_key += 1;
-                        lineitem_row(next_key)
-                    })
-                    .collect();
-                bench.write(&format!("insert into lineitem values {}", rows.join(", ")));
+                bench.insert_rows(&mut next_key, delta_rows);
                 let mut want = delta_rows;
                 if variant == 2 {
                     bench.write(&format!(
@@ -184,13 +189,7 @@ fn main() {
         // fork-join tasks), alternating.
         for k in 0..2 {
             let variant = (rep + k) % 2;
-            let rows: Vec<String> = (0..delta_rows)
-                .map(|_| {
-                    next_key += 1;
-                    lineitem_row(next_key)
-                })
-                .collect();
-            bench.write(&format!("insert into lineitem values {}", rows.join(", ")));
+            bench.insert_rows(&mut next_key, delta_rows);
             let t = Instant::now();
             let report = match variant {
                 0 => bench.store.merge_deltas(MergeScope::All),
