@@ -76,12 +76,6 @@ struct WithRowIds<'v> {
     entry: &'v Entry,
 }
 
-impl<'v> WithRowIds<'v> {
-    fn new(view: &'v View, entry: &'v Entry) -> Result<WithRowIds<'v>> {
-        Ok(WithRowIds { view, entry })
-    }
-}
-
 impl Catalog for WithRowIds<'_> {
     fn table(&self, name: &str) -> Option<TableDef> {
         let mut def = self.view.table(name)?;
@@ -284,7 +278,7 @@ impl Store {
                     from_clause(&name, &alias),
                     where_clause(&upd.selection)
                 );
-                describe(&WithRowIds::new(view, entry)?, &sql)
+                describe(&WithRowIds { view, entry }, &sql)
             }
             S::Delete(del) => {
                 let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) =
@@ -300,7 +294,7 @@ impl Store {
                     from_clause(&name, &alias),
                     where_clause(&del.selection)
                 );
-                describe(&WithRowIds::new(view, entry)?, &sql)
+                describe(&WithRowIds { view, entry }, &sql)
             }
             _ => Ok(Vec::new()),
         }
@@ -434,7 +428,7 @@ impl Store {
             from_clause(&name, &alias),
             where_clause(&upd.selection)
         );
-        let catalog = WithRowIds::new(view, entry)?;
+        let catalog = WithRowIds { view, entry };
         let result = query(&catalog, &sql, params, run)?;
         let hit: Vec<u32> = result
             .rows
@@ -483,7 +477,7 @@ impl Store {
                     from_clause(&name, &alias),
                     where_clause(&del.selection)
                 );
-                let catalog = WithRowIds::new(view, entry)?;
+                let catalog = WithRowIds { view, entry };
                 query(&catalog, &sql, params, run)?
                     .rows
                     .iter()

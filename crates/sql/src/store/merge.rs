@@ -43,7 +43,7 @@ use std::sync::atomic::Ordering;
 use maestro_storage::column::{Column, ColumnError, Delta, DeltaError, MergePlan, Table};
 use maestro_txn::RowId;
 
-use super::{Entry, Store, durable, txn_error};
+use super::{Entry, Store, txn_error};
 use crate::error::{ErrorKind, Result, SqlError};
 
 /// Delta rows (appended rows + deletion marks) past which a write merges
@@ -103,11 +103,6 @@ pub(super) fn next_version(
         }
     };
     let positions = delta.live_positions(deleted);
-    let merged_write = || -> Result<Entry> {
-        let table = entry.materialized()?;
-        let data = durable::apply(&table, &positions, appended).map_err(store_error)?;
-        Ok(entry.with_data(data))
-    };
     let next = match delta.change(&entry.data, deleted, appended) {
         Ok(d) if d.size() <= DELTA_ROWS_MAX => Entry {
             delta: Some(Arc::new(d)),
@@ -119,7 +114,12 @@ pub(super) fn next_version(
                 .map_err(|e| store_error(e.to_string()))?;
             entry.with_data(data)
         }
-        Err(DeltaError::NewString { .. }) => merged_write()?,
+        Err(DeltaError::NewString { .. }) => {
+            let data = delta
+                .merge_change(&entry.data, deleted, appended)
+                .map_err(|e| store_error(e.to_string()))?;
+            entry.with_data(data)
+        }
         Err(e @ DeltaError::Invalid(_)) => return Err(store_error(e.to_string())),
     };
     Ok((next, positions))
@@ -155,7 +155,7 @@ fn columns_of(
 
 impl Entry {
     /// The next version (sequence + 1) over the main `data`, no delta.
-    fn with_data_of(&self, data: Arc<Table>) -> Entry {
+    pub(super) fn with_data_of(&self, data: Arc<Table>) -> Entry {
         Entry {
             name: self.name.clone(),
             columns: self.columns.clone(),
@@ -258,14 +258,11 @@ impl Store {
                 return Err(e.to_string());
             }
         };
+        // Same content, so the same change sequence.
         let next = Entry {
-            name: now.name.clone(),
-            columns: now.columns.clone(),
-            unique_columns: now.unique_columns.clone(),
             seq: now.seq,
-            data: Arc::clone(merged),
-            nulls: Vec::new(),
             delta: (!rebased.is_empty()).then(|| Arc::new(rebased)),
+            ..now.with_data_of(Arc::clone(merged))
         };
         if let Err(e) = txn.update(&self.tables, row, Arc::new(next)) {
             txn.abort();

@@ -100,15 +100,7 @@ pub struct Entry {
 impl Entry {
     /// The table's next version, holding `data` (same schema).
     fn with_data(&self, data: Table) -> Entry {
-        Entry {
-            name: self.name.clone(),
-            columns: self.columns.clone(),
-            unique_columns: self.unique_columns.clone(),
-            seq: self.seq + 1,
-            data: Arc::new(data),
-            nulls: Vec::new(),
-            delta: None,
-        }
+        self.with_data_of(Arc::new(data))
     }
 
     /// The delta, if it holds any write.

@@ -68,6 +68,25 @@ pub struct MergePlan {
     keep_appended: Option<Vec<u32>>,
 }
 
+impl MergePlan {
+    /// The main's rows a merge keeps.
+    fn main(&self) -> Keep<'_> {
+        keep(&self.keep_main)
+    }
+
+    /// The appended rows a merge keeps.
+    fn appended(&self) -> Keep<'_> {
+        keep(&self.keep_appended)
+    }
+}
+
+fn keep(rows: &Option<Vec<u32>>) -> Keep<'_> {
+    match rows {
+        Some(rows) => Keep::Rows(rows),
+        None => Keep::All,
+    }
+}
+
 /// The writes on top of one main part. Immutable: a change makes a new one.
 #[derive(Debug)]
 pub struct Delta {
@@ -87,9 +106,8 @@ pub struct Delta {
 impl Delta {
     /// No writes yet on top of `main`.
     pub fn empty(main: &Table) -> Delta {
-        static LINEAGES: AtomicU64 = AtomicU64::new(0);
         Delta {
-            lineage: LINEAGES.fetch_add(1, Ordering::Relaxed),
+            lineage: next_lineage(),
             main_rows: main.num_rows(),
             appended: Arc::new(empty_appended(main)),
             deleted: Arc::new(Vec::new()),
@@ -172,6 +190,24 @@ impl Delta {
         deleted: &[u32],
         appended: &Table,
     ) -> Result<Delta, DeltaError> {
+        self.check_change(main, deleted)?;
+        let appended = if appended.num_rows() == 0 {
+            Arc::clone(&self.appended)
+        } else {
+            Arc::new(self.append(main, appended)?)
+        };
+        Ok(Delta {
+            lineage: self.lineage,
+            main_rows: self.main_rows,
+            appended,
+            deleted: Arc::new(union(&self.deleted, deleted)),
+            live: OnceLock::new(),
+        })
+    }
+
+    /// Whether `main` is this delta's main and `deleted` strictly ascending
+    /// live ids.
+    fn check_change(&self, main: &Table, deleted: &[u32]) -> Result<(), DeltaError> {
         if main.num_rows() != self.main_rows {
             return Err(DeltaError::Invalid(format!(
                 "the delta belongs to a main of {} rows, not {}",
@@ -191,18 +227,30 @@ impl Delta {
         {
             return Err(DeltaError::Invalid(format!("row {id} is already deleted")));
         }
-        let appended = if appended.num_rows() == 0 {
-            Arc::clone(&self.appended)
-        } else {
-            Arc::new(self.append(main, appended)?)
-        };
-        Ok(Delta {
+        Ok(())
+    }
+
+    /// The table as one main after the change [`Delta::change`] would make
+    /// (`deleted` ids removed, `appended` added), built in one pass over the
+    /// main: for a change the delta cannot hold (a string a dictionary
+    /// lacks — the merged dictionaries take the union).
+    pub fn merge_change(
+        &self,
+        main: &Table,
+        deleted: &[u32],
+        appended: &Table,
+    ) -> Result<Table, DeltaError> {
+        self.check_change(main, deleted)?;
+        let dead = Delta {
             lineage: self.lineage,
             main_rows: self.main_rows,
-            appended,
+            appended: Arc::clone(&self.appended),
             deleted: Arc::new(union(&self.deleted, deleted)),
             live: OnceLock::new(),
-        })
+        };
+        let plan = dead.merge_plan();
+        let tail = self.appended.rebuild(plan.appended(), appended)?;
+        Ok(main.rebuild(plan.main(), &tail)?)
     }
 
     /// `self.appended` followed by `more`, dictionary columns coded in the
@@ -280,11 +328,7 @@ impl Delta {
                 &live_appended
             }
         };
-        let keep = match &plan.keep_main {
-            Some(rows) => Keep::Rows(rows),
-            None => Keep::All,
-        };
-        main.column_at(i).rebuild(keep, appended)
+        main.column_at(i).rebuild(plan.main(), appended)
     }
 
     /// The writes made on top of `base` (an earlier delta of the same main,
@@ -325,13 +369,19 @@ impl Delta {
             .rebuild(Keep::Rows(&later), &self.appended.empty_like())?;
         let appended = with_dictionaries_of(merged, appended)?;
         Ok(Delta {
-            lineage: Delta::empty(merged).lineage,
+            lineage: next_lineage(),
             main_rows: merged.num_rows(),
             appended: Arc::new(appended),
             deleted: Arc::new(deleted),
             live: OnceLock::new(),
         })
     }
+}
+
+/// A lineage no delta has yet: each main gets its own.
+fn next_lineage() -> u64 {
+    static LINEAGES: AtomicU64 = AtomicU64::new(0);
+    LINEAGES.fetch_add(1, Ordering::Relaxed)
 }
 
 /// An empty table of `main`'s schema whose dictionary columns share the
@@ -468,6 +518,36 @@ mod tests {
         assert_eq!(rows(&merged), want);
         // The earlier delta is untouched.
         assert_eq!(rows(&d1.merge(&main).unwrap()).len(), 5);
+    }
+
+    #[test]
+    fn a_change_merged_at_once_equals_the_change_then_the_merge() {
+        let main = table(&[1, 2, 3], &["a", "b", "c"]);
+        let d = Delta::empty(&main)
+            .change(&main, &[0], &table(&[4, 5], &["a", "c"]))
+            .unwrap();
+        // Main row 1 and appended row 1 (id 4) deleted, a row appended.
+        let more = table(&[6], &["b"]);
+        let want = rows(
+            &d.change(&main, &[1, 4], &more)
+                .unwrap()
+                .merge(&main)
+                .unwrap(),
+        );
+        assert_eq!(rows(&d.merge_change(&main, &[1, 4], &more).unwrap()), want);
+        // A new string: the delta refuses it, the merged change takes it.
+        let new = table(&[7], &["z"]);
+        assert!(matches!(
+            d.change(&main, &[], &new),
+            Err(DeltaError::NewString { .. })
+        ));
+        let merged = d.merge_change(&main, &[2], &new).unwrap();
+        let got: Vec<i64> = rows(&merged).iter().map(|r| r.0).collect();
+        assert_eq!(got, [2, 4, 5, 7]);
+        assert!(
+            d.merge_change(&main, &[0], &new).is_err(),
+            "0 is deleted already"
+        );
     }
 
     #[test]
