@@ -32,6 +32,9 @@ pub(crate) fn refine_by<T: Copy>(
 }
 
 /// [`refine_by`] over a column with a tail (a delta's rows after the main's).
+/// Read directly (no row ids) with ascending candidates — a scan's filter —
+/// the candidates split at the main's end into two runs of plain slice
+/// tests; otherwise each value finds its part.
 #[inline]
 pub(crate) fn refine_by_parts<T: Copy>(
     vals: Parts<'_, T>,
@@ -39,6 +42,17 @@ pub(crate) fn refine_by_parts<T: Copy>(
     cand: &mut Vec<u32>,
     test: impl Fn(T) -> bool,
 ) {
+    if rows.is_none() && cand.is_sorted() {
+        let main_len = vals.main.len() as u32;
+        let split = cand.partition_point(|&p| p < main_len);
+        let kept_main = compact(&mut cand[..split], |p| test(vals.main[p as usize]));
+        let kept_tail = compact(&mut cand[split..], |p| {
+            test(vals.tail[(p - main_len) as usize])
+        });
+        cand.copy_within(split..split + kept_tail, kept_main);
+        cand.truncate(kept_main + kept_tail);
+        return;
+    }
     let mut k = 0;
     for j in 0..cand.len() {
         let p = cand[j];
@@ -47,6 +61,19 @@ pub(crate) fn refine_by_parts<T: Copy>(
         k += usize::from(test(vals.get(r)));
     }
     cand.truncate(k);
+}
+
+/// Moves the positions passing `keep` to the front of `cand`, in order,
+/// branch-free; returns how many.
+#[inline]
+fn compact(cand: &mut [u32], keep: impl Fn(u32) -> bool) -> usize {
+    let mut k = 0;
+    for j in 0..cand.len() {
+        let p = cand[j];
+        cand[k] = p;
+        k += usize::from(keep(p));
+    }
+    k
 }
 
 /// A range or set test on a narrow column with a tail; `false` when the
@@ -62,16 +89,26 @@ pub(super) fn refine_parts(col: &Col, cand: &mut Vec<u32>, test: impl Fn(i64) ->
     true
 }
 
+/// `lo..=hi` clamped to `i64` (what narrow values can be), or `None` when
+/// no `i64` is in it.
+pub(super) fn narrow_bounds(lo: i128, hi: i128) -> Option<(i64, i64)> {
+    if lo > hi || lo > i128::from(i64::MAX) || hi < i128::from(i64::MIN) {
+        return None;
+    }
+    Some((
+        lo.max(i128::from(i64::MIN)) as i64,
+        hi.min(i128::from(i64::MAX)) as i64,
+    ))
+}
+
 pub(super) fn refine_range(col: &Col, lo: i128, hi: i128, cand: &mut Vec<u32>) {
     if let Data::Wide { values, .. } = col.data() {
         return refine_by(values, col.rows(), cand, |x| (x >= lo) & (x <= hi));
     }
-    if lo > hi || lo > i128::from(i64::MAX) || hi < i128::from(i64::MIN) {
+    let Some((lo, hi)) = narrow_bounds(lo, hi) else {
         cand.clear();
         return;
-    }
-    let lo = lo.max(i128::from(i64::MIN)) as i64;
-    let hi = hi.min(i128::from(i64::MAX)) as i64;
+    };
     let rows = col.rows();
     match col.data() {
         Data::I32(v) | Data::Date(v) => refine_by(v, rows, cand, |x| {
@@ -105,6 +142,24 @@ pub(super) fn refine_in(col: &Col, values: &[i128], cand: &mut Vec<u32>) {
         Data::Wide { values: v, .. } => refine_by(v, rows, cand, has),
         Data::Heap(_) => unreachable!("IN sets are built on numeric columns"),
     }
+}
+
+/// Removes from `cand` the elements of `ids` (ascending). Ascending
+/// candidates walk both lists once from where the first candidate falls
+/// in `ids`; others search `ids` per candidate.
+pub(super) fn remove_sorted(cand: &mut Vec<u32>, ids: &[u32]) {
+    if !cand.is_sorted() {
+        cand.retain(|p| ids.binary_search(p).is_err());
+        return;
+    }
+    let (first, last) = (cand[0], cand[cand.len() - 1]);
+    let start = ids.partition_point(|&id| id < first);
+    let end = ids.partition_point(|&id| id <= last);
+    let mut dead = ids[start..end].iter().copied().peekable();
+    cand.retain(|&p| {
+        while dead.next_if(|&d| d < p).is_some() {}
+        dead.next_if_eq(&p).is_none()
+    });
 }
 
 /// Removes from `cand` the elements of `sub`, a subsequence of it.

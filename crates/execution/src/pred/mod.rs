@@ -18,7 +18,10 @@ use maestro_storage::column::{Date, Decimal};
 use crate::col::{Col, Data};
 use crate::error::ExecError;
 use crate::like::{Like, LikeShape};
-use kernels::{refine_by, refine_in, refine_parts, refine_range, remove_subsequence};
+use kernels::{
+    narrow_bounds, refine_by, refine_in, refine_parts, refine_range, remove_sorted,
+    remove_subsequence,
+};
 
 mod kernels;
 #[cfg(test)]
@@ -128,6 +131,11 @@ enum Node<'a> {
         op: CmpOp,
         right: Col<'a>,
     },
+    /// Position not in `ids` (ascending): a table's rows minus its deleted
+    /// ones, tested on the positions instead of read through live row ids.
+    NotIn {
+        ids: &'a [u32],
+    },
     Not(Box<Pred<'a>>),
     And(Vec<Pred<'a>>),
     Or(Vec<Pred<'a>>),
@@ -150,6 +158,7 @@ impl fmt::Debug for Pred<'_> {
             Node::HeapLike { like, .. } => write!(f, "Like({:?})", like.pattern()),
             Node::HeapCmp { op, value, .. } => write!(f, "Str({op:?} {value:?})"),
             Node::Cols { op, .. } => write!(f, "Cols({op:?})"),
+            Node::NotIn { ids } => write!(f, "NotIn({} ids)", ids.len()),
             Node::Not(p) => write!(f, "Not({p:?})"),
             Node::And(ps) => write!(f, "And({ps:?})"),
             Node::Or(ps) => write!(f, "Or({ps:?})"),
@@ -328,6 +337,17 @@ impl<'a> Pred<'a> {
         Pred(Node::Not(Box::new(pred)))
     }
 
+    /// Positions not in `ids`, which must be ascending (a table's deleted
+    /// rows, when the positions are its row ids). Panics otherwise.
+    pub fn not_in_sorted(ids: &'a [u32]) -> Pred<'a> {
+        assert!(
+            ids.is_sorted(),
+            "not_in_sorted takes ascending ids, got {:?}…",
+            &ids[..ids.len().min(8)]
+        );
+        Pred(Node::NotIn { ids })
+    }
+
     /// Any condition on a position (e.g. on several columns at once).
     pub fn func(f: impl Fn(u32) -> bool + Send + Sync + 'a) -> Pred<'a> {
         Pred(Node::Func(Arc::new(f)))
@@ -343,7 +363,15 @@ impl<'a> Pred<'a> {
             // Typed parts where the column has them, else one value at a time.
             Node::Range { col, lo, hi } if col.tail().is_some() => {
                 let (lo, hi) = (*lo, *hi);
-                if !refine_parts(col, cand, |x| lo <= i128::from(x) && i128::from(x) <= hi) {
+                let in_range = match narrow_bounds(lo, hi) {
+                    Some((lo, hi)) => refine_parts(col, cand, |x| (x >= lo) & (x <= hi)),
+                    None if col.is_narrow_numeric() => {
+                        cand.clear();
+                        true
+                    }
+                    None => false,
+                };
+                if !in_range {
                     cand.retain(|&p| col.i128_at(p).is_some_and(|x| lo <= x && x <= hi));
                 }
             }
@@ -394,6 +422,7 @@ impl<'a> Pred<'a> {
                 }
                 cand.truncate(k);
             }
+            Node::NotIn { ids } => remove_sorted(cand, ids),
             Node::Not(p) => {
                 let mut matched = cand.clone();
                 p.refine(&mut matched);

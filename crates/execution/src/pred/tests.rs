@@ -142,3 +142,52 @@ fn a_tail_of_another_type_is_refused() {
     let b = [1i32];
     let _ = Col::i64(&a).with_tail(Col::i32(&b));
 }
+
+#[test]
+fn a_tail_splits_ascending_candidates_and_reads_others_one_by_one() {
+    let main: Vec<i32> = (0..50).collect();
+    let tail: Vec<i32> = (0..30).map(|i| 100 - i).collect();
+    let c = Col::i32(&main).with_tail(Col::i32(&tail));
+    let big = Pred::cmp(c, CmpOp::Ge, 45i64).unwrap();
+    let want: Vec<u32> = (45..80).collect();
+    assert_eq!(eval(&big, 80), want);
+    // A range starting inside the tail, and one ending inside the main.
+    let mut out = Vec::new();
+    big.select_range(60, 80, &mut out);
+    assert_eq!(out, (60..80).collect::<Vec<u32>>());
+    big.select_range(10, 48, &mut out);
+    assert_eq!(out, [45, 46, 47]);
+    // Candidates out of order keep their order.
+    let mut cand = vec![79, 3, 46, 55, 12];
+    big.refine(&mut cand);
+    assert_eq!(cand, [79, 46, 55]);
+    // A bound no narrow value reaches.
+    let none = Pred::cmp(c, CmpOp::Gt, i64::MAX).unwrap();
+    assert!(eval(&none, 80).is_empty());
+}
+
+#[test]
+fn not_in_sorted_removes_the_ids_from_any_candidates() {
+    let dead = [0u32, 3, 4, 9, 17, 18, 19];
+    let live = Pred::not_in_sorted(&dead);
+    assert_eq!(
+        eval(&live, 20),
+        [1, 2, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16]
+    );
+    let mut out = Vec::new();
+    live.select_range(4, 11, &mut out);
+    assert_eq!(out, [5, 6, 7, 8, 10]);
+    let mut cand = vec![19, 2, 9, 16, 3];
+    live.refine(&mut cand);
+    assert_eq!(cand, [2, 16]);
+    let v: Vec<i64> = (0..20).collect();
+    let small = Pred::cmp(Col::i64(&v), CmpOp::Lt, 6i64).unwrap();
+    assert_eq!(eval(&Pred::and(vec![small, live]), 20), [1, 2, 5]);
+    assert!(eval(&Pred::not_in_sorted(&[]), 3) == [0, 1, 2]);
+}
+
+#[test]
+#[should_panic(expected = "ascending ids")]
+fn not_in_sorted_refuses_ids_out_of_order() {
+    let _ = Pred::not_in_sorted(&[3, 1]);
+}

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use maestro_execution::{
     ExecContext, Expr as ExecExpr, Input, JoinKind as ExecJoinKind, JoinOutput, JoinTable,
-    MAX_KEYS, NO_ROW, Order, Residual, SortKey, select, sort,
+    MAX_KEYS, NO_ROW, Order, Pred, Residual, SortKey, select, sort,
 };
 use maestro_storage::column::Date;
 use maestro_tpch::queries::{ColumnType, QueryResult, Value, ratio_f64};
@@ -403,11 +403,14 @@ impl<'a> Lowering<'a> {
             .data(table)
             .ok_or_else(|| SqlError::invalid(format!("table {table} has no data")))?;
         // With a delta: the appended rows are read from the delta's
-        // columns (the columns' tails); with deletions, through the live
-        // rows' combined ids (without, every combined id is live).
+        // columns (the columns' tails). With deletions, a filtered scan
+        // runs over every combined id and drops the deleted ones with its
+        // filter, reading the columns directly; an unfiltered one reads
+        // through the live rows' combined ids (cached by the delta).
         let delta = self.catalog.delta(table).filter(|d| !d.is_empty());
+        let deleted = delta.map_or(&[][..], |d| d.deleted());
         let ids = delta
-            .filter(|d| !d.deleted().is_empty())
+            .filter(|d| !d.deleted().is_empty() && filter.is_empty())
             .map(|d| d.live_ids());
         let len = match (&ids, delta) {
             (Some(ids), _) => ids.len(),
@@ -445,16 +448,31 @@ impl<'a> Lowering<'a> {
                 .collect(),
         };
         if !filter.is_empty() {
-            rel = self.filter(rel, filter)?;
+            rel = self.filter_live(rel, filter, deleted)?;
         }
         Ok(rel)
     }
 
     fn filter(&self, rel: Relation<'a>, predicate: &[Expr]) -> Result<Relation<'a>> {
+        self.filter_live(rel, predicate, &[])
+    }
+
+    /// The positions of `rel` that satisfy `predicate` and are not in
+    /// `deleted` (ascending; a scan's deleted combined ids).
+    fn filter_live(
+        &self,
+        rel: Relation<'a>,
+        predicate: &[Expr],
+        deleted: &'a [u32],
+    ) -> Result<Relation<'a>> {
         let all = Expr::And(predicate.to_vec());
         let fault = Fault::default();
         let pos = {
-            let pred = to_pred(self.ctx, &all, &rel, &fault)?;
+            let mut pred = to_pred(self.ctx, &all, &rel, &fault)?;
+            if !deleted.is_empty() {
+                // Last: the filter's conjuncts leave it fewer candidates.
+                pred = Pred::and(vec![pred, Pred::not_in_sorted(deleted)]);
+            }
             select(self.ctx, "sql_filter", rel.len, &pred)?
         };
         fault.check()?;
