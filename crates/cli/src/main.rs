@@ -12,6 +12,7 @@ mod tpcc;
 mod tpcc_durable;
 mod tpch;
 mod tpch_refresh;
+mod tpch_refresh_delta;
 mod variants;
 
 use std::path::PathBuf;

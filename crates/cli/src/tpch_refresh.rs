@@ -1,6 +1,7 @@
 //! `maestro tpch refresh`: TPC-H's refresh functions as MVCC transactions
 //! (`maestro_tpch::SharedDatabase`), the refresh sets for another engine,
 //! and the queries on a refreshed snapshot beside the freshly loaded store.
+//! The SQL store's main + delta variant is `tpch_refresh_delta.rs`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,7 +34,8 @@ pub struct RefreshArgs {
     export_sets: Option<PathBuf>,
     /// After the pairs, time the 22 queries (validation parameters) on the
     /// refreshed snapshot and on the loaded tables, side by side, in rotated
-    /// order, --reps times.
+    /// order, --reps times. With `--storage delta`: the 22 SQL statements on
+    /// the store's main + delta and on the same rows merged (answers compared).
     #[arg(long)]
     compare_queries: bool,
     /// Repetitions of the comparison (default 3).
@@ -105,12 +107,6 @@ pub(crate) fn refresh(a: RefreshArgs) -> Result<ExitCode, ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if a.storage == Storage::Delta && a.compare_queries {
-        return Err(usage(
-            "--compare-queries times the hand-written plans, which read copy-on-write \
-             versions: it needs --storage cow",
-        ));
-    }
     let reps = flags::reps(a.reps, false)?;
     let scheduler =
         tpch::start_scheduler("single-hints", contexts(a.contexts)?).map_err(failure)?;
@@ -118,7 +114,16 @@ pub(crate) fn refresh(a: RefreshArgs) -> Result<ExitCode, ExitCode> {
     let (loaded, load) = tpch::load(&scheduler, sf, &|_| {}).map_err(failure)?;
     eprintln!("loaded in {:.2} s", load.as_secs_f64());
     if a.storage == Storage::Delta {
-        return refresh_deltas(&a, sf, &loaded, load.as_secs_f64(), scheduler.contexts());
+        let exec = Executor::new(scheduler.clone(), a.granularity);
+        let (json, table) = crate::tpch_refresh_delta::refresh_deltas(
+            sf,
+            a.pairs,
+            a.compare_queries.then_some(reps),
+            &loaded,
+            load.as_secs_f64(),
+            &exec,
+        )?;
+        return Ok(emit(&json, &table, &a));
     }
     let shared = SharedDatabase::new(loaded.clone()).map_err(failure)?;
     let mut reports = Vec::new();
@@ -189,78 +194,6 @@ pub(crate) fn refresh(a: RefreshArgs) -> Result<ExitCode, ExitCode> {
 fn emit(json: &serde_json::Value, table: &str, a: &RefreshArgs) -> ExitCode {
     let json = serde_json::to_string_pretty(json).expect("JSON serializes");
     output::emit(&json, table, "tpch-refresh", a.json, a.out.clone(), &[])
-}
-
-/// The refresh pairs on the SQL store's main + delta (`--storage delta`):
-/// the same sets, JSON and table as the copy-on-write run (no versions to
-/// build: `build_s` is 0, the writes are the transaction).
-fn refresh_deltas(
-    a: &RefreshArgs,
-    sf: f64,
-    loaded: &Database,
-    load_s: f64,
-    contexts: usize,
-) -> Result<ExitCode, ExitCode> {
-    let store = maestro_sql::Store::new();
-    store.put_tpch(loaded).map_err(failure)?;
-    let mut table = format!(
-        "TPC-H SF {sf} on main + delta: {} refresh pair(s)\n\
-         function | set | orders | line items | generate ms | commit ms (transaction)\n",
-        a.pairs
-    );
-    let mut reports = Vec::new();
-    // The first RF1 builds tpchgen's text pool; the later ones reuse it.
-    let _pool = maestro_tpch::keep_text_pool();
-    for n in 1..=a.pairs {
-        for f in [RefreshFunction::Rf1, RefreshFunction::Rf2] {
-            let start = Instant::now();
-            let done = match f {
-                RefreshFunction::Rf1 => {
-                    let rows = maestro_tpch::rf1_rows(sf, n).map_err(failure)?;
-                    let generate = start.elapsed();
-                    (generate, store.tpch_rf1(&rows).map_err(failure)?)
-                }
-                RefreshFunction::Rf2 => {
-                    let keys = maestro_tpch::rf2_keys(sf, n).map_err(failure)?;
-                    let generate = start.elapsed();
-                    (generate, store.tpch_rf2(&keys).map_err(failure)?)
-                }
-            };
-            let (generate, r) = done;
-            let (g, t) = (generate.as_secs_f64(), r.total.as_secs_f64());
-            eprintln!(
-                "{f} set {n}: {} orders, {} line items; rows generated in {:.1} ms, committed \
-                 after {:.1} ms ({} attempt(s))",
-                r.orders_changed,
-                r.lineitem_changed,
-                g * 1e3,
-                t * 1e3,
-                r.attempts
-            );
-            table.push_str(&format!(
-                "{f} | {n} | {} | {} | {:.1} | {:.1}\n",
-                r.orders_changed,
-                r.lineitem_changed,
-                g * 1e3,
-                t * 1e3
-            ));
-            reports.push(json!({
-                "function": f.to_string(), "set": n,
-                "orders_changed": r.orders_changed, "lineitem_changed": r.lineitem_changed,
-                "generate_s": g, "build_s": 0.0, "total_s": t, "attempts": r.attempts,
-            }));
-        }
-    }
-    let json = json!({
-        "experiment": "tpch-refresh",
-        "storage": "delta",
-        "sf": sf,
-        "pairs": a.pairs,
-        "contexts": contexts,
-        "load_seconds": load_s,
-        "refreshes": reports,
-    });
-    Ok(emit(&json, &table, a))
 }
 
 /// Each query on `loaded` and on `refreshed`, the two in alternating order

@@ -83,16 +83,39 @@ fn refresh_pairs_into_the_sql_stores_deltas_commit_and_report() {
     ]));
     assert_eq!(report["storage"], "delta");
     assert_two_pairs(&report);
-    let out = maestro(&[
+    assert_eq!(report["queries"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn compare_queries_on_deltas_times_all_22_statements_against_the_merged_rows() {
+    let report = json_of(&maestro(&[
         "tpch",
         "refresh",
         "--sf",
         "0.01",
+        "--pairs",
+        "1",
         "--storage",
         "delta",
         "--compare-queries",
-    ]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        "--reps",
+        "2",
+        "--json",
+    ]));
+    let queries = report["queries"].as_array().unwrap();
+    let numbers: Vec<u64> = queries
+        .iter()
+        .map(|q| q["query"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, (1..=22).collect::<Vec<u64>>());
+    for q in queries {
+        assert_eq!(q["same_answer"], true, "{q}");
+        for side in ["merged_s", "delta_s", "ratios"] {
+            let times = q[side].as_array().unwrap();
+            assert_eq!(times.len(), 2, "{side} of {q}");
+            assert!(times.iter().all(|t| t.as_f64().unwrap() > 0.0), "{q}");
+        }
+    }
 }
 
 #[test]

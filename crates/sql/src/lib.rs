@@ -30,6 +30,7 @@ pub mod params;
 pub mod plan;
 mod share;
 pub mod store;
+mod tpch_text;
 pub mod types;
 
 use sqlparser::ast::Statement;
@@ -45,6 +46,7 @@ pub use lower::{Analysis, NodeStats};
 pub use params::ParamValue;
 pub use plan::LogicalPlan;
 pub use store::{Store, View, Written};
+pub use tpch_text::tpch_statement;
 use types::SqlType;
 
 /// What a statement returns.

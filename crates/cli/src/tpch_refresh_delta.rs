@@ -1,0 +1,183 @@
+//! `maestro tpch refresh --storage delta`: TPC-H's refresh pairs on the SQL
+//! store's main + delta (`Store::tpch_rf1/rf2`) and, with
+//! `--compare-queries`, the 22 SQL statements read through the deltas the
+//! refreshes left beside the same rows merged into a fresh main (issue 16
+//! part 4: queries on the shared storage against the immutable store).
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use maestro_bench::reps::{self, Spread};
+use maestro_execution::Executor;
+use maestro_sql::store::{MergeScope, StoreRefresh};
+use maestro_sql::{Output, Store};
+use maestro_tpch::queries::{QueryResult, check};
+use maestro_tpch::{Database, RefreshFunction};
+use serde_json::json;
+
+use crate::exit::failure;
+
+/// The pairs on a store holding `loaded`; the JSON report and its table.
+/// `compare_reps`: also time the 22 statements, that many repetitions.
+pub(crate) fn refresh_deltas(
+    sf: f64,
+    pairs: u32,
+    compare_reps: Option<usize>,
+    loaded: &Database,
+    load_s: f64,
+    exec: &Executor,
+) -> Result<(serde_json::Value, String), ExitCode> {
+    let store = Store::new();
+    store.put_tpch(loaded).map_err(failure)?;
+    // The comparison's other side: the same refreshes, then merged.
+    let merged = match compare_reps {
+        Some(_) => {
+            let m = Store::new();
+            m.put_tpch(loaded).map_err(failure)?;
+            Some(m)
+        }
+        None => None,
+    };
+    let mut table = format!(
+        "TPC-H SF {sf} on main + delta: {pairs} refresh pair(s)\n\
+         function | set | orders | line items | generate ms | commit ms (transaction)\n"
+    );
+    let mut reports = Vec::new();
+    // The first RF1 builds tpchgen's text pool; the later ones reuse it.
+    let _pool = maestro_tpch::keep_text_pool();
+    for n in 1..=pairs {
+        for f in [RefreshFunction::Rf1, RefreshFunction::Rf2] {
+            let start = Instant::now();
+            let apply = |s: &Store| -> Result<(Duration, StoreRefresh), ExitCode> {
+                match f {
+                    RefreshFunction::Rf1 => {
+                        let rows = maestro_tpch::rf1_rows(sf, n).map_err(failure)?;
+                        let generate = start.elapsed();
+                        Ok((generate, s.tpch_rf1(&rows).map_err(failure)?))
+                    }
+                    RefreshFunction::Rf2 => {
+                        let keys = maestro_tpch::rf2_keys(sf, n).map_err(failure)?;
+                        let generate = start.elapsed();
+                        Ok((generate, s.tpch_rf2(&keys).map_err(failure)?))
+                    }
+                }
+            };
+            let (generate, r) = apply(&store)?;
+            if let Some(m) = &merged {
+                apply(m)?;
+            }
+            let (g, t) = (generate.as_secs_f64(), r.total.as_secs_f64());
+            eprintln!(
+                "{f} set {n}: {} orders, {} line items; rows generated in {:.1} ms, committed \
+                 after {:.1} ms ({} attempt(s))",
+                r.orders_changed,
+                r.lineitem_changed,
+                g * 1e3,
+                t * 1e3,
+                r.attempts
+            );
+            table.push_str(&format!(
+                "{f} | {n} | {} | {} | {:.1} | {:.1}\n",
+                r.orders_changed,
+                r.lineitem_changed,
+                g * 1e3,
+                t * 1e3
+            ));
+            reports.push(json!({
+                "function": f.to_string(), "set": n,
+                "orders_changed": r.orders_changed, "lineitem_changed": r.lineitem_changed,
+                "generate_s": g, "build_s": 0.0, "total_s": t, "attempts": r.attempts,
+            }));
+        }
+    }
+    let mut queries = Vec::new();
+    if let (Some(reps), Some(merged)) = (compare_reps, &merged) {
+        merged.merge_deltas(MergeScope::All).map_err(failure)?;
+        let (rows, text) = compare_statements(exec, &store, merged, reps)?;
+        queries = rows;
+        table.push_str(&text);
+    }
+    let json = json!({
+        "experiment": "tpch-refresh",
+        "storage": "delta",
+        "sf": sf,
+        "pairs": pairs,
+        "contexts": exec.scheduler().contexts(),
+        "load_seconds": load_s,
+        "refreshes": reports,
+        "queries": queries,
+    });
+    Ok((json, table))
+}
+
+/// One statement in a read-only transaction of `store`: seconds and rows.
+fn run(exec: &Executor, store: &Store, q: u8) -> Result<(f64, QueryResult), ExitCode> {
+    let sql = maestro_sql::tpch_statement(q).expect("1 to 22");
+    let mut t = store.begin().map_err(failure)?;
+    let view = store.view(&mut t);
+    let start = Instant::now();
+    let out = maestro_sql::execute(exec, &view, sql);
+    let secs = start.elapsed().as_secs_f64();
+    t.abort();
+    match out.map_err(|e| failure(format!("Q{q}: {e}")))? {
+        Output::Rows(rows) => Ok((secs, rows)),
+        Output::Explain(_) => Err(failure(format!("Q{q}: an EXPLAIN, not rows"))),
+    }
+}
+
+/// Each statement on `delta` and on `merged` (same rows), in alternating
+/// order per repetition after one untimed run of each (the merged main
+/// computes the optimizer's column statistics on first use) whose answers
+/// must be equal; per query the median seconds of each and the median and
+/// range of the per-repetition ratios delta ÷ merged.
+fn compare_statements(
+    exec: &Executor,
+    delta: &Store,
+    merged: &Store,
+    reps: usize,
+) -> Result<(Vec<serde_json::Value>, String), ExitCode> {
+    let mut rows = Vec::new();
+    let mut text = String::from(
+        "query | merged s (median) | main + delta s (median) | delta ÷ merged, median [min–max]\n",
+    );
+    let mut ratios_all = Vec::new();
+    for q in 1..=22u8 {
+        let (_, on_delta) = run(exec, delta, q)?;
+        let (_, on_merged) = run(exec, merged, q)?;
+        check::parse_csv(&on_merged.to_csv())
+            .and_then(|expected| check::compare(&on_delta, &expected))
+            .map_err(|m| failure(format!("Q{q}: main + delta and merged differ: {}", m.0)))?;
+        let (mut old, mut new, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        for rep in 0..reps {
+            let (mut o, mut n) = (0.0, 0.0);
+            for variant in reps::rotation(2, rep) {
+                match variant {
+                    0 => o = run(exec, merged, q)?.0,
+                    _ => n = run(exec, delta, q)?.0,
+                }
+            }
+            old.push(o);
+            new.push(n);
+            ratios.push(n / o);
+        }
+        let median = |v: &[f64]| Spread::of(v).expect("at least one repetition");
+        let ((o, _), (n, _), (r, spread)) = (median(&old), median(&new), median(&ratios));
+        let (lo, hi) = (spread.min, spread.max);
+        eprintln!("Q{q}: merged {o:.4} s, main + delta {n:.4} s, ratio {r:.3} [{lo:.3}–{hi:.3}]");
+        text.push_str(&format!(
+            "Q{q} | {o:.4} | {n:.4} | {r:.3} [{lo:.3}–{hi:.3}]\n"
+        ));
+        ratios_all.push(r);
+        rows.push(json!({
+            "query": q, "merged_s": old, "delta_s": new, "ratios": ratios,
+            "merged_median_s": o, "delta_median_s": n, "ratio_median": r, "same_answer": true,
+        }));
+    }
+    let geo = (ratios_all.iter().map(|r| r.ln()).sum::<f64>() / ratios_all.len() as f64).exp();
+    let (_, all) = Spread::of(&ratios_all).expect("22 queries");
+    text.push_str(&format!(
+        "geometric mean of the 22 median ratios: {geo:.3} (per-query medians {:.3}–{:.3})\n",
+        all.min, all.max
+    ));
+    Ok((rows, text))
+}
