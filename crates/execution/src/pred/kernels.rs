@@ -1,6 +1,7 @@
 //! The evaluation kernels of predicates: branch-free compaction of candidate
 //! positions by a test on typed values.
 
+use super::CandOrder;
 use crate::col::{Col, Data, NarrowParts, Parts};
 
 /// Keeps the candidates whose value passes `test`, branch-free.
@@ -40,9 +41,10 @@ pub(crate) fn refine_by_parts<T: Copy>(
     vals: Parts<'_, T>,
     rows: Option<&[u32]>,
     cand: &mut Vec<u32>,
+    order: CandOrder,
     test: impl Fn(T) -> bool,
 ) {
-    if rows.is_none() && cand.is_sorted() {
+    if rows.is_none() && order.ascending(cand) {
         let main_len = vals.main.len() as u32;
         let split = cand.partition_point(|&p| p < main_len);
         let kept_main = compact(&mut cand[..split], |p| test(vals.main[p as usize]));
@@ -78,12 +80,17 @@ fn compact(cand: &mut [u32], keep: impl Fn(u32) -> bool) -> usize {
 
 /// A range or set test on a narrow column with a tail; `false` when the
 /// column has no typed parts (the caller takes the per-value path).
-pub(super) fn refine_parts(col: &Col, cand: &mut Vec<u32>, test: impl Fn(i64) -> bool) -> bool {
+pub(super) fn refine_parts(
+    col: &Col,
+    cand: &mut Vec<u32>,
+    order: CandOrder,
+    test: impl Fn(i64) -> bool,
+) -> bool {
     let rows = col.rows();
     match col.narrow_parts() {
-        Some(NarrowParts::I32(v)) => refine_by_parts(v, rows, cand, |x| test(x.into())),
-        Some(NarrowParts::I64(v)) => refine_by_parts(v, rows, cand, test),
-        Some(NarrowParts::Codes(v)) => refine_by_parts(v, rows, cand, |x| test(x.into())),
+        Some(NarrowParts::I32(v)) => refine_by_parts(v, rows, cand, order, |x| test(x.into())),
+        Some(NarrowParts::I64(v)) => refine_by_parts(v, rows, cand, order, test),
+        Some(NarrowParts::Codes(v)) => refine_by_parts(v, rows, cand, order, |x| test(x.into())),
         None => return false,
     }
     true
@@ -147,8 +154,8 @@ pub(super) fn refine_in(col: &Col, values: &[i128], cand: &mut Vec<u32>) {
 /// Removes from `cand` the elements of `ids` (ascending). Ascending
 /// candidates walk both lists once from where the first candidate falls
 /// in `ids`; others search `ids` per candidate.
-pub(super) fn remove_sorted(cand: &mut Vec<u32>, ids: &[u32]) {
-    if !cand.is_sorted() {
+pub(super) fn remove_sorted(cand: &mut Vec<u32>, ids: &[u32], order: CandOrder) {
+    if !order.ascending(cand) {
         cand.retain(|p| ids.binary_search(p).is_err());
         return;
     }

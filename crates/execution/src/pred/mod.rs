@@ -356,6 +356,11 @@ impl<'a> Pred<'a> {
     /// Keeps the candidate positions that satisfy the predicate, in order.
     /// Candidates must be distinct.
     pub fn refine(&self, cand: &mut Vec<u32>) {
+        self.refine_ordered(cand, CandOrder::Unknown);
+    }
+
+    /// [`Self::refine`] knowing the candidates' order (every node keeps it).
+    fn refine_ordered(&self, cand: &mut Vec<u32>, order: CandOrder) {
         if cand.is_empty() {
             return;
         }
@@ -364,7 +369,7 @@ impl<'a> Pred<'a> {
             Node::Range { col, lo, hi } if col.tail().is_some() => {
                 let (lo, hi) = (*lo, *hi);
                 let in_range = match narrow_bounds(lo, hi) {
-                    Some((lo, hi)) => refine_parts(col, cand, |x| (x >= lo) & (x <= hi)),
+                    Some((lo, hi)) => refine_parts(col, cand, order, |x| (x >= lo) & (x <= hi)),
                     None if col.is_narrow_numeric() => {
                         cand.clear();
                         true
@@ -377,12 +382,12 @@ impl<'a> Pred<'a> {
             }
             Node::InSet { col, values } if col.tail().is_some() => {
                 let has = |x: i128| values.binary_search(&x).is_ok();
-                if !refine_parts(col, cand, |x| has(x.into())) {
+                if !refine_parts(col, cand, order, |x| has(x.into())) {
                     cand.retain(|&p| col.i128_at(p).is_some_and(has));
                 }
             }
             Node::CodeMask { col, mask } if col.tail().is_some() => {
-                if !refine_parts(col, cand, |c| mask[c as usize]) {
+                if !refine_parts(col, cand, order, |c| mask[c as usize]) {
                     unreachable!("code masks are built on dictionary columns");
                 }
             }
@@ -422,15 +427,15 @@ impl<'a> Pred<'a> {
                 }
                 cand.truncate(k);
             }
-            Node::NotIn { ids } => remove_sorted(cand, ids),
+            Node::NotIn { ids } => remove_sorted(cand, ids, order),
             Node::Not(p) => {
                 let mut matched = cand.clone();
-                p.refine(&mut matched);
+                p.refine_ordered(&mut matched, order);
                 remove_subsequence(cand, &matched);
             }
             Node::And(ps) => {
                 for p in ps {
-                    p.refine(cand);
+                    p.refine_ordered(cand, order);
                     if cand.is_empty() {
                         break;
                     }
@@ -442,7 +447,7 @@ impl<'a> Pred<'a> {
                 let mut rest = cand.clone();
                 for p in ps {
                     let mut matched = rest.clone();
-                    p.refine(&mut matched);
+                    p.refine_ordered(&mut matched, order);
                     remove_subsequence(&mut rest, &matched);
                     if rest.is_empty() {
                         break;
@@ -458,7 +463,28 @@ impl<'a> Pred<'a> {
     pub fn select_range(&self, start: u32, end: u32, out: &mut Vec<u32>) {
         out.clear();
         out.extend(start..end);
-        self.refine(out);
+        self.refine_ordered(out, CandOrder::Ascending);
+    }
+}
+
+/// The order of a refinement's candidates, known where they are made (a
+/// range) and kept by every node: kernels that split positions by table
+/// part or merge them with a sorted list need them ascending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CandOrder {
+    /// Strictly ascending.
+    Ascending,
+    /// Not known: a kernel that needs ascending candidates checks.
+    Unknown,
+}
+
+impl CandOrder {
+    /// Whether `cand` is ascending, checking only when not known.
+    pub(crate) fn ascending(self, cand: &[u32]) -> bool {
+        match self {
+            CandOrder::Ascending => true,
+            CandOrder::Unknown => cand.is_sorted(),
+        }
     }
 }
 
