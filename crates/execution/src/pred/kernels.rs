@@ -152,8 +152,9 @@ pub(super) fn refine_in(col: &Col, values: &[i128], cand: &mut Vec<u32>) {
 }
 
 /// Removes from `cand` the elements of `ids` (ascending). Ascending
-/// candidates walk both lists once from where the first candidate falls
-/// in `ids`; others search `ids` per candidate.
+/// candidates find the ids in their span by binary search and, as deleted
+/// rows are few, move only the runs between them (none when the span holds
+/// no id); others search `ids` per candidate.
 pub(super) fn remove_sorted(cand: &mut Vec<u32>, ids: &[u32], order: CandOrder) {
     if !order.ascending(cand) {
         cand.retain(|p| ids.binary_search(p).is_err());
@@ -162,11 +163,21 @@ pub(super) fn remove_sorted(cand: &mut Vec<u32>, ids: &[u32], order: CandOrder) 
     let (first, last) = (cand[0], cand[cand.len() - 1]);
     let start = ids.partition_point(|&id| id < first);
     let end = ids.partition_point(|&id| id <= last);
-    let mut dead = ids[start..end].iter().copied().peekable();
-    cand.retain(|&p| {
-        while dead.next_if(|&d| d < p).is_some() {}
-        dead.next_if_eq(&p).is_none()
-    });
+    let mut kept = 0; // cand[..kept] is final
+    let mut read = 0; // cand[read..] not yet looked at
+    for &id in &ids[start..end] {
+        let Ok(at) = cand[read..].binary_search(&id).map(|i| read + i) else {
+            continue;
+        };
+        cand.copy_within(read..at, kept);
+        kept += at - read;
+        read = at + 1;
+    }
+    if read > 0 {
+        cand.copy_within(read.., kept);
+        let len = kept + cand.len() - read;
+        cand.truncate(len);
+    }
 }
 
 /// Removes from `cand` the elements of `sub`, a subsequence of it.

@@ -191,3 +191,38 @@ fn not_in_sorted_removes_the_ids_from_any_candidates() {
 fn not_in_sorted_refuses_ids_out_of_order() {
     let _ = Pred::not_in_sorted(&[3, 1]);
 }
+
+#[test]
+fn not_in_sorted_equals_a_naive_difference_on_random_lists() {
+    // A small LCG: the seed reproduces a failure.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: u32| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        ((state >> 33) % u64::from(n)) as u32
+    };
+    for round in 0..200 {
+        let n = 1 + next(300);
+        let mut dead: Vec<u32> = (0..next(40)).map(|_| next(n + 10)).collect();
+        dead.sort_unstable();
+        dead.dedup();
+        let live = Pred::not_in_sorted(&dead);
+        let (start, end) = (next(n), n);
+        let mut got = Vec::new();
+        live.select_range(start, end, &mut got);
+        let want: Vec<u32> = (start..end).filter(|p| !dead.contains(p)).collect();
+        assert_eq!(
+            got, want,
+            "round {round}: range {start}..{end}, dead {dead:?}"
+        );
+        let mut shuffled: Vec<u32> = (0..n).rev().filter(|p| p % 3 != 0).collect();
+        let want: Vec<u32> = shuffled
+            .iter()
+            .copied()
+            .filter(|p| !dead.contains(p))
+            .collect();
+        live.refine(&mut shuffled);
+        assert_eq!(shuffled, want, "round {round}: descending, dead {dead:?}");
+    }
+}
