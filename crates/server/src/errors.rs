@@ -57,7 +57,11 @@ pub fn sqlstate(e: &SqlError) -> &'static str {
         ErrorKind::UnknownTable => UNDEFINED_TABLE,
         ErrorKind::UnknownColumn => UNDEFINED_COLUMN,
         ErrorKind::AmbiguousColumn => AMBIGUOUS_COLUMN,
-        ErrorKind::TypeMismatch if m.starts_with("invalid date") || m.starts_with("interval") => {
+        ErrorKind::TypeMismatch
+            if m.starts_with("invalid date")
+                || m.starts_with("invalid timestamp")
+                || m.starts_with("interval") =>
+        {
             INVALID_DATETIME_FORMAT
         }
         ErrorKind::TypeMismatch => DATATYPE_MISMATCH,
@@ -69,7 +73,9 @@ pub fn sqlstate(e: &SqlError) -> &'static str {
         ErrorKind::Execution if m.starts_with("LIKE pattern") => FEATURE_NOT_SUPPORTED,
         ErrorKind::Execution if m.contains("cancel") => QUERY_CANCELED,
         ErrorKind::Execution => INTERNAL_ERROR,
-        ErrorKind::InvalidText if m.contains("type date") => INVALID_DATETIME_FORMAT,
+        ErrorKind::InvalidText if m.contains("type date") || m.contains("type timestamp") => {
+            INVALID_DATETIME_FORMAT
+        }
         ErrorKind::InvalidText => INVALID_TEXT_REPRESENTATION,
         ErrorKind::UndefinedParameter => UNDEFINED_PARAMETER,
         ErrorKind::Cancelled if m.contains("memory limit") => OUT_OF_MEMORY,

@@ -442,6 +442,23 @@ fn an_untyped_timestamp_parameter_with_a_zone_is_stored_as_a_timestamp() {
             let n = c.execute(&st, &[&id, &text]).await.unwrap();
             assert_eq!(n, 1, "{text}");
         }
+        // Declared TEXT: described as TEXT (a stand-in timestamp, not an
+        // empty string, binds it), its text parsed when it runs.
+        let text_param = c
+            .prepare_typed("insert into ev values ($1, $2)", &[Type::INT4, Type::TEXT])
+            .await
+            .unwrap();
+        assert_eq!(text_param.params(), &[Type::INT4, Type::TEXT]);
+        let n = c
+            .execute(&text_param, &[&3i32, &"2026-11-01 10:00:00.5"])
+            .await
+            .unwrap();
+        assert_eq!(n, 1);
+        let e = c
+            .execute(&text_param, &[&4i32, &"not a timestamp"])
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e).0, "22007", "{e:?}");
         let rows = c
             .simple_query(
                 "select count(*) from ev where ts = cast('2026-11-01 10:00:00.5' as timestamp)",
@@ -452,6 +469,6 @@ fn an_untyped_timestamp_parameter_with_a_zone_is_stored_as_a_timestamp() {
             tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
             _ => None,
         });
-        assert_eq!(counted.as_deref(), Some("2"));
+        assert_eq!(counted.as_deref(), Some("3"));
     });
 }

@@ -214,7 +214,14 @@ impl Params {
             // context comes first.
             None => SqlType::Str,
         });
-        ParamValue::stand_in(ty).to_expr()
+        // A TEXT parameter where a date or timestamp is expected: execution
+        // parses its text as one (as a string literal there), so its
+        // stand-in is one too — an empty string would not parse.
+        let stand_in = match (ty, hint) {
+            (SqlType::Str, Some(h @ (SqlType::Date | SqlType::Timestamp))) => h,
+            _ => ty,
+        };
+        ParamValue::stand_in(stand_in).to_expr()
     }
 
     /// The parameters' types (unseen ones between seen ones are TEXT).
