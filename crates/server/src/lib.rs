@@ -39,11 +39,12 @@ use maestro_execution::{Executor, Granularity};
 use maestro_scheduler::{
     CancelReason, CancelToken, Cancelled, ClassId, Scheduler, catch_cancelled,
 };
-use maestro_sql::store::{MergeScope, QueryRunner, is_write};
+use maestro_sql::store::{MergeScope, QueryRunner, StoreRefresh, is_write};
 use maestro_sql::types::SqlType;
 use maestro_sql::{
     Catalog, Description, ErrorKind, Explain, LogicalPlan, ParamValue, SqlError, Store, Written,
 };
+use maestro_tpch::RefreshFunction;
 use maestro_tpch::queries::{QueryResult, Value};
 use maestro_txn::Transaction;
 use pgwire::api::auth::{self, DefaultServerParameterProvider, StartupHandler};
@@ -84,8 +85,9 @@ pub struct Engine {
     store: Arc<Store>,
     /// A background merge is queued or running (one at a time).
     merging: Arc<AtomicBool>,
-    /// One load at a time.
-    loading: Mutex<()>,
+    /// One load at a time; the scale factor of the TPC-H tables loaded last
+    /// (what `CALL maestro.tpch_rf1(n)` generates rows for).
+    loading: Mutex<Option<f64>>,
     /// The sessions, for cancel requests.
     sessions: Arc<Sessions>,
 }
@@ -158,7 +160,7 @@ impl Engine {
             scheduler,
             store: Arc::new(store),
             merging: Arc::new(AtomicBool::new(false)),
-            loading: Mutex::new(()),
+            loading: Mutex::new(None),
             sessions: Arc::new(Sessions::default()),
         }
     }
@@ -168,11 +170,48 @@ impl Engine {
     /// already running finish on the old ones). Blocks while loading.
     pub fn load_tpch(&self, sf: f64) -> Result<Duration, String> {
         maestro_tpch::validate_scale_factor(sf).map_err(|e| e.to_string())?;
-        let _one = self.loading.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut loaded = self.loading.lock().unwrap_or_else(PoisonError::into_inner);
         let start = Instant::now();
         let db = maestro_tpch::load(&self.scheduler, sf, &|_| {}).map_err(|e| e.to_string())?;
         self.store.put_tpch(&db).map_err(|e| e.to_string())?;
+        *loaded = Some(sf);
         Ok(start.elapsed())
+    }
+
+    /// TPC-H's refresh function `function` with set `set` on the loaded
+    /// TPC-H tables (`Store::tpch_rf1`/`tpch_rf2`: one transaction into
+    /// ORDERS' and LINEITEM's deltas), then a background merge if it left a
+    /// large delta. RF1 generates its rows here (tpchgen's text pool is
+    /// built for each call, ~1 s, rather than kept: 300 MiB).
+    pub fn tpch_refresh(
+        &self,
+        function: RefreshFunction,
+        set: u32,
+    ) -> Result<StoreRefresh, String> {
+        let sf = self
+            .loading
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .ok_or("no TPC-H tables to refresh: CALL maestro.load_tpch(sf) first")?;
+        if !(1..=maestro_tpch::REFRESH_SETS_MAX).contains(&set) {
+            return Err(format!(
+                "refresh set {set}: expected 1 to {}",
+                maestro_tpch::REFRESH_SETS_MAX
+            ));
+        }
+        let done = match function {
+            RefreshFunction::Rf1 => {
+                let rows = maestro_tpch::rf1_rows(sf, set).map_err(|e| e.to_string())?;
+                self.store.tpch_rf1(&rows)
+            }
+            RefreshFunction::Rf2 => {
+                let keys = maestro_tpch::rf2_keys(sf, set).map_err(|e| e.to_string())?;
+                self.store.tpch_rf2(&keys)
+            }
+        }
+        .map_err(|e| e.to_string())?;
+        self.start_merge();
+        Ok(done)
     }
 
     /// Loads CH-benCHmark with `warehouses` (seed 1, the system clock),
@@ -830,10 +869,18 @@ impl Session {
     }
 
     /// `CALL maestro.load_tpch(sf)`, `CALL maestro.load_ch(w [, seconds])`,
+    /// `CALL maestro.tpch_rf1(set)`, `CALL maestro.tpch_rf2(set)`,
     /// `CALL maestro.merge()`.
     async fn call(&self, name: &str, args: &[String]) -> Result<Response, Box<ErrorInfo>> {
         if name == "maestro.load_ch" {
             return self.call_load_ch(args).await;
+        }
+        if let Some(function) = match name {
+            "maestro.tpch_rf1" => Some(RefreshFunction::Rf1),
+            "maestro.tpch_rf2" => Some(RefreshFunction::Rf2),
+            _ => None,
+        } {
+            return self.call_tpch_refresh(name, function, args).await;
         }
         if name == "maestro.merge" {
             if !(args.is_empty() || matches!(args, [a] if a.trim().is_empty())) {
@@ -858,7 +905,8 @@ impl Session {
                 errors::UNDEFINED_FUNCTION,
                 format!(
                     "procedure {name} does not exist (there are maestro.load_tpch(sf), \
-                     maestro.load_ch(warehouses [, run_seconds]) and maestro.merge())"
+                     maestro.load_ch(warehouses [, run_seconds]), maestro.tpch_rf1(set), \
+                     maestro.tpch_rf2(set) and maestro.merge())"
                 ),
             ));
         }
@@ -884,6 +932,33 @@ impl Session {
 }
 
 impl Session {
+    /// `CALL maestro.tpch_rf1(set)`, `CALL maestro.tpch_rf2(set)`.
+    async fn call_tpch_refresh(
+        &self,
+        name: &str,
+        function: RefreshFunction,
+        args: &[String],
+    ) -> Result<Response, Box<ErrorInfo>> {
+        let set = match args {
+            [a] => a.trim_matches('\'').trim().parse::<u32>().ok(),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            error(
+                errors::INVALID_PARAMETER_VALUE,
+                format!("{name} takes one argument: the refresh set, e.g. CALL {name}(1)"),
+            )
+        })?;
+        let engine = Arc::clone(&self.engine);
+        blocking(move || {
+            engine
+                .tpch_refresh(function, set)
+                .map_err(|e| error(errors::INVALID_PARAMETER_VALUE, e))
+        })
+        .await?;
+        Ok(Response::Execution(Tag::new("CALL")))
+    }
+
     /// `CALL maestro.load_ch(warehouses [, run_seconds])`.
     async fn call_load_ch(&self, args: &[String]) -> Result<Response, Box<ErrorInfo>> {
         let bad = || {

@@ -88,3 +88,46 @@ fn writes_fill_the_delta_and_merges_fold_it_without_changing_answers() {
         );
     });
 }
+
+/// TPC-H's refresh functions as procedures: RF1 adds a set's orders and
+/// line items to the deltas, RF2 deletes as many loaded ones; a set applied
+/// twice, a set out of range, and a refresh before a load are errors that
+/// leave the session usable.
+#[test]
+fn tpch_refresh_procedures_write_the_deltas() {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        let e = c.batch_execute("CALL maestro.tpch_rf1(1)").await.unwrap_err();
+        let (code, msg) = sqlstate(&e);
+        assert_eq!(code, "22023", "{msg}");
+        assert!(msg.contains("load_tpch"), "{msg}");
+        c.batch_execute("CALL maestro.load_tpch(0.01)").await.unwrap();
+        let count = "SELECT count(*) FROM orders";
+        assert_eq!(first_cell(&c, count).await, "15000");
+        c.batch_execute("CALL maestro.tpch_rf1(1)").await.unwrap();
+        assert_eq!(first_cell(&c, count).await, "15015");
+        let orders_delta = delta_rows(&server.engine, "orders");
+        assert_eq!(orders_delta, 15);
+        assert!(delta_rows(&server.engine, "lineitem") > 15);
+        c.batch_execute("CALL maestro.tpch_rf2(1)").await.unwrap();
+        assert_eq!(first_cell(&c, count).await, "15000");
+        assert_eq!(delta_rows(&server.engine, "orders"), 30);
+        // Every line item of a deleted order went with it.
+        let orphans = "SELECT count(*) FROM lineitem WHERE l_orderkey NOT IN \
+                       (SELECT o_orderkey FROM orders)";
+        assert_eq!(first_cell(&c, orphans).await, "0");
+        for bad in [
+            "CALL maestro.tpch_rf1(1)",
+            "CALL maestro.tpch_rf1(0)",
+            "CALL maestro.tpch_rf2(100000)",
+            "CALL maestro.tpch_rf2('x')",
+            "CALL maestro.tpch_rf1()",
+        ] {
+            let e = c.batch_execute(bad).await.unwrap_err();
+            let (code, msg) = sqlstate(&e);
+            assert_eq!(code, "22023", "{bad}: {msg}");
+        }
+        assert_eq!(first_cell(&c, count).await, "15000");
+    });
+}
