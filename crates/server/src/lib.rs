@@ -25,9 +25,10 @@ pub mod params;
 pub mod statement;
 pub mod txn;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 use std::io;
+use std::ops::RangeInclusive;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -44,8 +45,8 @@ use maestro_sql::types::SqlType;
 use maestro_sql::{
     Catalog, Description, ErrorKind, Explain, LogicalPlan, ParamValue, SqlError, Store, Written,
 };
-use maestro_tpch::RefreshFunction;
 use maestro_tpch::queries::{QueryResult, Value};
+use maestro_tpch::{NewRows, RefreshFunction};
 use maestro_txn::Transaction;
 use pgwire::api::auth::{self, DefaultServerParameterProvider, StartupHandler};
 use pgwire::api::cancel::CancelHandler;
@@ -88,6 +89,10 @@ pub struct Engine {
     /// One load at a time; the scale factor of the TPC-H tables loaded last
     /// (what `CALL maestro.tpch_rf1(n)` generates rows for).
     loading: Mutex<Option<f64>>,
+    /// RF1 sets generated ahead (`CALL maestro.tpch_refresh_sets(a, b)`), by
+    /// set number: a refresh stream's rows exist before its run, as dbgen's
+    /// update files do. Emptied by a load.
+    prepared: Mutex<BTreeMap<u32, NewRows>>,
     /// The sessions, for cancel requests.
     sessions: Arc<Sessions>,
 }
@@ -161,6 +166,7 @@ impl Engine {
             store: Arc::new(store),
             merging: Arc::new(AtomicBool::new(false)),
             loading: Mutex::new(None),
+            prepared: Mutex::new(BTreeMap::new()),
             sessions: Arc::new(Sessions::default()),
         }
     }
@@ -175,6 +181,10 @@ impl Engine {
         let db = maestro_tpch::load(&self.scheduler, sf, &|_| {}).map_err(|e| e.to_string())?;
         self.store.put_tpch(&db).map_err(|e| e.to_string())?;
         *loaded = Some(sf);
+        self.prepared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
         Ok(start.elapsed())
     }
 
@@ -188,20 +198,18 @@ impl Engine {
         function: RefreshFunction,
         set: u32,
     ) -> Result<StoreRefresh, String> {
-        let sf = self
-            .loading
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .ok_or("no TPC-H tables to refresh: CALL maestro.load_tpch(sf) first")?;
-        if !(1..=maestro_tpch::REFRESH_SETS_MAX).contains(&set) {
-            return Err(format!(
-                "refresh set {set}: expected 1 to {}",
-                maestro_tpch::REFRESH_SETS_MAX
-            ));
-        }
+        let sf = self.refresh_scale(set..=set)?;
         let done = match function {
             RefreshFunction::Rf1 => {
-                let rows = maestro_tpch::rf1_rows(sf, set).map_err(|e| e.to_string())?;
+                let ahead = self
+                    .prepared
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&set);
+                let rows = match ahead {
+                    Some(rows) => rows,
+                    None => maestro_tpch::rf1_rows(sf, set).map_err(|e| e.to_string())?,
+                };
                 self.store.tpch_rf1(&rows)
             }
             RefreshFunction::Rf2 => {
@@ -212,6 +220,42 @@ impl Engine {
         .map_err(|e| e.to_string())?;
         self.start_merge();
         Ok(done)
+    }
+
+    /// Generates RF1's rows of `sets` now (one text pool for all), for
+    /// [`Engine::tpch_refresh`] to take later; returns how many.
+    pub fn tpch_prepare_refresh(&self, sets: RangeInclusive<u32>) -> Result<usize, String> {
+        let sf = self.refresh_scale(sets.clone())?;
+        let _pool = maestro_tpch::keep_text_pool();
+        let mut made = Vec::new();
+        for n in sets {
+            made.push((n, maestro_tpch::rf1_rows(sf, n).map_err(|e| e.to_string())?));
+        }
+        let count = made.len();
+        self.prepared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(made);
+        Ok(count)
+    }
+
+    /// The loaded TPC-H scale factor, or an error naming what is missing
+    /// or which set numbers are out of range.
+    fn refresh_scale(&self, sets: RangeInclusive<u32>) -> Result<f64, String> {
+        let sf = self
+            .loading
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .ok_or("no TPC-H tables to refresh: CALL maestro.load_tpch(sf) first")?;
+        let max = maestro_tpch::REFRESH_SETS_MAX;
+        if sets.is_empty() || *sets.start() < 1 || *sets.end() > max {
+            return Err(format!(
+                "refresh sets {}..={}: expected 1 to {max}, first ≤ last",
+                sets.start(),
+                sets.end()
+            ));
+        }
+        Ok(sf)
     }
 
     /// Loads CH-benCHmark with `warehouses` (seed 1, the system clock),
@@ -882,6 +926,9 @@ impl Session {
         } {
             return self.call_tpch_refresh(name, function, args).await;
         }
+        if name == "maestro.tpch_refresh_sets" {
+            return self.call_tpch_refresh_sets(args).await;
+        }
         if name == "maestro.merge" {
             if !(args.is_empty() || matches!(args, [a] if a.trim().is_empty())) {
                 return Err(error(
@@ -906,7 +953,8 @@ impl Session {
                 format!(
                     "procedure {name} does not exist (there are maestro.load_tpch(sf), \
                      maestro.load_ch(warehouses [, run_seconds]), maestro.tpch_rf1(set), \
-                     maestro.tpch_rf2(set) and maestro.merge())"
+                     maestro.tpch_rf2(set), maestro.tpch_refresh_sets(first, last) and \
+                     maestro.merge())"
                 ),
             ));
         }
@@ -953,6 +1001,30 @@ impl Session {
         blocking(move || {
             engine
                 .tpch_refresh(function, set)
+                .map_err(|e| error(errors::INVALID_PARAMETER_VALUE, e))
+        })
+        .await?;
+        Ok(Response::Execution(Tag::new("CALL")))
+    }
+
+    /// `CALL maestro.tpch_refresh_sets(first, last)`.
+    async fn call_tpch_refresh_sets(&self, args: &[String]) -> Result<Response, Box<ErrorInfo>> {
+        let number = |a: &String| a.trim_matches('\'').trim().parse::<u32>().ok();
+        let sets = match args {
+            [a, b] => number(a).zip(number(b)),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            error(
+                errors::INVALID_PARAMETER_VALUE,
+                "maestro.tpch_refresh_sets takes the first and the last set, e.g. \
+                 CALL maestro.tpch_refresh_sets(1, 4)",
+            )
+        })?;
+        let engine = Arc::clone(&self.engine);
+        blocking(move || {
+            engine
+                .tpch_prepare_refresh(sets.0..=sets.1)
                 .map_err(|e| error(errors::INVALID_PARAMETER_VALUE, e))
         })
         .await?;

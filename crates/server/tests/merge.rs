@@ -98,11 +98,16 @@ fn tpch_refresh_procedures_write_the_deltas() {
     let server = Server::start();
     server.rt.block_on(async {
         let c = server.connect().await;
-        let e = c.batch_execute("CALL maestro.tpch_rf1(1)").await.unwrap_err();
+        let e = c
+            .batch_execute("CALL maestro.tpch_rf1(1)")
+            .await
+            .unwrap_err();
         let (code, msg) = sqlstate(&e);
         assert_eq!(code, "22023", "{msg}");
         assert!(msg.contains("load_tpch"), "{msg}");
-        c.batch_execute("CALL maestro.load_tpch(0.01)").await.unwrap();
+        c.batch_execute("CALL maestro.load_tpch(0.01)")
+            .await
+            .unwrap();
         let count = "SELECT count(*) FROM orders";
         assert_eq!(first_cell(&c, count).await, "15000");
         c.batch_execute("CALL maestro.tpch_rf1(1)").await.unwrap();
@@ -117,7 +122,23 @@ fn tpch_refresh_procedures_write_the_deltas() {
         let orphans = "SELECT count(*) FROM lineitem WHERE l_orderkey NOT IN \
                        (SELECT o_orderkey FROM orders)";
         assert_eq!(first_cell(&c, orphans).await, "0");
+        // Sets generated ahead are the sets generated in the call.
+        c.batch_execute("CALL maestro.tpch_refresh_sets(2, 3)")
+            .await
+            .unwrap();
+        let key_sum = "SELECT sum(o_orderkey) FROM orders";
+        let before: i64 = first_cell(&c, key_sum).await.parse().unwrap();
+        c.batch_execute("CALL maestro.tpch_rf1(2)").await.unwrap();
+        assert_eq!(first_cell(&c, count).await, "15015");
+        let after: i64 = first_cell(&c, key_sum).await.parse().unwrap();
+        let set = maestro_tpch::rf1_rows(0.01, 2).unwrap();
+        let keys: i64 = set.orders.i64("o_orderkey").unwrap().iter().sum();
+        assert_eq!(after - before, keys);
+        c.batch_execute("CALL maestro.tpch_rf2(2)").await.unwrap();
         for bad in [
+            "CALL maestro.tpch_refresh_sets(3, 2)",
+            "CALL maestro.tpch_refresh_sets(0, 1)",
+            "CALL maestro.tpch_refresh_sets(1)",
             "CALL maestro.tpch_rf1(1)",
             "CALL maestro.tpch_rf1(0)",
             "CALL maestro.tpch_rf2(100000)",
