@@ -295,30 +295,38 @@ def print_throughput(args, report):
                 r["p99_s"], r["max_s"]))
 
 
+def rf1(con, sets, n):
+    """RF1 of set n from the files of `maestro tpch refresh --export-sets`, one
+    transaction (reading the files inside it, as the spec's RF1 loads its rows)."""
+    con.execute("begin")
+    for table in ("orders", "lineitem"):
+        cols = G.SCHEMA[table]
+        read = ", ".join("'%s': '%s'" % (c, t) for c, t in cols) + ", '_end': 'VARCHAR'"
+        con.execute(
+            "insert into %s select %s from read_csv('%s', delim='|', header=false, "
+            "quote='', escape='', auto_detect=false, columns={%s})"
+            % (table, ", ".join(c for c, _ in cols), Path(sets) / ("%s.tbl.u%d" % (table, n)), read))
+    con.execute("commit")
+
+
+def rf2(con, sets, n):
+    """RF2 of set n: the orders of `delete.<n>` and their line items, one transaction."""
+    keys = [int(line.split("|")[0]) for line in open(Path(sets) / ("delete.%d" % n))]
+    con.execute("begin")
+    con.execute("create or replace temp table doomed as select unnest(?) as k", [keys])
+    con.execute("delete from lineitem where l_orderkey in (select k from doomed)")
+    con.execute("delete from orders where o_orderkey in (select k from doomed)")
+    con.execute("commit")
+
+
 def refresh(args):
     con, load_s = connect(args.sf, args.threads, args.data_dir)
-    sets = Path(args.sets)
     out = []
     for n in range(1, args.pairs + 1):
-        start = time.perf_counter()
-        con.execute("begin")
-        for table in ("orders", "lineitem"):
-            cols = G.SCHEMA[table]
-            read = ", ".join("'%s': '%s'" % (c, t) for c, t in cols) + ", '_end': 'VARCHAR'"
-            con.execute(
-                "insert into %s select %s from read_csv('%s', delim='|', header=false, "
-                "quote='', escape='', auto_detect=false, columns={%s})"
-                % (table, ", ".join(c for c, _ in cols), sets / ("%s.tbl.u%d" % (table, n)), read))
-        con.execute("commit")
-        out.append({"function": "RF1", "set": n, "total_s": time.perf_counter() - start})
-        start = time.perf_counter()
-        keys = [int(line.split("|")[0]) for line in open(sets / ("delete.%d" % n))]
-        con.execute("begin")
-        con.execute("create or replace temp table doomed as select unnest(?) as k", [keys])
-        con.execute("delete from lineitem where l_orderkey in (select k from doomed)")
-        con.execute("delete from orders where o_orderkey in (select k from doomed)")
-        con.execute("commit")
-        out.append({"function": "RF2", "set": n, "total_s": time.perf_counter() - start})
+        for name, function in (("RF1", rf1), ("RF2", rf2)):
+            start = time.perf_counter()
+            function(con, args.sets, n)
+            out.append({"function": name, "set": n, "total_s": time.perf_counter() - start})
         log("pair %d: RF1 %.1f ms, RF2 %.1f ms" % (n, out[-2]["total_s"] * 1e3,
                                                    out[-1]["total_s"] * 1e3))
     print(json.dumps({"experiment": "tpch-refresh", "engine": "duckdb " + G.duckdb.__version__,

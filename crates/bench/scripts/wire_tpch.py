@@ -29,6 +29,16 @@ What runs (like for like):
   runs on both engines and the results must agree (numbers within 1e-6 relative
   or one cent, strings and dates exactly, same row order); any difference stops
   the run.
+- `--refresh`: the spec's refresh stream beside the query streams — in a window of
+  n streams, n RF1/RF2 pairs one after another from the window's start, on their own
+  connection (Maestro: `CALL maestro.tpch_rf1(k)` / `tpch_rf2(k)` into the tables'
+  deltas; DuckDB: `duckdb_tpch.py`'s rf1/rf2, one transaction each, on its own
+  cursor). The sets are the same on both (`maestro tpch refresh --export-sets` for
+  DuckDB; RF1's rows generated ahead on the server with `CALL
+  maestro.tpch_refresh_sets`, as DuckDB's are files before the run); set numbers
+  continue across windows. Pairs still running at the deadline finish after it
+  (counted as `refresh_late`). After the last round the 22 answers are compared
+  again: both engines then hold the same refreshed rows.
 
 Prints a table and writes OUT/wire-tpch.json: per engine and stream count the
 queries/h of every round (samples, median, min, max) and the per-round ratio
@@ -147,15 +157,73 @@ def check_answers(maestro_conn, duck, sf):
     log("answers: all 22 queries agree (validation parameters)")
 
 
-def window(open_stream, plan, n, duration):
-    """n streams for `duration` seconds under duckdb_tpch.py's fixed-window rule;
-    returns (completed latencies, late)."""
+def window(open_stream, plan, n, duration, refresher=None):
+    """n streams for `duration` seconds under duckdb_tpch.py's fixed-window rule,
+    beside n refresh pairs when `refresher` is given; returns (completed latencies,
+    late, refresh record or None)."""
     def run_entry(cur, _s, e):
         t, _ = run_one(cur, query_text(e["query"], e["params"]))
         return t
 
+    record, thread = None, None
+    if refresher is not None:
+        record = {"rf1_s": [], "rf2_s": [], "refresh_late": 0, "errors": []}
+        start = time.perf_counter()
+
+        def refresh_stream():
+            try:
+                for _ in range(n):
+                    rf1_s, rf2_s = refresher.pair()
+                    record["rf1_s"].append(rf1_s)
+                    record["rf2_s"].append(rf2_s)
+                    if time.perf_counter() > start + duration:
+                        record["refresh_late"] += 1
+            except Exception as ex:  # reported, never swallowed
+                record["errors"].append(str(ex))
+
+        thread = threading.Thread(target=refresh_stream)
+        thread.start()
     latencies, late, _ = D.fixed_window(n, duration, plan, lambda _s: open_stream(), run_entry)
-    return latencies, late
+    if thread is not None:
+        thread.join()
+        if record["errors"]:
+            sys.exit("wire_tpch.py: refresh stream: %s" % record["errors"][0])
+    return latencies, late, record
+
+
+class MaestroRefresher:
+    """Maestro's refresh stream: RF1/RF2 of the next set through CALL."""
+
+    def __init__(self, server):
+        self.conn = server.connect()
+        self.next_set = 1
+
+    def pair(self):
+        k, self.next_set = self.next_set, self.next_set + 1
+        times = []
+        for f in ("tpch_rf1", "tpch_rf2"):
+            start = time.perf_counter()
+            self.conn.execute("CALL maestro.%s(%d)" % (f, k))
+            times.append(time.perf_counter() - start)
+        return times
+
+
+class DuckRefresher:
+    """DuckDB's refresh stream: duckdb_tpch.py's rf1/rf2 on the exported sets."""
+
+    def __init__(self, duck, sets):
+        self.cur = duck.cursor()
+        self.sets = sets
+        self.next_set = 1
+
+    def pair(self):
+        k, self.next_set = self.next_set, self.next_set + 1
+        times = []
+        for function in (D.rf1, D.rf2):
+            start = time.perf_counter()
+            function(self.cur, self.sets, k)
+            times.append(time.perf_counter() - start)
+        return times
 
 
 class Session:
@@ -186,6 +254,8 @@ def main():
     ap.add_argument("--maestro", default=str(ROOT / "target" / "release" / "maestro"))
     ap.add_argument("--data-dir", help="tpchgen-cli data for DuckDB (default as duckdb_tpch.py)")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--refresh", action="store_true",
+                    help="run the spec's refresh stream beside the query streams")
     args = ap.parse_args()
     streams = [int(s) for s in args.streams.split(",")]
     if args.sf <= 0 or args.contexts < 1 or args.duration <= 0 or args.reps < 1 \
@@ -198,28 +268,48 @@ def main():
                     str(args.seed), "--streams", str(max(streams)), "--out", str(params)],
                    check=True, stdout=subprocess.DEVNULL)
     plan = D.read_plan(params, args.sf, streams)
+    pairs = args.reps * sum(streams) if args.refresh else 0
+    sets = out / "refresh-sets"
+    if pairs:
+        subprocess.run([args.maestro, "tpch", "refresh", "--sf", str(args.sf), "--pairs",
+                        str(pairs), "--export-sets", str(sets)],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     duck, duck_load_s = D.connect(args.sf, args.contexts, args.data_dir)
     server = Maestro(args.maestro, args.sf, args.contexts)
     try:
         with server.connect() as c:
             check_answers(c, duck, args.sf)
+            if pairs:
+                c.execute("CALL maestro.tpch_refresh_sets(1, %d)" % pairs)
         engines = {"maestro-wire": lambda: Session(server),
                    "duckdb-in-process": duck.cursor}
+        refreshers = {"maestro-wire": MaestroRefresher(server),
+                      "duckdb-in-process": DuckRefresher(duck, sets)} if pairs else {}
         samples = {(e, n): [] for e in engines for n in streams}
         late = {(e, n): 0 for e in engines for n in streams}
+        refreshes = {(e, n): [] for e in engines for n in streams}
         for rep in range(args.reps):
             order = list(engines) if rep % 2 == 0 else list(reversed(engines))
             for n in streams:
                 for e in order:
-                    lat, l = window(engines[e], plan, n, args.duration)
+                    lat, l, rec = window(engines[e], plan, n, args.duration,
+                                         refreshers.get(e))
+                    if rec is not None:
+                        refreshes[(e, n)].append(rec)
                     if not lat:
                         sys.exit("wire_tpch.py: %s, %d stream(s): no query completed" % (e, n))
                     qph = len(lat) * 3600 / args.duration
                     samples[(e, n)].append(qph)
                     late[(e, n)] += l
-                    log("round %d/%d, %s, %d stream(s): %.0f queries/h (%d late)"
-                        % (rep + 1, args.reps, e, n, qph, l))
+                    log("round %d/%d, %s, %d stream(s): %.0f queries/h (%d late)%s"
+                        % (rep + 1, args.reps, e, n, qph, l,
+                           "" if rec is None else ", %d refresh pairs (%d after the window)"
+                           % (len(rec["rf1_s"]), rec["refresh_late"])))
+        if pairs:
+            with server.connect() as c:
+                check_answers(c, duck, args.sf)
+            log("answers after %d refresh pairs on both engines: all 22 agree" % pairs)
     finally:
         server.stop()
 
@@ -228,6 +318,8 @@ def main():
         results.append({"engine": e, "streams": n, "metric": "queries_per_hour",
                         "samples": xs, "value": statistics.median(xs), "min": min(xs),
                         "max": max(xs), "late": late[(e, n)]})
+        if refreshes[(e, n)]:
+            results[-1]["refresh"] = refreshes[(e, n)]
     print("| streams | maestro-wire q/h | duckdb q/h | ratio median [min–max] |")
     print("|---|---|---|---|")
     for n in streams:
@@ -241,7 +333,8 @@ def main():
                "duration_s": args.duration, "reps": args.reps, "seed": args.seed,
                "duckdb": G.duckdb.__version__, "psycopg": psycopg.__version__,
                "load_seconds": {"maestro-wire": server.load_s, "duckdb-in-process": duck_load_s},
-               "rule": "fixed-window", "results": results, "ratios": ratios},
+               "rule": "fixed-window", "refresh_pairs": pairs, "results": results,
+               "ratios": ratios},
               open(out / "wire-tpch.json", "w"), indent=1)
 
 
