@@ -52,9 +52,11 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -269,7 +271,8 @@ def main():
                    check=True, stdout=subprocess.DEVNULL)
     plan = D.read_plan(params, args.sf, streams)
     pairs = args.reps * sum(streams) if args.refresh else 0
-    sets = out / "refresh-sets"
+    # The exported sets are inputs, not results: a temporary directory.
+    sets = Path(tempfile.mkdtemp(prefix="wire-tpch-sets-"))
     if pairs:
         subprocess.run([args.maestro, "tpch", "refresh", "--sf", str(args.sf), "--pairs",
                         str(pairs), "--export-sets", str(sets)],
@@ -312,6 +315,7 @@ def main():
             log("answers after %d refresh pairs on both engines: all 22 agree" % pairs)
     finally:
         server.stop()
+        shutil.rmtree(sets, ignore_errors=True)
 
     results, ratios = [], []
     for (e, n), xs in samples.items():
