@@ -279,3 +279,31 @@ fn loaded_tpch_tables_survive_and_a_reload_replaces_them() {
     drop(store);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// TPC-H's refresh functions on a durable store: RF1's rows and RF2's
+/// deletions are logged like any write and come back after a restart, in
+/// the order a merge would lay them out.
+#[test]
+fn refreshes_into_the_deltas_survive_a_restart() {
+    let d = dir("refresh");
+    let scheduler = std::sync::Arc::new(
+        maestro_scheduler::Scheduler::new(maestro_scheduler::SchedulerConfig::single_hints())
+            .unwrap(),
+    );
+    let db = maestro_tpch::load(&scheduler, 0.01, &|_| {}).unwrap();
+    let before = {
+        let (store, _) = open(&d);
+        store.put_tpch(&db).unwrap();
+        store
+            .tpch_rf1(&maestro_tpch::rf1_rows(0.01, 1).unwrap())
+            .unwrap();
+        store
+            .tpch_rf2(&maestro_tpch::rf2_keys(0.01, 1).unwrap())
+            .unwrap();
+        dump(&store)
+    };
+    let (store, opened) = open(&d);
+    assert_eq!(recovered(&opened).0, 8);
+    assert_eq!(dump(&store), before);
+    let _ = std::fs::remove_dir_all(&d);
+}
