@@ -218,38 +218,79 @@ fn compare_queries(
     let mut ratios_all = Vec::new();
     for q in 1..=QUERY_COUNT {
         let p = QueryParams::validation(q, sf).map_err(failure)?;
-        let (mut old, mut new, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-        for rep in 0..reps {
-            // The two variants in rotated order: loaded first on even repetitions.
-            let (mut o, mut n) = (0.0, 0.0);
-            for variant in reps::rotation(2, rep) {
-                match variant {
-                    0 => o = time(loaded, &p)?,
-                    _ => n = time(refreshed, &p)?,
-                }
-            }
-            old.push(o);
-            new.push(n);
-            ratios.push(n / o);
-        }
-        let median = |v: &[f64]| Spread::of(v).expect("at least one repetition");
-        let ((o, _), (n, _), (r, spread)) = (median(&old), median(&new), median(&ratios));
-        let (lo, hi) = (spread.min, spread.max);
+        let t = paired(reps, || time(loaded, &p), || time(refreshed, &p))?;
+        let (o, n, r, lo, hi) = (t.first_median, t.second_median, t.ratio, t.min, t.max);
         eprintln!("Q{q}: loaded {o:.4} s, refreshed {n:.4} s, ratio {r:.3} [{lo:.3}–{hi:.3}]");
         text.push_str(&format!(
             "Q{q} | {o:.4} | {n:.4} | {r:.3} [{lo:.3}–{hi:.3}]\n"
         ));
         ratios_all.push(r);
         rows.push(json!({
-            "query": q, "loaded_s": old, "refreshed_s": new, "ratios": ratios,
+            "query": q, "loaded_s": t.first, "refreshed_s": t.second, "ratios": t.ratios,
             "loaded_median_s": o, "refreshed_median_s": n, "ratio_median": r,
         }));
     }
-    let geo = (ratios_all.iter().map(|r| r.ln()).sum::<f64>() / ratios_all.len() as f64).exp();
-    let (_, all) = Spread::of(&ratios_all).expect("22 queries");
-    let (lo, hi) = (all.min, all.max);
-    text.push_str(&format!(
-        "geometric mean of the 22 median ratios: {geo:.3} (per-query medians {lo:.3}–{hi:.3})\n"
-    ));
+    text.push_str(&geomean_line(&ratios_all));
     Ok((rows, text))
+}
+
+/// Two variants timed side by side: per repetition both, in rotated order
+/// (the first first on even repetitions).
+pub(crate) struct Paired {
+    pub first: Vec<f64>,
+    pub second: Vec<f64>,
+    /// Per repetition, second ÷ first.
+    pub ratios: Vec<f64>,
+    pub first_median: f64,
+    pub second_median: f64,
+    /// The median of `ratios`, and their range.
+    pub ratio: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// Runs `first` and `second` `reps` times each, rotated.
+pub(crate) fn paired(
+    reps: usize,
+    mut first: impl FnMut() -> Result<f64, ExitCode>,
+    mut second: impl FnMut() -> Result<f64, ExitCode>,
+) -> Result<Paired, ExitCode> {
+    let (mut a, mut b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for rep in 0..reps {
+        let (mut x, mut y) = (0.0, 0.0);
+        for variant in reps::rotation(2, rep) {
+            match variant {
+                0 => x = first()?,
+                _ => y = second()?,
+            }
+        }
+        a.push(x);
+        b.push(y);
+        ratios.push(y / x);
+    }
+    let median = |v: &[f64]| Spread::of(v).expect("at least one repetition");
+    let ((first_median, _), (second_median, _), (ratio, spread)) =
+        (median(&a), median(&b), median(&ratios));
+    Ok(Paired {
+        first: a,
+        second: b,
+        ratios,
+        first_median,
+        second_median,
+        ratio,
+        min: spread.min,
+        max: spread.max,
+    })
+}
+
+/// The closing line of a 22-query comparison table.
+pub(crate) fn geomean_line(ratios: &[f64]) -> String {
+    let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+    let (_, all) = Spread::of(ratios).expect("22 queries");
+    format!(
+        "geometric mean of the {} median ratios: {geo:.3} (per-query medians {:.3}–{:.3})\n",
+        ratios.len(),
+        all.min,
+        all.max
+    )
 }

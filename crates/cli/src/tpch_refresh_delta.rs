@@ -7,7 +7,6 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use maestro_bench::reps::{self, Spread};
 use maestro_execution::Executor;
 use maestro_sql::store::{MergeScope, StoreRefresh};
 use maestro_sql::{Output, Store};
@@ -16,6 +15,7 @@ use maestro_tpch::{Database, RefreshFunction};
 use serde_json::json;
 
 use crate::exit::failure;
+use crate::tpch_refresh::{geomean_line, paired};
 
 /// The pairs on a store holding `loaded`; the JSON report and its table.
 /// `compare_reps`: also time the 22 statements, that many repetitions.
@@ -147,37 +147,22 @@ fn compare_statements(
         check::parse_csv(&on_merged.to_csv())
             .and_then(|expected| check::compare(&on_delta, &expected))
             .map_err(|m| failure(format!("Q{q}: main + delta and merged differ: {}", m.0)))?;
-        let (mut old, mut new, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-        for rep in 0..reps {
-            let (mut o, mut n) = (0.0, 0.0);
-            for variant in reps::rotation(2, rep) {
-                match variant {
-                    0 => o = run(exec, merged, q)?.0,
-                    _ => n = run(exec, delta, q)?.0,
-                }
-            }
-            old.push(o);
-            new.push(n);
-            ratios.push(n / o);
-        }
-        let median = |v: &[f64]| Spread::of(v).expect("at least one repetition");
-        let ((o, _), (n, _), (r, spread)) = (median(&old), median(&new), median(&ratios));
-        let (lo, hi) = (spread.min, spread.max);
+        let t = paired(
+            reps,
+            || Ok(run(exec, merged, q)?.0),
+            || Ok(run(exec, delta, q)?.0),
+        )?;
+        let (o, n, r, lo, hi) = (t.first_median, t.second_median, t.ratio, t.min, t.max);
         eprintln!("Q{q}: merged {o:.4} s, main + delta {n:.4} s, ratio {r:.3} [{lo:.3}–{hi:.3}]");
         text.push_str(&format!(
             "Q{q} | {o:.4} | {n:.4} | {r:.3} [{lo:.3}–{hi:.3}]\n"
         ));
         ratios_all.push(r);
         rows.push(json!({
-            "query": q, "merged_s": old, "delta_s": new, "ratios": ratios,
+            "query": q, "merged_s": t.first, "delta_s": t.second, "ratios": t.ratios,
             "merged_median_s": o, "delta_median_s": n, "ratio_median": r, "same_answer": true,
         }));
     }
-    let geo = (ratios_all.iter().map(|r| r.ln()).sum::<f64>() / ratios_all.len() as f64).exp();
-    let (_, all) = Spread::of(&ratios_all).expect("22 queries");
-    text.push_str(&format!(
-        "geometric mean of the 22 median ratios: {geo:.3} (per-query medians {:.3}–{:.3})\n",
-        all.min, all.max
-    ));
+    text.push_str(&geomean_line(&ratios_all));
     Ok((rows, text))
 }

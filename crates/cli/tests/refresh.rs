@@ -102,6 +102,14 @@ fn compare_queries_on_deltas_times_all_22_statements_against_the_merged_rows() {
         "2",
         "--json",
     ]));
+    assert_all_22_timed(&report, ["merged_s", "delta_s", "ratios"], 2);
+    let queries = report["queries"].as_array().unwrap();
+    assert!(queries.iter().all(|q| q["same_answer"] == true));
+}
+
+/// The report's `queries` are Q1..Q22, each with `reps` positive numbers
+/// in each of `sides`.
+fn assert_all_22_timed(report: &serde_json::Value, sides: [&str; 3], reps: usize) {
     let queries = report["queries"].as_array().unwrap();
     let numbers: Vec<u64> = queries
         .iter()
@@ -109,10 +117,9 @@ fn compare_queries_on_deltas_times_all_22_statements_against_the_merged_rows() {
         .collect();
     assert_eq!(numbers, (1..=22).collect::<Vec<u64>>());
     for q in queries {
-        assert_eq!(q["same_answer"], true, "{q}");
-        for side in ["merged_s", "delta_s", "ratios"] {
+        for side in sides {
             let times = q[side].as_array().unwrap();
-            assert_eq!(times.len(), 2, "{side} of {q}");
+            assert_eq!(times.len(), reps, "{side} of {q}");
             assert!(times.iter().all(|t| t.as_f64().unwrap() > 0.0), "{q}");
         }
     }
@@ -132,19 +139,7 @@ fn compare_queries_times_all_22_on_both_sides_in_every_repetition() {
         "2",
         "--json",
     ]));
-    let queries = report["queries"].as_array().unwrap();
-    let numbers: Vec<u64> = queries
-        .iter()
-        .map(|q| q["query"].as_u64().unwrap())
-        .collect();
-    assert_eq!(numbers, (1..=22).collect::<Vec<u64>>());
-    for q in queries {
-        for side in ["loaded_s", "refreshed_s", "ratios"] {
-            let times = q[side].as_array().unwrap();
-            assert_eq!(times.len(), 2, "{side} of {q}");
-            assert!(times.iter().all(|t| t.as_f64().unwrap() > 0.0), "{q}");
-        }
-    }
+    assert_all_22_timed(&report, ["loaded_s", "refreshed_s", "ratios"], 2);
 }
 
 #[test]
