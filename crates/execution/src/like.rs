@@ -1,19 +1,32 @@
 //! SQL `LIKE` patterns with `%` wildcards (all TPC-H needs). Dictionary columns
 //! evaluate a pattern once per distinct value (or as a code range for
-//! `'prefix%'`); heap columns match every row with substring search.
+//! `'prefix%'`); heap columns match every row with substring search (memchr's
+//! SIMD `memmem`, each segment's searcher built once per pattern).
+
+use memchr::memmem::Finder;
 
 use crate::error::ExecError;
 
 /// A parsed pattern: literal segments between `%`s.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Like {
     pattern: String,
     /// The literal pieces (the first anchored at the start unless the pattern
     /// begins with `%`, the last anchored at the end unless it ends with `%`).
     segments: Vec<String>,
+    /// A searcher per segment, for the unanchored ones.
+    finders: Vec<Finder<'static>>,
     wild_start: bool,
     wild_end: bool,
 }
+
+impl PartialEq for Like {
+    fn eq(&self, other: &Like) -> bool {
+        self.pattern == other.pattern
+    }
+}
+
+impl Eq for Like {}
 
 /// What a pattern amounts to, for choosing an evaluation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,14 +51,19 @@ impl Like {
         let parts: Vec<&str> = pattern.split('%').collect();
         let wild_start = parts.len() > 1 && parts[0].is_empty();
         let wild_end = parts.len() > 1 && parts[parts.len() - 1].is_empty();
-        let segments = parts
+        let segments: Vec<String> = parts
             .iter()
             .filter(|s| !s.is_empty())
             .map(|s| s.to_string())
             .collect();
+        let finders = segments
+            .iter()
+            .map(|s| Finder::new(s.as_bytes()).into_owned())
+            .collect();
         Ok(Like {
             pattern: pattern.to_string(),
             segments,
+            finders,
             wild_start,
             wild_end,
         })
@@ -88,7 +106,8 @@ impl Like {
             } else if last && !self.wild_end {
                 return rest.ends_with(seg.as_str());
             } else {
-                match rest.find(seg.as_str()) {
+                // A match ends on a char boundary: `seg` is whole UTF-8.
+                match self.finders[i].find(rest.as_bytes()) {
                     Some(at) => rest = &rest[at + seg.len()..],
                     None => return false,
                 }
