@@ -2,10 +2,14 @@
  * maestro_gomp::bench: once against stock libgomp, once against
  * libmaestro_gomp.so. Prints one line per measurement:
  *   <metric> <microseconds per operation>
- * Usage: omp_overhead THREADS REPS */
+ * Usage: omp_overhead THREADS REPS [tree|nested]
+ * With a third argument only that task part runs (after the warm-up), on
+ * REPS trees or REPS producer tasks: crates/gomp/scripts/task_cost.sh counts
+ * its instructions with callgrind. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define ITERS 1024
 static double sink[ITERS];
@@ -29,17 +33,54 @@ static long tree(int depth) {
   return a + b + 2;
 }
 
+/* `trees` binary trees of depth TREE_DEPTH, each from a `single`; returns
+ * the tasks made. */
+static long task_trees(int threads, int trees) {
+  long tasks = 0;
+  for (int r = 0; r < trees; r++) {
+    #pragma omp parallel num_threads(threads)
+    #pragma omp single
+    tasks += tree(TREE_DEPTH);
+  }
+  return tasks;
+}
+
+/* A `single` producer makes `producers` tasks, each making one child;
+ * returns the tasks made. */
+static long nested_tasks(int threads, int producers) {
+  #pragma omp parallel num_threads(threads)
+  {
+    #pragma omp single
+    for (int r = 0; r < producers; r++) {
+      #pragma omp task
+      {
+        #pragma omp task
+        sink[r % ITERS] += 1;
+      }
+    }
+  }
+  return 2L * producers;
+}
+
 int main(int argc, char **argv) {
   int threads = argc > 1 ? atoi(argv[1]) : omp_get_num_procs();
   int reps = argc > 2 ? atoi(argv[2]) : 2000;
-  if (threads < 1 || reps < 1) {
-    fprintf(stderr, "usage: %s THREADS REPS\n", argv[0]);
+  const char *only = argc > 3 ? argv[3] : NULL;
+  if (threads < 1 || reps < 1 || argc > 4
+      || (only && strcmp(only, "tree") && strcmp(only, "nested"))) {
+    fprintf(stderr, "usage: %s THREADS REPS [tree|nested]\n", argv[0]);
     return 2;
   }
   /* Warm up: start the runtime (and its workers) outside the measurements. */
   for (int r = 0; r < 50; r++) {
     #pragma omp parallel num_threads(threads)
     sink[omp_get_thread_num()] += 1;
+  }
+  if (only) {
+    double t0 = omp_get_wtime();
+    long tasks = strcmp(only, "tree") ? nested_tasks(threads, reps) : task_trees(threads, reps);
+    printf("%s %.4f us/task (%ld tasks)\n", only, (omp_get_wtime() - t0) * 1e6 / tasks, tasks);
+    return 0;
   }
 
   double t = omp_get_wtime();
@@ -154,29 +195,13 @@ int main(int argc, char **argv) {
   printf("ordered %.4f\n", per_op_us(omp_get_wtime() - t, ordered_reps * ITERS));
 
   /* Task trees, per task: fib-style recursion with taskwait. */
-  long tree_tasks = 0;
   t = omp_get_wtime();
-  int tree_reps = reps / 64 > 0 ? reps / 64 : 1;
-  for (int r = 0; r < tree_reps; r++) {
-    #pragma omp parallel num_threads(threads)
-    #pragma omp single
-    tree_tasks += tree(TREE_DEPTH);
-  }
+  long tree_tasks = task_trees(threads, reps / 64 > 0 ? reps / 64 : 1);
   printf("task_tree %.4f\n", per_op_us(omp_get_wtime() - t, (int)tree_tasks));
 
   /* Nested tasks, per task: each task a producer creates makes one child. */
   t = omp_get_wtime();
-  #pragma omp parallel num_threads(threads)
-  {
-    #pragma omp single
-    for (int r = 0; r < reps; r++) {
-      #pragma omp task
-      {
-        #pragma omp task
-        sink[r % ITERS] += 1;
-      }
-    }
-  }
+  nested_tasks(threads, reps);
   printf("nested_task %.4f\n", per_op_us(omp_get_wtime() - t, 2 * reps));
 
   /* taskloop at three grains over TASKLOOP_ITERS iterations, per taskloop. */

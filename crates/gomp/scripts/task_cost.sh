@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Instructions per task of the task paths (task_cost.c) on stock libgomp and on
+# Instructions per task of the task paths (crates/gomp-bench/c/omp_overhead.c's
+# tree and nested parts, run alone) on stock libgomp and on
 # libmaestro_gomp.so (release), counted by valgrind's callgrind: robust on a
 # shared machine, unlike wall time, and this machine's VM has no hardware
 # counters for `perf stat`. Each figure is the difference between a run of R2
@@ -29,13 +30,14 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cp "$libdir/libmaestro_gomp.so" "$work/"
-"$cc" -fopenmp -O2 "$root/crates/gomp/scripts/task_cost.c" -o "$work/stock"
-"$cc" -fopenmp -O2 -c "$root/crates/gomp/scripts/task_cost.c" -o "$work/task_cost.o"
+src="$root/crates/gomp-bench/c/omp_overhead.c"
+"$cc" -fopenmp -O2 "$src" -o "$work/stock"
+"$cc" -fopenmp -O2 -c "$src" -o "$work/task_cost.o"
 "$cc" "$work/task_cost.o" -o "$work/ours" -L "$work" -lmaestro_gomp -Wl,-rpath,"$work"
 
 # instructions BIN WHICH REPS: instructions of the whole run.
 instructions() {
-  nice -n 19 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$1" "$2" "$threads" "$3" 2>&1 \
+  nice -n 19 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$1" "$threads" "$3" "$2" 2>&1 \
     | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 

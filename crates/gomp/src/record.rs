@@ -112,6 +112,22 @@ impl TaskRef {
         TaskRef { ptr }
     }
 
+    /// A record written in place by `init` (not built elsewhere and moved
+    /// in: a record is a few hundred bytes, its argument block included).
+    /// `init` gets a slot valid for writing a `TaskRec` and must initialize
+    /// every field of it; if it unwinds, the slot is leaked, never used.
+    pub fn new_with(init: impl FnOnce(*mut TaskRec)) -> TaskRef {
+        let ptr = take_block();
+        // SAFETY: `ptr` is a block of `Block`'s layout that nothing else uses
+        // (fresh, or taken off the free list); `init` initializes the record
+        // (its contract), the count is written here.
+        unsafe {
+            (&raw mut (*ptr.as_ptr()).refs).write(AtomicUsize::new(1));
+            init(&raw mut (*ptr.as_ptr()).rec);
+        }
+        TaskRef { ptr }
+    }
+
     fn block(&self) -> &Block {
         // SAFETY: the block stays initialized while a reference (this one)
         // is alive.

@@ -28,6 +28,7 @@
 //! so the body's end and the fulfilment may come in either order, on any threads.
 
 use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
 
 use smallvec::SmallVec;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -36,7 +37,7 @@ use std::sync::{Arc, OnceLock};
 use maestro_scheduler::sync::{Condvar, Mutex};
 
 use crate::abi::tasks::{ArgBlock, TaskFn};
-use crate::ctx::{Ctx, Group, with_current};
+use crate::ctx::{self, Ctx, Group, TaskCtxSpec, run_in_task_ctx};
 use crate::depend::{DepTable, Deps};
 use crate::icv::Icv;
 use crate::record::TaskRef;
@@ -57,15 +58,6 @@ pub(crate) struct TaskBody {
     red: Option<Arc<Registration>>,
 }
 
-impl TaskBody {
-    fn run(self) {
-        // SAFETY: `f` is GCC's outlined task function and `block` the task's own
-        // argument block (filled by `copy_block` under GCC's contract), alive
-        // until this call returns.
-        unsafe { (self.f)(self.block.as_ptr()) }
-    }
-}
-
 /// A deferred task.
 pub(crate) struct TaskRec {
     /// Set by whoever takes the body to run it (the claim). Relaxed: the swaps
@@ -73,8 +65,10 @@ pub(crate) struct TaskRec {
     /// body itself was published with the record through the queue mutexes the
     /// claimer got it from.
     taken: AtomicBool,
-    /// Written at creation, then taken once by the claim's winner.
-    body: UnsafeCell<Option<TaskBody>>,
+    /// Written at creation (in place, see [`defer_with`]); initialized
+    /// exactly while `taken` is false: the claim's winner runs it in place
+    /// and drops it ([`Claimed`]), else the record's drop does.
+    body: UnsafeCell<MaybeUninit<TaskBody>>,
     team: Arc<TeamShared>,
     icv: Icv,
     in_final: bool,
@@ -168,14 +162,46 @@ impl TaskRec {
     }
 
     /// The body, for the one caller that claims it first.
-    pub(crate) fn claim(&self) -> Option<TaskBody> {
+    pub(crate) fn claim(&self) -> Option<Claimed<'_>> {
         if self.taken.swap(true, Ordering::Relaxed) {
             return None;
         }
-        // SAFETY: this caller won the claim, so no other thread reads or writes
-        // the cell from now on, and the creator's write happened before the
-        // record reached us (see `taken`).
-        unsafe { (*self.body.get()).take() }
+        Some(Claimed { rec: self })
+    }
+}
+
+impl Drop for TaskRec {
+    fn drop(&mut self) {
+        if !*self.taken.get_mut() {
+            // SAFETY: nobody claimed the body, so it is still initialized
+            // (see `body`); dropped once, here.
+            unsafe { self.body.get_mut().assume_init_drop() }
+        }
+    }
+}
+
+/// A claimed task's body, run in place in its record (moving it out cost
+/// two copies of the argument block per task, callgrind 2026-11-27); dropped
+/// in place when this goes.
+pub(crate) struct Claimed<'a> {
+    rec: &'a TaskRec,
+}
+
+impl Claimed<'_> {
+    fn body(&mut self) -> &mut TaskBody {
+        // SAFETY: this caller won the claim, so no other thread reads or
+        // writes the cell from now on, the body is initialized (`taken` was
+        // false), and the creator's write happened before the record reached
+        // us (see `taken`).
+        unsafe { (*self.rec.body.get()).assume_init_mut() }
+    }
+}
+
+impl Drop for Claimed<'_> {
+    fn drop(&mut self) {
+        // SAFETY: as in `body`; dropped once, here (the record's drop skips
+        // a taken body).
+        unsafe { (*self.rec.body.get()).assume_init_drop() }
     }
 }
 
@@ -195,31 +221,31 @@ pub(crate) fn execute(t: TaskRef) {
 /// ([`TeamShared::count_task_done`](crate::team::TeamShared)), which saves a
 /// lock round trip per task.
 pub(crate) fn run_body(t: &TaskRec) -> bool {
-    let Some(mut body) = t.claim() else {
+    let Some(mut claimed) = t.claim() else {
         return false;
-    };
-    let num = with_current(|c| c.num);
-    // SAFETY: `t`, and with it `t.team`, outlives `ctx` (dropped below).
-    let ctx = unsafe {
-        Ctx::borrowing(
-            &t.team,
-            num,
-            t.icv,
-            t.group.clone(),
-            body.red.take(),
-            t.in_final,
-        )
     };
     if t.cancelled() {
         // Cancelled before it started: it never runs.
-        drop(body);
-        drop(ctx);
+        drop(claimed);
         return t.finish_part(true);
     }
-    ctx.enter();
-    body.run();
-    ctx.leave();
-    drop(ctx);
+    let body = claimed.body();
+    let (f, block) = (body.f, body.block.as_ptr());
+    // SAFETY: used within this call only.
+    let current = unsafe { ctx::current() };
+    let spec = TaskCtxSpec {
+        team: &t.team,
+        num: current.num,
+        icv: t.icv,
+        group: t.group.clone(),
+        red: body.red.take(),
+        in_final: t.in_final,
+    };
+    // SAFETY: `f` is GCC's outlined task function and `block` the task's own
+    // argument block (filled by `copy_into` under GCC's contract), alive in
+    // the record until `claimed` drops it below.
+    run_in_task_ctx(current, spec, |_| unsafe { f(block) });
+    drop(claimed);
     t.finish_part(false)
 }
 
@@ -254,69 +280,74 @@ pub(crate) fn must_run_now(parent: &Ctx) -> bool {
 
 /// The context of an included/undeferred task of `parent`: the parent's
 /// team, thread, ICVs, taskgroup and task reductions, final if either is.
-///
-/// # Safety
-/// `parent` (whose team the context borrows) must outlive the context.
-#[inline]
-unsafe fn included_ctx(parent: &Ctx, final_task: bool) -> Ctx {
+fn included_spec(parent: &Ctx, final_task: bool) -> TaskCtxSpec<'_> {
     let (group, red) = parent.inherited();
-    // SAFETY: forwarded to the caller's contract (`parent` holds the team).
-    unsafe {
-        Ctx::borrowing(
-            &parent.team,
-            parent.num,
-            parent.icv.get(),
-            group,
-            red,
-            parent.in_final || final_task,
-        )
+    TaskCtxSpec {
+        team: &parent.team,
+        num: parent.num,
+        icv: parent.icv.get(),
+        group,
+        red,
+        in_final: parent.in_final || final_task,
     }
 }
 
 /// Runs an included/undeferred task now, in a task context of its own (so that its
-/// `taskwait` waits for its own children only).
+/// `taskwait` waits for its own children only). `parent` is the calling
+/// thread's current context.
+#[inline]
 pub(crate) fn run_now(parent: &Ctx, final_task: bool, body: impl FnOnce()) {
-    // SAFETY: `parent` outlives `ctx`, a local of this call.
-    let ctx = unsafe { included_ctx(parent, final_task) };
-    ctx.enter_inside(parent);
-    body();
-    ctx.leave();
+    run_in_task_ctx(parent, included_spec(parent, final_task), |_| body());
 }
 
 /// Runs `count` included/undeferred tasks one after the other, `body(i)` being
-/// task `i`, in *one* task context (made once: a context per task costs an
-/// allocation and two shared reference counts, more than a fine-grained
-/// taskloop task's body). Each task starts with the parent's ICVs. A `taskwait`
-/// in task `i` also waits for children left by tasks before it in the batch:
-/// more waiting than the rule asks, never less (those children must finish
-/// before the batch's taskloop ends anyway).
+/// task `i`, in *one* task context (made once: a context per task costs more
+/// than a fine-grained taskloop task's body). Each task starts with the
+/// parent's ICVs. A `taskwait` in task `i` also waits for children left by
+/// tasks before it in the batch: more waiting than the rule asks, never less
+/// (those children must finish before the batch's taskloop ends anyway).
 pub(crate) fn run_now_each(parent: &Ctx, final_task: bool, count: u64, mut body: impl FnMut(u64)) {
-    // SAFETY: `parent` outlives `ctx`, a local of this call.
-    let ctx = unsafe { included_ctx(parent, final_task) };
-    ctx.enter_inside(parent);
-    for i in 0..count {
-        ctx.icv.set(parent.icv.get());
-        body(i);
-    }
-    ctx.leave();
+    run_in_task_ctx(parent, included_spec(parent, final_task), |ctx| {
+        for i in 0..count {
+            ctx.icv.set(parent.icv.get());
+            body(i);
+        }
+    });
 }
 
-/// Defers `f(block)` as a child of `parent`.
-pub(crate) fn defer(parent: &Ctx, final_task: bool, f: TaskFn, block: ArgBlock) {
+/// Defers `f(block)` as a child of `parent`, `fill` writing the task's
+/// argument block in place in its record.
+///
+/// `fill` gets a pointer valid for writing an `ArgBlock`, which it must
+/// initialize whole (and may then change through it); the block does not
+/// move afterwards.
+pub(crate) fn defer_with(
+    parent: &Ctx,
+    final_task: bool,
+    f: TaskFn,
+    fill: impl FnOnce(*mut ArgBlock),
+) {
     let (group, red) = parent.inherited();
-    let body = TaskBody { f, block, red };
-    let t = TaskRef::new(TaskRec {
-        taken: AtomicBool::new(false),
-        body: UnsafeCell::new(Some(body)),
-        team: Arc::clone(&parent.team),
-        icv: parent.icv.get(),
-        in_final: final_task,
-        parent: parent.children().clone(),
-        group,
-        detached: false,
-        parts: AtomicUsize::new(1),
-        dep: None,
-        blockers: AtomicUsize::new(0),
+    let t = TaskRef::new_with(|p| {
+        // SAFETY: `new_with` hands a record-sized slot valid for writes;
+        // every field is written once below (the body's block by `fill`,
+        // under its contract), before the record is shared.
+        unsafe {
+            (&raw mut (*p).taken).write(AtomicBool::new(false));
+            let body = UnsafeCell::raw_get(&raw const (*p).body).cast::<TaskBody>();
+            (&raw mut (*body).f).write(f);
+            (&raw mut (*body).red).write(red);
+            fill(&raw mut (*body).block);
+            (&raw mut (*p).team).write(Arc::clone(&parent.team));
+            (&raw mut (*p).icv).write(parent.icv.get());
+            (&raw mut (*p).in_final).write(final_task);
+            (&raw mut (*p).parent).write(parent.children().clone());
+            (&raw mut (*p).group).write(group);
+            (&raw mut (*p).detached).write(false);
+            (&raw mut (*p).parts).write(AtomicUsize::new(1));
+            (&raw mut (*p).dep).write(None);
+            (&raw mut (*p).blockers).write(AtomicUsize::new(0));
+        }
     });
     t.parent.add(&t);
     if let Some(g) = &t.group {
@@ -328,7 +359,7 @@ pub(crate) fn defer(parent: &Ctx, final_task: bool, f: TaskFn, block: ArgBlock) 
     }
 }
 
-/// A task that needs more than [`defer`]'s plain record: a detached one, or
+/// A task that needs more than [`defer_with`]'s plain record: a detached one, or
 /// one with dependences on a pending sibling. Made without its body, so that
 /// its event handle (the record's address) exists before GCC's argument block
 /// is copied: the handle goes into the block too.
@@ -355,7 +386,7 @@ impl Tracked {
         });
         let rec = TaskRef::new(TaskRec {
             taken: AtomicBool::new(false),
-            body: UnsafeCell::new(Some(TaskBody {
+            body: UnsafeCell::new(MaybeUninit::new(TaskBody {
                 f: noop,
                 block: ArgBlock::empty(),
                 red,
@@ -394,11 +425,10 @@ impl Tracked {
         // SAFETY: the record has not been shared with another thread yet (the
         // event handle only sits in the creator's variables and block, which
         // nothing reads before the task runs or the creator returns).
-        let body = unsafe { &mut *self.rec.body.get() };
-        if let Some(b) = body.as_mut() {
-            b.f = f;
-            b.block = block;
-        }
+        // The body is initialized: nobody can have claimed it yet.
+        let b = unsafe { (*self.rec.body.get()).assume_init_mut() };
+        b.f = f;
+        b.block = block;
     }
 
     /// Counts the task in its parent, group and team, enters it among its
@@ -708,6 +738,7 @@ pub(crate) fn close_group(ctx: &Ctx, workshare: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ctx::with_current;
     use crate::depend::Dep;
     use crate::team::TeamShared;
 
@@ -733,6 +764,69 @@ mod tests {
         let rec = t.rec.clone();
         t.submit(false);
         rec
+    }
+
+    /// The context the calling thread runs in now.
+    fn current_ptr() -> *const Ctx {
+        with_current(|c| c as *const Ctx)
+    }
+
+    #[test]
+    fn a_reused_task_context_keeps_no_stale_state() {
+        let ctx = parent();
+        let mut first = std::ptr::null();
+        run_now(&ctx, true, || {
+            with_current(|c| {
+                first = c as *const Ctx;
+                assert!(c.in_final, "a final task");
+                // Leave everything a task can leave behind.
+                let mut icv = c.icv.get();
+                icv.nthreads += 7;
+                c.icv.set(icv);
+                // SAFETY: `dst` is valid for writing a block.
+                defer_with(c, false, noop, |dst| unsafe {
+                    dst.write(ArgBlock::empty())
+                });
+                open_group(c, false);
+                c.team.single_start(c);
+            });
+        });
+        assert!(current_ptr() != first, "left the task's context");
+        run_now(&ctx, false, || {
+            with_current(|c| {
+                assert_eq!(c as *const Ctx, first, "the context was not reused");
+                assert!(!c.in_final, "the last task's final flag survived");
+                assert_eq!(c.icv.get().nthreads, ctx.icv.get().nthreads);
+                assert!(c.children.get().is_none(), "the last task's children");
+                assert!(c.groups.borrow().is_empty(), "the last task's taskgroup");
+                assert!(c.inherited().0.is_none(), "a taskgroup it never joined");
+                assert_eq!(c.ws.singles.get(), 0, "the last task's singles");
+            });
+        });
+        // The deferred child still counts in the team until it runs.
+        while let Some(t) = ctx.team.pop_task() {
+            execute(t);
+        }
+    }
+
+    #[test]
+    fn a_thread_keeps_a_bounded_number_of_spare_contexts() {
+        fn nest(ctx: &Ctx, depth: usize) {
+            if depth > 0 {
+                run_now(ctx, false, || with_current(|c| nest(c, depth - 1)));
+            }
+        }
+        std::thread::spawn(|| {
+            let ctx = parent();
+            nest(&ctx, 3);
+            assert_eq!(crate::ctx::spare_contexts(), 3, "one per level");
+            nest(&ctx, 2);
+            assert_eq!(crate::ctx::spare_contexts(), 3, "reused, not made anew");
+            nest(&ctx, crate::ctx::SPARE_CONTEXTS_MAX + 5);
+            assert_eq!(crate::ctx::spare_contexts(), crate::ctx::SPARE_CONTEXTS_MAX);
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

@@ -477,7 +477,7 @@ impl TeamShared {
             >= TASKS_PER_MEMBER * self.n
     }
 
-    fn pop_task(&self) -> Option<TaskRef> {
+    pub(crate) fn pop_task(&self) -> Option<TaskRef> {
         self.pop_queued(&mut self.sync.lock_leaf())
     }
 

@@ -6,7 +6,7 @@
 
 use std::ffi::{c_int, c_long, c_uint, c_ulong, c_void};
 
-use super::tasks::{ArgBlock, CopyFn, TaskFn, copy_block, defer};
+use super::tasks::{ArgBlock, CopyFn, TaskFn, copy_block, copy_into};
 use crate::ctx::{Ctx, with_current};
 use crate::loops::Space;
 use crate::runtime;
@@ -167,12 +167,20 @@ unsafe fn run(l: Loop, space: Space) {
 /// Task `[lo, hi)` of a taskloop on its own copy of the argument block: queued
 /// (`deferred`) or run at once.
 fn spawn_one(ctx: &Ctx, l: &Loop, deferred: bool, final_task: bool, lo: u64, hi: u64) {
-    // SAFETY: GCC's contract on `data`, `cpyfn`, `arg_size` (forwarded by `run`).
-    let block = unsafe { copy_block(l.data, l.cpyfn, l.arg_size, l.arg_align) };
-    set_bounds(&block, lo, hi);
     if deferred {
-        defer(ctx, l.f, block, final_task);
+        // Copied straight into the task's record (see `GOMP_task`).
+        task::defer_with(ctx, final_task, l.f, |dst| {
+            // SAFETY: `dst` is valid for writing a block (`defer_with`'s
+            // contract); GCC's contract on `data`, `cpyfn`, `arg_size`
+            // (forwarded by `run`). `copy_into` initializes it whole.
+            unsafe { copy_into(dst, l.data, l.cpyfn, l.arg_size, l.arg_align) };
+            // SAFETY: as above: initialized, and not moved until the task ends.
+            set_bounds(unsafe { &*dst }, lo, hi);
+        });
     } else {
+        // SAFETY: GCC's contract on `data`, `cpyfn`, `arg_size` (forwarded by `run`).
+        let block = unsafe { copy_block(l.data, l.cpyfn, l.arg_size, l.arg_align) };
+        set_bounds(&block, lo, hi);
         // SAFETY: the body runs on its own block, alive for the call.
         task::run_now(ctx, final_task, || unsafe { (l.f)(block.as_ptr()) });
     }
