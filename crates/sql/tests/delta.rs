@@ -81,6 +81,9 @@ fn writes_go_to_the_delta_and_every_statement_reads_both_parts() {
         "select k from t where s like 'new%'",
         "select a.k, b.k from t a join t b on a.k = b.k + 993 where a.k >= 1000",
         "select count(*) from t where k in (5, 7, 1000, 1001)",
+        // A filter fused into the aggregate above it, over main + delta
+        // through the live rows' ids.
+        "select s, count(*), sum(v) from t where k >= 6 group by s",
     ];
     let before: Vec<Vec<String>> = queries.iter().map(|q| select(&store, q)).collect();
     // 1425.00 loaded, + 9.50 + 1.00 inserted, − 5.25 − 1.00 deleted,
@@ -93,6 +96,20 @@ fn writes_go_to_the_delta_and_every_statement_reads_both_parts() {
     assert_eq!(before[3].len(), 1);
     assert_eq!(before[4].len(), 1, "{:?}", before[4]); // 1000 = 7 + 993
     assert_eq!(before[5], vec!["[Int(2)]".to_string()]);
+    // k 6..300 by k % 7, 7 with 100 added; 1000 ('new') at 109.50.
+    let mut want: Vec<String> = (0..7)
+        .map(|r| {
+            let ks = (6..300).filter(|k| k % 7 == r);
+            let n = ks.clone().count();
+            let cents: i64 = ks
+                .map(|k| (k % 10) * 100 + 25 + if k == 7 { 10000 } else { 0 })
+                .sum();
+            format!("[Str(\"name{r}\"), Int({n}), Decimal {{ value: {cents}, scale: 2 }}]")
+        })
+        .collect();
+    want.push("[Str(\"new\"), Int(1), Decimal { value: 10950, scale: 2 }]".to_string());
+    want.sort();
+    assert_eq!(before[6], want);
 
     // A merge changes where rows live, not what statements see.
     let report = store.merge_deltas(MergeScope::All).unwrap();

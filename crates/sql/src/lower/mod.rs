@@ -198,6 +198,17 @@ impl<'a> Lowering<'a> {
             .insert(node_key(node), stats);
     }
 
+    /// Sets the row count of `node`'s stats, recorded before the count was
+    /// known (a filter fused into the operator above it).
+    fn recount(&self, node: &Plan, rows: usize) {
+        if let Some(a) = &self.analysis {
+            let mut a = a.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(s) = a.nodes.get_mut(&node_key(node)) {
+                s.rows = rows;
+            }
+        }
+    }
+
     /// Computes every [`Plan::Shared`] under `p`, one after the other and
     /// before the tree that reads them runs: its result is then there for
     /// every reference, in whichever branch of a fork-join it sits, and no
@@ -327,9 +338,8 @@ impl<'a> Lowering<'a> {
                 groups,
                 aggs,
             } => {
-                let rel = self.node(input)?;
                 let dependent = crate::optimize::dependent_groups(input, groups, self.catalog);
-                self.aggregate(&rel, groups, aggs, &dependent)
+                self.aggregate_node(input, groups, aggs, &dependent)
             }
             Plan::Sort { input, keys } => {
                 let rel = self.node(input)?;
