@@ -11,7 +11,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use maestro_execution::{Agg, Col, Data, Expr as ExecExpr, Input, MAX_KEYS, aggregate, project};
+use maestro_execution::{
+    Agg, Col, Data, Expr as ExecExpr, Input, MAX_KEYS, Pred, aggregate, project,
+};
 
 use super::compile::{columnar, eval_vector, to_exec_expr, to_pred};
 use super::eval::{Fault, compare, exact_ratio};
@@ -37,31 +39,35 @@ impl<'a> Lowering<'a> {
         dependent: &[bool],
     ) -> Result<Relation<'a>> {
         let mark = self.mark();
-        let (rel, filter) = match input {
+        // A scan's filter also drops the rows its table's delta deleted.
+        let (rel, filter, deleted) = match input {
             Plan::Scan {
                 table,
                 columns,
                 filter,
                 ..
-            } if !filter.is_empty() => (self.scan(table, columns, &[])?, filter.as_slice()),
+            } if !filter.is_empty() => {
+                let (rel, deleted) = self.scan_unfiltered(table, columns, true)?;
+                (rel, filter.as_slice(), deleted)
+            }
             Plan::Filter {
                 input: below,
                 predicate,
-            } => (self.node(below)?, predicate.as_slice()),
+            } => (self.node(below)?, predicate.as_slice(), &[][..]),
             _ => {
                 let rel = self.node(input)?;
-                return Ok(self.aggregate(&rel, groups, aggs, dependent, &[])?.0);
+                return Ok(self.aggregate(&rel, groups, aggs, dependent, &[], &[])?.0);
             }
         };
         if !self.fusable(&rel, groups, aggs, dependent) {
-            let rel = self.filter(rel, filter)?;
+            let rel = self.filter_live(rel, filter, deleted)?;
             self.measured(input, mark, rel.len);
-            return Ok(self.aggregate(&rel, groups, aggs, dependent, &[])?.0);
+            return Ok(self.aggregate(&rel, groups, aggs, dependent, &[], &[])?.0);
         }
         // The input's stats: its own time (the unfiltered scan), the rows
         // the fused filter selected once the aggregate has counted them.
         self.measured(input, mark, rel.len);
-        let (out, selected) = self.aggregate(&rel, groups, aggs, dependent, filter)?;
+        let (out, selected) = self.aggregate(&rel, groups, aggs, dependent, filter, deleted)?;
         self.recount(input, selected);
         Ok(out)
     }
@@ -98,8 +104,9 @@ impl<'a> Lowering<'a> {
             })
     }
 
-    /// GROUP BY over `rel`'s positions, those satisfying `filter` if it is
-    /// not empty (fused: only when [`Self::fusable`]); also returns the
+    /// GROUP BY over `rel`'s positions, those satisfying `filter` and not
+    /// in `deleted` if the filter is not empty (fused: only when
+    /// [`Self::fusable`]); also returns the
     /// number of positions aggregated.
     pub(super) fn aggregate(
         &self,
@@ -108,6 +115,7 @@ impl<'a> Lowering<'a> {
         aggs: &[(ColumnId, AggCall)],
         dependent: &[bool],
         filter: &[Expr],
+        deleted: &'a [u32],
     ) -> Result<(Relation<'a>, usize)> {
         // Keys functionally dependent on another are not hashed, only read
         // back at the representative rows.
@@ -260,10 +268,11 @@ impl<'a> Lowering<'a> {
             (None, None)
         } else {
             exec_aggs.push(Agg::count());
-            (
-                Some(to_pred(self.ctx, &all, rel, &fault)?),
-                Some(exec_aggs.len() - 1),
-            )
+            let mut pred = to_pred(self.ctx, &all, rel, &fault)?;
+            if !deleted.is_empty() {
+                pred = Pred::and(vec![pred, Pred::not_in_sorted(deleted)]);
+            }
+            (Some(pred), Some(exec_aggs.len() - 1))
         };
         let input = match &pred {
             Some(p) => Input::filtered(rel.len, p),

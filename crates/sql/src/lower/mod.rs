@@ -408,6 +408,21 @@ impl<'a> Lowering<'a> {
         columns: &[(ColumnId, usize)],
         filter: &[Expr],
     ) -> Result<Relation<'a>> {
+        let (rel, deleted) = self.scan_unfiltered(table, columns, !filter.is_empty())?;
+        if filter.is_empty() {
+            return Ok(rel);
+        }
+        self.filter_live(rel, filter, deleted)
+    }
+
+    /// A scan's relation before its filter, and the ascending combined ids
+    /// of deleted rows the filter must drop (empty unless `filtered`).
+    pub(super) fn scan_unfiltered(
+        &self,
+        table: &str,
+        columns: &[(ColumnId, usize)],
+        filtered: bool,
+    ) -> Result<(Relation<'a>, &'a [u32])> {
         let data = self
             .catalog
             .data(table)
@@ -418,16 +433,16 @@ impl<'a> Lowering<'a> {
         // filter, reading the columns directly; an unfiltered one reads
         // through the live rows' combined ids (cached by the delta).
         let delta = self.catalog.delta(table).filter(|d| !d.is_empty());
-        let deleted = delta.map_or(&[][..], |d| d.deleted());
+        let deleted = delta.filter(|_| filtered).map_or(&[][..], |d| d.deleted());
         let ids = delta
-            .filter(|d| !d.deleted().is_empty() && filter.is_empty())
+            .filter(|d| !d.deleted().is_empty() && !filtered)
             .map(|d| d.live_ids());
         let len = match (&ids, delta) {
             (Some(ids), _) => ids.len(),
             (None, Some(d)) => d.id_space(),
             (None, None) => data.num_rows(),
         };
-        let mut rel = Relation {
+        let rel = Relation {
             len,
             cols: columns
                 .iter()
@@ -457,10 +472,7 @@ impl<'a> Lowering<'a> {
                 })
                 .collect(),
         };
-        if !filter.is_empty() {
-            rel = self.filter_live(rel, filter, deleted)?;
-        }
-        Ok(rel)
+        Ok((rel, deleted))
     }
 
     fn filter(&self, rel: Relation<'a>, predicate: &[Expr]) -> Result<Relation<'a>> {
@@ -469,7 +481,7 @@ impl<'a> Lowering<'a> {
 
     /// The positions of `rel` that satisfy `predicate` and are not in
     /// `deleted` (ascending; a scan's deleted combined ids).
-    fn filter_live(
+    pub(super) fn filter_live(
         &self,
         rel: Relation<'a>,
         predicate: &[Expr],
