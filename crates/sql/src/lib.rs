@@ -30,6 +30,7 @@ pub mod params;
 pub mod plan;
 mod share;
 pub mod store;
+mod twins;
 pub mod types;
 
 use sqlparser::ast::Statement;

@@ -412,11 +412,11 @@ fn flatten(p: Plan, out: &mut Vec<Plan>, conjuncts: &mut Vec<Expr>) {
 }
 
 /// An equality between one expression of leaf `left` and one of leaf `right`.
-struct Edge {
-    left: usize,
-    right: usize,
-    left_key: Expr,
-    right_key: Expr,
+pub(crate) struct Edge {
+    pub(crate) left: usize,
+    pub(crate) right: usize,
+    pub(crate) left_key: Expr,
+    pub(crate) right_key: Expr,
 }
 
 fn plan_joins(leaves: Vec<Plan>, conjuncts: Vec<Expr>, est: &Estimator) -> Result<Plan> {
@@ -555,7 +555,9 @@ fn close_equalities(edges: &mut Vec<Edge>) {
 /// reduced before the input's joins — TPC-H Q2's minimum cost per part
 /// joins the suppliers of the region with the partsupp rows of the few
 /// selected parts, not with all of partsupp. An input already semi-joined
-/// with that very table is left as it is (a region planned twice).
+/// with that very table is left as it is (a region planned twice). A scan
+/// of the region that twins the reduced input's scan gets the same semi
+/// join, so both are computed once (`twins.rs`: Q17 reads lineitem once).
 fn reduce_aggregates(mut leaves: Vec<Plan>, edges: &[Edge], est: &Estimator) -> Result<Vec<Plan>> {
     // (aggregate leaf, other leaf, keys (aggregate input side, other side)).
     type Reduction = (usize, usize, Vec<(Expr, Expr)>);
@@ -621,6 +623,7 @@ fn reduce_aggregates(mut leaves: Vec<Plan>, edges: &[Edge], est: &Estimator) -> 
                 groups,
                 aggs,
             };
+            crate::twins::reduce_twins(&mut leaves, a, o, edges);
         }
     }
     Ok(leaves)
