@@ -29,6 +29,7 @@ mod outer_agg;
 pub mod params;
 pub mod plan;
 mod share;
+mod share_scans;
 pub mod store;
 mod twins;
 pub mod types;

@@ -24,7 +24,8 @@
 //! only sees the rows that pass, see [`filter_below_map`]).
 //!
 //! Last, `outer_agg.rs` groups the right side of a left join grouped by the
-//! left key first, and `share.rs` computes repeated subtrees once.
+//! left key first, `share.rs` computes repeated subtrees once, and
+//! `share_scans.rs` one scan's costly filter that another's includes.
 
 use std::collections::BTreeSet;
 
@@ -40,6 +41,7 @@ pub fn optimize(plan: LogicalPlan, catalog: &dyn Catalog) -> Result<LogicalPlan>
     let mut columns = plan.columns;
     let root = crate::outer_agg::push_groups(root, catalog, &mut columns);
     let root = crate::share::share(root, &mut columns);
+    let root = crate::share_scans::share_scans(root, &mut columns);
     let mut estimates = Vec::new();
     estimate_nodes(&root, &Estimator::new(&root, catalog), &mut estimates);
     Ok(LogicalPlan {

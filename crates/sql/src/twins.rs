@@ -127,7 +127,7 @@ fn same_scan(a: &Plan, b: &Plan) -> Option<HashMap<ColumnId, ColumnId>> {
 }
 
 /// `e` in the columns `map` gives; `None` if it reads one it lacks.
-fn rename(e: &Expr, map: &HashMap<ColumnId, ColumnId>) -> Option<Expr> {
+pub(crate) fn rename(e: &Expr, map: &HashMap<ColumnId, ColumnId>) -> Option<Expr> {
     let mut ok = true;
     let r = e.rewrite(&mut |x| match x {
         Expr::Column(c) => Some(Expr::Column(map.get(c).copied().unwrap_or_else(|| {

@@ -205,6 +205,19 @@ fn uncorrelated_scalar_subqueries_are_one_row_cross_products() {
         plan.contains("Map SUBSTRING(customer.c_phone FROM 1 FOR 2) AS custsale.cntrycode"),
         "{plan}"
     );
+    // The average's customers are the outer query's (the costly SUBSTRING
+    // filter) with a positive balance: that filter runs once
+    // (share_scans.rs), the subquery filters its result further.
+    assert_eq!(plan.matches("Scan customer ").count(), 1, "{plan}");
+    let lines: Vec<&str> = plan.lines().collect();
+    let extra = lines
+        .iter()
+        .position(|l| {
+            l.trim_start()
+                .starts_with("Filter customer.c_acctbal > 0.00")
+        })
+        .expect(&plan);
+    assert!(lines[extra + 1].trim_start().starts_with("-> #"), "{plan}");
 }
 
 #[test]
