@@ -29,8 +29,10 @@ mod outer_agg;
 pub mod params;
 pub mod plan;
 mod share;
+mod share_scans;
 pub mod store;
 mod tpch_text;
+mod twins;
 pub mod types;
 
 use sqlparser::ast::Statement;

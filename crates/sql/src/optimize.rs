@@ -24,7 +24,8 @@
 //! only sees the rows that pass, see [`filter_below_map`]).
 //!
 //! Last, `outer_agg.rs` groups the right side of a left join grouped by the
-//! left key first, and `share.rs` computes repeated subtrees once.
+//! left key first, `share.rs` computes repeated subtrees once, and
+//! `share_scans.rs` one scan's costly filter that another's includes.
 
 use std::collections::BTreeSet;
 
@@ -40,6 +41,7 @@ pub fn optimize(plan: LogicalPlan, catalog: &dyn Catalog) -> Result<LogicalPlan>
     let mut columns = plan.columns;
     let root = crate::outer_agg::push_groups(root, catalog, &mut columns);
     let root = crate::share::share(root, &mut columns);
+    let root = crate::share_scans::share_scans(root, &mut columns);
     let mut estimates = Vec::new();
     estimate_nodes(&root, &Estimator::new(&root, catalog), &mut estimates);
     Ok(LogicalPlan {
@@ -412,11 +414,11 @@ fn flatten(p: Plan, out: &mut Vec<Plan>, conjuncts: &mut Vec<Expr>) {
 }
 
 /// An equality between one expression of leaf `left` and one of leaf `right`.
-struct Edge {
-    left: usize,
-    right: usize,
-    left_key: Expr,
-    right_key: Expr,
+pub(crate) struct Edge {
+    pub(crate) left: usize,
+    pub(crate) right: usize,
+    pub(crate) left_key: Expr,
+    pub(crate) right_key: Expr,
 }
 
 fn plan_joins(leaves: Vec<Plan>, conjuncts: Vec<Expr>, est: &Estimator) -> Result<Plan> {
@@ -555,7 +557,9 @@ fn close_equalities(edges: &mut Vec<Edge>) {
 /// reduced before the input's joins — TPC-H Q2's minimum cost per part
 /// joins the suppliers of the region with the partsupp rows of the few
 /// selected parts, not with all of partsupp. An input already semi-joined
-/// with that very table is left as it is (a region planned twice).
+/// with that very table is left as it is (a region planned twice). A scan
+/// of the region that twins the reduced input's scan gets the same semi
+/// join, so both are computed once (`twins.rs`: Q17 reads lineitem once).
 fn reduce_aggregates(mut leaves: Vec<Plan>, edges: &[Edge], est: &Estimator) -> Result<Vec<Plan>> {
     // (aggregate leaf, other leaf, keys (aggregate input side, other side)).
     type Reduction = (usize, usize, Vec<(Expr, Expr)>);
@@ -621,6 +625,7 @@ fn reduce_aggregates(mut leaves: Vec<Plan>, edges: &[Edge], est: &Estimator) -> 
                 groups,
                 aggs,
             };
+            crate::twins::reduce_twins(&mut leaves, a, o, edges);
         }
     }
     Ok(leaves)

@@ -6,7 +6,9 @@
 //! again at each reference (TPC-H Q15's view `revenue0`: in FROM and in the
 //! scalar subquery), and a subquery may repeat a join of its query (Q11's
 //! partsupp ⋈ supplier ⋈ nation in the HAVING subquery): both become one
-//! computation.
+//! computation. The optimizer makes some twins on purpose: a scan of a
+//! region gets the semi join a grouped subquery's copy of it has
+//! (`twins.rs`: Q17's `lineitem ⋉ part'`), so one reduced scan serves both.
 //!
 //! **After the optimizer, not before.** Two occurrences are shared only if
 //! their optimized subtrees are the same: the same tables, the same pushed
