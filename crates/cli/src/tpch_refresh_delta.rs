@@ -5,13 +5,13 @@
 //! part 4: queries on the shared storage against the immutable store).
 
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use maestro_execution::Executor;
-use maestro_sql::store::{MergeScope, StoreRefresh};
+use maestro_sql::store::MergeScope;
 use maestro_sql::{Output, Store};
 use maestro_tpch::queries::{QueryResult, check};
-use maestro_tpch::{Database, RefreshFunction};
+use maestro_tpch::{Database, NewRows, RefreshFunction};
 use serde_json::json;
 
 use crate::exit::failure;
@@ -47,24 +47,24 @@ pub(crate) fn refresh_deltas(
     let _pool = maestro_tpch::keep_text_pool();
     for n in 1..=pairs {
         for f in [RefreshFunction::Rf1, RefreshFunction::Rf2] {
+            // The set's rows or keys once; both stores apply them.
             let start = Instant::now();
-            let apply = |s: &Store| -> Result<(Duration, StoreRefresh), ExitCode> {
-                match f {
-                    RefreshFunction::Rf1 => {
-                        let rows = maestro_tpch::rf1_rows(sf, n).map_err(failure)?;
-                        let generate = start.elapsed();
-                        Ok((generate, s.tpch_rf1(&rows).map_err(failure)?))
-                    }
-                    RefreshFunction::Rf2 => {
-                        let keys = maestro_tpch::rf2_keys(sf, n).map_err(failure)?;
-                        let generate = start.elapsed();
-                        Ok((generate, s.tpch_rf2(&keys).map_err(failure)?))
-                    }
+            let set = match f {
+                RefreshFunction::Rf1 => {
+                    SetOf::Rows(maestro_tpch::rf1_rows(sf, n).map_err(failure)?)
+                }
+                RefreshFunction::Rf2 => {
+                    SetOf::Keys(maestro_tpch::rf2_keys(sf, n).map_err(failure)?)
                 }
             };
-            let (generate, r) = apply(&store)?;
+            let generate = start.elapsed();
+            let apply = |s: &Store| match &set {
+                SetOf::Rows(rows) => s.tpch_rf1(rows),
+                SetOf::Keys(keys) => s.tpch_rf2(keys),
+            };
+            let r = apply(&store).map_err(failure)?;
             if let Some(m) = &merged {
-                apply(m)?;
+                apply(m).map_err(failure)?;
             }
             let (g, t) = (generate.as_secs_f64(), r.total.as_secs_f64());
             eprintln!(
@@ -108,6 +108,12 @@ pub(crate) fn refresh_deltas(
         "queries": queries,
     });
     Ok((json, table))
+}
+
+/// A refresh set: RF1's new rows or RF2's order keys.
+enum SetOf {
+    Rows(NewRows),
+    Keys(Vec<i64>),
 }
 
 /// One statement in a read-only transaction of `store`: seconds and rows.
