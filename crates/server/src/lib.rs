@@ -191,8 +191,10 @@ impl Engine {
     /// TPC-H's refresh function `function` with set `set` on the loaded
     /// TPC-H tables (`Store::tpch_rf1`/`tpch_rf2`: one transaction into
     /// ORDERS' and LINEITEM's deltas), then a background merge if it left a
-    /// large delta. RF1 generates its rows here (tpchgen's text pool is
-    /// built for each call, ~1 s, rather than kept: 300 MiB).
+    /// large delta. RF1 takes its rows generated ahead
+    /// ([`Engine::tpch_prepare_refresh`]) or generates them here (then
+    /// tpchgen's text pool is built for the call, ~1 s, rather than kept:
+    /// 300 MiB).
     pub fn tpch_refresh(
         &self,
         function: RefreshFunction,
