@@ -33,36 +33,36 @@ pub(crate) fn refine_by<T: Copy>(
 }
 
 /// [`refine_by`] over a column with a tail (a delta's rows after the main's).
-/// Read directly (no row ids) with ascending candidates — a scan's filter —
-/// the candidates split at the main's end into two runs of plain slice
-/// tests; otherwise each value finds its part.
+/// With ascending candidates — a scan's filter, or positions of ascending
+/// row ids — the candidates split at `main_positions` (the first position
+/// that may read the tail, [`Col::main_positions`]): those before it test the
+/// main's slice as a column without a tail does, the rest find their part
+/// per value; otherwise each value finds its part.
 #[inline]
 pub(crate) fn refine_by_parts<T: Copy>(
     vals: Parts<'_, T>,
     rows: Option<&[u32]>,
+    main_positions: u32,
     cand: &mut Vec<u32>,
     order: CandOrder,
     test: impl Fn(T) -> bool,
 ) {
-    if rows.is_none() && order.ascending(cand) {
-        let main_len = vals.main.len() as u32;
-        let split = cand.partition_point(|&p| p < main_len);
-        let kept_main = compact(&mut cand[..split], |p| test(vals.main[p as usize]));
-        let kept_tail = compact(&mut cand[split..], |p| {
-            test(vals.tail[(p - main_len) as usize])
-        });
+    let row = |p: u32| rows.map_or(p as usize, |r| r[p as usize] as usize);
+    if main_positions > 0 && order.ascending(cand) {
+        let split = cand.partition_point(|&p| p < main_positions);
+        let kept_main = match rows {
+            None => compact(&mut cand[..split], |p| test(vals.main[p as usize])),
+            Some(r) => compact(&mut cand[..split], |p| {
+                test(vals.main[r[p as usize] as usize])
+            }),
+        };
+        let kept_tail = compact(&mut cand[split..], |p| test(vals.get(row(p))));
         cand.copy_within(split..split + kept_tail, kept_main);
         cand.truncate(kept_main + kept_tail);
         return;
     }
-    let mut k = 0;
-    for j in 0..cand.len() {
-        let p = cand[j];
-        cand[k] = p;
-        let r = rows.map_or(p as usize, |r| r[p as usize] as usize);
-        k += usize::from(test(vals.get(r)));
-    }
-    cand.truncate(k);
+    let kept = compact(cand, |p| test(vals.get(row(p))));
+    cand.truncate(kept);
 }
 
 /// Moves the positions passing `keep` to the front of `cand`, in order,
@@ -86,11 +86,15 @@ pub(super) fn refine_parts(
     order: CandOrder,
     test: impl Fn(i64) -> bool,
 ) -> bool {
-    let rows = col.rows();
+    let (rows, split) = (col.rows(), col.main_positions());
     match col.narrow_parts() {
-        Some(NarrowParts::I32(v)) => refine_by_parts(v, rows, cand, order, |x| test(x.into())),
-        Some(NarrowParts::I64(v)) => refine_by_parts(v, rows, cand, order, test),
-        Some(NarrowParts::Codes(v)) => refine_by_parts(v, rows, cand, order, |x| test(x.into())),
+        Some(NarrowParts::I32(v)) => {
+            refine_by_parts(v, rows, split, cand, order, |x| test(x.into()))
+        }
+        Some(NarrowParts::I64(v)) => refine_by_parts(v, rows, split, cand, order, test),
+        Some(NarrowParts::Codes(v)) => {
+            refine_by_parts(v, rows, split, cand, order, |x| test(x.into()))
+        }
         None => return false,
     }
     true

@@ -1,6 +1,7 @@
 //! Predicate construction and evaluation on small columns.
 
 use super::*;
+use crate::expr::Expr;
 use maestro_storage::column::{DictColumn, StrHeap};
 
 fn eval(p: &Pred, n: u32) -> Vec<u32> {
@@ -164,6 +165,33 @@ fn a_tail_splits_ascending_candidates_and_reads_others_one_by_one() {
     // A bound no narrow value reaches.
     let none = Pred::cmp(c, CmpOp::Gt, i64::MAX).unwrap();
     assert!(eval(&none, 80).is_empty());
+}
+
+#[test]
+fn ascending_row_ids_over_a_tail_split_where_the_tail_starts() {
+    let main: Vec<i32> = (0..50).collect();
+    let tail: Vec<i32> = (0..30).map(|i| 100 - i).collect();
+    // Rows 10, 20, …, 40 of the main, then tail rows 0, 10, 20 (ids 50, 60, 70).
+    let rows: Vec<u32> = (1..8).map(|i| i * 10).collect();
+    let whole = Col::i32(&main).with_tail(Col::i32(&tail));
+    let ascending = whole.at_ascending(&rows);
+    assert_eq!(ascending.main_positions(), 4);
+    let unknown = whole.at(&rows);
+    assert_eq!(unknown.main_positions(), 0);
+    for c in [ascending, unknown] {
+        // Values 10 20 30 40 | 100 90 80.
+        let p = Pred::cmp(c, CmpOp::Ge, 25i64).unwrap();
+        assert_eq!(eval(&p, 7), [2, 3, 4, 5, 6]);
+        let mut cand = vec![6, 0, 3];
+        p.refine(&mut cand);
+        assert_eq!(cand, [6, 3]);
+        let mut out = Vec::new();
+        Expr::col(c).eval(&[0, 3, 4, 6], &mut out);
+        assert_eq!(out, [10, 40, 100, 80]);
+        out.clear();
+        Expr::col(c).eval(&[3, 1], &mut out);
+        assert_eq!(out, [40, 20]);
+    }
 }
 
 #[test]

@@ -33,7 +33,7 @@ use crate::plan::{CmpOp, ColumnId, Direction, Expr, JoinKind, LogicalPlan, Plan}
 use crate::types::SqlType;
 use compile::{columnar, eval_vector, to_exec_expr, to_pred};
 use eval::{Fault, eval_row, eval_with};
-use vector::{Relation, Scalar, Vector};
+use vector::{Relation, RowIds, Scalar, Vector};
 
 /// A constant converted to `to` at bind time: `Ok(None)` if the result is
 /// no literal (a DOUBLE, an exact number past 64 bits), an error if the
@@ -457,7 +457,7 @@ impl<'a> Lowering<'a> {
                     let base = Vector::Base {
                         column: data.column_at(i),
                         tail: delta.map(|d| d.appended().column_at(i)),
-                        rows: ids.clone(),
+                        rows: ids.clone().map(RowIds::ascending),
                     };
                     // A column with NULLs: its values under its NULL mask,
                     // as the padded side of an outer join is.

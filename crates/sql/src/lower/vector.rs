@@ -29,7 +29,37 @@ pub(crate) enum Scalar {
 }
 
 /// Row ids into a base table, shared by the columns of that table.
-pub(crate) type RowIds = Arc<Vec<u32>>;
+#[derive(Clone, Debug)]
+pub(crate) struct RowIds {
+    ids: Arc<Vec<u32>>,
+    /// Known to ascend (a filter's output, a delta's live rows, such ids
+    /// taken at ascending positions): a column with a tail then reads the
+    /// positions before its first tail row from the main's slice alone
+    /// (`Col::at_ascending`). Only tracked for columns with a tail.
+    ascending: bool,
+}
+
+impl RowIds {
+    /// Ids the caller knows ascend.
+    pub fn ascending(ids: Arc<Vec<u32>>) -> RowIds {
+        RowIds {
+            ids,
+            ascending: true,
+        }
+    }
+
+    fn same(&self, other: &RowIds) -> bool {
+        Arc::ptr_eq(&self.ids, &other.ids)
+    }
+}
+
+impl std::ops::Deref for RowIds {
+    type Target = [u32];
+
+    fn deref(&self) -> &[u32] {
+        &self.ids
+    }
+}
 
 /// A column's values at the positions of a relation.
 #[derive(Clone, Debug)]
@@ -74,6 +104,7 @@ impl<'d> Vector<'d> {
                     c = c.with_tail(Col::from_column(t));
                 }
                 match rows {
+                    Some(r) if r.ascending && tail.is_some() => c.at_ascending(r),
                     Some(r) => c.at(r),
                     None => c,
                 }
@@ -180,16 +211,22 @@ fn take_vector<'d>(
         Vector::Base { column, tail, rows } => {
             let same = |k: &Option<RowIds>| match (k, rows) {
                 (None, None) => true,
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                (Some(a), Some(b)) => a.same(b),
                 _ => false,
             };
             let new_rows = match composed.iter().find(|(k, _)| same(k)) {
                 Some((_, r)) => r.clone(),
                 None => {
-                    let r = Arc::new(match rows {
+                    let ids = Arc::new(match rows {
                         Some(r) => gather_positions(ctx, "sql_take", r, pos),
                         None => pos.to_vec(),
                     });
+                    // Order matters only to a column with a tail: the check
+                    // (one pass over `pos`) is skipped for the others.
+                    let ascending = tail.is_some()
+                        && rows.as_ref().is_none_or(|r| r.ascending)
+                        && pos.is_sorted();
+                    let r = RowIds { ids, ascending };
                     composed.push((rows.clone(), r.clone()));
                     r
                 }
