@@ -53,9 +53,10 @@ pub struct MixedParams {
     /// Disjoint TPC-H + TPC-C (the papers' experiments) or CH-benCHmark on
     /// shared data (`sf` unused).
     pub workload: WorkloadKind,
-    /// `single-classes`' transactional weight (the analytical class has
-    /// [`CLASSES_OLAP_WEIGHT`]), 1..=`CLASS_WEIGHT_MAX`.
+    /// `single-classes`' transactional weight, 1..=`CLASS_WEIGHT_MAX`.
     pub oltp_weight: u32,
+    /// `single-classes`' analytical weight, 1..=`CLASS_WEIGHT_MAX`.
+    pub olap_weight: u32,
 }
 
 impl MixedParams {
@@ -72,6 +73,7 @@ impl MixedParams {
             reps: crate::reps::default_reps(false),
             workload: WorkloadKind::Disjoint,
             oltp_weight: CLASSES_OLTP_WEIGHT,
+            olap_weight: CLASSES_OLAP_WEIGHT,
         }
     }
 
@@ -91,12 +93,16 @@ impl MixedParams {
         if self.tpch_clients.is_empty() || self.duration.is_zero() || self.warehouses == 0 {
             return Err("need TPC-H client counts, a positive duration and warehouses".into());
         }
-        if !(1..=maestro_scheduler::CLASS_WEIGHT_MAX).contains(&self.oltp_weight) {
-            return Err(format!(
-                "the transactional weight must be 1..={}, not {}",
-                maestro_scheduler::CLASS_WEIGHT_MAX,
-                self.oltp_weight
-            ));
+        for (class, w) in [
+            ("transactional", self.oltp_weight),
+            ("analytical", self.olap_weight),
+        ] {
+            if !(1..=maestro_scheduler::CLASS_WEIGHT_MAX).contains(&w) {
+                return Err(format!(
+                    "the {class} weight must be 1..={}, not {w}",
+                    maestro_scheduler::CLASS_WEIGHT_MAX,
+                ));
+            }
         }
         Ok(())
     }
@@ -121,7 +127,7 @@ fn one_run(
         config.variant = "single-hints".into();
         config.classes = Some(WorkloadClasses {
             oltp_weight: p.oltp_weight,
-            olap_weight: CLASSES_OLAP_WEIGHT,
+            olap_weight: p.olap_weight,
             olap_max_parallelism: None,
             olap_admission: None,
         });
@@ -345,7 +351,7 @@ pub fn mixed(
             "sf": p.sf, "warehouses": p.warehouses, "tpch_clients": p.tpch_clients,
             "tpcc_terminals": p.tpcc_terminals, "seconds": p.duration.as_secs_f64(),
             "reps": p.reps, "classes_oltp_weight": p.oltp_weight,
-            "classes_olap_weight": CLASSES_OLAP_WEIGHT,
+            "classes_olap_weight": p.olap_weight,
         }),
         results,
         attachments,

@@ -183,6 +183,10 @@ struct MixedArgs {
     /// weight 1 (default 2).
     #[arg(long)]
     oltp_weight: Option<u32>,
+    /// single-classes: the queries' class weight beside the transactions'
+    /// (default 1).
+    #[arg(long)]
+    olap_weight: Option<u32>,
 }
 
 #[derive(Args)]
@@ -528,8 +532,11 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
     if let Some(w) = args.oltp_weight {
         p.oltp_weight = w;
     }
+    if let Some(w) = args.olap_weight {
+        p.olap_weight = w;
+    }
     eprintln!(
-        "bench {experiment}: {contexts} contexts, {:?} workload, SF {}, W={}, analytical clients {:?}, {} terminals, {:.1} s per run, variants {}, {} repetition(s), single-classes weights {}:1",
+        "bench {experiment}: {contexts} contexts, {:?} workload, SF {}, W={}, analytical clients {:?}, {} terminals, {:.1} s per run, variants {}, {} repetition(s), single-classes weights {}:{}",
         p.workload,
         p.sf,
         p.warehouses,
@@ -538,7 +545,8 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
         p.duration.as_secs_f64(),
         p.variants.join(","),
         p.reps,
-        p.oltp_weight
+        p.oltp_weight,
+        p.olap_weight
     );
     let progress = |line: &str| eprintln!("  {line}");
     let report = if experiment == "mixed" {

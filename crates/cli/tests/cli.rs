@@ -1058,9 +1058,12 @@ fn bench_mixed_single_classes_and_bench_workload_run_with_classes() {
         "single-classes",
         "--oltp-weight",
         "3",
+        "--olap-weight",
+        "2",
     ]);
     let v = json_of(&out);
     assert_eq!(v["params"]["classes_oltp_weight"], 3, "{}", v["params"]);
+    assert_eq!(v["params"]["classes_olap_weight"], 2, "{}", v["params"]);
     for metric in ["tpmC", "tpch_queries_per_minute"] {
         let x = value(&v, keys!(variant = "single-classes", metric = metric));
         assert!(x > 0.0, "single-classes {metric}: {x}");
