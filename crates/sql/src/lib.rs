@@ -35,7 +35,7 @@ mod tpch_text;
 mod twins;
 pub mod types;
 
-use sqlparser::ast::Statement;
+pub use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 

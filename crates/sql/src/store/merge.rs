@@ -28,8 +28,10 @@
 //!    and commit: the pointer swap.
 //!
 //! A writer whose statement runs while step 3's transaction holds the
-//! entry fails with 40001 (first updater wins; the table is the unit of
-//! versioning) and may retry; step 3 is O(delta), so that window is short.
+//! entry conflicts (first updater wins; the table is the unit of
+//! versioning): inside a transaction block it gets 40001, autocommitted
+//! the server waits for step 3 and runs it again (`maestro_server`); step 3
+//! is O(delta), so that window is short.
 //! If a write commits between steps 1 and 3 the merge still lands (the
 //! rebase); if a write holds the entry uncommitted at step 3, the merge
 //! gives up and is requested again by the next write.

@@ -2,15 +2,16 @@
 //! tables, each a versioned row of a `maestro_txn::Table<Arc<Entry>>` in one
 //! `maestro_txn::Database` — the pattern of `maestro_tpch::SharedDatabase`.
 //!
-//! A write builds a copy-on-write version of the whole table
-//! ([`maestro_storage::column::Table::rebuild`]: the rows kept, then the rows
-//! appended) and commits it with `update`; CREATE TABLE inserts a catalog row
+//! A write builds the table's next version — its main shared, its delta
+//! changed, or a merged table when the delta cannot hold the change
+//! (`merge.rs`) — and commits it with `update`; CREATE TABLE inserts a catalog row
 //! and DROP TABLE deletes it, so DDL is transactional too. A statement reads
 //! the tables its transaction sees ([`View`]: its snapshot plus its own
 //! writes), so no operator pays for versioning. Two transactions writing one
 //! table conflict (first-updater-wins: the second gets
 //! [`ErrorKind::SerializationFailure`]), even when they touch different rows:
-//! the unit of versioning is the table.
+//! the unit of versioning is the table. (`maestro serve` runs a conflicting
+//! autocommitted [`is_row_write`] statement again on a fresh snapshot.)
 //!
 //! Names: a [`View`] is a scan of the catalog (the visible rows by name; the
 //! catalog holds a few rows per table, so a scan per statement is cheap). Two
@@ -66,6 +67,17 @@ pub fn is_write(stmt: &Statement) -> bool {
             | Statement::Update(_)
             | Statement::Delete(_)
             | Statement::Copy { .. }
+    )
+}
+
+/// Whether `stmt` changes rows of one table and nothing else: INSERT,
+/// UPDATE, DELETE (its whole input is the statement: COPY FROM STDIN
+/// consumes the client's data). Such a statement, autocommitted, may run
+/// again on a fresh snapshot after a write-write conflict.
+pub fn is_row_write(stmt: &Statement) -> bool {
+    matches!(
+        stmt,
+        Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_)
     )
 }
 

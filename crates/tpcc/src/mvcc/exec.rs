@@ -9,7 +9,7 @@
 //! used to spend in thousands of useless attempts.
 
 use maestro_scheduler::{CancelToken, Cancelled};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use maestro_txn::{Blocker, Isolation, Transaction};
 
@@ -117,35 +117,14 @@ pub fn run_with_retry_cancellable(
     }
 }
 
-/// Yielding rounds before a conflict wait starts sleeping. Guessed: a
-/// running holder finishes a TPC-C transaction within tens of µs.
-const BLOCKER_SPINS: u32 = 32;
-/// First and longest sleep of a conflict wait (doubling in between). Guessed.
-const BLOCKER_SLEEP_FIRST: Duration = Duration::from_micros(20);
-const BLOCKER_SLEEP_MAX: Duration = Duration::from_micros(500);
 /// A conflict wait gives up after this long and retries anyway (the holder
 /// may itself be waiting). Guessed; far above a transaction's length.
 const BLOCKER_WAIT_MAX: Duration = Duration::from_millis(50);
 
 /// Waits until `blocker` committed or aborted (or `cancel` fired, or
-/// [`BLOCKER_WAIT_MAX`] passed): yields first, then sleeps with backoff.
-/// Never waits forever, so no wait-for cycle can hang: two transactions
-/// waiting for each other are impossible anyway, since a waiter has aborted
-/// (it holds no versions) before it waits.
+/// [`BLOCKER_WAIT_MAX`] passed): [`Blocker::wait`].
 fn wait_for(blocker: &Blocker, cancel: Option<&CancelToken>) {
-    for _ in 0..BLOCKER_SPINS {
-        if blocker.is_finished() {
-            return;
-        }
-        std::thread::yield_now();
-    }
-    let start = Instant::now();
-    let mut sleep = BLOCKER_SLEEP_FIRST;
-    while !blocker.is_finished()
-        && start.elapsed() < BLOCKER_WAIT_MAX
-        && !cancel.is_some_and(CancelToken::is_cancelled)
-    {
-        std::thread::sleep(sleep);
-        sleep = (sleep * 2).min(BLOCKER_SLEEP_MAX);
-    }
+    blocker.wait(BLOCKER_WAIT_MAX, || {
+        cancel.is_some_and(CancelToken::is_cancelled)
+    });
 }
