@@ -11,6 +11,7 @@
 mod aggregate;
 mod compile;
 mod eval;
+mod fused_join;
 mod stacked;
 mod vector;
 
@@ -276,6 +277,21 @@ impl<'a> Lowering<'a> {
     fn node_unmeasured(&self, p: &'a Plan) -> Result<Relation<'a>> {
         if let Some(s) = stacked(p) {
             return self.stacked_joins(p, s);
+        }
+        if let Plan::Join {
+            left,
+            right,
+            kind: JoinKind::Inner,
+            keys,
+            residual,
+        } = p
+            && !keys.is_empty()
+        {
+            let (hashed, extra) = keys.split_at(keys.len().min(MAX_KEYS));
+            if let Some(scan_is_left) = self.fused_scan_side(left, right, hashed) {
+                let out = self.fused_join(left, right, hashed, scan_is_left)?;
+                return self.inner_checks(out, extra, residual);
+            }
         }
         match p {
             Plan::Scan {
