@@ -129,6 +129,14 @@ impl LogicalPlan {
                 };
                 if keys.is_empty() && *kind == JoinKind::Inner {
                     writeln!(out, "{pad}CrossJoin")
+                } else if crate::lower::stacked(plan).is_some() {
+                    // `lower/stacked.rs`: one scan and reduction of the
+                    // subqueries' table serves this join and the one below.
+                    writeln!(
+                        out,
+                        "{pad}{name} {} [table read once with the join below]",
+                        k.join(" AND ")
+                    )
                 } else {
                     writeln!(out, "{pad}{name} {}", k.join(" AND "))
                 }

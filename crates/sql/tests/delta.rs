@@ -84,6 +84,19 @@ fn writes_go_to_the_delta_and_every_statement_reads_both_parts() {
         // A filter fused into the aggregate above it, over main + delta
         // through the live rows' ids.
         "select s, count(*), sum(v) from t where k >= 6 group by s",
+        // EXISTS and NOT EXISTS on one table read once (`lower/stacked.rs`)
+        // over main + delta with deletions: reduced to a few outer keys
+        // first, and (a larger outer side) not.
+        "select a.k from t a where a.k in (7, 1000) \
+         and exists (select * from t b where b.s = a.s and b.k <> a.k) \
+         and not exists (select * from t c where c.s = a.s and c.k <> a.k and c.v > 100)",
+        "select a.k from t a where a.k >= 100 \
+         and exists (select * from t b where b.s = a.s and b.k <> a.k) \
+         and not exists (select * from t c where c.s = a.s and c.k <> a.k and c.v > 100)",
+        // A filtered scan probing a small side through its filter
+        // (`lower/fused_join.rs`), which drops the deleted rows too.
+        "select a.k, b.v from t a join t b on a.k = b.k \
+         where a.k in (5, 7, 1000, 1001) and b.v >= 0",
     ];
     let before: Vec<Vec<String>> = queries.iter().map(|q| select(&store, q)).collect();
     // 1425.00 loaded, + 9.50 + 1.00 inserted, − 5.25 − 1.00 deleted,
@@ -110,6 +123,18 @@ fn writes_go_to_the_delta_and_every_statement_reads_both_parts() {
     want.push("[Str(\"new\"), Int(1), Decimal { value: 10950, scale: 2 }]".to_string());
     want.sort();
     assert_eq!(before[6], want);
+    // 1000 has no other 'new' row (1001 is deleted); 7 is the only other
+    // row over 100 with its name (name0), so it removes the other name0 rows.
+    assert_eq!(before[7], vec!["[Int(7)]".to_string()]);
+    let kept: Vec<i64> = (100..300).filter(|k| k % 7 != 0).collect();
+    assert_eq!(before[8].len(), kept.len(), "{:?}", before[8]);
+    assert_eq!(
+        before[9],
+        vec![
+            "[Int(1000), Decimal { value: 10950, scale: 2 }]".to_string(),
+            "[Int(7), Decimal { value: 10725, scale: 2 }]".to_string()
+        ]
+    );
 
     // A merge changes where rows live, not what statements see.
     let report = store.merge_deltas(MergeScope::All).unwrap();

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::explain;
+use common::{explain, query};
 
 #[test]
 fn tpch_q5_reduces_the_orders_by_the_regions_customers_before_lineitem() {
@@ -131,6 +131,95 @@ fn exists_and_not_exists_are_semi_and_anti_joins_with_residuals() {
         plan.contains("Scan lineitem AS l3 [l_orderkey, l_suppkey, l_commitdate, l_receiptdate] filter [l3.l_receiptdate > l3.l_commitdate]"),
         "{plan}"
     );
+    // Stacked on the semi join, on the same key column of lineitem: one
+    // scan of lineitem, reduced once to the candidates' orders, serves both
+    // (`lower/stacked.rs`), as the hand-written Q21 does.
+    assert!(
+        plan.lines()
+            .any(|l| l.trim_start().starts_with("HashAntiJoin")
+                && l.contains("[table read once with the join below]")),
+        "{plan}"
+    );
+}
+
+#[test]
+fn stacked_subqueries_on_one_table_read_it_once_only_on_the_same_keys() {
+    let stacked = explain(
+        "explain select o_orderkey from orders where o_totalprice > 400000 \
+         and exists (select * from lineitem where l_orderkey = o_orderkey and l_quantity > 45) \
+         and not exists (select * from lineitem l where l.l_orderkey = o_orderkey \
+                         and l.l_discount > 0.09)",
+    );
+    assert!(
+        stacked.contains("[table read once with the join below]"),
+        "{stacked}"
+    );
+    // Another outer expression, another table, or another column of the
+    // table: two joins, each reading its own table.
+    for other in ["l.l_orderkey = o_orderkey + 0", "l.l_partkey = o_orderkey"] {
+        let plan = explain(&format!(
+            "explain select o_orderkey from orders where o_totalprice > 400000 \
+             and exists (select * from lineitem where l_orderkey = o_orderkey and l_quantity > 45) \
+             and not exists (select * from lineitem l where {other} and l.l_discount > 0.09)"
+        ));
+        assert!(!plan.contains("read once"), "{plan}");
+    }
+    let plan = explain(
+        "explain select o_orderkey from orders where o_totalprice > 400000 \
+         and exists (select * from lineitem where l_orderkey = o_orderkey) \
+         and not exists (select * from partsupp where ps_partkey = o_orderkey)",
+    );
+    assert!(!plan.contains("read once"), "{plan}");
+}
+
+#[test]
+fn stacked_subqueries_read_once_give_the_answers_of_two_reads() {
+    // Both orders of EXISTS and NOT EXISTS, each with its own filter and a
+    // `<>` residual; the outer side small (the table is reduced to its
+    // keys first) or over a quarter of the table (not reduced). `+ 0` on
+    // the outer key makes the same query two separate joins.
+    let outers = [
+        (
+            "orders",
+            "o_orderkey",
+            "o_custkey % 7 + 1",
+            "o_totalprice > 300000",
+        ),
+        (
+            "lineitem x",
+            "x.l_orderkey",
+            "x.l_linenumber",
+            "x.l_quantity > 2",
+        ),
+    ];
+    for (table, key, other, filter) in outers {
+        for (first, second) in [("exists", "not exists"), ("not exists", "exists")] {
+            let sql = |k: &str| {
+                format!(
+                    "select {key}, {other} from {table} where {filter} \
+                     and {first} (select * from lineitem a where a.l_orderkey = {key} \
+                                  and a.l_linenumber <> {other} and a.l_quantity > 45) \
+                     and {second} (select * from lineitem b where b.l_orderkey = {k} \
+                                   and b.l_linenumber <> {other} and b.l_discount > 0.08)"
+                )
+            };
+            let plan = explain(&format!("explain {}", sql(key)));
+            assert!(plan.contains("read once"), "{plan}");
+            let rows = |sql: String| {
+                let mut r: Vec<String> = query(&sql)
+                    .unwrap()
+                    .rows
+                    .iter()
+                    .map(|r| format!("{r:?}"))
+                    .collect();
+                r.sort();
+                r
+            };
+            let once = rows(sql(key));
+            assert!(!once.is_empty(), "{table} {first}");
+            assert_eq!(once, rows(sql(&format!("{key} + 0"))), "{table} {first}");
+        }
+    }
 }
 
 #[test]

@@ -236,3 +236,43 @@ fn a_fused_filter_selecting_nothing_gives_the_empty_aggregate() {
     .unwrap();
     assert_eq!(r.rows, vec![vec![Value::Int(0), Value::Null, Value::Null]]);
 }
+
+/// A large filtered scan joined to a small side probes it through its
+/// filter (`lower/fused_join.rs`): the scan's line counts the rows its
+/// filter kept but creates no task and charges no memory of its own (no
+/// row-id vector of them), and the answer is the unfused one (a key that is
+/// an expression, `+ 0`, is not fused).
+#[test]
+fn a_filtered_scan_probes_a_small_join_side_through_its_filter() {
+    let sql = |key: &str| {
+        format!(
+            "select s_name, count(*) as n from supplier, lineitem \
+             where s_suppkey = {key} and s_nationkey = 3 and l_shipdate >= date '1995-01-01' \
+             group by s_name order by s_name"
+        )
+    };
+    let plan = explain(&format!("explain analyze {}", sql("l_suppkey")));
+    eprintln!("{plan}");
+    let scan = plan
+        .lines()
+        .find(|l| l.trim_start().starts_with("Scan lineitem"))
+        .unwrap_or_else(|| panic!("no scan in\n{plan}"));
+    let kept = count("select count(*) from lineitem where l_shipdate >= date '1995-01-01'");
+    assert!(
+        scan.contains(&format!("(actual rows={kept} ")),
+        "{kept}: {plan}"
+    );
+    assert!(
+        scan.contains(" tasks=0 memory=0.0 KiB)"),
+        "the filter ran in the probe: {plan}"
+    );
+    let fused = query(&sql("l_suppkey")).unwrap();
+    assert!(!fused.rows.is_empty());
+    assert_eq!(fused.rows, query(&sql("l_suppkey + 0")).unwrap().rows);
+    let plan = explain(&format!("explain analyze {}", sql("l_suppkey + 0")));
+    let scan = plan
+        .lines()
+        .find(|l| l.trim_start().starts_with("Scan lineitem"))
+        .unwrap_or_else(|| panic!("no scan in\n{plan}"));
+    assert!(!scan.contains(" tasks=0 memory=0.0 KiB)"), "{plan}");
+}

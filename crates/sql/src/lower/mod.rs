@@ -11,9 +11,12 @@
 mod aggregate;
 mod compile;
 mod eval;
+mod fused_join;
+mod stacked;
 mod vector;
 
 pub(crate) use eval::like;
+pub(crate) use stacked::stacked;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -272,6 +275,24 @@ impl<'a> Lowering<'a> {
     }
 
     fn node_unmeasured(&self, p: &'a Plan) -> Result<Relation<'a>> {
+        if let Some(s) = stacked(p) {
+            return self.stacked_joins(p, s);
+        }
+        if let Plan::Join {
+            left,
+            right,
+            kind: JoinKind::Inner,
+            keys,
+            residual,
+        } = p
+            && !keys.is_empty()
+        {
+            let (hashed, extra) = keys.split_at(keys.len().min(MAX_KEYS));
+            if let Some(scan_is_left) = self.fused_scan_side(left, right, hashed) {
+                let out = self.fused_join(left, right, hashed, scan_is_left)?;
+                return self.inner_checks(out, extra, residual);
+            }
+        }
         match p {
             Plan::Scan {
                 table,
@@ -311,16 +332,7 @@ impl<'a> Lowering<'a> {
                         // checked on the joined pairs, with the residual.
                         let (hashed, extra) = keys.split_at(keys.len().min(MAX_KEYS));
                         let out = self.join(l, r, hashed)?;
-                        let mut checks: Vec<Expr> = extra
-                            .iter()
-                            .map(|(a, b)| Expr::cmp(CmpOp::Eq, a.clone(), b.clone()))
-                            .collect();
-                        checks.extend(residual.iter().cloned());
-                        if checks.is_empty() {
-                            Ok(out)
-                        } else {
-                            self.filter(out, &checks)
-                        }
+                        self.inner_checks(out, extra, residual)
                     }
                     _ => self.keyed_join(l, r, *kind, keys, residual, Reduce::IfSmaller),
                 }
@@ -499,6 +511,26 @@ impl<'a> Lowering<'a> {
         };
         fault.check()?;
         Ok(rel.take(self.ctx, &pos))
+    }
+
+    /// The equalities past the hashed keys and the residual of an inner
+    /// join, checked on its joined pairs.
+    fn inner_checks(
+        &self,
+        out: Relation<'a>,
+        extra: &[(Expr, Expr)],
+        residual: &[Expr],
+    ) -> Result<Relation<'a>> {
+        let mut checks: Vec<Expr> = extra
+            .iter()
+            .map(|(a, b)| Expr::cmp(CmpOp::Eq, a.clone(), b.clone()))
+            .collect();
+        checks.extend(residual.iter().cloned());
+        if checks.is_empty() {
+            Ok(out)
+        } else {
+            self.filter(out, &checks)
+        }
     }
 
     /// Hash join on the keys, built on the smaller input.
