@@ -3,7 +3,9 @@
 //! in the statement's profile): ORDER BY over row ids (a join's or a
 //! filter's output) gathers its sort keys into contiguous values first
 //! (`sql_sort_key`), still ordering strings by their text, numbers by value,
-//! in the directions written.
+//! in the directions written; an exact value compared with a double (an
+//! average from a one-row subquery) projects the exact side once
+//! (`sql_compare`).
 
 mod common;
 
@@ -86,4 +88,36 @@ fn keys_without_row_ids_and_top_k_are_not_gathered() {
     );
     assert!(!gathered);
     assert_eq!(r.rows.len(), 5);
+}
+
+#[test]
+fn an_exact_column_compared_with_an_average_projects_the_column_once() {
+    let (r, projected) = run_op(
+        "select count(*) from customer where c_acctbal > \
+         (select avg(c_acctbal) from customer where c_acctbal > 0.00)",
+        "sql_compare",
+    );
+    assert!(projected, "compared row by row");
+    // The same count from the balances themselves.
+    let (all, _) = run_op("select c_acctbal from customer", "");
+    let cents: Vec<i128> = all
+        .rows
+        .iter()
+        .map(|row| match row[0] {
+            Value::Decimal { value, scale: 2 } => value,
+            ref v => panic!("{v:?}"),
+        })
+        .collect();
+    let positive: Vec<i128> = cents.iter().copied().filter(|&c| c > 0).collect();
+    let avg = positive.iter().sum::<i128>() as f64 / positive.len() as f64 / 100.0;
+    let above = cents.iter().filter(|&&c| c as f64 / 100.0 > avg).count();
+    assert_eq!(r.rows[0][0], Value::Int(above as i64));
+    // The flipped comparison keeps the others.
+    let (r, projected) = run_op(
+        "select count(*) from customer where \
+         (select avg(c_acctbal) from customer where c_acctbal > 0.00) >= c_acctbal",
+        "sql_compare",
+    );
+    assert!(projected);
+    assert_eq!(r.rows[0][0], Value::Int((cents.len() - above) as i64));
 }

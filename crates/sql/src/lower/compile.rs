@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use maestro_execution::{self as exec, Col, ExecContext, Input, Lit, Pred, project};
 use maestro_storage::column::Decimal;
 
-use super::eval::{Fault, eval_row, truth};
+use super::eval::{Fault, compare, eval_row, truth};
 use super::vector::{Relation, Scalar, Vector};
 use crate::error::{Result, SqlError};
 use crate::plan::{ArithOp, CmpOp, Expr};
@@ -309,6 +309,44 @@ fn prefix_pred<'r>(x: &Expr, n: usize, list: &[Literal], rel: &'r Relation) -> O
     Some(Pred::or(likes))
 }
 
+/// `x op y` with one side an exact expression the operators evaluate and
+/// the other a column of doubles (an AVG, repeated by a one-row cross
+/// product: TPC-H Q22's `c_acctbal > (SELECT avg(…))`): the exact side
+/// projected once, each pair compared as the row-by-row evaluator does
+/// ([`compare`]) without walking the expression per row. A double column
+/// holds no NULLs (those are masked vectors).
+fn exact_vs_double<'r>(
+    ctx: &ExecContext,
+    op: CmpOp,
+    a: &Expr,
+    b: &Expr,
+    rel: &'r Relation,
+) -> Result<Option<Pred<'r>>> {
+    let doubles = |e: &Expr| match e {
+        Expr::Column(c) => match rel.get(*c) {
+            Some(Vector::Double(d)) => Some(d),
+            _ => None,
+        },
+        _ => None,
+    };
+    let (exact, d, op) = match (to_exec_expr(a, rel), doubles(b)) {
+        (Some(x), Some(d)) => (x, d, op),
+        _ => match (doubles(a), to_exec_expr(b, rel)) {
+            (Some(d), Some(x)) => (x, d, op.flip()),
+            _ => return Ok(None),
+        },
+    };
+    let p = project(ctx, "sql_compare", Input::all(rel.len), &exact)?;
+    let (values, scale) = (p.values, p.scale);
+    Ok(Some(Pred::func(move |i| {
+        let x = Scalar::Num {
+            value: values[i as usize].into(),
+            scale,
+        };
+        compare(&x, &Scalar::Double(d[i as usize])).is_some_and(|o| op.holds(o))
+    })))
+}
+
 /// Up to 8 bytes as one integer (equal for equal byte strings of one length).
 fn pack(b: &[u8]) -> u64 {
     b.iter().fold(0, |acc, &x| acc << 8 | u64::from(x))
@@ -344,6 +382,9 @@ pub(crate) fn to_pred<'r>(
                 let diff = project(ctx, "sql_compare", Input::all(rel.len), &(x - y))?.values;
                 let op = *op;
                 return Ok(Pred::func(move |p| op.holds(diff[p as usize].cmp(&0))));
+            }
+            if let Some(p) = exact_vs_double(ctx, *op, a, b, rel)? {
+                return Ok(p);
             }
             Ok(Pred::func(move |p| truth(e, rel, p as usize, fault)))
         }
