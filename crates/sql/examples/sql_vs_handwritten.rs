@@ -7,7 +7,9 @@
 //!
 //!     cargo run --release -p maestro-sql --example sql_vs_handwritten -- [--sf 1] [--reps 5] [--policy hint] [--queries 2,17] [--out FILE.json]
 //!
-//! Prints one line per query: `Q<n> sql <s> hand <s> ratio <x> [<min>–<max>] same|DIFFERENT`;
+//! Prints one line per query: `Q<n> sql <s> hand <s> ratio <x> [<min>–<max>] same|DIFFERENT
+//! (plan <s>)`, the last the median time to parse, bind and optimize the statement (timed
+//! apart, also part of the SQL time);
 //! `--out` writes every time as JSON.
 
 use std::sync::Arc;
@@ -73,6 +75,10 @@ fn main() {
                 .expect("hand-written plan runs")
                 .0
         };
+        // Parsing, binding and optimizing alone (part of `sql_s`), timed apart.
+        let t_plan: Vec<f64> = (0..reps)
+            .map(|_| timed(|| maestro_sql::plan(&catalog, &sql).expect("plans")).0)
+            .collect();
         let (mut t_sql, mut t_hand, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
         let mut answers = None;
         for rep in 0..reps {
@@ -96,18 +102,19 @@ fn main() {
             (lo.min(r), hi.max(r))
         });
         println!(
-            "Q{q:<2} sql {:>8.4} s  hand {:>8.4} s  ratio {:>5.2} [{lo:.2}–{hi:.2}]  {}",
+            "Q{q:<2} sql {:>8.4} s  hand {:>8.4} s  ratio {:>5.2} [{lo:.2}–{hi:.2}]  {}  (plan {:.4} s)",
             median(&t_sql),
             median(&t_hand),
             median(&ratios),
             match &same {
                 Ok(()) => "same".to_string(),
                 Err(m) => format!("DIFFERENT: {m}"),
-            }
+            },
+            median(&t_plan)
         );
         rows.push(format!(
             "{{\"query\": {q}, \"same_answer\": {}, \"sql_s\": {t_sql:?}, \"hand_s\": {t_hand:?}, \
-             \"ratios\": {ratios:?}, \"ratio_median\": {}}}",
+             \"ratios\": {ratios:?}, \"ratio_median\": {}, \"plan_s\": {t_plan:?}}}",
             same.is_ok(),
             median(&ratios)
         ));

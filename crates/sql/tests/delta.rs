@@ -49,6 +49,53 @@ fn insert_range(store: &Store, table: &str, from: i64, to: i64) {
     );
 }
 
+/// The rows of `sql` in the order the statement returns them.
+fn select_ordered(store: &Store, sql: &str) -> Vec<String> {
+    let mut t = store.begin().unwrap();
+    let view = store.view(&mut t);
+    let exec = Executor::new(scheduler(), Granularity::Static).with_min_rows_per_task(64);
+    let out = maestro_sql::execute(&exec, &view, sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    t.abort();
+    let Output::Rows(r) = out else {
+        panic!("{sql}: expected rows")
+    };
+    r.rows.iter().map(|row| format!("{row:?}")).collect()
+}
+
+#[test]
+fn order_by_reads_sort_keys_through_live_rows_and_the_delta() {
+    let store = Store::new();
+    autocommit(
+        &store,
+        "create table t (k bigint, s varchar(20), v decimal(10,2))",
+    );
+    insert_range(&store, "t", 0, 200);
+    store.merge_deltas(MergeScope::All).unwrap();
+    let sql = "select k, s, v from t where k % 3 <> 1 order by s desc, v, k desc";
+    // Expected: (s, v, k) of the rows kept, in the statement's order.
+    let expect = |ks: &[i64]| -> Vec<String> {
+        let mut rows: Vec<(String, i64, i64)> = ks
+            .iter()
+            .filter(|&&k| k % 3 != 1)
+            .map(|&k| (format!("name{}", k % 7), (k % 10) * 100 + 25, k))
+            .collect();
+        rows.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)));
+        rows.iter()
+            .map(|(s, v, k)| format!("[Int({k}), Str({s:?}), Decimal {{ value: {v}, scale: 2 }}]"))
+            .collect()
+    };
+    // Main only: the filter's row ids.
+    let mut ks: Vec<i64> = (0..200).collect();
+    assert_eq!(select_ordered(&store, sql), expect(&ks));
+    // Deleted main rows, then appended rows (the columns' tails).
+    autocommit(&store, "delete from t where k < 20");
+    ks.retain(|&k| k >= 20);
+    assert_eq!(select_ordered(&store, sql), expect(&ks));
+    insert_range(&store, "t", 500, 530);
+    ks.extend(500..530);
+    assert_eq!(select_ordered(&store, sql), expect(&ks));
+}
+
 #[test]
 fn writes_go_to_the_delta_and_every_statement_reads_both_parts() {
     let store = Store::new();
