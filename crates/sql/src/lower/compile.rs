@@ -639,7 +639,7 @@ mod tests {
                 Vector::Base {
                     column: &phones,
                     tail: None,
-                    rows: Some(rows),
+                    rows: Some(super::super::vector::RowIds::unordered(rows)),
                 },
             )],
         };

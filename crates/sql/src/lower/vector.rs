@@ -40,6 +40,15 @@ pub(crate) struct RowIds {
 }
 
 impl RowIds {
+    /// Ids in no known order.
+    #[cfg(test)]
+    pub fn unordered(ids: Arc<Vec<u32>>) -> RowIds {
+        RowIds {
+            ids,
+            ascending: false,
+        }
+    }
+
     /// Ids the caller knows ascend.
     pub fn ascending(ids: Arc<Vec<u32>>) -> RowIds {
         RowIds {
