@@ -249,7 +249,23 @@ impl<'a> Lowering<'a> {
                 (f, None) => return Err(SqlError::unsupported(format!("{f:?} of this argument"))),
             });
         }
-        exec_aggs.push(Agg::min(ExecExpr::func(0, i64::from)));
+        // Keys the operator evaluates itself as numbers come back from its
+        // key columns as they are; otherwise a hidden MIN(position) per
+        // group (one more accumulator and call per row) gives the row to
+        // read every key expression back at.
+        let keys_as_values = !dependent.contains(&true)
+            && groups.len() <= MAX_KEYS
+            && groups.iter().zip(&key_owned).all(|((_, g), o)| {
+                o.is_none()
+                    && matches!(
+                        self.ty(g),
+                        SqlType::Int | SqlType::Decimal(_) | SqlType::Date
+                    )
+            });
+        let reps_at = (!keys_as_values).then(|| {
+            exec_aggs.push(Agg::min(ExecExpr::func(0, i64::from)));
+            exec_aggs.len() - 1
+        });
         // The indicator sums, after the representative position.
         let mut seen_at = Vec::new();
         for seen in &seen_owned {
@@ -284,16 +300,39 @@ impl<'a> Lowering<'a> {
             Some(j) => g.agg(j).values.iter().sum::<i128>() as usize,
             None => rel.len,
         };
-        let reps: Vec<u32> = g.agg(aggs.len()).values.iter().map(|&v| v as u32).collect();
         let mut out = Relation {
             len: g.len(),
             cols: Vec::new(),
         };
-        if !groups.is_empty() {
-            let at_reps = rel.take(self.ctx, &reps);
-            for (id, e) in all_groups {
-                out.cols
-                    .push((*id, eval_vector(self.ctx, e, self.ty(e), &at_reps)?));
+        match reps_at {
+            _ if groups.is_empty() => {}
+            None => {
+                for (k, (id, e)) in groups.iter().enumerate() {
+                    let values = g.key(k);
+                    out.cols.push((
+                        *id,
+                        match self.ty(e) {
+                            SqlType::Date => {
+                                Vector::Dates(values.iter().map(|&d| d as i32).collect())
+                            }
+                            _ => match g.key_col(k).scale() {
+                                0 => Vector::Int(values.to_vec()),
+                                scale => Vector::Dec {
+                                    values: values.to_vec(),
+                                    scale,
+                                },
+                            },
+                        },
+                    ));
+                }
+            }
+            Some(j) => {
+                let reps: Vec<u32> = g.agg(j).values.iter().map(|&v| v as u32).collect();
+                let at_reps = rel.take(self.ctx, &reps);
+                for (id, e) in all_groups {
+                    out.cols
+                        .push((*id, eval_vector(self.ctx, e, self.ty(e), &at_reps)?));
+                }
             }
         }
         let empty = groups.is_empty() && selected == 0;
