@@ -2,7 +2,8 @@
 //! numbers and dates as themselves, dictionary strings as their codes, other
 //! strings interned; more than `MAX_KEYS` keys are interned together into one
 //! composite code (sequential passes, a note for later: the operator could
-//! take wider keys). A hidden `MIN(position)` per group gives a
+//! take wider keys). Keys the operator evaluates as numbers come back from
+//! its key columns; otherwise a hidden `MIN(position)` per group gives a
 //! representative input position, at which every key expression is read back
 //! — so strings come back as strings, whatever encoded them. A filter right
 //! below the aggregate is fused into it when the operator evaluates every
