@@ -336,6 +336,39 @@ pub struct ThroughputParams {
     /// Run every query in this workload class (`--class`): admission
     /// control, the class's timeout and limits, its share of the workers.
     pub class: Option<maestro_scheduler::ClassSpec>,
+    /// What the streams query and the refresh stream writes.
+    pub storage: Storage,
+}
+
+/// `--storage`: where a throughput run's tables live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// The hand-written plans on copy-on-write table versions
+    /// (`SharedDatabase`); the refresh stream builds new versions.
+    Cow,
+    /// Each query's SQL text on the SQL store's main + delta; the refresh
+    /// stream writes into the deltas (`tpch_delta`).
+    Delta,
+}
+
+impl std::str::FromStr for Storage {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Storage, String> {
+        match s {
+            "cow" => Ok(Storage::Cow),
+            "delta" => Ok(Storage::Delta),
+            _ => Err(format!("unknown storage {s:?}: expected cow or delta")),
+        }
+    }
+}
+
+impl std::fmt::Display for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Storage::Cow => "cow",
+            Storage::Delta => "delta",
+        })
+    }
 }
 
 /// What the refresh stream of one run did.
@@ -358,6 +391,8 @@ pub struct RefreshStream {
 enum Source<'a> {
     Loaded(&'a Database),
     Shared(&'a maestro_tpch::SharedDatabase),
+    /// `--storage delta`: SQL text on main + delta.
+    Delta(&'a maestro_sql::Store),
 }
 
 impl Source<'_> {
@@ -368,6 +403,7 @@ impl Source<'_> {
                 .snapshot()
                 .map(std::borrow::Cow::Owned)
                 .map_err(|e| e.to_string()),
+            Source::Delta(_) => Err("SQL text runs on the store, not on tables".into()),
         }
     }
 }
@@ -449,6 +485,9 @@ pub struct ThroughputReport {
     pub preset: String,
     pub seed: u64,
     pub load_seconds: f64,
+    /// `cow` or `delta` (reports written before `--storage` have none).
+    #[serde(default)]
+    pub storage: Option<String>,
     pub runs: Vec<ThroughputRun>,
 }
 
@@ -466,6 +505,12 @@ pub fn throughput(
             return Err("a parameter plan runs a fixed window: give --duration".into());
         }
     }
+    if params.storage == Storage::Delta && params.class.is_some() {
+        return Err(
+            "--class runs the hand-written plans under a class; it has no --storage delta form"
+                .into(),
+        );
+    }
     let scheduler = start_scheduler(&params.preset, params.contexts)?;
     let (db, load_time) = load(&scheduler, params.sf, progress)?;
     progress(&format!(
@@ -473,14 +518,19 @@ pub fn throughput(
         params.sf,
         load_time.as_secs_f64()
     ));
-    let shared = if params.refresh {
+    let shared = if params.refresh && params.storage == Storage::Cow {
         Some(maestro_tpch::SharedDatabase::new(db.clone()).map_err(|e| e.to_string())?)
     } else {
         None
     };
-    let source = match &shared {
-        Some(s) => Source::Shared(s),
-        None => Source::Loaded(&db),
+    let store = match params.storage {
+        Storage::Delta => Some(crate::tpch_delta::load_store(&db)?),
+        Storage::Cow => None,
+    };
+    let source = match (&shared, &store) {
+        (_, Some(store)) => Source::Delta(store),
+        (Some(s), None) => Source::Shared(s),
+        (None, None) => Source::Loaded(&db),
     };
     let next_set = std::sync::atomic::AtomicU32::new(1);
     let mut runs = Vec::new();
@@ -513,6 +563,7 @@ pub fn throughput(
         preset: params.preset.clone(),
         seed: params.seed,
         load_seconds: load_time.as_secs_f64(),
+        storage: Some(params.storage.to_string()),
         runs,
     })
 }
@@ -559,7 +610,13 @@ fn throughput_run(
     // files do before a test (clause 5.3.4): generating them is not timed.
     let sets = match source {
         Source::Shared(shared) => prepare_refresh_sets(shared, next_set, streams)?,
-        Source::Loaded(_) => Vec::new(),
+        Source::Loaded(_) | Source::Delta(_) => Vec::new(),
+    };
+    let delta_sets = match source {
+        Source::Delta(_) if params.refresh => {
+            crate::tpch_delta::prepare_sets(params.sf, next_set, streams)?
+        }
+        _ => Vec::new(),
     };
     let class = params
         .class
@@ -575,7 +632,13 @@ fn throughput_run(
                 let sets = &sets;
                 Some(s.spawn(move || refresh_stream(scheduler, shared, sets, start, progress)))
             }
-            Source::Loaded(_) => None,
+            Source::Delta(store) if params.refresh => {
+                let sets = &delta_sets;
+                Some(s.spawn(move || {
+                    crate::tpch_delta::refresh_stream(scheduler, store, sets, start, progress)
+                }))
+            }
+            Source::Loaded(_) | Source::Delta(_) => None,
         };
         let handles: Vec<_> = (0..streams)
             .map(|stream| {
@@ -729,6 +792,11 @@ impl Stream<'_> {
     /// Runs one query; `None` if its class rejected or stopped it (counted).
     fn query(&self, qp: &QueryParams) -> Result<Option<QueryProfile>, String> {
         let q = qp.query();
+        if let Source::Delta(store) = self.source {
+            return crate::tpch_delta::query(self.exec, store, qp)
+                .map(Some)
+                .map_err(|e| format!("stream {}: {e}", self.index));
+        }
         let db = self.source.tables()?;
         let failed = |e| format!("stream {} Q{q}: {e}", self.index);
         match self.class {

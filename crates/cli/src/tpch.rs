@@ -142,6 +142,13 @@ pub struct ThroughputArgs {
     /// timeout and memory limits (stopped queries counted as `stopped`).
     #[arg(long = "class", value_name = "SPEC", value_parser = crate::flags::class_spec)]
     class: Option<maestro_scheduler::ClassSpec>,
+    /// Where the streams read and the refresh stream writes: the hand-written
+    /// plans on copy-on-write table versions (`cow`), or each query's SQL
+    /// text on the SQL store's main + delta with the refreshes written into
+    /// the deltas and a due merge after each (`delta`, `maestro serve`'s
+    /// storage). `delta` has no `--class` form.
+    #[arg(long, value_enum, default_value_t = crate::tpch_refresh::Storage::Cow)]
+    storage: crate::tpch_refresh::Storage,
 }
 
 #[derive(Args)]
@@ -368,6 +375,16 @@ fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
     if a.streams.contains(&0) {
         return Err(usage("--streams must be at least 1"));
     }
+    let storage = match a.storage {
+        crate::tpch_refresh::Storage::Cow => tpch::Storage::Cow,
+        crate::tpch_refresh::Storage::Delta => tpch::Storage::Delta,
+    };
+    if storage == tpch::Storage::Delta && a.class.is_some() {
+        return Err(usage(
+            "--storage delta runs SQL text, which --class cannot admit, time out or stop; \
+             drop one of them",
+        ));
+    }
     let duration = crate::flags::duration(a.duration)?;
     let variant = flags::renamed(Some(a.variant), a.old_preset, "--preset", "--variant")
         .expect("--variant has a default");
@@ -401,9 +418,11 @@ fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
         reps: flags::reps(a.reps, false)?,
         refresh: a.refresh,
         class: a.class,
+        storage,
     };
     eprintln!(
-        "tpch throughput: SF {}, streams {:?}, granularity {:?}, {} repetition(s)",
+        "tpch throughput: SF {}, storage {storage}, streams {:?}, granularity {:?}, {} \
+         repetition(s)",
         params.sf,
         params.streams,
         params

@@ -60,7 +60,7 @@ pub struct RefreshArgs {
     out: Option<PathBuf>,
 }
 
-/// The storage `maestro tpch refresh` writes to.
+/// The storage `maestro tpch refresh` writes to (and `tpch throughput --storage` reads).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Storage {
     /// Copy-on-write versions of ORDERS and LINEITEM (`SharedDatabase`).

@@ -14,6 +14,7 @@ pub mod answers;
 pub mod check;
 mod params;
 mod result;
+mod sql_text;
 mod stream_order;
 mod util;
 
@@ -50,6 +51,7 @@ pub use result::{
     ColumnType, OutputFormat, QueryResult, Value, format_decimal, format_double, format_timestamp,
     ratio_f64,
 };
+pub use sql_text::{SqlTextError, sql_template, sql_text, substitute};
 pub use stream_order::{STREAM_ORDERS, stream_order};
 
 use crate::Database;

@@ -1,0 +1,121 @@
+//! `maestro tpch throughput --storage delta`: the throughput test's query
+//! streams as the spec's SQL text (`maestro_tpch::queries::sql_text`, each
+//! query's drawn or planned parameters) on the SQL store's main + delta
+//! (`maestro_sql::Store`), and its refresh stream as `Store::tpch_rf1/rf2`
+//! transactions into the deltas.
+//!
+//! Merging: after each refresh function commits, the refresh stream's own
+//! thread runs `merge_deltas(MergeScope::Due)` on the scheduler, as
+//! `maestro serve` queues a due merge after a commit (`Engine::commit`):
+//! a table whose delta grew past the store's merge threshold gets a new
+//! main, the others keep their deltas. Queries keep running meanwhile (a
+//! merge swaps a pointer; readers hold their snapshot).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+use maestro_execution::{Executor, QueryProfile};
+use maestro_scheduler::Scheduler;
+use maestro_sql::store::MergeScope;
+use maestro_sql::{Output, Store};
+use maestro_tpch::queries::{QueryParams, sql_text};
+use maestro_tpch::{NewRows, RefreshFunction};
+
+use crate::tpch::RefreshStream;
+
+/// One refresh function's input, generated before the run (as dbgen's
+/// update files exist before a test, clause 5.3.4).
+pub(crate) enum DeltaSet {
+    Rf1(u32, NewRows),
+    Rf2(u32, Vec<i64>),
+}
+
+/// A store holding the loaded tables as mains with empty deltas.
+pub(crate) fn load_store(db: &maestro_tpch::Database) -> Result<Store, String> {
+    let store = Store::new();
+    store.put_tpch(db).map_err(|e| e.to_string())?;
+    Ok(store)
+}
+
+/// The sets of `pairs` refresh pairs, numbers taken from `next_set`.
+pub(crate) fn prepare_sets(
+    sf: f64,
+    next_set: &AtomicU32,
+    pairs: usize,
+) -> Result<Vec<DeltaSet>, String> {
+    let mut sets = Vec::with_capacity(2 * pairs);
+    for _ in 0..pairs {
+        // Relaxed: one run at a time uses the counter.
+        let n = next_set.fetch_add(1, Ordering::Relaxed);
+        let rows = maestro_tpch::rf1_rows(sf, n).map_err(|e| format!("RF1 set {n}: {e}"))?;
+        let keys = maestro_tpch::rf2_keys(sf, n).map_err(|e| format!("RF2 set {n}: {e}"))?;
+        sets.push(DeltaSet::Rf1(n, rows));
+        sets.push(DeltaSet::Rf2(n, keys));
+    }
+    Ok(sets)
+}
+
+/// The refresh stream: each set one transaction into the deltas, then a
+/// due merge (see the module doc).
+pub(crate) fn refresh_stream(
+    scheduler: &Scheduler,
+    store: &Store,
+    sets: &[DeltaSet],
+    start: Instant,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<RefreshStream, String> {
+    let (mut rf1_s, mut rf2_s) = (Vec::new(), Vec::new());
+    for set in sets {
+        let (f, n, applied) = match set {
+            DeltaSet::Rf1(n, rows) => (RefreshFunction::Rf1, *n, store.tpch_rf1(rows)),
+            DeltaSet::Rf2(n, keys) => (RefreshFunction::Rf2, *n, store.tpch_rf2(keys)),
+        };
+        let r = applied.map_err(|e| format!("refresh stream {f} set {n}: {e}"))?;
+        // On the scheduler: a merge builds its columns as fork-join tasks.
+        // A failed merge leaves the tables as they were (their deltas stay
+        // readable), as `maestro serve`'s background merge ignores it too.
+        let merged = match scheduler.install(|| store.merge_deltas(MergeScope::Due)) {
+            Ok(m) => format!("merged {:?}", m.merged),
+            Err(e) => format!("failed ({e}), deltas kept"),
+        };
+        progress(&format!(
+            "refresh stream: {f} set {n} committed into the deltas after {:.1} ms ({} line \
+             items); due merge: {merged}",
+            r.total.as_secs_f64() * 1e3,
+            r.lineitem_changed
+        ));
+        match f {
+            RefreshFunction::Rf1 => rf1_s.push(r.total.as_secs_f64()),
+            RefreshFunction::Rf2 => rf2_s.push(r.total.as_secs_f64()),
+        }
+    }
+    Ok(RefreshStream {
+        pairs: sets.len() / 2,
+        first_set: match sets.first() {
+            Some(DeltaSet::Rf1(n, _) | DeltaSet::Rf2(n, _)) => *n,
+            None => 0,
+        },
+        rf1_s,
+        rf2_s,
+        elapsed_s: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Query `qp` as SQL text in a read-only transaction of `store` (the
+/// snapshot current when it starts); its operators' profile.
+pub(crate) fn query(
+    exec: &Executor,
+    store: &Store,
+    qp: &QueryParams,
+) -> Result<QueryProfile, String> {
+    let q = qp.query();
+    let sql = sql_text(qp).map_err(|e| format!("Q{q}: {e}"))?;
+    let mut t = store.begin().map_err(|e| e.to_string())?;
+    let view = store.view(&mut t);
+    let out = maestro_sql::execute_profiled(exec, &view, &sql);
+    t.abort();
+    match out.map_err(|e| format!("Q{q} ({qp}): {e}"))? {
+        (Output::Rows(_), Some(profile)) => Ok(profile),
+        _ => Err(format!("Q{q}: the statement gave no rows")),
+    }
+}

@@ -1,0 +1,58 @@
+//! `maestro tpch throughput --storage delta [--refresh]`: the throughput
+//! test's streams as SQL text on the SQL store's main + delta, its refresh
+//! stream written into the deltas.
+
+mod common;
+
+use common::{json_of, maestro, stderr};
+
+#[test]
+fn delta_storage_runs_every_streams_queries_and_the_refresh_pairs() {
+    let report = json_of(&maestro(&[
+        "tpch",
+        "throughput",
+        "--sf",
+        "0.01",
+        "--streams",
+        "2",
+        "--reps",
+        "1",
+        "--duration",
+        "0.5",
+        "--storage",
+        "delta",
+        "--refresh",
+        "--json",
+    ]));
+    assert_eq!(report["storage"], "delta");
+    let run = &report["runs"][0];
+    // Each stream runs its 22 queries at least once, whatever the duration.
+    assert!(run["queries"].as_u64().unwrap() >= 44, "{run}");
+    let per_query = run["per_query"].as_object().unwrap();
+    assert_eq!(per_query.len(), 22, "{run}");
+    assert!(per_query.values().all(|l| l["count"].as_u64() >= Some(2)));
+    let refresh = &run["refresh"];
+    assert_eq!(refresh["pairs"], 2);
+    assert_eq!(refresh["first_set"], 1);
+    assert_eq!(refresh["rf1_s"].as_array().unwrap().len(), 2);
+    assert_eq!(refresh["rf2_s"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn delta_storage_refuses_what_it_cannot_do() {
+    let base = ["tpch", "throughput", "--sf", "0.01", "--reps", "1"];
+    for extra in [
+        &["--storage", "delta", "--class", "olap"][..],
+        &["--storage", "rows"][..],
+    ] {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        let out = maestro(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("storage"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+}
