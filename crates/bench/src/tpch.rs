@@ -1033,9 +1033,14 @@ impl ThroughputReport {
     /// One line per run.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "tpch-throughput: SF {}, {} contexts, variant {}, seed {} (load {:.2} s); \
+            "tpch-throughput: SF {}, {} contexts, variant {}, seed {}, storage {} (load {:.2} s); \
              queries/h: median over the repetitions, the rest from the repetition closest to it\n",
-            self.sf, self.contexts, self.preset, self.seed, self.load_seconds
+            self.sf,
+            self.contexts,
+            self.preset,
+            self.seed,
+            self.storage.as_deref().unwrap_or("cow"),
+            self.load_seconds
         );
         let _ = writeln!(
             out,
