@@ -355,7 +355,11 @@ impl Engine {
         class: Option<ClassId>,
         slot: &mut TxnSlot,
     ) -> Result<Answer, SqlError> {
-        let stmt = maestro_sql::parse(sql)?;
+        let stmt = match maestro_sql::parse(sql) {
+            Ok(stmt) => stmt,
+            // As any failed statement: an open transaction becomes failed.
+            Err(e) => return self.in_transaction(slot, |_| Err(e)),
+        };
         if matches!(slot, TxnSlot::Open(_)) || !is_row_write(&stmt) {
             return self.in_transaction(slot, |txn| {
                 self.execute_in(txn, &stmt, sql, params, cancel, class)

@@ -601,3 +601,17 @@ fn several_statements_in_one_query_are_one_transaction() {
         assert_eq!(rows(c, "SELECT sum(a) FROM t").await, table(&[&["6"]]));
     });
 }
+
+#[test]
+fn a_syntax_error_in_a_transaction_block_fails_the_block() {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let a = server.connect().await;
+        a.batch_execute("CREATE TABLE t (k INT)").await.unwrap();
+        a.batch_execute("BEGIN").await.unwrap();
+        assert_eq!(fails(&a, "INSERT INTO t VALUE (1)").await.0, "42601");
+        assert_eq!(fails(&a, "INSERT INTO t VALUES (1)").await.0, "25P02");
+        a.batch_execute("ROLLBACK").await.unwrap();
+        assert_eq!(rows(&a, "SELECT count(*) FROM t").await, table(&[&["0"]]));
+    });
+}
