@@ -17,7 +17,7 @@ pub mod reps;
 pub mod run_report;
 pub mod scheduler;
 pub mod tpch;
-mod tpch_delta;
+pub mod tpch_delta;
 pub mod workload;
 
 use serde::Serialize;

@@ -17,17 +17,51 @@ use std::time::Instant;
 use maestro_execution::{Executor, QueryProfile};
 use maestro_scheduler::Scheduler;
 use maestro_sql::store::MergeScope;
-use maestro_sql::{Output, Store};
+use maestro_sql::store::StoreRefresh;
+use maestro_sql::{Output, SqlError, Store};
 use maestro_tpch::queries::{QueryParams, sql_text};
 use maestro_tpch::{NewRows, RefreshFunction};
 
 use crate::tpch::RefreshStream;
 
 /// One refresh function's input, generated before the run (as dbgen's
-/// update files exist before a test, clause 5.3.4).
-pub(crate) enum DeltaSet {
+/// update files exist before a test, clause 5.3.4): set number and RF1's
+/// new rows or RF2's order keys.
+pub enum DeltaSet {
     Rf1(u32, NewRows),
     Rf2(u32, Vec<i64>),
+}
+
+impl DeltaSet {
+    /// Refresh function `f`'s input of set `n` at scale factor `sf`.
+    pub fn generate(f: RefreshFunction, sf: f64, n: u32) -> Result<DeltaSet, String> {
+        Ok(match f {
+            RefreshFunction::Rf1 => DeltaSet::Rf1(
+                n,
+                maestro_tpch::rf1_rows(sf, n).map_err(|e| format!("RF1 set {n}: {e}"))?,
+            ),
+            RefreshFunction::Rf2 => DeltaSet::Rf2(
+                n,
+                maestro_tpch::rf2_keys(sf, n).map_err(|e| format!("RF2 set {n}: {e}"))?,
+            ),
+        })
+    }
+
+    /// The function and set number.
+    pub fn function(&self) -> (RefreshFunction, u32) {
+        match self {
+            DeltaSet::Rf1(n, _) => (RefreshFunction::Rf1, *n),
+            DeltaSet::Rf2(n, _) => (RefreshFunction::Rf2, *n),
+        }
+    }
+
+    /// The set as one transaction into `store`'s deltas.
+    pub fn apply(&self, store: &Store) -> Result<StoreRefresh, SqlError> {
+        match self {
+            DeltaSet::Rf1(_, rows) => store.tpch_rf1(rows),
+            DeltaSet::Rf2(_, keys) => store.tpch_rf2(keys),
+        }
+    }
 }
 
 /// A store holding the loaded tables as mains with empty deltas.
@@ -47,10 +81,8 @@ pub(crate) fn prepare_sets(
     for _ in 0..pairs {
         // Relaxed: one run at a time uses the counter.
         let n = next_set.fetch_add(1, Ordering::Relaxed);
-        let rows = maestro_tpch::rf1_rows(sf, n).map_err(|e| format!("RF1 set {n}: {e}"))?;
-        let keys = maestro_tpch::rf2_keys(sf, n).map_err(|e| format!("RF2 set {n}: {e}"))?;
-        sets.push(DeltaSet::Rf1(n, rows));
-        sets.push(DeltaSet::Rf2(n, keys));
+        sets.push(DeltaSet::generate(RefreshFunction::Rf1, sf, n)?);
+        sets.push(DeltaSet::generate(RefreshFunction::Rf2, sf, n)?);
     }
     Ok(sets)
 }
@@ -66,11 +98,10 @@ pub(crate) fn refresh_stream(
 ) -> Result<RefreshStream, String> {
     let (mut rf1_s, mut rf2_s) = (Vec::new(), Vec::new());
     for set in sets {
-        let (f, n, applied) = match set {
-            DeltaSet::Rf1(n, rows) => (RefreshFunction::Rf1, *n, store.tpch_rf1(rows)),
-            DeltaSet::Rf2(n, keys) => (RefreshFunction::Rf2, *n, store.tpch_rf2(keys)),
-        };
-        let r = applied.map_err(|e| format!("refresh stream {f} set {n}: {e}"))?;
+        let (f, n) = set.function();
+        let r = set
+            .apply(store)
+            .map_err(|e| format!("refresh stream {f} set {n}: {e}"))?;
         // On the scheduler: a merge builds its columns as fork-join tasks.
         // A failed merge leaves the tables as they were (their deltas stay
         // readable), as `maestro serve`'s background merge ignores it too.
@@ -91,10 +122,7 @@ pub(crate) fn refresh_stream(
     }
     Ok(RefreshStream {
         pairs: sets.len() / 2,
-        first_set: match sets.first() {
-            Some(DeltaSet::Rf1(n, _) | DeltaSet::Rf2(n, _)) => *n,
-            None => 0,
-        },
+        first_set: sets.first().map_or(0, |s| s.function().1),
         rf1_s,
         rf2_s,
         elapsed_s: start.elapsed().as_secs_f64(),

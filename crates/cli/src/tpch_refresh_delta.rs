@@ -7,11 +7,12 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use maestro_bench::tpch_delta::DeltaSet;
 use maestro_execution::Executor;
 use maestro_sql::store::MergeScope;
 use maestro_sql::{Output, Store};
 use maestro_tpch::queries::{QueryResult, check};
-use maestro_tpch::{Database, NewRows, RefreshFunction};
+use maestro_tpch::{Database, RefreshFunction};
 use serde_json::json;
 
 use crate::exit::failure;
@@ -49,22 +50,11 @@ pub(crate) fn refresh_deltas(
         for f in [RefreshFunction::Rf1, RefreshFunction::Rf2] {
             // The set's rows or keys once; both stores apply them.
             let start = Instant::now();
-            let set = match f {
-                RefreshFunction::Rf1 => {
-                    SetOf::Rows(maestro_tpch::rf1_rows(sf, n).map_err(failure)?)
-                }
-                RefreshFunction::Rf2 => {
-                    SetOf::Keys(maestro_tpch::rf2_keys(sf, n).map_err(failure)?)
-                }
-            };
+            let set = DeltaSet::generate(f, sf, n).map_err(failure)?;
             let generate = start.elapsed();
-            let apply = |s: &Store| match &set {
-                SetOf::Rows(rows) => s.tpch_rf1(rows),
-                SetOf::Keys(keys) => s.tpch_rf2(keys),
-            };
-            let r = apply(&store).map_err(failure)?;
+            let r = set.apply(&store).map_err(failure)?;
             if let Some(m) = &merged {
-                apply(m).map_err(failure)?;
+                set.apply(m).map_err(failure)?;
             }
             let (g, t) = (generate.as_secs_f64(), r.total.as_secs_f64());
             eprintln!(
@@ -108,12 +98,6 @@ pub(crate) fn refresh_deltas(
         "queries": queries,
     });
     Ok((json, table))
-}
-
-/// A refresh set: RF1's new rows or RF2's order keys.
-enum SetOf {
-    Rows(NewRows),
-    Keys(Vec<i64>),
 }
 
 /// One statement in a read-only transaction of `store`: seconds and rows.
