@@ -25,6 +25,7 @@ mod db;
 mod durable;
 mod error;
 mod gc;
+mod journal;
 mod slots;
 mod snapshot;
 mod table;

@@ -5,12 +5,13 @@
 //! once here over [`SlotState`], and exposed to write sets and the GC queue
 //! as [`Rows`] for every table that has [`Slots`].
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::arena::{Arena, RowId};
 use crate::clock::Timestamp;
 use crate::durable::RedoBuf;
+use crate::journal::Journal;
 use crate::snapshot::Horizon;
 use crate::version::{Pruned, TxnState};
 
@@ -38,6 +39,9 @@ pub(crate) struct Slots<S> {
     /// Newest commit timestamp of a transaction that wrote this table; read
     /// and written only under the clock's commit lock (scan validation).
     last_write_commit_ts: AtomicU64,
+    /// Rows written by committed transactions, when tracked
+    /// ([`crate::Table::track_changes`]).
+    pub(crate) journal: OnceLock<Journal>,
 }
 
 impl<S: SlotState> Slots<S> {
@@ -47,6 +51,7 @@ impl<S: SlotState> Slots<S> {
             rows: Arena::new(),
             held: AtomicUsize::new(0),
             last_write_commit_ts: AtomicU64::new(0),
+            journal: OnceLock::new(),
         }
     }
 
@@ -79,9 +84,9 @@ pub(crate) trait HasSlots: Send + Sync {
 /// queue hold.
 pub(crate) trait Rows: Send + Sync {
     fn name(&self) -> &'static str;
-    /// Records that a transaction writing this table commits at `ts`. Called
-    /// under the commit lock.
-    fn note_write_commit(&self, ts: Timestamp);
+    /// Records that a transaction writing `row` of this table commits at
+    /// `ts`. Called under the commit lock, once per written row.
+    fn note_write_commit(&self, ts: Timestamp, row: RowId);
     /// Newest commit timestamp of a writer of this table. Called under the
     /// commit lock.
     fn last_write_commit_ts(&self) -> Timestamp;
@@ -104,12 +109,14 @@ impl<T: HasSlots> Rows for T {
         self.slots().name
     }
 
-    fn note_write_commit(&self, ts: Timestamp) {
+    fn note_write_commit(&self, ts: Timestamp, row: RowId) {
+        let slots = self.slots();
         // Relaxed: written and read only under the commit lock, which orders
         // the accesses.
-        self.slots()
-            .last_write_commit_ts
-            .fetch_max(ts, Ordering::Relaxed);
+        slots.last_write_commit_ts.fetch_max(ts, Ordering::Relaxed);
+        if let Some(journal) = slots.journal.get() {
+            journal.record(ts, row);
+        }
     }
 
     fn last_write_commit_ts(&self) -> Timestamp {

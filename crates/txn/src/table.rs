@@ -86,6 +86,34 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         }
     }
 
+    /// Starts recording which rows committed transactions write (the
+    /// change journal, `journal.rs`), for [`Table::changed_rows`]. Writes
+    /// committed before are not recorded: call it before writers start (see
+    /// `journal.rs` for the exact condition). Idempotent.
+    pub fn track_changes(&self) {
+        self.slots.journal.get_or_init(Default::default);
+    }
+
+    /// The rows written by transactions committed after `after` and at or
+    /// before `upto` (ascending, each once); `None` when changes are not
+    /// tracked.
+    pub fn changed_rows(&self, after: Timestamp, upto: Timestamp) -> Option<Vec<RowId>> {
+        Some(self.slots.journal.get()?.rows_between(after, upto))
+    }
+
+    /// Forgets the recorded changes committed at or before `ts` (their
+    /// reader no longer needs them).
+    pub fn forget_changes_upto(&self, ts: Timestamp) {
+        if let Some(journal) = self.slots.journal.get() {
+            journal.forget_upto(ts);
+        }
+    }
+
+    /// Change journal entries held (0 when not tracked).
+    pub fn changes_recorded(&self) -> usize {
+        self.slots.journal.get().map_or(0, |j| j.len())
+    }
+
     /// Versions stored in the table now (live rows, older versions still
     /// readable by some snapshot, uncommitted versions, tombstones).
     pub fn versions(&self) -> usize {

@@ -299,8 +299,8 @@ impl Transaction {
                     .map_err(|reason| TxnError::LogFailed { reason })?;
                 lsn = Some(end);
             }
-            for (table, _) in &self.writes {
-                table.note_write_commit(ts);
+            for (table, row) in &self.writes {
+                table.note_write_commit(ts, *row);
             }
             self.state.mark_committed(ts);
             Ok(())
