@@ -82,18 +82,7 @@ impl Answer {
     }
 
     pub fn to_csv(&self) -> String {
-        let mut out = self.columns.join(",");
-        out.push('\n');
-        for row in &self.rows {
-            for (i, v) in row.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                v.write(&mut out);
-            }
-            out.push('\n');
-        }
-        out
+        csv_of(&self.columns, &self.rows)
     }
 
     /// Compares with an expected CSV of the same format: same header, same
@@ -182,6 +171,23 @@ pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
             fields
         })
         .collect()
+}
+
+/// Rows under a header of `columns` in the answers' CSV format.
+pub fn csv_of<S: AsRef<str>>(columns: &[S], rows: &[Vec<Value>]) -> String {
+    let names: Vec<&str> = columns.iter().map(AsRef::as_ref).collect();
+    let mut out = names.join(",");
+    out.push('\n');
+    for row in rows {
+        for (i, v) in row.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            v.write(&mut out);
+        }
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]

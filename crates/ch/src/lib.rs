@@ -13,6 +13,7 @@
 //! - [`time`]: civil time for timestamps.
 
 pub mod answer;
+pub mod columns;
 pub mod db;
 pub mod export;
 pub mod fixture;

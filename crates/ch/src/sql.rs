@@ -29,6 +29,18 @@ pub const SQL_TEXTS: [&str; 22] = [
     include_str!("../sql/q22.sql"),
 ];
 
+/// Query `number`'s text with its ORDER BY made total: the select-list
+/// ordinals 1..=`width` appended (as the DuckDB script does), so ties come
+/// in one order and answers compare row by row.
+pub fn total_order(number: u8, width: usize) -> String {
+    let t = SQL_TEXTS[usize::from(number) - 1].trim_end();
+    if !t.to_ascii_uppercase().contains("ORDER BY") {
+        return t.to_string();
+    }
+    let ordinals: Vec<String> = (1..=width).map(|i| i.to_string()).collect();
+    format!("{t}, {}", ordinals.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

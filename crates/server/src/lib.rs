@@ -17,7 +17,6 @@
 //! COPY FROM STDIN takes the client's data (`copy.rs`).
 
 pub mod cancel;
-pub mod ch;
 mod copy;
 pub mod encode;
 pub mod errors;
@@ -293,9 +292,9 @@ impl Engine {
 
     /// Puts CH-benCHmark's twelve tables as `snap` sees them (and `oorder`,
     /// BenchBase's name of `orders`) into the store, replacing tables of
-    /// those names, as one transaction ([`ch`]).
+    /// those names, as one transaction (`maestro_ch::columns`).
     pub fn put_ch(&self, snap: &maestro_ch::Snap) -> Result<(), String> {
-        let tables = ch::ch_tables(snap)?;
+        let tables = maestro_ch::columns::snapshot_tables(snap)?;
         self.store.put_loaded(tables).map_err(|e| e.message)
     }
 

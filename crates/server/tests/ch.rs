@@ -12,7 +12,7 @@ mod common;
 
 use common::{Server, sqlstate};
 use maestro_ch::answer::Answer;
-use maestro_ch::sql::SQL_TEXTS;
+use maestro_ch::sql::total_order;
 use std::sync::OnceLock;
 
 use maestro_ch::ChDatabase;
@@ -26,16 +26,6 @@ const UNSUPPORTED: &[(u8, &str)] = &[];
 fn fixture() -> &'static ChDatabase {
     static DB: OnceLock<ChDatabase> = OnceLock::new();
     DB.get_or_init(|| maestro_ch::fixture::fixture_database().expect("the fixture loads"))
-}
-
-/// `text` with its ORDER BY made total: the select-list ordinals appended.
-fn total_order(text: &str, width: usize) -> String {
-    let t = text.trim_end();
-    if !t.to_ascii_uppercase().contains("ORDER BY") {
-        return t.to_string();
-    }
-    let ordinals: Vec<String> = (1..=width).map(|i| i.to_string()).collect();
-    format!("{t}, {}", ordinals.join(", "))
 }
 
 /// A timestamp's text (`YYYY-MM-DD HH:MM:SS`) as the answers write it
@@ -97,7 +87,7 @@ fn the_22_ch_queries_as_sql_equal_the_hand_written_plans_over_the_wire() {
         for q in maestro_ch::QUERIES {
             let n = q.number;
             let expected: Answer = (q.run)(&snap);
-            let text = total_order(SQL_TEXTS[usize::from(n) - 1], expected.columns.len());
+            let text = total_order(n, expected.columns.len());
             let unsupported = UNSUPPORTED.iter().find(|(u, _)| *u == n);
             match (c.simple_query(&text).await, unsupported) {
                 (Ok(rows), None) => {

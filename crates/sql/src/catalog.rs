@@ -59,8 +59,10 @@ pub trait Catalog: Sync {
         false
     }
 
-    /// Where column `column` of table `name` is NULL (`true` at those rows),
-    /// for a column its definition says is nullable; `None`: no NULLs.
+    /// Where column `column` of table `name` is NULL (`true` at those rows,
+    /// by combined id when the table has a delta: main rows, then appended
+    /// ones), for a column its definition says is nullable; `None`: no
+    /// NULLs.
     fn null_mask(&self, name: &str, column: usize) -> Option<Arc<Vec<bool>>> {
         let _ = (name, column);
         None

@@ -475,8 +475,15 @@ impl<'a> Lowering<'a> {
                     // as the padded side of an outer join is.
                     let v = match self.catalog.null_mask(table, i) {
                         Some(nulls) => Vector::Masked {
+                            // The mask is by combined id; a scan through
+                            // live ids reads it at those ids.
+                            nulls: match &ids {
+                                Some(ids) => {
+                                    Arc::new(ids.iter().map(|&r| nulls[r as usize]).collect())
+                                }
+                                None => nulls,
+                            },
                             values: Box::new(base),
-                            nulls,
                         },
                         None => base,
                     };

@@ -414,7 +414,8 @@ impl Store {
 
 /// A table [`Store::put_loaded`] puts: its data, declared columns (SQL
 /// types such as TIMESTAMP over the column store's), single-column keys and,
-/// per column, where it is NULL.
+/// per column, where it is NULL. Cloning shares the data.
+#[derive(Clone, Debug)]
 pub struct LoadedTable {
     pub data: Arc<Table>,
     pub columns: Vec<ColumnSpec>,

@@ -1,30 +1,27 @@
-//! CH-benCHmark's twelve tables in the SQL store (`CALL
-//! maestro.load_ch(warehouses [, run_seconds])`): one snapshot of
-//! maestro-ch's database copied into column tables with SQL types — the
-//! schema DuckDB gets in `crates/ch/scripts/duckdb_answers.py`, so the
-//! query texts of `crates/ch/sql/` run unchanged on both. `oorder`
-//! (BenchBase's name of ORDERS, which its texts use) is a second table of
-//! the same data, as the view DuckDB gets.
+//! TPC-C's and CH's rows as SQL column tables: each row type's columns
+//! with their SQL types ([`ColumnRow`]) and [`build`], which turns rows into
+//! a column table — the schema DuckDB gets in
+//! `crates/ch/scripts/duckdb_answers.py`, so the query texts of
+//! `crates/ch/sql/` run unchanged on both.
 //!
 //! Types: identifiers and counters up to 16 bits INTEGER, 32-bit ones BIGINT
 //! (lossless); money DECIMAL(12,2) (`h_amount`, `ol_amount` DECIMAL(6,2),
 //! `i_price` DECIMAL(5,2)); taxes and discounts DECIMAL(4,4); timestamps
 //! TIMESTAMP (TPC-C's whole seconds as microseconds); text VARCHAR. The
 //! NULLs of `o_carrier_id` (undelivered orders) and `ol_delivery_d`
-//! (undelivered lines) are NULL masks ([`LoadedTable::nulls`]), so these
-//! tables are read-only.
+//! (undelivered lines) are NULL masks ([`LoadedTable::nulls`]).
 
 use std::sync::Arc;
 
-use maestro_ch::Snap;
 use maestro_sql::store::{ColumnSpec, ColumnType, LoadedTable};
 use maestro_storage::column::{Column, DecimalColumn, StrHeap, Table};
 use maestro_tpcc::schema::{
     Customer, District, History, Item, NewOrder, Order, OrderLine, Stock, Warehouse,
 };
 
+use crate::tables::{Nation, Region, Supplier};
 /// One cell of a row, by the column's kind.
-enum Cell<'r> {
+pub enum Cell<'r> {
     Int(i64),
     /// Fixed-point with the column's scale (money: cents; rates: 1/10 000).
     Fixed(i64),
@@ -36,7 +33,7 @@ enum Cell<'r> {
 }
 
 /// A column's name, declared type and how a row gives its cell.
-type Def<R> = (&'static str, ColumnType, fn(&R) -> Cell<'_>);
+pub type Def<R> = (&'static str, ColumnType, fn(&R) -> Cell<'_>);
 
 const INT: ColumnType = ColumnType::Int32;
 const BIG: ColumnType = ColumnType::Int64;
@@ -51,8 +48,21 @@ const fn dec(precision: u8, scale: u8) -> ColumnType {
 const MONEY: ColumnType = dec(12, 2);
 const RATE: ColumnType = dec(4, 4);
 
+/// A row type's columns as a SQL table.
+pub trait ColumnRow: Sized + 'static {
+    /// The columns, in the table's order.
+    const COLUMNS: &'static [Def<Self>];
+    /// Columns whose values are unique (join ordering).
+    const UNIQUE: &'static [&'static str] = &[];
+}
+
+/// Rows `rows` as table `name` of `R`'s columns.
+pub fn build<R: ColumnRow>(name: &str, rows: &[R]) -> Result<LoadedTable, String> {
+    build_with(name, rows, R::COLUMNS, R::UNIQUE)
+}
+
 /// Rows `rows` as table `name` with columns `defs`.
-fn build<R>(
+fn build_with<R>(
     name: &str,
     rows: &[R],
     defs: &[Def<R>],
@@ -147,34 +157,8 @@ fn kind(table: &str, col: &str) -> String {
     format!("{table}.{col}: a value of the wrong kind (a bug in the CH loader)")
 }
 
-/// Every row of one of `snap`'s TPC-C tables, in the order it stores them.
-fn rows<R: Clone>(table: &maestro_tpcc::Table<R>) -> Vec<R> {
-    let mut out = Vec::new();
-    table.scan(|_, r| out.push(r.clone()));
-    out
-}
-
-fn int(v: impl Into<i64>) -> Cell<'static> {
-    Cell::Int(v.into())
-}
-
-fn text(s: &str) -> Cell<'_> {
-    Cell::Text(s)
-}
-
-fn dist(d: &[u8; 24]) -> Cell<'_> {
-    // ASCII by construction (the loader draws letters and digits).
-    Cell::Text(std::str::from_utf8(d).unwrap_or(""))
-}
-
-/// The twelve CH tables of `snap` and `oorder`, as the SQL store's.
-pub fn ch_tables(snap: &Snap) -> Result<Vec<LoadedTable>, String> {
-    let db = snap
-        .tpcc()
-        .rows_at(&snap.snapshot)
-        .map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    let warehouse: [Def<Warehouse>; 9] = [
+impl ColumnRow for Warehouse {
+    const COLUMNS: &'static [Def<Self>] = &[
         ("w_id", INT, |r| int(r.w_id)),
         ("w_name", TEXT, |r| text(&r.w_name)),
         ("w_street_1", TEXT, |r| text(&r.w_street_1)),
@@ -185,13 +169,11 @@ pub fn ch_tables(snap: &Snap) -> Result<Vec<LoadedTable>, String> {
         ("w_tax", RATE, |r| Cell::Fixed(r.w_tax.into())),
         ("w_ytd", MONEY, |r| Cell::Fixed(r.w_ytd)),
     ];
-    out.push(build(
-        "warehouse",
-        &rows(&db.warehouse),
-        &warehouse,
-        &["w_id"],
-    )?);
-    let district: [Def<District>; 11] = [
+    const UNIQUE: &'static [&'static str] = &["w_id"];
+}
+
+impl ColumnRow for District {
+    const COLUMNS: &'static [Def<Self>] = &[
         ("d_id", INT, |r| int(r.d_id)),
         ("d_w_id", INT, |r| int(r.d_w_id)),
         ("d_name", TEXT, |r| text(&r.d_name)),
@@ -204,8 +186,10 @@ pub fn ch_tables(snap: &Snap) -> Result<Vec<LoadedTable>, String> {
         ("d_ytd", MONEY, |r| Cell::Fixed(r.d_ytd)),
         ("d_next_o_id", BIG, |r| int(r.d_next_o_id)),
     ];
-    out.push(build("district", &rows(&db.district), &district, &[])?);
-    let customer: [Def<Customer>; 21] = [
+}
+
+impl ColumnRow for Customer {
+    const COLUMNS: &'static [Def<Self>] = &[
         ("c_id", INT, |r| int(r.c_id)),
         ("c_d_id", INT, |r| int(r.c_d_id)),
         ("c_w_id", INT, |r| int(r.c_w_id)),
@@ -228,8 +212,10 @@ pub fn ch_tables(snap: &Snap) -> Result<Vec<LoadedTable>, String> {
         ("c_delivery_cnt", BIG, |r| int(r.c_delivery_cnt)),
         ("c_data", TEXT, |r| text(&r.c_data)),
     ];
-    out.push(build("customer", &rows(&db.customer), &customer, &[])?);
-    let history: [Def<History>; 8] = [
+}
+
+impl ColumnRow for History {
+    const COLUMNS: &'static [Def<Self>] = &[
         ("h_c_id", INT, |r| int(r.h_c_id)),
         ("h_c_d_id", INT, |r| int(r.h_c_d_id)),
         ("h_c_w_id", INT, |r| int(r.h_c_w_id)),
@@ -239,14 +225,18 @@ pub fn ch_tables(snap: &Snap) -> Result<Vec<LoadedTable>, String> {
         ("h_amount", dec(6, 2), |r| Cell::Fixed(r.h_amount)),
         ("h_data", TEXT, |r| text(&r.h_data)),
     ];
-    out.push(build("history", &rows(&db.history), &history, &[])?);
-    let new_order: [Def<NewOrder>; 3] = [
+}
+
+impl ColumnRow for NewOrder {
+    const COLUMNS: &'static [Def<Self>] = &[
         ("no_o_id", BIG, |r| int(r.no_o_id)),
         ("no_d_id", INT, |r| int(r.no_d_id)),
         ("no_w_id", INT, |r| int(r.no_w_id)),
     ];
-    out.push(build("new_order", &rows(&db.new_order), &new_order, &[])?);
-    let order: [Def<Order>; 8] = [
+}
+
+impl ColumnRow for Order {
+    const COLUMNS: &'static [Def<Self>] = &[
         ("o_id", BIG, |r| int(r.o_id)),
         ("o_d_id", INT, |r| int(r.o_d_id)),
         ("o_w_id", INT, |r| int(r.o_w_id)),
@@ -258,11 +248,10 @@ pub fn ch_tables(snap: &Snap) -> Result<Vec<LoadedTable>, String> {
         ("o_ol_cnt", INT, |r| int(r.o_ol_cnt)),
         ("o_all_local", INT, |r| int(r.o_all_local)),
     ];
-    let orders = rows(&db.orders);
-    out.push(build("orders", &orders, &order, &[])?);
-    out.push(build("oorder", &orders, &order, &[])?);
-    drop(orders);
-    let order_line: [Def<OrderLine>; 10] = [
+}
+
+impl ColumnRow for OrderLine {
+    const COLUMNS: &'static [Def<Self>] = &[
         ("ol_o_id", BIG, |r| int(r.ol_o_id)),
         ("ol_d_id", INT, |r| int(r.ol_d_id)),
         ("ol_w_id", INT, |r| int(r.ol_w_id)),
@@ -274,21 +263,21 @@ pub fn ch_tables(snap: &Snap) -> Result<Vec<LoadedTable>, String> {
         ("ol_amount", dec(6, 2), |r| Cell::Fixed(r.ol_amount)),
         ("ol_dist_info", TEXT, |r| dist(&r.ol_dist_info)),
     ];
-    out.push(build(
-        "order_line",
-        &rows(&db.order_line),
-        &order_line,
-        &[],
-    )?);
-    let item: [Def<Item>; 5] = [
+}
+
+impl ColumnRow for Item {
+    const COLUMNS: &'static [Def<Self>] = &[
         ("i_id", BIG, |r| int(r.i_id)),
         ("i_im_id", BIG, |r| int(r.i_im_id)),
         ("i_name", TEXT, |r| text(&r.i_name)),
         ("i_price", dec(5, 2), |r| Cell::Fixed(r.i_price)),
         ("i_data", TEXT, |r| text(&r.i_data)),
     ];
-    out.push(build("item", &rows(&db.item), &item, &["i_id"])?);
-    let stock: [Def<Stock>; 17] = [
+    const UNIQUE: &'static [&'static str] = &["i_id"];
+}
+
+impl ColumnRow for Stock {
+    const COLUMNS: &'static [Def<Self>] = &[
         ("s_i_id", BIG, |r| int(r.s_i_id)),
         ("s_w_id", INT, |r| int(r.s_w_id)),
         ("s_quantity", INT, |r| int(r.s_quantity)),
@@ -307,10 +296,10 @@ pub fn ch_tables(snap: &Snap) -> Result<Vec<LoadedTable>, String> {
         ("s_remote_cnt", BIG, |r| int(r.s_remote_cnt)),
         ("s_data", TEXT, |r| text(&r.s_data)),
     ];
-    out.push(build("stock", &rows(&db.stock), &stock, &[])?);
-    drop(db);
-    let t = snap.tables();
-    let supplier: [Def<maestro_ch::tables::Supplier>; 7] = [
+}
+
+impl ColumnRow for Supplier {
+    const COLUMNS: &'static [Def<Self>] = &[
         ("su_suppkey", INT, |r| int(r.su_suppkey as i64)),
         ("su_name", TEXT, |r| text(&r.su_name)),
         ("su_address", TEXT, |r| text(&r.su_address)),
@@ -319,19 +308,37 @@ pub fn ch_tables(snap: &Snap) -> Result<Vec<LoadedTable>, String> {
         ("su_acctbal", MONEY, |r| Cell::Fixed(r.su_acctbal)),
         ("su_comment", TEXT, |r| text(&r.su_comment)),
     ];
-    out.push(build("supplier", &t.suppliers, &supplier, &["su_suppkey"])?);
-    let nation: [Def<maestro_ch::tables::Nation>; 4] = [
+    const UNIQUE: &'static [&'static str] = &["su_suppkey"];
+}
+
+impl ColumnRow for Nation {
+    const COLUMNS: &'static [Def<Self>] = &[
         ("n_nationkey", INT, |r| int(r.n_nationkey)),
         ("n_name", TEXT, |r| text(r.n_name)),
         ("n_regionkey", INT, |r| int(r.n_regionkey)),
         ("n_comment", TEXT, |r| text(&r.n_comment)),
     ];
-    out.push(build("nation", &t.nations, &nation, &["n_nationkey"])?);
-    let region: [Def<maestro_ch::tables::Region>; 3] = [
+    const UNIQUE: &'static [&'static str] = &["n_nationkey"];
+}
+
+impl ColumnRow for Region {
+    const COLUMNS: &'static [Def<Self>] = &[
         ("r_regionkey", INT, |r| int(r.r_regionkey)),
         ("r_name", TEXT, |r| text(r.r_name)),
         ("r_comment", TEXT, |r| text(&r.r_comment)),
     ];
-    out.push(build("region", &t.regions, &region, &["r_regionkey"])?);
-    Ok(out)
+    const UNIQUE: &'static [&'static str] = &["r_regionkey"];
+}
+
+fn int(v: impl Into<i64>) -> Cell<'static> {
+    Cell::Int(v.into())
+}
+
+fn text(s: &str) -> Cell<'_> {
+    Cell::Text(s)
+}
+
+fn dist(d: &[u8; 24]) -> Cell<'_> {
+    // ASCII by construction (the loader draws letters and digits).
+    Cell::Text(std::str::from_utf8(d).unwrap_or(""))
 }

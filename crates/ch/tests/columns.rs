@@ -1,0 +1,98 @@
+//! The column mirror (`maestro_ch::columns`): the 22 CH query texts run by
+//! the SQL engine on column mains plus journal deltas give the hand-written
+//! plans' answers (which `answers.rs` checks against DuckDB) on the same
+//! data — before any merge (main = the load, delta = every write since),
+//! after a merge, and with writes on top of a merged main; the deltas hold
+//! updates, inserts, deletions (NEW-ORDER) and NULLs turned to values
+//! (deliveries).
+
+use std::sync::Arc;
+
+use maestro_ch::columns::{ColumnMirror, result_csv, run_sql};
+use maestro_ch::fixture::{FIXTURE_LOAD_TIME, FIXTURE_RUN_TIME, FIXTURE_SEED};
+use maestro_ch::{ChConfig, ChDatabase, QUERIES};
+use maestro_execution::{Executor, Granularity};
+use maestro_scheduler::Scheduler;
+use maestro_tpcc::mvcc;
+use maestro_tpcc::random::{NuRandConstants, TpccRng};
+use maestro_tpcc::txn::InputGenerator;
+
+fn load() -> ChDatabase {
+    let (db, _) = ChDatabase::load(
+        &ChConfig {
+            warehouses: 1,
+            seed: FIXTURE_SEED,
+            clock_start: Some(FIXTURE_LOAD_TIME),
+        },
+        &|_| {},
+    )
+    .expect("the database loads");
+    db.tpcc.freeze_clock_at(FIXTURE_RUN_TIME);
+    db
+}
+
+/// Every query's SQL answer on the mirror equals the hand-written plan's
+/// (no writer runs, so two snapshots see the same data).
+fn check_all(exec: &Executor, db: &ChDatabase, mirror: &ColumnMirror, stage: &str) {
+    let view = mirror.view(db).expect("a view");
+    let snap = db.snapshot().expect("a snapshot");
+    let mut failures = Vec::new();
+    for q in QUERIES {
+        let expected = (q.run)(&snap);
+        match run_sql(exec, &view, q.number, expected.columns.len()) {
+            Ok(result) => {
+                if let Err(e) = expected.compare_csv(&result_csv(&result)) {
+                    failures.push(format!("Q{}: {e}", q.number));
+                }
+            }
+            Err(e) => failures.push(e),
+        }
+    }
+    assert!(failures.is_empty(), "{stage}:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn sql_on_column_mains_and_journal_deltas_equals_the_hand_written_plans() {
+    let db = load();
+    let mirror = ColumnMirror::new(&db).expect("the mirror builds");
+    let exec = Executor::new(
+        Arc::new(Scheduler::with_preset("single-hints", 2).expect("a scheduler")),
+        Granularity::Static,
+    )
+    .with_min_rows_per_task(64);
+    let constants = NuRandConstants::for_run(
+        &db.load_constants,
+        &mut fastrand::Rng::with_seed(FIXTURE_SEED),
+    );
+    let mut inputs = InputGenerator::new(TpccRng::new(FIXTURE_SEED, constants), 1, 1, 1);
+    let mut run = |n: usize| {
+        for _ in 0..n {
+            mvcc::execute(&db.tpcc, &inputs.next_input(), None).expect("a transaction");
+        }
+    };
+
+    run(1_500);
+    let view = mirror.view(&db).expect("a view");
+    assert!(
+        view.delta_rows() > 10_000,
+        "{} rows in deltas",
+        view.delta_rows()
+    );
+    drop(view);
+    check_all(&exec, &db, &mirror, "main + delta");
+
+    let merged = mirror.merge_if_due(&db, 1).expect("merges").expect("due");
+    assert!(merged.tables >= 5, "{merged:?}");
+    assert_eq!(mirror.pending_changes(), 0);
+    assert_eq!(mirror.view(&db).expect("a view").delta_rows(), 0);
+    check_all(&exec, &db, &mirror, "merged");
+
+    run(1_500);
+    check_all(&exec, &db, &mirror, "merged main + delta");
+    assert!(
+        mirror
+            .merge_if_due(&db, usize::MAX)
+            .expect("no error")
+            .is_none()
+    );
+}
