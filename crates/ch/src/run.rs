@@ -9,13 +9,24 @@
 //! mode the query runs as one scheduler job at the default priority (below
 //! the transactions), in `receivers` mode on the client's thread.
 //!
+//! With [`OlapEngine::Sql`] a client runs the query's SQL text
+//! (`crates/ch/sql/`) through the SQL engine on the column mirror
+//! (`crate::columns`): column mains plus the deltas the change journals
+//! give, the engine's operators split into scheduler tasks at the default
+//! priority; after each query it merges the mirror when due
+//! ([`crate::columns::MERGE_CHANGES_MIN`]), as a default-priority
+//! scheduler job, one merge at a time.
+//!
 //! Stopping: the terminals stop after the duration (the driver's rule); the
 //! clients finish the query they are in after the same deadline, and only
 //! queries completed by then count. Freshness is a query's snapshot age when
 //! it completed: how old the newest data it could see was.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use maestro_execution::{Executor, Granularity};
 
 use maestro_scheduler::Scheduler;
 use maestro_tpcc::TpccError;
@@ -23,14 +34,35 @@ use maestro_tpcc::driver::{
     self, Histogram, LatencySummary, Mode, RunConfig, RunProgress, RunReport, Storage,
 };
 
+use crate::columns::{ColumnMirror, MergePolicy, run_sql};
 use crate::db::ChDatabase;
 use crate::queries::QUERIES;
+
+/// What runs the analytical queries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OlapEngine {
+    /// The hand-written plans over MVCC row scans (`crate::queries`), one
+    /// scheduler job per query.
+    Plans,
+    /// The SQL texts on the column mirror, parallel operators.
+    Sql,
+}
+
+impl OlapEngine {
+    pub fn name(self) -> &'static str {
+        match self {
+            OlapEngine::Plans => "plans",
+            OlapEngine::Sql => "sql",
+        }
+    }
+}
 
 /// A run's parameters: the TPC-C driver's, plus the analytical clients.
 #[derive(Debug, Clone)]
 pub struct ChRunConfig {
     pub tpcc: RunConfig,
     pub olap_clients: usize,
+    pub olap_engine: OlapEngine,
 }
 
 /// One query's results over the run.
@@ -49,6 +81,12 @@ pub struct ChReport {
     pub queries: Vec<QueryReport>,
     /// Snapshot age at each query's completion, over all queries.
     pub freshness: LatencySummary,
+    pub olap_engine: OlapEngine,
+    /// Column mirror merges during the run (SQL engine).
+    pub merges: u64,
+    /// Rows the queries' deltas were built from, summed over the queries
+    /// (SQL engine).
+    pub delta_rows: u64,
 }
 
 impl ChReport {
@@ -67,7 +105,8 @@ impl std::fmt::Display for ChReport {
         write!(f, "{}", self.tpcc)?;
         writeln!(
             f,
-            "analytical: {} clients, {} queries in {:.2} s = {:.0} queries/hour; freshness p50 {:.1} ms, max {:.1} ms",
+            "analytical ({}): {} clients, {} queries in {:.2} s = {:.0} queries/hour; freshness p50 {:.1} ms, max {:.1} ms",
+            self.olap_engine.name(),
             self.olap_clients,
             self.queries_completed(),
             self.elapsed.as_secs_f64(),
@@ -75,6 +114,15 @@ impl std::fmt::Display for ChReport {
             ms(self.freshness.p50),
             ms(self.freshness.max)
         )?;
+        if self.olap_engine == OlapEngine::Sql {
+            let queries = self.queries_completed().max(1);
+            writeln!(
+                f,
+                "column mirror: {} merges, {:.0} delta rows per query on average",
+                self.merges,
+                self.delta_rows as f64 / queries as f64
+            )?;
+        }
         writeln!(
             f,
             "{:<6} {:>7} {:>10} {:>10} {:>10}",
@@ -114,27 +162,55 @@ pub fn run(
     progress: &(dyn Fn(&RunProgress) + Sync),
 ) -> Result<ChReport, TpccError> {
     let scheduler = match config.tpcc.mode {
-        Mode::Scheduler(_) => Some(
+        Mode::Scheduler(_) => Some(Arc::new(
             Scheduler::with_preset(config.tpcc.mode.name(), config.tpcc.contexts).map_err(|e| {
                 TpccError::InvalidOption {
                     option: "variant",
                     reason: e.to_string(),
                 }
             })?,
-        ),
+        )),
         Mode::Receivers => None,
     };
-    let scheduler = scheduler.as_ref();
+    let sql = match (config.olap_engine, &scheduler) {
+        (OlapEngine::Plans, _) => None,
+        (OlapEngine::Sql, None) => {
+            return Err(TpccError::InvalidOption {
+                option: "olap-engine",
+                reason: "the SQL engine runs its operators on the scheduler: choose a scheduler variant, not receivers".into(),
+            });
+        }
+        (OlapEngine::Sql, Some(s)) => {
+            // Before the terminals start: the journals must see every write
+            // after the mains' snapshot.
+            let mirror = ColumnMirror::new(db).map_err(|reason| TpccError::InvalidOption {
+                option: "olap-engine",
+                reason,
+            })?;
+            let exec = Executor::new(Arc::clone(s), Granularity::Hint);
+            Some(SqlEngine {
+                mirror,
+                exec,
+                delta_rows: AtomicU64::new(0),
+            })
+        }
+    };
+    let sql = sql.as_ref();
+    let scheduler = scheduler.as_deref();
     let start = Instant::now();
     let deadline = start + config.tpcc.duration;
     let failed = AtomicBool::new(false);
-    let (tpcc, tallies) = std::thread::scope(|s| {
+    let (tpcc, tallies, merged) = std::thread::scope(|s| {
         let clients: Vec<_> = (0..config.olap_clients)
             .map(|c| {
                 let failed = &failed;
-                s.spawn(move || client(db, scheduler, c, deadline, failed))
+                s.spawn(move || client(db, scheduler, sql, c, deadline, failed))
             })
             .collect();
+        let merger = sql.zip(scheduler).map(|(engine, sched)| {
+            let failed = &failed;
+            s.spawn(move || engine.merge_loop(db, sched, deadline, failed))
+        });
         let tpcc =
             driver::run_on_storage(Storage::Mvcc(&db.tpcc), &config.tpcc, scheduler, progress);
         if tpcc.is_err() {
@@ -144,9 +220,13 @@ pub fn run(
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect();
-        (tpcc, tallies)
+        let merged = merger.map_or(Ok(()), |h| {
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        });
+        (tpcc, tallies, merged)
     });
     let tpcc = tpcc?;
+    merged?;
     let elapsed = start.elapsed();
     let mut latency: Vec<Histogram> = QUERIES.iter().map(|_| Histogram::default()).collect();
     let mut freshness = Histogram::default();
@@ -170,14 +250,75 @@ pub fn run(
             })
             .collect(),
         freshness: freshness.summary(),
+        olap_engine: config.olap_engine,
+        merges: sql.map_or(0, |e| e.mirror.merges()),
+        delta_rows: sql.map_or(0, |e| e.delta_rows.load(Ordering::Relaxed)),
     })
 }
+
+/// The SQL engine's state for a run.
+struct SqlEngine {
+    mirror: ColumnMirror,
+    exec: Executor,
+    delta_rows: AtomicU64,
+}
+
+impl SqlEngine {
+    /// Runs query `number` on a fresh view; returns the snapshot's age at
+    /// the end.
+    fn query(&self, db: &ChDatabase, number: u8) -> Result<Duration, TpccError> {
+        let failed = |reason: String| TpccError::InvalidOption {
+            option: "olap-engine",
+            reason,
+        };
+        let view = self.mirror.view(db).map_err(failed)?;
+        let answer = run_sql(&self.exec, &view, number, 0).map_err(failed)?;
+        std::hint::black_box(answer);
+        self.delta_rows
+            .fetch_add(view.delta_rows() as u64, Ordering::Relaxed);
+        Ok(view.taken_at().elapsed())
+    }
+
+    /// Until the deadline (or a failure elsewhere): merges the mirror's due
+    /// tables as a default-priority scheduler job, polling every
+    /// [`MERGE_POLL`] when none is due.
+    fn merge_loop(
+        &self,
+        db: &ChDatabase,
+        scheduler: &Scheduler,
+        deadline: Instant,
+        failed: &AtomicBool,
+    ) -> Result<(), TpccError> {
+        while Instant::now() < deadline && !failed.load(Ordering::Relaxed) {
+            let merged = scheduler
+                .install(|| self.mirror.merge_due(db, MergePolicy::DEFAULT))
+                .map_err(|reason| TpccError::InvalidOption {
+                    option: "olap-engine",
+                    reason,
+                });
+            match merged {
+                Ok(Some(_)) => {}
+                Ok(None) => std::thread::sleep(MERGE_POLL),
+                Err(e) => {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How often the merge loop looks for a due table: guessed (a delta grows
+/// by a few thousand rows in this time at 2 warehouses).
+pub const MERGE_POLL: Duration = Duration::from_millis(20);
 
 /// Client `c`: queries in turn from query `c`, each on a fresh snapshot,
 /// until the deadline (or a failure elsewhere).
 fn client(
     db: &ChDatabase,
     scheduler: Option<&Scheduler>,
+    sql: Option<&SqlEngine>,
     c: usize,
     deadline: Instant,
     failed: &AtomicBool,
@@ -196,9 +337,10 @@ fn client(
             std::hint::black_box(answer);
             Ok(snap.taken_at.elapsed())
         };
-        let age = match scheduler {
-            Some(s) => s.install(run),
-            None => run(),
+        let age = match (scheduler, sql) {
+            (Some(_), Some(engine)) => engine.query(db, query.number),
+            (Some(s), None) => s.install(run),
+            (None, _) => run(),
         }?;
         if Instant::now() <= deadline {
             tally.latency[next].record(started.elapsed());

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use maestro_ch::columns::{ColumnMirror, result_csv, run_sql};
+use maestro_ch::columns::{ColumnMirror, MergePolicy, result_csv, run_sql};
 use maestro_ch::fixture::{FIXTURE_LOAD_TIME, FIXTURE_RUN_TIME, FIXTURE_SEED};
 use maestro_ch::{ChConfig, ChDatabase, QUERIES};
 use maestro_execution::{Executor, Granularity};
@@ -73,6 +73,14 @@ fn sql_on_column_mains_and_journal_deltas_equals_the_hand_written_plans() {
 
     run(1_500);
     let view = mirror.view(&db).expect("a view");
+    assert_eq!(
+        view.delta_rows(),
+        0,
+        "deltas are built when a table is read"
+    );
+    for t in ["stock", "order_line", "new_order"] {
+        view.table_rows(t).expect("the table builds");
+    }
     assert!(
         view.delta_rows() > 10_000,
         "{} rows in deltas",
@@ -81,18 +89,31 @@ fn sql_on_column_mains_and_journal_deltas_equals_the_hand_written_plans() {
     drop(view);
     check_all(&exec, &db, &mirror, "main + delta");
 
-    let merged = mirror.merge_if_due(&db, 1).expect("merges").expect("due");
+    let merged = mirror
+        .merge_due(&db, MergePolicy::ANY_CHANGE)
+        .expect("merges")
+        .expect("due");
     assert!(merged.tables >= 5, "{merged:?}");
     assert_eq!(mirror.pending_changes(), 0);
-    assert_eq!(mirror.view(&db).expect("a view").delta_rows(), 0);
+    let view = mirror.view(&db).expect("a view");
+    view.table_rows("order_line").expect("the table builds");
+    assert_eq!(view.delta_rows(), 0);
+    drop(view);
     check_all(&exec, &db, &mirror, "merged");
 
     run(1_500);
     check_all(&exec, &db, &mirror, "merged main + delta");
+    let never = MergePolicy {
+        changes_min: usize::MAX,
+        main_fraction: 1,
+    };
+    assert!(mirror.merge_due(&db, never).expect("no error").is_none());
+    let fraction = MergePolicy {
+        changes_min: 1,
+        main_fraction: 1,
+    };
     assert!(
-        mirror
-            .merge_if_due(&db, usize::MAX)
-            .expect("no error")
-            .is_none()
+        mirror.merge_due(&db, fraction).expect("no error").is_none(),
+        "no table has a delta as large as its main"
     );
 }

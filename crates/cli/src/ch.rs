@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use maestro_ch::run::{ChReport, ChRunConfig};
+use maestro_ch::run::{ChReport, ChRunConfig, OlapEngine};
 use maestro_ch::{ChConfig, ChDatabase, QUERIES};
 use maestro_tpcc::driver::{self, Mode, RunConfig, Storage};
 use serde_json::{Value, json};
@@ -42,6 +42,12 @@ pub struct RunArgs {
     /// Analytical clients, each running the queries in turn (0: TPC-C only).
     #[arg(long, default_value_t = 1)]
     olap_clients: usize,
+    /// What runs the analytical queries: `sql` — the SQL texts on column
+    /// mains plus deltas of the rows written since (the column mirror,
+    /// merged as it grows), parallel operators; `plans` — the hand-written
+    /// plans scanning row versions, one job per query.
+    #[arg(long, value_enum, default_value = "sql")]
+    olap_engine: EngineArg,
     /// Seconds to run (positive, fractions allowed).
     #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     duration: f64,
@@ -60,6 +66,12 @@ pub struct RunArgs {
     /// Print one JSON object on stdout (progress stays on stderr).
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum EngineArg {
+    Sql,
+    Plans,
 }
 
 #[derive(Args)]
@@ -171,15 +183,26 @@ fn run_ch(a: RunArgs) -> Result<ExitCode, ExitCode> {
     if let Some(options) = &durable {
         options.configure(&mut tpcc)?;
     }
+    let olap_engine = match a.olap_engine {
+        EngineArg::Sql => OlapEngine::Sql,
+        EngineArg::Plans => OlapEngine::Plans,
+    };
+    if olap_engine == OlapEngine::Sql && mode == Mode::Receivers && a.olap_clients > 0 {
+        return Err(usage(
+            "--olap-engine sql runs on the scheduler: choose a scheduler --variant or --olap-engine plans",
+        ));
+    }
     let config = ChRunConfig {
         tpcc,
         olap_clients: a.olap_clients,
+        olap_engine,
     };
     eprintln!(
-        "running {} terminals and {} analytical clients ({} queries) for {:.1} s ({}, {} contexts)",
+        "running {} terminals and {} analytical clients ({} queries, {} engine) for {:.1} s ({}, {} contexts)",
         a.terminals,
         a.olap_clients,
         QUERIES.len(),
+        olap_engine.name(),
         duration.as_secs_f64(),
         mode,
         contexts
@@ -257,6 +280,11 @@ fn report_json(r: &ChReport, warehouses: u16, terminals: usize) -> Value {
     metric("abort_rate".into(), t.abort_rate());
     metric("queries_per_hour".into(), r.queries_per_hour());
     metric("queries_completed".into(), r.queries_completed() as f64);
+    metric("mirror_merges".into(), r.merges as f64);
+    metric(
+        "delta_rows_per_query".into(),
+        r.delta_rows as f64 / r.queries_completed().max(1) as f64,
+    );
     metric(
         "freshness_p50_ms".into(),
         r.freshness.p50.as_secs_f64() * 1e3,
@@ -285,6 +313,7 @@ fn report_json(r: &ChReport, warehouses: u16, terminals: usize) -> Value {
         "warehouses": warehouses,
         "terminals": terminals,
         "olap_clients": r.olap_clients,
+        "olap_engine": r.olap_engine.name(),
         "seconds": r.elapsed.as_secs_f64(),
         "results": results,
     })

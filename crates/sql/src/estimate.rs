@@ -245,9 +245,16 @@ impl<'c> Estimator<'c> {
                 let nr = self.key_ndv(rk, r);
                 match (ns, nr) {
                     (Some(a), Some(b)) => s * r / a.max(b),
+                    // One side known (an expression on the other: CH's
+                    // `ascii(substring(c_state …)) = su_nationkey`):
+                    // containment — the unknown side's values are among
+                    // the known side's. 10 000 suppliers on 62 nations
+                    // then make each customer 161 rows, not one.
+                    (None, Some(b)) => s * r / b,
+                    (Some(a), None) => s * r / a,
                     // Without statistics: a foreign-key join, as large as
                     // its larger side.
-                    _ => s.max(r),
+                    (None, None) => s.max(r),
                 }
             })
             .fold(f64::INFINITY, f64::min);

@@ -116,6 +116,25 @@ fn loaded_tables_keep_their_nulls_and_refuse_writes() {
         ),
         [2]
     );
+    // A comparison on a masked column is false at a NULL, also reversed,
+    // under OR, and (three-valued) under NOT.
+    for (sql, expected) in [
+        (
+            "select a from t where at >= '1970-01-01' order by a",
+            &[1, 2][..],
+        ),
+        ("select a from t where '1970-01-01' < at order by a", &[2]),
+        (
+            "select a from t where at > '1970-01-01' or a = 3 order by a",
+            &[2, 3],
+        ),
+        (
+            "select a from t where not (at > '1970-01-01') order by a",
+            &[1],
+        ),
+    ] {
+        assert_eq!(ints(&store, &mut txn, sql), expected, "{sql}");
+    }
     assert_eq!(ints(&store, &mut txn, "select count(at) from t"), [2]);
     let e = exec(&store, &mut txn, "delete from t where a = 1").unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");

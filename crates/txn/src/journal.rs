@@ -75,6 +75,12 @@ impl Journal {
         entries.drain(..n);
     }
 
+    /// Entries of transactions committed after `after`.
+    pub(crate) fn count_after(&self, after: Timestamp) -> usize {
+        let entries = self.entries.lock();
+        entries.len() - entries.partition_point(|&(ts, _)| ts <= after)
+    }
+
     /// Entries held.
     pub(crate) fn len(&self) -> usize {
         self.entries.lock().len()
@@ -95,6 +101,8 @@ mod tests {
         assert_eq!(j.rows_between(3, 5), vec![4, 9]);
         assert_eq!(j.rows_between(5, 7), Vec::<RowId>::new());
         assert_eq!(j.rows_between(8, 3), Vec::<RowId>::new());
+        assert_eq!(j.count_after(3), 3);
+        assert_eq!(j.count_after(8), 0);
         j.forget_upto(5);
         assert_eq!(j.len(), 1);
         assert_eq!(j.rows_between(0, 10), vec![2]);

@@ -109,6 +109,12 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         }
     }
 
+    /// Change journal entries of transactions committed after `ts` (0 when
+    /// not tracked).
+    pub fn changes_recorded_after(&self, ts: Timestamp) -> usize {
+        self.slots.journal.get().map_or(0, |j| j.count_after(ts))
+    }
+
     /// Change journal entries held (0 when not tracked).
     pub fn changes_recorded(&self) -> usize {
         self.slots.journal.get().map_or(0, |j| j.len())

@@ -17,27 +17,31 @@
 //! rows-move-into-the-main: the row table keeps every row, so a
 //! transaction never reads columns and its indexes never change.
 //!
-//! A merge ([`ColumnMirror::merge_if_due`]) folds a table's delta into a
-//! new main (O(table), columnar copies), installs the new mains and
-//! forgets the journal entries they include; it runs on whichever client
-//! finds it due, one at a time, beside the queries.
+//! A merge ([`ColumnMirror::merge_due`]) folds a table's delta into a new
+//! main (O(table), columnar copies) once the delta is large against the
+//! main ([`MergePolicy`]); `ch run` runs it from a background loop as a
+//! default-priority scheduler job, one merge at a time. Each table has its
+//! own main and snapshot timestamp.
 //!
 //! Protocol (why a query's main and delta describe exactly snapshot `S`):
-//! - a reader, *holding the `current` lock*, takes the mains `M`, then its
-//!   snapshot `S`, then copies every table's journal range `(M.ts, S]`;
-//! - a merge builds new mains from its own snapshot `M'` outside the lock,
-//!   then, holding the lock, installs them and forgets entries `≤ M'.ts`.
+//! - a reader, *holding the `state` lock*, takes the current mains, then its
+//!   snapshot `S`; later, for each table it reads, it takes the journal
+//!   range `(main.ts, S]` (the [`ColumnView`] builds tables lazily);
+//! - a merge builds a table's new main from its own snapshot `M'` outside
+//!   the lock, then, holding the lock, installs it and forgets the journal
+//!   entries no main still alive needs: those at or before the oldest
+//!   timestamp among the table's current main and the older mains readers
+//!   still hold (weak references, `State::older`).
 //!
-//! A reader that locked before the install copied its range before the
-//! entries were forgotten; one that locked after reads `M'` and takes `S`
-//! after `M'` was taken, so `S ≥ M'.ts` (snapshots never go back in time).
-//! The journal holds every write a snapshot sees (`txn/src/journal.rs`), so
-//! `(M.ts, S]` misses none. The reader's snapshot keeps the versions it
-//! reads from GC until the query drops it.
+//! A reader that took the old main keeps it alive, so its range stays in
+//! the journal; one that took the new main took `S` after `M'` was taken,
+//! so `S ≥ M'` (snapshots never go back in time). The journal holds every
+//! write a snapshot sees (`txn/src/journal.rs`), so `(main.ts, S]` misses
+//! none. The reader's snapshot keeps the versions it reads from GC until
+//! the query drops it.
 
-use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use maestro_sql::store::LoadedTable;
@@ -50,11 +54,39 @@ use super::convert::{ColumnRow, build};
 use super::view::{ColumnView, ViewTable};
 use crate::db::ChDatabase;
 
-/// Journal entries (rows written) past which a merge is due: guessed —
-/// about a second of TPC-C at 2 warehouses on 2 cores, and small enough
-/// that building a query's deltas (one row read per entry) stays well
-/// below the query's scans.
+/// When a table's delta is folded into a new main: when the rows written
+/// since its main reach `changes_min` and `1 / main_fraction` of the
+/// main's rows. A query rebuilds its tables' deltas from the journal (one
+/// row read per entry), a merge copies the whole table: the fraction
+/// bounds the first against the second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MergePolicy {
+    pub changes_min: usize,
+    pub main_fraction: usize,
+}
+
+/// Journal entries below which a table is never merged: guessed (a delta
+/// this small costs a query about a millisecond).
 pub const MERGE_CHANGES_MIN: usize = 20_000;
+/// A delta of 1/8 of its main is merged: guessed.
+pub const MERGE_MAIN_FRACTION: usize = 8;
+
+impl MergePolicy {
+    /// What `ch run` uses.
+    pub const DEFAULT: MergePolicy = MergePolicy {
+        changes_min: MERGE_CHANGES_MIN,
+        main_fraction: MERGE_MAIN_FRACTION,
+    };
+    /// Merge every table with any change (tests, a final fold).
+    pub const ANY_CHANGE: MergePolicy = MergePolicy {
+        changes_min: 1,
+        main_fraction: usize::MAX,
+    };
+
+    fn due(self, pending: usize, main_rows: usize) -> bool {
+        pending >= self.changes_min.max(1) && pending >= main_rows / self.main_fraction.max(1)
+    }
+}
 
 /// No main position (a row inserted after the main's snapshot).
 const NOT_IN_MAIN: u32 = u32::MAX;
@@ -62,8 +94,8 @@ const NOT_IN_MAIN: u32 = u32::MAX;
 /// The column mains of the CH database and what keeps them current.
 pub struct ColumnMirror {
     tracked: Vec<Box<dyn Tracked>>,
-    /// The mains queries start from; see the module docs for the lock.
-    current: Mutex<Arc<Mains>>,
+    /// See the module docs for what this lock orders.
+    state: Mutex<State>,
     /// Held by the one merge that runs.
     merging: Mutex<()>,
     /// SUPPLIER, NATION and REGION (read-only: built once).
@@ -71,15 +103,18 @@ pub struct ColumnMirror {
     merges: AtomicU64,
 }
 
-/// Every tracked table's main, all from one snapshot.
-struct Mains {
-    ts: Timestamp,
-    /// In `ColumnMirror::tracked`'s order.
-    tables: Vec<Arc<Main>>,
+struct State {
+    /// Per tracked table (in `ColumnMirror::tracked`'s order), its main.
+    current: Vec<Arc<Main>>,
+    /// Per tracked table, mains it had before, while a reader may hold
+    /// them.
+    older: Vec<Vec<Weak<Main>>>,
 }
 
 /// One table's main: its column table and where its rows came from.
-struct Main {
+pub(crate) struct Main {
+    /// The snapshot it was built from.
+    ts: Timestamp,
     table: LoadedTable,
     /// The row id of each main position.
     row_ids: Vec<RowId>,
@@ -88,12 +123,12 @@ struct Main {
     position: Vec<u32>,
 }
 
-/// What one merge did.
+/// What one call of [`ColumnMirror::merge_due`] did.
 #[derive(Debug, Clone, Copy)]
 pub struct MergeReport {
     /// Tables given a new main.
     pub tables: usize,
-    /// Journal entries the new mains include.
+    /// Rows (written since their mains) the new mains include.
     pub changes: usize,
     pub seconds: f64,
 }
@@ -117,11 +152,11 @@ impl ColumnMirror {
             table.track();
         }
         let snapshot = snapshot_of(&db.tpcc)?;
-        let tables = tracked
+        let current = tracked
             .iter()
             .map(|table| {
                 let (loaded, row_ids) = table.rows(&snapshot, None)?;
-                Ok(Arc::new(Main::new(loaded, row_ids)))
+                Ok(Arc::new(Main::new(snapshot.read_ts(), loaded, row_ids)))
             })
             .collect::<Result<Vec<_>, String>>()?;
         let ch = &db.tables;
@@ -131,104 +166,125 @@ impl ColumnMirror {
             Arc::new(ViewTable::main(build("region", &ch.regions)?)),
         ];
         Ok(ColumnMirror {
+            state: Mutex::new(State {
+                older: current.iter().map(|_| Vec::new()).collect(),
+                current,
+            }),
             tracked,
-            current: Mutex::new(Arc::new(Mains {
-                ts: snapshot.read_ts(),
-                tables,
-            })),
             merging: Mutex::new(()),
             fixed,
             merges: AtomicU64::new(0),
         })
     }
 
-    /// The tables as a new snapshot sees them: each tracked table's main
-    /// and its delta, WAREHOUSE and DISTRICT read whole (a few rows, and
-    /// their YTD columns are counters), the fixed CH tables.
-    pub fn view(&self, db: &ChDatabase) -> Result<ColumnView, String> {
-        let (mains, snapshot, changed) = {
-            let current = self.current.lock();
-            let snapshot = snapshot_of(&db.tpcc)?;
-            let changed: Vec<Vec<RowId>> = self
-                .tracked
-                .iter()
-                .map(|t| t.changed(current.ts, snapshot.read_ts()))
-                .collect();
-            (Arc::clone(&current), snapshot, changed)
+    /// The tables as a new snapshot sees them; each tracked table's delta
+    /// is built when a query first reads the table.
+    pub fn view<'m>(&'m self, db: &'m ChDatabase) -> Result<ColumnView<'m>, String> {
+        let (mains, snapshot) = {
+            let state = self.state.lock();
+            (state.current.clone(), snapshot_of(&db.tpcc)?)
         };
-        let taken_at = Instant::now();
-        let mut tables = HashMap::new();
-        for ((t, main), changed) in self.tracked.iter().zip(&mains.tables).zip(&changed) {
-            let table = Arc::new(main.with_changes(t.as_ref(), &snapshot, changed)?.0);
-            if t.name() == "orders" {
-                // BenchBase's texts name ORDERS `oorder` (DuckDB gets a view).
-                tables.insert("oorder".to_string(), Arc::clone(&table));
-            }
-            tables.insert(t.name().to_string(), table);
-        }
-        let (warehouse, district) = counted_tables(&db.tpcc, &snapshot)?;
-        tables.insert("warehouse".into(), Arc::new(ViewTable::main(warehouse)));
-        tables.insert("district".into(), Arc::new(ViewTable::main(district)));
-        for t in &self.fixed {
-            tables.insert(t.name().to_string(), Arc::clone(t));
-        }
-        let delta_rows = changed.iter().map(Vec::len).sum();
-        Ok(ColumnView::new(snapshot, taken_at, tables, delta_rows))
+        Ok(ColumnView::new(self, &db.tpcc, mains, snapshot))
     }
 
-    /// Journal entries not yet in a main (what the next merge folds).
+    /// The names of the tracked tables, in the mirror's order.
+    pub(crate) fn tracked_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.tracked.iter().map(|t| t.name())
+    }
+
+    pub(crate) fn fixed(&self) -> &[Arc<ViewTable>] {
+        &self.fixed
+    }
+
+    /// Tracked table `i` as `snapshot` sees it: `main` and the delta of the
+    /// rows written since; also the number of rows the delta came from.
+    pub(crate) fn table_at(
+        &self,
+        i: usize,
+        main: &Main,
+        snapshot: &Snapshot,
+    ) -> Result<(ViewTable, usize), String> {
+        let source = self.tracked[i].as_ref();
+        let changed = source.changed(main.ts, snapshot.read_ts());
+        let (table, _) = main.with_changes(source, snapshot, &changed)?;
+        Ok((table, changed.len()))
+    }
+
+    /// Rows written since their tables' mains, over all tables (journal
+    /// entries, a row written twice counted twice).
     pub fn pending_changes(&self) -> usize {
-        self.tracked.iter().map(|t| t.recorded()).sum()
+        let current = self.state.lock().current.clone();
+        self.tracked
+            .iter()
+            .zip(&current)
+            .map(|(t, m)| t.recorded_after(m.ts))
+            .sum()
     }
 
-    /// Merges done so far.
+    /// Merges done so far (tables given a new main).
     pub fn merges(&self) -> u64 {
         self.merges.load(Ordering::Relaxed)
     }
 
-    /// Folds every table's delta into a new main when at least
-    /// `changes_min` changes are pending and no other merge runs; `None`
-    /// when it did not merge.
-    pub fn merge_if_due(
+    /// Folds the delta of every table `policy` finds due into a new main,
+    /// unless another merge runs; `None` when nothing was merged.
+    pub fn merge_due(
         &self,
         db: &ChDatabase,
-        changes_min: usize,
+        policy: MergePolicy,
     ) -> Result<Option<MergeReport>, String> {
         let Some(_merging) = self.merging.try_lock() else {
             return Ok(None);
         };
-        let pending = self.pending_changes();
-        if pending < changes_min.max(1) {
+        let current = self.state.lock().current.clone();
+        let due: Vec<usize> = (0..self.tracked.len())
+            .filter(|&i| {
+                let main = &current[i];
+                policy.due(
+                    self.tracked[i].recorded_after(main.ts),
+                    main.table.data.num_rows(),
+                )
+            })
+            .collect();
+        if due.is_empty() {
             return Ok(None);
         }
         let started = Instant::now();
-        let old = Arc::clone(&self.current.lock());
         let snapshot = snapshot_of(&db.tpcc)?;
         let ts = snapshot.read_ts();
-        let mut merged = 0;
         let mut changes = 0;
-        let mut tables = Vec::with_capacity(old.tables.len());
-        for (t, main) in self.tracked.iter().zip(&old.tables) {
-            let changed = t.changed(old.ts, ts);
-            if changed.is_empty() {
-                tables.push(Arc::clone(main));
-                continue;
-            }
+        let mut merged = Vec::with_capacity(due.len());
+        for &i in &due {
+            let source = self.tracked[i].as_ref();
+            let changed = source.changed(current[i].ts, ts);
             changes += changed.len();
-            merged += 1;
-            tables.push(Arc::new(main.merged(t.as_ref(), &snapshot, &changed)?));
+            merged.push((
+                i,
+                Arc::new(current[i].merged(source, &snapshot, &changed, ts)?),
+            ));
         }
         drop(snapshot);
         {
-            let mut current = self.current.lock();
-            *current = Arc::new(Mains { ts, tables });
-            for t in &self.tracked {
-                t.forget(ts);
+            let mut state = self.state.lock();
+            for (i, main) in merged {
+                let old = std::mem::replace(&mut state.current[i], main);
+                let older = &mut state.older[i];
+                older.push(Arc::downgrade(&old));
+                drop(old);
+                older.retain(|w| w.strong_count() > 0);
+                let oldest = older
+                    .iter()
+                    .filter_map(Weak::upgrade)
+                    .map(|m| m.ts)
+                    .min()
+                    .unwrap_or(ts)
+                    .min(ts);
+                self.tracked[i].forget(oldest);
             }
         }
-        self.merges.fetch_add(1, Ordering::Relaxed);
+        self.merges.fetch_add(due.len() as u64, Ordering::Relaxed);
         Ok(Some(MergeReport {
-            tables: merged,
+            tables: due.len(),
             changes,
             seconds: started.elapsed().as_secs_f64(),
         }))
@@ -241,7 +297,7 @@ fn snapshot_of(db: &MvccDatabase) -> Result<Snapshot, String> {
 
 /// WAREHOUSE and DISTRICT at `snapshot`, with `w_ytd` / `d_ytd` from their
 /// counters.
-fn counted_tables(
+pub(crate) fn counted_tables(
     db: &MvccDatabase,
     snapshot: &Snapshot,
 ) -> Result<(LoadedTable, LoadedTable), String> {
@@ -269,13 +325,14 @@ fn counted_tables(
 }
 
 impl Main {
-    fn new(table: LoadedTable, row_ids: Vec<RowId>) -> Main {
+    fn new(ts: Timestamp, table: LoadedTable, row_ids: Vec<RowId>) -> Main {
         let len = row_ids.iter().max().map_or(0, |&r| r as usize + 1);
         let mut position = vec![NOT_IN_MAIN; len];
         for (p, &r) in row_ids.iter().enumerate() {
             position[r as usize] = p as u32;
         }
         Main {
+            ts,
             table,
             row_ids,
             position,
@@ -328,6 +385,7 @@ impl Main {
         source: &dyn Tracked,
         snapshot: &Snapshot,
         changed: &[RowId],
+        ts: Timestamp,
     ) -> Result<Main, String> {
         let (view, appended_ids) = self.with_changes(source, snapshot, changed)?;
         let delta = view.delta().expect("changes give a delta");
@@ -374,7 +432,7 @@ impl Main {
             nulls,
             ..self.table.clone()
         };
-        Ok(Main::new(table, row_ids))
+        Ok(Main::new(ts, table, row_ids))
     }
 }
 
@@ -407,7 +465,7 @@ trait Tracked: Send + Sync {
     fn track(&self);
     fn changed(&self, after: Timestamp, upto: Timestamp) -> Vec<RowId>;
     fn forget(&self, upto: Timestamp);
-    fn recorded(&self) -> usize;
+    fn recorded_after(&self, ts: Timestamp) -> usize;
     /// The rows among `ids` (`None`: all) that `snapshot` sees, as a column
     /// table, and their ids.
     fn rows(
@@ -451,8 +509,8 @@ impl<R: ColumnRow + Clone + Send + Sync> Tracked for Source<R> {
         self.table.forget_changes_upto(upto);
     }
 
-    fn recorded(&self) -> usize {
-        self.table.changes_recorded()
+    fn recorded_after(&self, ts: Timestamp) -> usize {
+        self.table.changes_recorded_after(ts)
     }
 
     fn rows(

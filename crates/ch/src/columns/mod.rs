@@ -10,7 +10,7 @@ mod mirror;
 mod view;
 
 pub use convert::{Cell, ColumnRow, Def, build};
-pub use mirror::{ColumnMirror, MERGE_CHANGES_MIN, MergeReport};
+pub use mirror::{ColumnMirror, MERGE_CHANGES_MIN, MERGE_MAIN_FRACTION, MergePolicy, MergeReport};
 pub use view::{ColumnView, ViewTable};
 
 use maestro_sql::store::LoadedTable;
@@ -68,7 +68,14 @@ pub fn run_sql(
     } else {
         crate::sql::SQL_TEXTS[usize::from(number) - 1].to_string()
     };
-    match maestro_sql::execute(exec, view, &text).map_err(|e| format!("Q{number}: {e}"))? {
+    let output = maestro_sql::execute(exec, view, &text).map_err(|e| {
+        // A table that failed to build looks absent to the engine: say why.
+        match view.build_failure() {
+            Some(why) => format!("Q{number}: {e} ({why})"),
+            None => format!("Q{number}: {e}"),
+        }
+    })?;
+    match output {
         maestro_sql::Output::Rows(rows) => Ok(rows),
         maestro_sql::Output::Explain(_) => Err(format!("Q{number}: not a query")),
     }

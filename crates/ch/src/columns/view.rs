@@ -1,16 +1,19 @@
 //! What one analytical query reads from the column mirror: every CH table
-//! as a main and (for the tracked ones) a delta, all as one snapshot saw
+//! as a main and (for the tracked ones) a delta, all as one snapshot sees
 //! them — a [`Catalog`] for the SQL engine.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use maestro_sql::catalog::table_def;
 use maestro_sql::store::LoadedTable;
 use maestro_sql::{Catalog, TableDef};
 use maestro_storage::column::{Delta, Table};
+use maestro_tpcc::mvcc::MvccDatabase;
 use maestro_txn::Snapshot;
+
+use super::mirror::{ColumnMirror, Main, counted_tables};
 
 /// One table of a view.
 pub struct ViewTable {
@@ -64,30 +67,53 @@ impl ViewTable {
     }
 }
 
-/// Every CH table as one snapshot sees it.
-pub struct ColumnView {
+/// Every CH table as one snapshot sees it. A tracked table's delta is
+/// built when a query first reads it (from the journal range of its main),
+/// so a query pays only for the tables it reads.
+pub struct ColumnView<'m> {
+    mirror: &'m ColumnMirror,
+    db: &'m MvccDatabase,
+    /// The mains the view reads (kept alive: their journal ranges stay).
+    mains: Vec<Arc<Main>>,
     snapshot: Snapshot,
     taken_at: Instant,
-    tables: HashMap<String, Arc<ViewTable>>,
-    delta_rows: usize,
+    /// Per tracked table, once read.
+    tracked: Vec<OnceLock<Result<ViewTable, String>>>,
+    /// WAREHOUSE and DISTRICT, once read.
+    counted: OnceLock<Result<[ViewTable; 2], String>>,
+    /// Rows the deltas built so far came from.
+    delta_rows: AtomicUsize,
 }
 
-impl ColumnView {
+/// Where a table of the view comes from.
+#[derive(Clone, Copy)]
+enum Source {
+    Tracked(usize),
+    /// WAREHOUSE (0) or DISTRICT (1).
+    Counted(usize),
+    Fixed(usize),
+}
+
+impl<'m> ColumnView<'m> {
     pub(crate) fn new(
+        mirror: &'m ColumnMirror,
+        db: &'m MvccDatabase,
+        mains: Vec<Arc<Main>>,
         snapshot: Snapshot,
-        taken_at: Instant,
-        tables: HashMap<String, Arc<ViewTable>>,
-        delta_rows: usize,
-    ) -> ColumnView {
+    ) -> ColumnView<'m> {
         ColumnView {
+            tracked: mains.iter().map(|_| OnceLock::new()).collect(),
+            mirror,
+            db,
+            mains,
             snapshot,
-            taken_at,
-            tables,
-            delta_rows,
+            taken_at: Instant::now(),
+            counted: OnceLock::new(),
+            delta_rows: AtomicUsize::new(0),
         }
     }
 
-    /// The snapshot every table was read at.
+    /// The snapshot every table is read at.
     pub fn snapshot(&self) -> &Snapshot {
         &self.snapshot
     }
@@ -98,21 +124,78 @@ impl ColumnView {
         self.taken_at
     }
 
-    /// Rows the journal named since the mains' snapshot (all tables): what
-    /// the deltas were built from.
+    /// Rows the journal named since the mains' snapshots, over the tables
+    /// read so far: what their deltas were built from.
     pub fn delta_rows(&self) -> usize {
-        self.delta_rows
+        self.delta_rows.load(Ordering::Relaxed)
     }
 
-    pub fn table_rows(&self, name: &str) -> Option<usize> {
-        Some(self.tables.get(name)?.live_rows())
+    /// Live rows of table `name` (building it if not read yet).
+    pub fn table_rows(&self, name: &str) -> Result<usize, String> {
+        Ok(self.get(name)?.live_rows())
+    }
+
+    /// Why a table read so far failed to build, if one did (the
+    /// [`Catalog`] methods can only say "no such table").
+    pub fn build_failure(&self) -> Option<String> {
+        let tracked = self.tracked.iter().filter_map(OnceLock::get);
+        let counted = self.counted.get().into_iter();
+        tracked
+            .filter_map(|r| r.as_ref().err())
+            .chain(counted.filter_map(|r| r.as_ref().err()))
+            .next()
+            .cloned()
+    }
+
+    fn source(&self, name: &str) -> Option<Source> {
+        let name = if name == "oorder" { "orders" } else { name };
+        match name {
+            "warehouse" => return Some(Source::Counted(0)),
+            "district" => return Some(Source::Counted(1)),
+            _ => {}
+        }
+        if let Some(i) = self.mirror.tracked_names().position(|n| n == name) {
+            return Some(Source::Tracked(i));
+        }
+        self.mirror
+            .fixed()
+            .iter()
+            .position(|t| t.name() == name)
+            .map(Source::Fixed)
+    }
+
+    fn get(&self, name: &str) -> Result<&ViewTable, String> {
+        let source = self
+            .source(name)
+            .ok_or_else(|| format!("no CH table {name}"))?;
+        match source {
+            Source::Tracked(i) => self.tracked[i]
+                .get_or_init(|| {
+                    let (table, rows) = self.mirror.table_at(i, &self.mains[i], &self.snapshot)?;
+                    self.delta_rows.fetch_add(rows, Ordering::Relaxed);
+                    Ok(table)
+                })
+                .as_ref()
+                .map_err(Clone::clone),
+            Source::Counted(i) => self
+                .counted
+                .get_or_init(|| {
+                    let (w, d) = counted_tables(self.db, &self.snapshot)?;
+                    Ok([ViewTable::main(w), ViewTable::main(d)])
+                })
+                .as_ref()
+                .map(|t| &t[i])
+                .map_err(Clone::clone),
+            Source::Fixed(i) => Ok(&self.mirror.fixed()[i]),
+        }
     }
 }
 
-impl Catalog for ColumnView {
+impl Catalog for ColumnView<'_> {
     fn table(&self, name: &str) -> Option<TableDef> {
-        let t = self.tables.get(name)?;
+        let t = self.get(name).ok()?;
         let mut def = table_def(&t.table.data);
+        def.name = name.to_string();
         def.rows = t.live_rows();
         def.unique_columns = t.table.unique_columns.clone();
         for (i, (c, spec)) in def.columns.iter_mut().zip(&t.table.columns).enumerate() {
@@ -123,20 +206,22 @@ impl Catalog for ColumnView {
     }
 
     fn data(&self, name: &str) -> Option<&Table> {
-        self.tables.get(name).map(|t| &*t.table.data)
+        self.get(name).ok().map(|t| &*t.table.data)
     }
 
     fn table_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.tables.keys().cloned().collect();
+        let mut names: Vec<String> = self.mirror.tracked_names().map(String::from).collect();
+        names.extend(["oorder", "warehouse", "district"].map(String::from));
+        names.extend(self.mirror.fixed().iter().map(|t| t.name().to_string()));
         names.sort();
         names
     }
 
     fn delta(&self, name: &str) -> Option<&Delta> {
-        self.tables.get(name)?.delta()
+        self.get(name).ok()?.delta()
     }
 
     fn null_mask(&self, name: &str, column: usize) -> Option<Arc<Vec<bool>>> {
-        self.tables.get(name)?.nulls.get(column)?.clone()
+        self.get(name).ok()?.nulls.get(column)?.clone()
     }
 }

@@ -386,10 +386,40 @@ pub(crate) fn to_pred<'r>(
             if let Some(p) = exact_vs_double(ctx, *op, a, b, rel)? {
                 return Ok(p);
             }
+            if let Some(p) = masked_cmp(*op, a, b, rel) {
+                return Ok(p);
+            }
             Ok(Pred::func(move |p| truth(e, rel, p as usize, fault)))
         }
         _ => Ok(Pred::func(move |p| truth(e, rel, p as usize, fault))),
     }
+}
+
+/// `x op literal` (either order) on a column with NULLs (a masked
+/// vector over a column): the values' comparison kernel where the mask says
+/// not NULL, false at a NULL — what a filter keeps of SQL's unknown. Only
+/// from [`to_pred`], never under a NOT (which would make NULL rows true);
+/// CH's `ol_delivery_d >= …` on undelivered lines.
+fn masked_cmp<'r>(op: CmpOp, a: &Expr, b: &Expr, rel: &'r Relation) -> Option<Pred<'r>> {
+    let (x, op, l) = match (a, b) {
+        (x, Expr::Lit(l)) => (x, op, l),
+        (Expr::Lit(l), x) => (x, op.flip(), l),
+        _ => return None,
+    };
+    let Expr::Column(c) = x else {
+        return None;
+    };
+    let Some(Vector::Masked { values, nulls }) = rel.get(*c) else {
+        return None;
+    };
+    if values.is_dict() {
+        return None;
+    }
+    let cmp = Pred::cmp(values.col()?, exec_cmp(op), exec_lit(l)?).ok()?;
+    Some(Pred::and(vec![
+        Pred::func(move |p| !nulls[p as usize]),
+        cmp,
+    ]))
 }
 
 /// `e`'s values at every position of `rel`, of type `ty`.
