@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use maestro_sql::store::{ColumnSpec, ColumnType, LoadedTable};
-use maestro_storage::column::{Column, DecimalColumn, StrHeap, Table};
+use maestro_storage::column::{Column, DecimalColumn, DictColumn, StrHeap, Table};
 use maestro_tpcc::schema::{
     Customer, District, History, Item, NewOrder, Order, OrderLine, Stock, Warehouse,
 };
@@ -54,11 +54,18 @@ pub trait ColumnRow: Sized + 'static {
     const COLUMNS: &'static [Def<Self>];
     /// Columns whose values are unique (join ordering).
     const UNIQUE: &'static [&'static str] = &[];
+    /// Text columns stored dictionary-encoded (their groupings, joins and
+    /// filters run on codes). Only columns TPC-C's transactions never give
+    /// a new value: a query's delta shares its main's dictionary, and a
+    /// string the dictionary lacks makes that table's delta a merged copy
+    /// (`mirror.rs`). The others (`c_data`, `h_data`, `s_dist_*`,
+    /// `ol_dist_info`, …: written, or random and unique) stay a string heap.
+    const DICTIONARY: &'static [&'static str] = &[];
 }
 
 /// Rows `rows` as table `name` of `R`'s columns.
 pub fn build<R: ColumnRow>(name: &str, rows: &[R]) -> Result<LoadedTable, String> {
-    build_with(name, rows, R::COLUMNS, R::UNIQUE)
+    build_with(name, rows, R::COLUMNS, R::UNIQUE, R::DICTIONARY)
 }
 
 /// Rows `rows` as table `name` with columns `defs`.
@@ -67,6 +74,7 @@ fn build_with<R>(
     rows: &[R],
     defs: &[Def<R>],
     unique: &[&str],
+    dictionary: &[&str],
 ) -> Result<LoadedTable, String> {
     let mut columns = Vec::with_capacity(defs.len());
     let mut nulls = Vec::with_capacity(defs.len());
@@ -118,6 +126,16 @@ fn build_with<R>(
                     })
                     .collect::<Result<_, _>>()?,
             ),
+            ColumnType::Str { .. } if dictionary.contains(&col) => {
+                let values = rows
+                    .iter()
+                    .map(|r| match get(r) {
+                        Cell::Text(s) => Ok(s),
+                        _ => Err(kind(name, col)),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Column::Str(DictColumn::from_strs(values))
+            }
             ColumnType::Str { .. } => {
                 let mut heap = StrHeap::new();
                 for r in rows {
@@ -170,6 +188,14 @@ impl ColumnRow for Warehouse {
         ("w_ytd", MONEY, |r| Cell::Fixed(r.w_ytd)),
     ];
     const UNIQUE: &'static [&'static str] = &["w_id"];
+    const DICTIONARY: &'static [&'static str] = &[
+        "w_name",
+        "w_street_1",
+        "w_street_2",
+        "w_city",
+        "w_state",
+        "w_zip",
+    ];
 }
 
 impl ColumnRow for District {
@@ -185,6 +211,14 @@ impl ColumnRow for District {
         ("d_tax", RATE, |r| Cell::Fixed(r.d_tax.into())),
         ("d_ytd", MONEY, |r| Cell::Fixed(r.d_ytd)),
         ("d_next_o_id", BIG, |r| int(r.d_next_o_id)),
+    ];
+    const DICTIONARY: &'static [&'static str] = &[
+        "d_name",
+        "d_street_1",
+        "d_street_2",
+        "d_city",
+        "d_state",
+        "d_zip",
     ];
 }
 
@@ -211,6 +245,18 @@ impl ColumnRow for Customer {
         ("c_payment_cnt", BIG, |r| int(r.c_payment_cnt)),
         ("c_delivery_cnt", BIG, |r| int(r.c_delivery_cnt)),
         ("c_data", TEXT, |r| text(&r.c_data)),
+    ];
+    const DICTIONARY: &'static [&'static str] = &[
+        "c_first",
+        "c_middle",
+        "c_last",
+        "c_street_1",
+        "c_street_2",
+        "c_city",
+        "c_state",
+        "c_zip",
+        "c_phone",
+        "c_credit",
     ];
 }
 
@@ -274,6 +320,7 @@ impl ColumnRow for Item {
         ("i_data", TEXT, |r| text(&r.i_data)),
     ];
     const UNIQUE: &'static [&'static str] = &["i_id"];
+    const DICTIONARY: &'static [&'static str] = &["i_name"];
 }
 
 impl ColumnRow for Stock {
@@ -309,6 +356,7 @@ impl ColumnRow for Supplier {
         ("su_comment", TEXT, |r| text(&r.su_comment)),
     ];
     const UNIQUE: &'static [&'static str] = &["su_suppkey"];
+    const DICTIONARY: &'static [&'static str] = &["su_name", "su_address", "su_phone"];
 }
 
 impl ColumnRow for Nation {
@@ -319,6 +367,7 @@ impl ColumnRow for Nation {
         ("n_comment", TEXT, |r| text(&r.n_comment)),
     ];
     const UNIQUE: &'static [&'static str] = &["n_nationkey"];
+    const DICTIONARY: &'static [&'static str] = &["n_name", "n_comment"];
 }
 
 impl ColumnRow for Region {
@@ -328,6 +377,7 @@ impl ColumnRow for Region {
         ("r_comment", TEXT, |r| text(&r.r_comment)),
     ];
     const UNIQUE: &'static [&'static str] = &["r_regionkey"];
+    const DICTIONARY: &'static [&'static str] = &["r_name", "r_comment"];
 }
 
 fn int(v: impl Into<i64>) -> Cell<'static> {

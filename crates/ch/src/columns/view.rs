@@ -52,6 +52,11 @@ impl ViewTable {
         self.table.data.name()
     }
 
+    /// The main (or, without a delta, the whole table).
+    pub(crate) fn data(&self) -> &Arc<Table> {
+        &self.table.data
+    }
+
     pub(crate) fn delta(&self) -> Option<&Delta> {
         self.delta.as_ref().filter(|d| !d.is_empty())
     }
