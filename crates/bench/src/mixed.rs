@@ -19,6 +19,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use maestro_ch::columns::{ColumnMirror, MergePolicy};
+use maestro_ch::run::OlapEngine;
 use maestro_scheduler::{ClassId, ClassSpec, Scheduler, SchedulerStats, TimelineSample};
 use maestro_tpcc::driver::{self, Mode, RunConfig, RunProgress, RunReport};
 use maestro_tpch::queries::{QueryParams, run_profiled, stream_order};
@@ -64,8 +66,9 @@ pub fn load_both(
 pub enum WorkloadKind {
     /// TPC-H at a scale factor beside TPC-C on its own tables.
     Disjoint,
-    /// CH-benCHmark: TPC-C and its analytical queries on the same tables.
-    Ch,
+    /// CH-benCHmark: TPC-C and its analytical queries on the same tables,
+    /// run by `engine`.
+    Ch(OlapEngine),
 }
 
 /// Loaded data for a [`Workload`].
@@ -73,15 +76,38 @@ pub enum LoadedWorkload {
     Disjoint(Box<Databases>),
     Ch {
         db: Box<maestro_ch::ChDatabase>,
+        /// The column mirror the SQL engine reads (`None`: the hand-written
+        /// plans); built right after the load, before any transaction.
+        mirror: Option<Box<ColumnMirror>>,
         load_seconds: f64,
     },
+}
+
+impl LoadedWorkload {
+    /// CH-benCHmark on `db` (loaded or opened, no transaction run since),
+    /// its queries run by `engine`.
+    pub fn ch(
+        db: maestro_ch::ChDatabase,
+        engine: OlapEngine,
+        load_seconds: f64,
+    ) -> Result<LoadedWorkload, String> {
+        let mirror = match engine {
+            OlapEngine::Plans => None,
+            OlapEngine::Sql => Some(Box::new(ColumnMirror::new(&db)?)),
+        };
+        Ok(LoadedWorkload::Ch {
+            db: Box::new(db),
+            mirror,
+            load_seconds,
+        })
+    }
 }
 
 impl LoadedWorkload {
     pub fn workload(&self) -> Workload<'_> {
         match self {
             LoadedWorkload::Disjoint(dbs) => Workload::Disjoint(dbs),
-            LoadedWorkload::Ch { db, .. } => Workload::Shared(db),
+            LoadedWorkload::Ch { db, mirror, .. } => Workload::Shared(db, mirror.as_deref()),
         }
     }
 
@@ -106,7 +132,7 @@ pub fn load_workload(
     match kind {
         WorkloadKind::Disjoint => load_both(sf, warehouses, contexts, progress)
             .map(|d| LoadedWorkload::Disjoint(Box::new(d))),
-        WorkloadKind::Ch => {
+        WorkloadKind::Ch(engine) => {
             let start = Instant::now();
             let config = maestro_ch::ChConfig {
                 warehouses,
@@ -118,10 +144,7 @@ pub fn load_workload(
             progress(&format!(
                 "CH-benCHmark W={warehouses} loaded (TPC-C on MVCC tables + supplier, nation, region)"
             ));
-            Ok(LoadedWorkload::Ch {
-                db: Box::new(db),
-                load_seconds: start.elapsed().as_secs_f64(),
-            })
+            LoadedWorkload::ch(db, engine, start.elapsed().as_secs_f64())
         }
     }
 }
@@ -131,29 +154,31 @@ pub fn load_workload(
 pub enum Workload<'a> {
     /// TPC-H on the column store beside TPC-C on its own 2PL tables.
     Disjoint(&'a Databases),
-    /// CH-benCHmark: TPC-C and the CH queries on the same MVCC tables.
-    Shared(&'a maestro_ch::ChDatabase),
+    /// CH-benCHmark: TPC-C and the CH queries on the same MVCC tables;
+    /// with a column mirror, the queries are the SQL texts on it.
+    Shared(&'a maestro_ch::ChDatabase, Option<&'a ColumnMirror>),
 }
 
 impl Workload<'_> {
     pub fn name(self) -> &'static str {
         match self {
             Workload::Disjoint(_) => "disjoint",
-            Workload::Shared(_) => "ch",
+            Workload::Shared(_, None) => "ch",
+            Workload::Shared(_, Some(_)) => "ch-sql",
         }
     }
 
     fn storage(&self) -> driver::Storage<'_> {
         match self {
             Workload::Disjoint(dbs) => driver::Storage::Locking(&dbs.tpcc),
-            Workload::Shared(db) => driver::Storage::Mvcc(&db.tpcc),
+            Workload::Shared(db, _) => driver::Storage::Mvcc(&db.tpcc),
         }
     }
 
     fn load_constants(&self) -> maestro_tpcc::NuRandConstants {
         match self {
             Workload::Disjoint(dbs) => dbs.tpcc_load.constants,
-            Workload::Shared(db) => db.load_constants,
+            Workload::Shared(db, _) => db.load_constants,
         }
     }
 
@@ -180,7 +205,16 @@ impl Workload<'_> {
                     .map(|_| ())
                     .map_err(|e| format!("TPC-H client {c} Q{q}: {e}"))
             }
-            Workload::Shared(db) => {
+            Workload::Shared(db, Some(mirror)) => {
+                let queries = maestro_ch::QUERIES;
+                let q = queries[(c + i as usize) % queries.len()];
+                let view = mirror.view(db)?;
+                maestro_ch::columns::run_sql(exec, &view, q.number, 0)
+                    .map(std::hint::black_box)
+                    .map(|_| ())
+                    .map_err(|e| format!("CH client {c}: {e}"))
+            }
+            Workload::Shared(db, None) => {
                 let queries = maestro_ch::QUERIES;
                 let q = queries[(c + i as usize) % queries.len()];
                 let run = || -> Result<(), maestro_tpcc::TpccError> {
@@ -201,7 +235,7 @@ impl Workload<'_> {
     fn consistency_violations(self) -> Vec<String> {
         let violations = match self {
             Workload::Disjoint(dbs) => maestro_tpcc::check_consistency(&dbs.tpcc),
-            Workload::Shared(db) => match db.tpcc.check_consistency() {
+            Workload::Shared(db, _) => match db.tpcc.check_consistency() {
                 Ok(v) => v,
                 Err(e) => return vec![format!("checking consistency failed: {e}")],
             },
@@ -385,6 +419,29 @@ pub fn run_workload(
     let mut samples = Vec::new();
     let start = Instant::now();
     let (tpch_latencies, tpcc_report) = std::thread::scope(|s| {
+        // The column mirror's merges, as default-priority jobs of the
+        // analytical side's scheduler, until the run stops.
+        let merger = match workload {
+            Workload::Shared(db, Some(mirror)) => {
+                let (stop, scheduler) = (&stop, &scheduler);
+                Some(s.spawn(move || -> Result<(), String> {
+                    while !stop.load(Ordering::Relaxed) {
+                        let merged =
+                            scheduler.install(|| mirror.merge_due(db, MergePolicy::DEFAULT));
+                        match merged {
+                            Ok(Some(_)) => {}
+                            Ok(None) => std::thread::sleep(maestro_ch::run::MERGE_POLL),
+                            Err(e) => {
+                                stop.store(true, Ordering::Relaxed);
+                                return Err(format!("column mirror merge: {e}"));
+                            }
+                        }
+                    }
+                    Ok(())
+                }))
+            }
+            _ => None,
+        };
         let clients: Vec<_> = (0..config.tpch_clients)
             .map(|c| {
                 let (exec, stop, queries) = (&exec, &stop, &queries);
@@ -475,6 +532,13 @@ pub fn run_workload(
                 Ok(Ok(t)) => latencies.extend(t),
                 Ok(Err(e)) => return (Err(e), tpcc),
                 Err(_) => return (Err("an analytical client panicked".into()), tpcc),
+            }
+        }
+        if let Some(m) = merger {
+            match m.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return (Err(e), tpcc),
+                Err(_) => return (Err("the column mirror's merge loop panicked".into()), tpcc),
             }
         }
         (Ok(latencies), tpcc)

@@ -233,7 +233,7 @@ impl<'a> RunData<'a> {
                 p.seed,
                 progress,
             )?),
-            WorkloadKind::Ch => None,
+            WorkloadKind::Ch(_) => None,
         };
         Ok(RunData { p, contexts, once })
     }

@@ -179,6 +179,9 @@ struct MixedArgs {
     /// MVCC data (the analytical clients run the CH queries; --sf unused).
     #[arg(long, value_enum, default_value = "disjoint")]
     workload: run::JobWorkload,
+    /// What runs CH-benCHmark's analytical queries (--workload ch).
+    #[arg(long, value_enum, default_value = "sql")]
+    olap_engine: run::EngineArg,
     /// single-classes: the transactions' class weight beside the queries'
     /// weight 1 (default 2).
     #[arg(long)]
@@ -528,7 +531,7 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
             Err(code) => return code,
         }
     }
-    p.workload = args.workload.kind();
+    p.workload = args.workload.kind(args.olap_engine);
     if let Some(w) = args.oltp_weight {
         p.oltp_weight = w;
     }

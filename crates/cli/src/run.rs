@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use clap::Args;
 use maestro_bench::mixed::{self, LiveSample, LoadedWorkload, MixedConfig, WorkloadKind};
+use maestro_ch::run::OlapEngine;
 
 use crate::tpcc_durable::{self, DurableArgs, DurableOptions};
 use maestro_bench::run_report::{self, RunSetup};
@@ -26,10 +27,29 @@ pub enum JobWorkload {
 }
 
 impl JobWorkload {
-    pub fn kind(self) -> WorkloadKind {
+    pub fn kind(self, engine: EngineArg) -> WorkloadKind {
         match self {
-            JobWorkload::Ch => WorkloadKind::Ch,
+            JobWorkload::Ch => WorkloadKind::Ch(engine.engine()),
             JobWorkload::Disjoint => WorkloadKind::Disjoint,
+        }
+    }
+}
+
+/// What runs CH-benCHmark's analytical queries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// The SQL texts on column mains plus deltas of the rows written since
+    /// (the column mirror, merged as it grows), parallel operators.
+    Sql,
+    /// The hand-written plans scanning row versions, one job per query.
+    Plans,
+}
+
+impl EngineArg {
+    pub fn engine(self) -> OlapEngine {
+        match self {
+            EngineArg::Sql => OlapEngine::Sql,
+            EngineArg::Plans => OlapEngine::Plans,
         }
     }
 }
@@ -39,6 +59,9 @@ pub struct RunArgs {
     /// Shared data (CH-benCHmark) or disjoint TPC-H + TPC-C.
     #[arg(long, value_enum, default_value = "ch")]
     workload: JobWorkload,
+    /// What runs CH-benCHmark's analytical queries (--workload ch).
+    #[arg(long, value_enum, default_value = "sql")]
+    olap_engine: EngineArg,
     /// TPC-H scale factor (0.01 to 10; the disjoint workload only).
     #[arg(long, default_value_t = 0.1)]
     sf: f64,
@@ -132,7 +155,7 @@ pub fn run(a: RunArgs) -> ExitCode {
     let progress = |l: &str| eprintln!("  {l}");
     let loaded = match &durable {
         None => mixed::load_workload(
-            a.workload.kind(),
+            a.workload.kind(a.olap_engine),
             a.sf,
             a.warehouses,
             contexts,
@@ -209,10 +232,7 @@ fn open_ch(options: &DurableOptions, a: &RunArgs) -> Result<LoadedWorkload, Stri
     let start = std::time::Instant::now();
     // `--warehouses` has a default here, so it only sizes a new directory.
     let db = tpcc_durable::open_ch(options, None, a.warehouses, a.seed, &|_| {})?;
-    Ok(LoadedWorkload::Ch {
-        db: Box::new(db),
-        load_seconds: start.elapsed().as_secs_f64(),
-    })
+    LoadedWorkload::ch(db, a.olap_engine.engine(), start.elapsed().as_secs_f64())
 }
 
 fn print_live(l: &LiveSample) {

@@ -40,6 +40,8 @@ enum Node<'a> {
         f: Arc<ValueFn<'a>>,
         scale: u8,
     },
+    /// The remainder of an integer expression by a positive constant.
+    RemLit(Box<Expr<'a>>, i64),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +69,7 @@ impl fmt::Debug for Expr<'_> {
                 then, otherwise, ..
             } => write!(f, "Case({then:?}, {otherwise:?})"),
             Node::Func { scale, .. } => write!(f, "Func(scale {scale})"),
+            Node::RemLit(a, k) => write!(f, "({a:?} % {k})"),
         }
     }
 }
@@ -112,6 +115,19 @@ impl<'a> Expr<'a> {
         })
     }
 
+    /// `self % divisor` (SQL's `MOD`: the sign of `self`, as Rust's `%`)
+    /// of an integer expression (scale 0, checked by [`Self::scale`]) by a
+    /// non-zero constant; `None` for a zero divisor, which is an error per
+    /// row, not a kernel.
+    pub fn rem(self, divisor: i64) -> Option<Expr<'a>> {
+        (divisor != 0).then(|| {
+            Expr(Node::RemLit(
+                Box::new(self),
+                divisor.unsigned_abs().min(i64::MAX as u64) as i64,
+            ))
+        })
+    }
+
     /// The constant, if this is one.
     fn as_lit(&self) -> Option<i64> {
         match self.0 {
@@ -148,6 +164,16 @@ impl<'a> Expr<'a> {
             Node::Case {
                 then, otherwise, ..
             } => then.scale()?.max(otherwise.scale()?),
+            Node::RemLit(a, _) => match a.scale()? {
+                0 => 0,
+                s => {
+                    return Err(ExecError::Type {
+                        context: "MOD".into(),
+                        expected: "an integer operand",
+                        found: format!("scale {s}"),
+                    });
+                }
+            },
         };
         if s > MAX_SCALE {
             return Err(ExecError::Type {
@@ -180,6 +206,10 @@ impl<'a> Expr<'a> {
                 }
             }
             Node::Bin(op, a, b) => eval_bin(*op, a, b, pos, out),
+            Node::RemLit(a, k) => {
+                a.eval(pos, out);
+                out.iter_mut().for_each(|x| *x %= *k);
+            }
             Node::Case {
                 when,
                 then,
@@ -298,6 +328,18 @@ mod tests {
         let mut out = Vec::new();
         e.eval(&pos, &mut out);
         out
+    }
+
+    #[test]
+    fn remainder_by_a_constant_keeps_the_dividends_sign_and_wants_integers() {
+        let v = [7i64, -7, 20_000, 0];
+        let c = Col::decimal_raw(&v, 0);
+        let e = (Expr::col(c) * Expr::int(3)).rem(10_000).unwrap();
+        assert_eq!(run(&e, 4), [21, -21, 0, 0]);
+        assert_eq!(run(&Expr::col(c).rem(-3).unwrap(), 4), [1, -1, 2, 0]);
+        assert!(Expr::col(c).rem(0).is_none());
+        let money = Col::decimal_raw(&v, 2);
+        assert!(Expr::col(money).rem(3).unwrap().scale().is_err());
     }
 
     #[test]

@@ -70,6 +70,15 @@ pub(crate) fn to_exec_expr<'r>(e: &Expr, rel: &'r Relation) -> Option<exec::Expr
             scale: *scale,
         }),
         Expr::Lit(Literal::Date(d)) => exec::Expr::int(d.0.into()),
+        // MOD by a non-zero integer constant (CH's `mod(s_w_id * s_i_id,
+        // 10000)`): a kernel; both operands integers (scale 0, checked by
+        // `scale` below).
+        Expr::Arith(ArithOp::Mod, a, b) => match b.as_ref() {
+            Expr::Lit(Literal::Num { value, scale: 0 }) => {
+                to_exec_expr(a, rel)?.rem(i64::try_from(*value).ok()?)?
+            }
+            _ => return None,
+        },
         Expr::Arith(op, a, b) => {
             let (a, b) = (to_exec_expr(a, rel)?, to_exec_expr(b, rel)?);
             match op {
