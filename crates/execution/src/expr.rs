@@ -119,7 +119,7 @@ impl<'a> Expr<'a> {
     /// of an integer expression (scale 0, checked by [`Self::scale`]) by a
     /// non-zero constant; `None` for a zero divisor, which is an error per
     /// row, not a kernel.
-    pub fn rem(self, divisor: i64) -> Option<Expr<'a>> {
+    pub fn rem_const(self, divisor: i64) -> Option<Expr<'a>> {
         (divisor != 0).then(|| {
             Expr(Node::RemLit(
                 Box::new(self),
@@ -334,12 +334,12 @@ mod tests {
     fn remainder_by_a_constant_keeps_the_dividends_sign_and_wants_integers() {
         let v = [7i64, -7, 20_000, 0];
         let c = Col::decimal_raw(&v, 0);
-        let e = (Expr::col(c) * Expr::int(3)).rem(10_000).unwrap();
+        let e = (Expr::col(c) * Expr::int(3)).rem_const(10_000).unwrap();
         assert_eq!(run(&e, 4), [21, -21, 0, 0]);
-        assert_eq!(run(&Expr::col(c).rem(-3).unwrap(), 4), [1, -1, 2, 0]);
-        assert!(Expr::col(c).rem(0).is_none());
+        assert_eq!(run(&Expr::col(c).rem_const(-3).unwrap(), 4), [1, -1, 2, 0]);
+        assert!(Expr::col(c).rem_const(0).is_none());
         let money = Col::decimal_raw(&v, 2);
-        assert!(Expr::col(money).rem(3).unwrap().scale().is_err());
+        assert!(Expr::col(money).rem_const(3).unwrap().scale().is_err());
     }
 
     #[test]
