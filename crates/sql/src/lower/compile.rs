@@ -75,7 +75,7 @@ pub(crate) fn to_exec_expr<'r>(e: &Expr, rel: &'r Relation) -> Option<exec::Expr
         // `scale` below).
         Expr::Arith(ArithOp::Mod, a, b) => match b.as_ref() {
             Expr::Lit(Literal::Num { value, scale: 0 }) => {
-                to_exec_expr(a, rel)?.rem_const(i64::try_from(*value).ok()?)?
+                to_exec_expr(a, rel)?.rem_const(*value)?
             }
             _ => return None,
         },
