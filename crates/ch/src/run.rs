@@ -34,7 +34,7 @@ use maestro_tpcc::driver::{
     self, Histogram, LatencySummary, Mode, RunConfig, RunProgress, RunReport, Storage,
 };
 
-use crate::columns::{ColumnMirror, MergePolicy, run_sql};
+use crate::columns::{ColumnMirror, MergePolicy, MirrorStats, run_sql};
 use crate::db::ChDatabase;
 use crate::queries::QUERIES;
 
@@ -82,8 +82,8 @@ pub struct ChReport {
     /// Snapshot age at each query's completion, over all queries.
     pub freshness: LatencySummary,
     pub olap_engine: OlapEngine,
-    /// Column mirror merges during the run (SQL engine).
-    pub merges: u64,
+    /// The column mirror's merges and time (SQL engine).
+    pub mirror: MirrorStats,
     /// Rows the queries' deltas were built from, summed over the queries
     /// (SQL engine).
     pub delta_rows: u64,
@@ -118,9 +118,11 @@ impl std::fmt::Display for ChReport {
             let queries = self.queries_completed().max(1);
             writeln!(
                 f,
-                "column mirror: {} merges, {:.0} delta rows per query on average",
-                self.merges,
-                self.delta_rows as f64 / queries as f64
+                "column mirror: {} table merges in {:.2} s, deltas of {:.0} rows per query on average built in {:.2} s",
+                self.mirror.merges,
+                self.mirror.merge_seconds,
+                self.delta_rows as f64 / queries as f64,
+                self.mirror.delta_seconds
             )?;
         }
         writeln!(
@@ -251,7 +253,7 @@ pub fn run(
             .collect(),
         freshness: freshness.summary(),
         olap_engine: config.olap_engine,
-        merges: sql.map_or(0, |e| e.mirror.merges()),
+        mirror: sql.map_or_else(MirrorStats::default, |e| e.mirror.stats()),
         delta_rows: sql.map_or(0, |e| e.delta_rows.load(Ordering::Relaxed)),
     })
 }

@@ -280,7 +280,9 @@ fn report_json(r: &ChReport, warehouses: u16, terminals: usize) -> Value {
     metric("abort_rate".into(), t.abort_rate());
     metric("queries_per_hour".into(), r.queries_per_hour());
     metric("queries_completed".into(), r.queries_completed() as f64);
-    metric("mirror_merges".into(), r.merges as f64);
+    metric("mirror_merges".into(), r.mirror.merges as f64);
+    metric("mirror_merge_seconds".into(), r.mirror.merge_seconds);
+    metric("mirror_delta_seconds".into(), r.mirror.delta_seconds);
     metric(
         "delta_rows_per_query".into(),
         r.delta_rows as f64 / r.queries_completed().max(1) as f64,

@@ -45,12 +45,12 @@ use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use maestro_sql::store::LoadedTable;
-use maestro_storage::column::{Delta, DeltaError};
 use maestro_tpcc::mvcc::MvccDatabase;
 use maestro_txn::{RowId, Snapshot, Table, Timestamp};
 use parking_lot::Mutex;
 
 use super::convert::{ColumnRow, build};
+use super::delta::{Built, Extend, Main};
 use super::view::{ColumnView, ViewTable};
 use crate::db::ChDatabase;
 
@@ -88,9 +88,6 @@ impl MergePolicy {
     }
 }
 
-/// No main position (a row inserted after the main's snapshot).
-const NOT_IN_MAIN: u32 = u32::MAX;
-
 /// The column mains of the CH database and what keeps them current.
 pub struct ColumnMirror {
     tracked: Vec<Box<dyn Tracked>>,
@@ -98,9 +95,25 @@ pub struct ColumnMirror {
     state: Mutex<State>,
     /// Held by the one merge that runs.
     merging: Mutex<()>,
+    /// Per tracked table, the newest delta built (extended by the next
+    /// reader with a later snapshot on the same main).
+    built: Vec<Mutex<Option<Built>>>,
     /// SUPPLIER, NATION and REGION (read-only: built once).
     fixed: Vec<Arc<ViewTable>>,
     merges: AtomicU64,
+    /// Time spent merging and building queries' deltas (nanoseconds).
+    merge_ns: AtomicU64,
+    delta_ns: AtomicU64,
+}
+
+/// Where the column mirror's time went so far.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MirrorStats {
+    /// Tables given a new main.
+    pub merges: u64,
+    pub merge_seconds: f64,
+    /// Building queries' deltas from the journals (all queries).
+    pub delta_seconds: f64,
 }
 
 struct State {
@@ -109,18 +122,6 @@ struct State {
     /// Per tracked table, mains it had before, while a reader may hold
     /// them.
     older: Vec<Vec<Weak<Main>>>,
-}
-
-/// One table's main: its column table and where its rows came from.
-pub(crate) struct Main {
-    /// The snapshot it was built from.
-    ts: Timestamp,
-    table: LoadedTable,
-    /// The row id of each main position.
-    row_ids: Vec<RowId>,
-    /// The main position of each row id below its length (`NOT_IN_MAIN`:
-    /// none).
-    position: Vec<u32>,
 }
 
 /// What one call of [`ColumnMirror::merge_due`] did.
@@ -154,10 +155,7 @@ impl ColumnMirror {
         let snapshot = snapshot_of(&db.tpcc)?;
         let current = tracked
             .iter()
-            .map(|table| {
-                let (loaded, row_ids) = table.rows(&snapshot, None)?;
-                Ok(Arc::new(Main::new(snapshot.read_ts(), loaded, row_ids)))
-            })
+            .map(|table| Ok(Arc::new(Main::scanned(table.as_ref(), &snapshot)?)))
             .collect::<Result<Vec<_>, String>>()?;
         let ch = &db.tables;
         let fixed = vec![
@@ -170,21 +168,42 @@ impl ColumnMirror {
                 older: current.iter().map(|_| Vec::new()).collect(),
                 current,
             }),
+            built: tracked.iter().map(|_| Mutex::new(None)).collect(),
             tracked,
             merging: Mutex::new(()),
             fixed,
             merges: AtomicU64::new(0),
+            merge_ns: AtomicU64::new(0),
+            delta_ns: AtomicU64::new(0),
         })
     }
 
     /// The tables as a new snapshot sees them; each tracked table's delta
     /// is built when a query first reads the table.
+    ///
+    /// Under the state lock, so views extend each table's cached delta in
+    /// snapshot order: every change is converted to columns once, by the
+    /// first view after it, whatever the number of clients (a view of an
+    /// older snapshot than the cache's would rebuild its delta from the
+    /// main).
     pub fn view<'m>(&'m self, db: &'m ChDatabase) -> Result<ColumnView<'m>, String> {
-        let (mains, snapshot) = {
-            let state = self.state.lock();
-            (state.current.clone(), snapshot_of(&db.tpcc)?)
-        };
-        Ok(ColumnView::new(self, &db.tpcc, mains, snapshot))
+        let state = self.state.lock();
+        let mains = state.current.clone();
+        let snapshot = snapshot_of(&db.tpcc)?;
+        let mut rows = 0;
+        let tables = mains
+            .iter()
+            .enumerate()
+            .map(|(i, main)| {
+                let (table, n) = self.table_at(i, main, &snapshot)?;
+                rows += n;
+                Ok(table)
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        drop(state);
+        Ok(ColumnView::new(
+            self, &db.tpcc, mains, snapshot, tables, rows,
+        ))
     }
 
     /// The names of the tracked tables, in the mirror's order.
@@ -201,13 +220,54 @@ impl ColumnMirror {
     pub(crate) fn table_at(
         &self,
         i: usize,
-        main: &Main,
+        main: &Arc<Main>,
         snapshot: &Snapshot,
-    ) -> Result<(ViewTable, usize), String> {
+    ) -> Result<(Arc<ViewTable>, usize), String> {
+        self.with_built(i, main, snapshot, |b, rows| (Arc::clone(&b.table), rows))
+    }
+
+    /// Calls `f` with tracked table `i` on `main` as `snapshot` sees it and
+    /// the journal rows read to get there: the cached delta extended in
+    /// place when it is of this main and not newer than the snapshot, else
+    /// one built from the main (cached unless an older snapshot's); the
+    /// table read whole when a delta cannot hold its changes.
+    fn with_built<T>(
+        &self,
+        i: usize,
+        main: &Arc<Main>,
+        snapshot: &Snapshot,
+        f: impl FnOnce(&Built, usize) -> T,
+    ) -> Result<T, String> {
+        let started = Instant::now();
         let source = self.tracked[i].as_ref();
-        let changed = source.changed(main.ts, snapshot.read_ts());
-        let (table, _) = main.with_changes(source, snapshot, &changed)?;
-        Ok((table, changed.len()))
+        let mut cache = self.built[i].lock();
+        let at = snapshot.read_ts();
+        let (mut built, keep) = match cache.take() {
+            Some(b) if Arc::ptr_eq(&b.main, main) && b.ts <= at => (b, true),
+            // A reader of an older snapshot than the cached delta's (or of
+            // a main a merge replaced): its own delta, the cache left as is.
+            Some(b) if b.ts > at || !Arc::ptr_eq(&b.main, main) => {
+                let fresh = Built::of(main);
+                *cache = Some(b);
+                (fresh, false)
+            }
+            _ => (Built::of(main), true),
+        };
+        let result = match built.extend(source, snapshot) {
+            Ok(rows) => Ok(f(&built, rows)),
+            Err(Extend::Failed(e)) => Err(e),
+            Err(Extend::NewString) => {
+                let whole = Arc::new(Main::scanned(source, snapshot)?);
+                return Ok(f(&Built::of(&whole), 0));
+            }
+        };
+        if keep && result.is_ok() {
+            *cache = Some(built);
+        }
+        drop(cache);
+        self.delta_ns
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        result
     }
 
     /// Rows written since their tables' mains, over all tables (journal
@@ -224,6 +284,17 @@ impl ColumnMirror {
     /// Merges done so far (tables given a new main).
     pub fn merges(&self) -> u64 {
         self.merges.load(Ordering::Relaxed)
+    }
+
+    /// Merges and the time spent merging and building deltas so far.
+    pub fn stats(&self) -> MirrorStats {
+        // Relaxed: statistics.
+        let secs = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64 / 1e9;
+        MirrorStats {
+            merges: self.merges(),
+            merge_seconds: secs(&self.merge_ns),
+            delta_seconds: secs(&self.delta_ns),
+        }
     }
 
     /// Folds the delta of every table `policy` finds due into a new main,
@@ -250,23 +321,29 @@ impl ColumnMirror {
             return Ok(None);
         }
         let started = Instant::now();
-        let snapshot = snapshot_of(&db.tpcc)?;
-        let ts = snapshot.read_ts();
+        // The deltas to fold, extended in snapshot order as views do (see
+        // `view`); the folding itself runs outside the lock.
+        let (ts, inputs) = {
+            let _state = self.state.lock();
+            let snapshot = snapshot_of(&db.tpcc)?;
+            let inputs = due
+                .iter()
+                .map(|&i| self.with_built(i, &current[i], &snapshot, |b, _| (i, b.merge_input())))
+                .collect::<Result<Vec<_>, String>>()?;
+            (snapshot.read_ts(), inputs)
+        };
         let mut changes = 0;
         let mut merged = Vec::with_capacity(due.len());
-        for &i in &due {
-            let source = self.tracked[i].as_ref();
-            let changed = source.changed(current[i].ts, ts);
-            changes += changed.len();
-            merged.push((
-                i,
-                Arc::new(current[i].merged(source, &snapshot, &changed, ts)?),
-            ));
+        for (i, input) in inputs {
+            changes += input.changes();
+            merged.push((i, Arc::new(input.merged()?)));
         }
-        drop(snapshot);
         {
             let mut state = self.state.lock();
             for (i, main) in merged {
+                // Readers of the new main start from it; the cached delta
+                // of the old one would only keep it alive.
+                *self.built[i].lock() = None;
                 let old = std::mem::replace(&mut state.current[i], main);
                 let older = &mut state.older[i];
                 older.push(Arc::downgrade(&old));
@@ -283,6 +360,8 @@ impl ColumnMirror {
             }
         }
         self.merges.fetch_add(due.len() as u64, Ordering::Relaxed);
+        self.merge_ns
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
         Ok(Some(MergeReport {
             tables: due.len(),
             changes,
@@ -324,171 +403,8 @@ pub(crate) fn counted_tables(
     ))
 }
 
-impl Main {
-    fn new(ts: Timestamp, table: LoadedTable, row_ids: Vec<RowId>) -> Main {
-        let len = row_ids.iter().max().map_or(0, |&r| r as usize + 1);
-        let mut position = vec![NOT_IN_MAIN; len];
-        for (p, &r) in row_ids.iter().enumerate() {
-            position[r as usize] = p as u32;
-        }
-        Main {
-            ts,
-            table,
-            row_ids,
-            position,
-        }
-    }
-
-    fn position_of(&self, row: RowId) -> Option<u32> {
-        usize::try_from(row)
-            .ok()
-            .and_then(|r| self.position.get(r))
-            .copied()
-            .filter(|&p| p != NOT_IN_MAIN)
-    }
-
-    /// The main positions of the rows `changed`, ascending.
-    fn deleted_positions(&self, changed: &[RowId]) -> Vec<u32> {
-        let mut deleted: Vec<u32> = changed
-            .iter()
-            .filter_map(|&r| self.position_of(r))
-            .collect();
-        deleted.sort_unstable();
-        deleted
-    }
-
-    /// This main with the rows `changed` (ascending) as `snapshot` sees
-    /// them: their main positions deleted, their visible versions appended.
-    /// Also returns the appended rows' ids.
-    fn with_changes(
-        &self,
-        source: &dyn Tracked,
-        snapshot: &Snapshot,
-        changed: &[RowId],
-    ) -> Result<(ViewTable, Vec<RowId>), String> {
-        if changed.is_empty() {
-            return Ok((ViewTable::main(self.table.clone()), Vec::new()));
-        }
-        let deleted = self.deleted_positions(changed);
-        let (appended, ids) = source.rows(snapshot, Some(changed))?;
-        let main = &self.table.data;
-        let empty = Delta::empty(main);
-        let delta = match empty.change(main, &deleted, &appended.data) {
-            Ok(delta) => delta,
-            // A string a dictionary column's main lacks (`convert.rs`
-            // picks columns TPC-C never gives new values, so this is
-            // rare): the query reads a merged copy of this table instead.
-            Err(DeltaError::NewString { .. }) if self.table.nulls.iter().all(Option::is_none) => {
-                let merged = empty
-                    .merge_change(main, &deleted, &appended.data)
-                    .map_err(|e| format!("{}: {e}", source.name()))?;
-                let table = LoadedTable {
-                    data: Arc::new(merged),
-                    ..self.table.clone()
-                };
-                return Ok((ViewTable::main(table), ids));
-            }
-            Err(e) => return Err(format!("{}: {e}", source.name())),
-        };
-        let nulls = self
-            .table
-            .nulls
-            .iter()
-            .zip(&appended.nulls)
-            .map(|(m, a)| concat_masks(m, main.num_rows(), a, ids.len()))
-            .collect();
-        Ok((ViewTable::with_delta(&self.table, delta, nulls), ids))
-    }
-
-    /// The main after folding in the rows `changed` as `snapshot` sees them.
-    fn merged(
-        &self,
-        source: &dyn Tracked,
-        snapshot: &Snapshot,
-        changed: &[RowId],
-        ts: Timestamp,
-    ) -> Result<Main, String> {
-        let (view, appended_ids) = self.with_changes(source, snapshot, changed)?;
-        // Without a delta the view is already the merged table (a new
-        // dictionary string) or the main itself (nothing visible changed);
-        // either way laid out as a merge lays it out.
-        let data = match view.delta() {
-            Some(delta) => Arc::new(
-                delta
-                    .merge(&self.table.data)
-                    .map_err(|e| format!("{}: {e}", source.name()))?,
-            ),
-            None => Arc::clone(view.data()),
-        };
-        let deleted = &self.deleted_positions(changed);
-        let main_rows = self.table.data.num_rows();
-        // Kept main positions: every one not deleted (appended rows are
-        // never deleted in a query's delta: only visible versions are
-        // appended).
-        let kept: Vec<u32> = {
-            let mut dead = deleted.iter().copied().peekable();
-            (0..main_rows as u32)
-                .filter(|p| {
-                    if dead.peek() == Some(p) {
-                        dead.next();
-                        false
-                    } else {
-                        true
-                    }
-                })
-                .collect()
-        };
-        let mut row_ids: Vec<RowId> = kept.iter().map(|&p| self.row_ids[p as usize]).collect();
-        row_ids.extend_from_slice(&appended_ids);
-        let nulls = self
-            .table
-            .nulls
-            .iter()
-            .zip(view.nulls())
-            .map(|(main_mask, view_mask)| match (main_mask, view_mask) {
-                (None, None) => None,
-                _ => {
-                    let combined = view_mask.as_ref().expect("a main mask stays in the view");
-                    let mut mask: Vec<bool> = kept.iter().map(|&p| combined[p as usize]).collect();
-                    mask.extend_from_slice(&combined[main_rows..]);
-                    mask.contains(&true).then(|| Arc::new(mask))
-                }
-            })
-            .collect();
-        let table = LoadedTable {
-            data,
-            nulls,
-            ..self.table.clone()
-        };
-        Ok(Main::new(ts, table, row_ids))
-    }
-}
-
-/// The NULL mask over main rows then appended rows, by combined id
-/// (`None`: no NULL in either).
-fn concat_masks(
-    main: &Option<Arc<Vec<bool>>>,
-    main_rows: usize,
-    appended: &Option<Arc<Vec<bool>>>,
-    appended_rows: usize,
-) -> Option<Arc<Vec<bool>>> {
-    if main.is_none() && appended.is_none() {
-        return None;
-    }
-    let mut mask = Vec::with_capacity(main_rows + appended_rows);
-    match main {
-        Some(m) => mask.extend_from_slice(m),
-        None => mask.resize(main_rows, false),
-    }
-    match appended {
-        Some(a) => mask.extend_from_slice(a),
-        None => mask.resize(main_rows + appended_rows, false),
-    }
-    Some(Arc::new(mask))
-}
-
 /// A tracked row table, without its row type.
-trait Tracked: Send + Sync {
+pub(crate) trait Tracked: Send + Sync {
     fn name(&self) -> &'static str;
     fn track(&self);
     fn changed(&self, after: Timestamp, upto: Timestamp) -> Vec<RowId>;

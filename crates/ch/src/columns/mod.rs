@@ -6,11 +6,14 @@
 //! journals (`mirror`, `view`), which `ch run --olap-engine sql` queries.
 
 mod convert;
+mod delta;
 mod mirror;
 mod view;
 
 pub use convert::{Cell, ColumnRow, Def, build};
-pub use mirror::{ColumnMirror, MERGE_CHANGES_MIN, MERGE_MAIN_FRACTION, MergePolicy, MergeReport};
+pub use mirror::{
+    ColumnMirror, MERGE_CHANGES_MIN, MERGE_MAIN_FRACTION, MergePolicy, MergeReport, MirrorStats,
+};
 pub use view::{ColumnView, ViewTable};
 
 use maestro_sql::store::LoadedTable;

@@ -13,7 +13,8 @@ use maestro_storage::column::{Delta, Table};
 use maestro_tpcc::mvcc::MvccDatabase;
 use maestro_txn::Snapshot;
 
-use super::mirror::{ColumnMirror, Main, counted_tables};
+use super::delta::Main;
+use super::mirror::{ColumnMirror, counted_tables};
 
 /// One table of a view.
 pub struct ViewTable {
@@ -52,9 +53,9 @@ impl ViewTable {
         self.table.data.name()
     }
 
-    /// The main (or, without a delta, the whole table).
-    pub(crate) fn data(&self) -> &Arc<Table> {
-        &self.table.data
+    /// The delta, also when empty.
+    pub(crate) fn raw_delta(&self) -> Option<&Delta> {
+        self.delta.as_ref()
     }
 
     pub(crate) fn delta(&self) -> Option<&Delta> {
@@ -83,7 +84,7 @@ pub struct ColumnView<'m> {
     snapshot: Snapshot,
     taken_at: Instant,
     /// Per tracked table, once read.
-    tracked: Vec<OnceLock<Result<ViewTable, String>>>,
+    tracked: Vec<OnceLock<Result<Arc<ViewTable>, String>>>,
     /// WAREHOUSE and DISTRICT, once read.
     counted: OnceLock<Result<[ViewTable; 2], String>>,
     /// Rows the deltas built so far came from.
@@ -105,16 +106,18 @@ impl<'m> ColumnView<'m> {
         db: &'m MvccDatabase,
         mains: Vec<Arc<Main>>,
         snapshot: Snapshot,
+        tables: Vec<Arc<ViewTable>>,
+        delta_rows: usize,
     ) -> ColumnView<'m> {
         ColumnView {
-            tracked: mains.iter().map(|_| OnceLock::new()).collect(),
+            tracked: tables.into_iter().map(|t| OnceLock::from(Ok(t))).collect(),
             mirror,
             db,
             mains,
             snapshot,
             taken_at: Instant::now(),
             counted: OnceLock::new(),
-            delta_rows: AtomicUsize::new(0),
+            delta_rows: AtomicUsize::new(delta_rows),
         }
     }
 
@@ -181,6 +184,7 @@ impl<'m> ColumnView<'m> {
                     Ok(table)
                 })
                 .as_ref()
+                .map(|t| &**t)
                 .map_err(Clone::clone),
             Source::Counted(i) => self
                 .counted
