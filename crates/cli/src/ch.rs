@@ -46,7 +46,7 @@ pub struct RunArgs {
     /// mains plus deltas of the rows written since (the column mirror,
     /// merged as it grows), parallel operators; `plans` — the hand-written
     /// plans scanning row versions, one job per query.
-    #[arg(long, value_enum, default_value = "sql")]
+    #[arg(long, value_enum, default_value = "plans")]
     olap_engine: EngineArg,
     /// Seconds to run (positive, fractions allowed).
     #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
@@ -61,6 +61,10 @@ pub struct RunArgs {
     /// Seed of the load and of the terminals' inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Cap the terminals' transactions per second in total (default: as
+    /// fast as they go).
+    #[arg(long)]
+    max_tps: Option<f64>,
     #[command(flatten)]
     durable: DurableArgs,
     /// Print one JSON object on stdout (progress stays on stderr).
@@ -177,8 +181,12 @@ fn run_ch(a: RunArgs) -> Result<ExitCode, ExitCode> {
             open_ch(options, a.warehouses, 1, a.seed, &progress).map_err(failure)?
         }
     };
+    if a.max_tps.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
+        return Err(usage("--max-tps must be a positive number"));
+    }
     let mut tpcc = RunConfig::new(a.terminals, duration, mode, db.load_constants);
     tpcc.seed = a.seed;
+    tpcc.max_tps = a.max_tps;
     tpcc.contexts = contexts;
     if let Some(options) = &durable {
         options.configure(&mut tpcc)?;

@@ -180,7 +180,7 @@ struct MixedArgs {
     #[arg(long, value_enum, default_value = "disjoint")]
     workload: run::JobWorkload,
     /// What runs CH-benCHmark's analytical queries (--workload ch).
-    #[arg(long, value_enum, default_value = "sql")]
+    #[arg(long, value_enum, default_value = "plans")]
     olap_engine: run::EngineArg,
     /// single-classes: the transactions' class weight beside the queries'
     /// weight 1 (default 2).

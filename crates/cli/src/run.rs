@@ -60,7 +60,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "ch")]
     workload: JobWorkload,
     /// What runs CH-benCHmark's analytical queries (--workload ch).
-    #[arg(long, value_enum, default_value = "sql")]
+    #[arg(long, value_enum, default_value = "plans")]
     olap_engine: EngineArg,
     /// TPC-H scale factor (0.01 to 10; the disjoint workload only).
     #[arg(long, default_value_t = 0.1)]

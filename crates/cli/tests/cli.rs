@@ -491,6 +491,32 @@ fn ch_run_reports_both_sides_and_snapshot_writes_tables_and_answers() {
     assert!(metric("q1_count") >= 1.0, "{v}");
     assert!(stderr(&out).contains("consistency conditions 1-4: ok"));
 
+    // The SQL engine on the column mirror: the report says how many rows
+    // the queries' deltas held and how often the mirror merged; the run
+    // checks consistency as before.
+    let out = maestro(&[
+        "ch",
+        "run",
+        "--warehouses",
+        "1",
+        "--terminals",
+        "2",
+        "--olap-clients",
+        "2",
+        "--duration",
+        "1.5",
+        "--olap-engine",
+        "sql",
+        "--json",
+    ]);
+    let v = json_of(&out);
+    assert_eq!(v["olap_engine"], "sql", "{v}");
+    let metric = |m: &str| value(&v, keys!(metric = m));
+    assert!(metric("queries_completed") >= 1.0, "{v}");
+    assert!(metric("delta_rows_per_query") > 0.0, "{v}");
+    assert!(metric("mirror_merges") >= 0.0, "{v}");
+    assert!(stderr(&out).contains("consistency conditions 1-4: ok"));
+
     let dir = std::env::temp_dir().join(format!("maestro-ch-snapshot-{}", std::process::id()));
     let out = maestro(&[
         "ch",
@@ -532,6 +558,16 @@ fn ch_run_reports_both_sides_and_snapshot_writes_tables_and_answers() {
         &["ch", "snapshot", "--out", "/tmp/x", "--clock-start", "soon"][..],
         &["ch", "run", "--terminals", "0"],
         &["ch", "run", "--duration", "0"],
+        &[
+            "ch",
+            "run",
+            "--olap-engine",
+            "sql",
+            "--variant",
+            "receivers",
+        ],
+        &["ch", "run", "--olap-engine", "columns"],
+        &["ch", "run", "--max-tps", "0"],
     ] {
         assert_eq!(maestro(bad).status.code(), Some(2), "{bad:?}");
     }

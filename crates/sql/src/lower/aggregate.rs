@@ -10,11 +10,13 @@
 //! key and argument itself ([`Lowering::aggregate_node`]).
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use maestro_execution::{
     Agg, Col, Data, Expr as ExecExpr, Input, MAX_KEYS, Pred, aggregate, project,
 };
+use maestro_storage::column::FxHasher;
 
 use super::compile::{columnar, eval_vector, to_exec_expr, to_pred};
 use super::eval::{Fault, compare, exact_ratio};
@@ -429,10 +431,21 @@ impl<'a> Lowering<'a> {
             .iter()
             .map(|k| Ok(project(self.ctx, "sql_group_key", Input::all(len), k)?.values))
             .collect::<Result<_>>()?;
-        let mut codes: HashMap<Vec<i64>, i64> = HashMap::new();
-        Ok((0..len)
-            .map(|p| {
-                let tuple: Vec<i64> = columns.iter().map(|c| c[p]).collect();
+        // Row-major tuples in one buffer, interned by slice with the Fx
+        // hash (no allocation per row; SipHash over a Vec per row was most
+        // of CH Q18's aggregation).
+        let width = columns.len();
+        let mut tuples = vec![0i64; len * width];
+        for (k, column) in columns.iter().enumerate() {
+            for (p, &v) in column.iter().enumerate() {
+                tuples[p * width + k] = v;
+            }
+        }
+        let mut codes: HashMap<&[i64], i64, BuildHasherDefault<FxHasher>> = HashMap::default();
+        Ok(tuples
+            .chunks_exact(width.max(1))
+            .take(len)
+            .map(|tuple| {
                 let n = codes.len() as i64;
                 *codes.entry(tuple).or_insert(n)
             })

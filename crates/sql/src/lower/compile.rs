@@ -404,31 +404,56 @@ pub(crate) fn to_pred<'r>(
     }
 }
 
-/// `x op literal` (either order) on a column with NULLs (a masked
-/// vector over a column): the values' comparison kernel where the mask says
-/// not NULL, false at a NULL — what a filter keeps of SQL's unknown. Only
-/// from [`to_pred`], never under a NOT (which would make NULL rows true);
-/// CH's `ol_delivery_d >= …` on undelivered lines.
+/// `x op literal` (either order), or `x op y` of two columns, where a
+/// column has NULLs (a masked vector over a column): the values'
+/// comparison kernel where the masks say not NULL, false at a NULL — what a
+/// filter keeps of SQL's unknown. Only from [`to_pred`], never under a NOT
+/// (which would make NULL rows true); CH's `ol_delivery_d >= …` on
+/// undelivered lines, `o_entry_d <= ol_delivery_d`.
 fn masked_cmp<'r>(op: CmpOp, a: &Expr, b: &Expr, rel: &'r Relation) -> Option<Pred<'r>> {
-    let (x, op, l) = match (a, b) {
-        (x, Expr::Lit(l)) => (x, op, l),
-        (Expr::Lit(l), x) => (x, op.flip(), l),
-        _ => return None,
-    };
-    let Expr::Column(c) = x else {
-        return None;
-    };
-    let Some(Vector::Masked { values, nulls }) = rel.get(*c) else {
-        return None;
-    };
-    if values.is_dict() {
-        return None;
+    /// A column's values and, if it has NULLs, its mask.
+    fn side<'r>(
+        e: &Expr,
+        rel: &'r Relation,
+    ) -> Option<(Col<'r>, Option<&'r std::sync::Arc<Vec<bool>>>)> {
+        let Expr::Column(c) = e else {
+            return None;
+        };
+        let (values, nulls) = match rel.get(*c)? {
+            Vector::Masked { values, nulls } => (&**values, Some(nulls)),
+            v => (v, None),
+        };
+        if values.is_dict() {
+            return None;
+        }
+        Some((values.col()?, nulls))
     }
-    let cmp = Pred::cmp(values.col()?, exec_cmp(op), exec_lit(l)?).ok()?;
-    Some(Pred::and(vec![
-        Pred::func(move |p| !nulls[p as usize]),
-        cmp,
-    ]))
+    let not_null = |nulls: &'r std::sync::Arc<Vec<bool>>| Pred::func(move |p| !nulls[p as usize]);
+    let (cmp, masks) = match (a, b) {
+        (x, Expr::Lit(l)) | (Expr::Lit(l), x) => {
+            let op = if matches!(a, Expr::Lit(_)) {
+                op.flip()
+            } else {
+                op
+            };
+            let (col, nulls) = side(x, rel)?;
+            (
+                Pred::cmp(col, exec_cmp(op), exec_lit(l)?).ok()?,
+                vec![nulls?],
+            )
+        }
+        (x, y) => {
+            let ((cx, nx), (cy, ny)) = (side(x, rel)?, side(y, rel)?);
+            let masks: Vec<_> = [nx, ny].into_iter().flatten().collect();
+            if masks.is_empty() {
+                return None;
+            }
+            (Pred::cols(cx, exec_cmp(op), cy).ok()?, masks)
+        }
+    };
+    let mut all: Vec<Pred> = masks.into_iter().map(not_null).collect();
+    all.push(cmp);
+    Some(Pred::and(all))
 }
 
 /// `e`'s values at every position of `rel`, of type `ty`.
