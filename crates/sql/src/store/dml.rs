@@ -42,6 +42,8 @@ pub enum Written {
     /// CREATE TABLE … AS SELECT: the rows (tag `SELECT n`, as PostgreSQL).
     CreateTableAs(u64),
     DropTable,
+    CreateIndex,
+    DropIndex,
     Insert(u64),
     Update(u64),
     Delete(u64),

@@ -37,6 +37,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::codec::{decode_table, encode_table};
+use super::index::IndexDecl;
 use super::spec::ColumnSpec;
 use super::{Entry, Store, txn_error};
 
@@ -108,6 +109,7 @@ struct EntryMetaRef<'a> {
     columns: &'a [ColumnSpec],
     unique_columns: &'a [String],
     seq: u64,
+    indexes: &'a [IndexDecl],
 }
 
 /// [`EntryMetaRef`] read back (same field order and encodings).
@@ -117,6 +119,7 @@ struct EntryMeta {
     columns: Vec<ColumnSpec>,
     unique_columns: Vec<String>,
     seq: u64,
+    indexes: Vec<IndexDecl>,
 }
 
 impl Serialize for Entry {
@@ -126,6 +129,7 @@ impl Serialize for Entry {
             columns: &self.columns,
             unique_columns: &self.unique_columns,
             seq: self.seq,
+            indexes: &self.indexes,
         }
         .serialize(s)
     }
@@ -147,6 +151,7 @@ impl<'de> Deserialize<'de> for Entry {
             name: m.name,
             columns: m.columns,
             unique_columns: m.unique_columns,
+            indexes: m.indexes,
             seq: m.seq,
             data: Arc::new(data),
             nulls: Vec::new(),
@@ -385,11 +390,15 @@ impl Store {
                 name: entry.name.clone(),
                 columns: entry.columns.clone(),
                 unique_columns: entry.unique_columns.clone(),
+                indexes: entry.indexes.clone(),
                 seq,
                 data,
                 nulls: Vec::new(),
                 delta: None,
             };
+            // Recovery pays the declared indexes' builds, not the first
+            // queries.
+            rebuilt.build_indexes(&rebuilt.data);
             // Logged without its data: a cheap put.
             txn.update(&self.tables, *row, Arc::new(rebuilt))
                 .map_err(txn_error)?;
