@@ -23,7 +23,7 @@ pub mod catalog;
 pub mod error;
 mod estimate;
 mod explain;
-mod index_scan;
+pub mod index_scan;
 pub mod lower;
 pub mod optimize;
 mod outer_agg;

@@ -322,9 +322,16 @@ fn index_declarations_survive_a_restart() {
     let d = dir("index");
     let (store, _) = open(&d);
     autocommit(&store, "create table t (k bigint, s varchar(10))");
-    let values: Vec<String> = (0..1000).map(|k| format!("({k}, 's{}')", k % 300)).collect();
-    autocommit(&store, &format!("insert into t values {}", values.join(", ")));
-    store.merge_deltas(maestro_sql::store::MergeScope::All).unwrap();
+    let values: Vec<String> = (0..1000)
+        .map(|k| format!("({k}, 's{}')", k % 300))
+        .collect();
+    autocommit(
+        &store,
+        &format!("insert into t values {}", values.join(", ")),
+    );
+    store
+        .merge_deltas(maestro_sql::store::MergeScope::All)
+        .unwrap();
     autocommit(&store, "create index t_k on t (k)");
     autocommit(&store, "create index t_s on t (s)");
     autocommit(&store, "drop index t_s");

@@ -302,4 +302,5 @@ slt!(
     ddl,
     dml,
     transactions,
+    indexes,
 );
