@@ -23,8 +23,8 @@ use crate::types::Literal;
 /// The share of the main's rows a lookup may select, at most, for the scan
 /// to take its rows from the index (rows ÷ rows). Guessed, not measured: an
 /// index scan reads each candidate through a random access and sorts the
-/// candidates' positions, a scan reads every row sequentially; PostgreSQL's
-/// default costs switch to a sequential scan at a few percent.
+/// candidates' positions, where a scan reads every row sequentially in
+/// vectorized kernels, so the index must leave few rows to pay.
 pub const INDEX_SCAN_SHARE_MAX: f64 = 0.01;
 
 /// `plan` with an index scan chosen for every scan that pays for one.

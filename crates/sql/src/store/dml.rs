@@ -103,6 +103,11 @@ impl Catalog for WithRowIds<'_> {
         name == self.entry.name
     }
 
+    // UPDATE and DELETE find their rows through an index too.
+    fn indexes(&self, name: &str) -> Vec<crate::catalog::IndexInfo> {
+        self.view.indexes(name)
+    }
+
     fn null_mask(&self, name: &str, column: usize) -> Option<std::sync::Arc<Vec<bool>>> {
         self.view.null_mask(name, column)
     }
