@@ -82,6 +82,7 @@ pub fn sqlstate(e: &SqlError) -> &'static str {
         ErrorKind::Cancelled => QUERY_CANCELED,
         ErrorKind::DivisionByZero => DIVISION_BY_ZERO,
         ErrorKind::DuplicateTable => DUPLICATE_TABLE,
+        ErrorKind::UndefinedObject => UNDEFINED_OBJECT,
         ErrorKind::NotNullViolation => NOT_NULL_VIOLATION,
         ErrorKind::OutOfRange => NUMERIC_VALUE_OUT_OF_RANGE,
         ErrorKind::StringTooLong => STRING_DATA_RIGHT_TRUNCATION,

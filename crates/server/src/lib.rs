@@ -1398,6 +1398,8 @@ fn written_tag(w: Written) -> Tag {
         Written::CreateTable => Tag::new("CREATE TABLE"),
         Written::CreateTableAs(n) => Tag::new("SELECT").with_rows(rows(n)),
         Written::DropTable => Tag::new("DROP TABLE"),
+        Written::CreateIndex => Tag::new("CREATE INDEX"),
+        Written::DropIndex => Tag::new("DROP INDEX"),
         Written::Insert(n) => Tag::new("INSERT").with_oid(0).with_rows(rows(n)),
         Written::Update(n) => Tag::new("UPDATE").with_rows(rows(n)),
         Written::Delete(n) => Tag::new("DELETE").with_rows(rows(n)),

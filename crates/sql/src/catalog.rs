@@ -31,6 +31,14 @@ pub struct TableDef {
     pub unique_columns: Vec<String>,
 }
 
+/// An index a table declares (CREATE INDEX), as the planner sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexInfo {
+    pub name: String,
+    /// The indexed column's position in the table's definition (and data).
+    pub column: usize,
+}
+
 /// Tables by name (lower case, as unquoted SQL identifiers are folded).
 pub trait Catalog: Sync {
     /// The definition of table `name`, if it exists.
@@ -57,6 +65,14 @@ pub trait Catalog: Sync {
     fn has_row_id_column(&self, name: &str) -> bool {
         let _ = name;
         false
+    }
+
+    /// The indexes declared on table `name` (its main's sorted index of
+    /// each such column is built eagerly: [`Table::sorted_index`]); the
+    /// planner chooses index scans on these columns only.
+    fn indexes(&self, name: &str) -> Vec<IndexInfo> {
+        let _ = name;
+        Vec::new()
     }
 
     /// Where column `column` of table `name` is NULL (`true` at those rows,

@@ -29,6 +29,8 @@ pub enum ErrorKind {
     DivisionByZero,
     /// CREATE TABLE of a name a visible table has (SQLSTATE 42P07).
     DuplicateTable,
+    /// DROP INDEX of a name no index has (SQLSTATE 42704).
+    UndefinedObject,
     /// A NULL for a stored column: stored columns are NOT NULL (23502).
     NotNullViolation,
     /// A value outside its column's type (SQLSTATE 22003).

@@ -581,6 +581,7 @@ mod tests {
             columns: vec![(ColumnId(0), 0), (ColumnId(1), 1), (ColumnId(2), 2)],
             filter,
             rows: 1000,
+            index: None,
         }
     }
 

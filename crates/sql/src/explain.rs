@@ -79,6 +79,7 @@ impl LogicalPlan {
                 columns,
                 filter,
                 rows,
+                index,
             } => {
                 let cols: Vec<&str> = columns
                     .iter()
@@ -94,11 +95,17 @@ impl LogicalPlan {
                 } else {
                     format!(" filter [{}]", list(filter))
                 };
-                writeln!(
-                    out,
-                    "{pad}Scan {name} [{}]{f} ({rows} rows)",
-                    cols.join(", ")
-                )
+                // An index scan names its index and the conjuncts the
+                // lookup answers (the filter still checks them).
+                let kind = match index {
+                    Some(ix) => format!(
+                        "Index Scan {name} using {} ({})",
+                        ix.name,
+                        list(&ix.answers)
+                    ),
+                    None => format!("Scan {name}"),
+                };
+                writeln!(out, "{pad}{kind} [{}]{f} ({rows} rows)", cols.join(", "))
             }
             Plan::Filter { predicate, .. } => writeln!(out, "{pad}Filter {}", list(predicate)),
             Plan::OneRow => writeln!(out, "{pad}OneRow"),

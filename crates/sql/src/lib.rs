@@ -23,6 +23,7 @@ pub mod catalog;
 pub mod error;
 mod estimate;
 mod explain;
+pub mod index_scan;
 pub mod lower;
 pub mod optimize;
 mod outer_agg;
@@ -42,7 +43,7 @@ use sqlparser::parser::Parser;
 use maestro_execution::{Executor, QueryProfile};
 use maestro_tpch::queries::QueryResult;
 
-pub use catalog::{Catalog, ColumnDef, TableDef, TpchCatalog};
+pub use catalog::{Catalog, ColumnDef, IndexInfo, TableDef, TpchCatalog};
 pub use error::{ErrorKind, Position, SqlError};
 pub use lower::{Analysis, NodeStats};
 pub use params::ParamValue;

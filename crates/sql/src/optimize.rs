@@ -42,6 +42,7 @@ pub fn optimize(plan: LogicalPlan, catalog: &dyn Catalog) -> Result<LogicalPlan>
     let root = crate::outer_agg::push_groups(root, catalog, &mut columns);
     let root = crate::share::share(root, &mut columns);
     let root = crate::share_scans::share_scans(root, &mut columns);
+    let root = crate::index_scan::choose(root, catalog);
     let mut estimates = Vec::new();
     estimate_nodes(&root, &Estimator::new(&root, catalog), &mut estimates);
     Ok(LogicalPlan {
@@ -838,6 +839,7 @@ fn push_filters(leaf: Plan, conjuncts: Vec<Expr>) -> Plan {
             columns,
             mut filter,
             rows,
+            index,
         } => {
             filter.extend(conjuncts);
             Plan::Scan {
@@ -846,6 +848,7 @@ fn push_filters(leaf: Plan, conjuncts: Vec<Expr>) -> Plan {
                 columns,
                 filter,
                 rows,
+                index,
             }
         }
         // A semi or anti join keeps rows of its left side: filter that first.
@@ -925,12 +928,14 @@ fn prune(plan: Plan, needed: &BTreeSet<ColumnId>) -> Plan {
             columns,
             filter,
             rows,
+            index,
         } => Plan::Scan {
             table,
             alias,
             columns: columns.into_iter().filter(|c| n.contains(&c.0)).collect(),
             filter,
             rows,
+            index,
         },
         Plan::Filter { input, predicate } => Plan::Filter {
             input: go(input, n),

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeSet;
 
+use maestro_storage::column::IndexKey;
+
 use crate::types::{Literal, SqlType};
 
 /// A column of some plan node's output: an index into [`LogicalPlan::columns`].
@@ -296,6 +298,32 @@ pub enum JoinKind {
     Anti,
 }
 
+/// A scan's rows taken from a sorted index of its table's main plus the
+/// delta's appended rows (`index_scan.rs` chooses it, `lower` runs it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexScan {
+    /// The declared index's name (for EXPLAIN).
+    pub name: String,
+    /// The indexed column's position in the table.
+    pub column: usize,
+    pub lookup: IndexLookup,
+    /// The filter's conjuncts the lookup answers (for EXPLAIN; the filter
+    /// still checks them, on the few candidate rows).
+    pub answers: Vec<Expr>,
+}
+
+/// Which values of the indexed column an index scan looks up.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IndexLookup {
+    /// The values within the bounds (`=`: both included and equal).
+    Range {
+        lo: std::ops::Bound<IndexKey>,
+        hi: std::ops::Bound<IndexKey>,
+    },
+    /// The values equal to one of the keys (`IN (list)`).
+    AnyOf(Vec<IndexKey>),
+}
+
 /// A logical operator tree.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Plan {
@@ -307,6 +335,10 @@ pub enum Plan {
         columns: Vec<(ColumnId, usize)>,
         filter: Vec<Expr>,
         rows: usize,
+        /// Read the candidate rows from an index instead of every row
+        /// (chosen after optimization: `index_scan.rs`); `filter` is
+        /// still evaluated on them.
+        index: Option<IndexScan>,
     },
     Filter {
         input: Box<Plan>,

@@ -205,6 +205,7 @@ impl Unifier<'_> {
                     columns,
                     filter,
                     rows,
+                    ..
                 },
                 Plan::Scan {
                     table: bt,
@@ -238,6 +239,8 @@ impl Unifier<'_> {
                     columns,
                     filter: filter.clone(),
                     rows: *rows,
+                    // Sharing runs before index scans are chosen.
+                    index: None,
                 }
             }
             (Plan::OneRow, Plan::OneRow) => Plan::OneRow,

@@ -107,6 +107,7 @@ fn nested(
             columns: ac,
             filter: af,
             rows,
+            ..
         },
         Plan::Scan {
             table: bt,
@@ -158,6 +159,8 @@ fn nested(
         columns: shared_cols,
         filter: af.clone(),
         rows: *rows,
+        // Sharing runs before index scans are chosen.
+        index: None,
     };
     let narrow: Narrow = Box::new(move |id| Plan::Filter {
         input: Box::new(Plan::SharedRef { id, columns: refs }),

@@ -307,3 +307,63 @@ fn refreshes_into_the_deltas_survive_a_restart() {
     assert_eq!(dump(&store), before);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// EXPLAIN of `sql` on `store`'s current snapshot.
+fn explain(store: &Store, sql: &str) -> String {
+    let mut t = store.begin().unwrap();
+    let view = store.view(&mut t);
+    let (plan, _) = maestro_sql::plan(&view, sql).unwrap();
+    t.abort();
+    plan.explain()
+}
+
+#[test]
+fn index_declarations_survive_a_restart() {
+    let d = dir("index");
+    let (store, _) = open(&d);
+    autocommit(&store, "create table t (k bigint, s varchar(10))");
+    let values: Vec<String> = (0..1000)
+        .map(|k| format!("({k}, 's{}')", k % 300))
+        .collect();
+    autocommit(
+        &store,
+        &format!("insert into t values {}", values.join(", ")),
+    );
+    store
+        .merge_deltas(maestro_sql::store::MergeScope::All)
+        .unwrap();
+    autocommit(&store, "create index t_k on t (k)");
+    autocommit(&store, "create index t_s on t (s)");
+    autocommit(&store, "drop index t_s");
+    // Rolled back: must not survive.
+    let mut t = store.begin().unwrap();
+    exec(&store, &mut t, "create index nope on t (s)").unwrap();
+    t.abort();
+    let point = "select s from t where k = 42";
+    assert!(explain(&store, point).contains("Index Scan t using t_k (t.k = 42)"));
+    drop(store);
+
+    let (store, _) = open(&d);
+    let plan = explain(&store, point);
+    assert!(plan.contains("Index Scan t using t_k (t.k = 42)"), "{plan}");
+    let by_s = explain(&store, "select k from t where s = 's1'");
+    assert!(!by_s.contains("Index Scan"), "{by_s}");
+    // Recovery built the declared index (no query pays for it).
+    let mut t = store.begin().unwrap();
+    let view = store.view(&mut t);
+    assert!(view.data("t").unwrap().has_sorted_index(0));
+    assert!(!view.data("t").unwrap().has_sorted_index(1));
+    t.abort();
+    // And the name is taken again after the restart.
+    let mut t = store.begin().unwrap();
+    let e = exec(&store, &mut t, "create index t_k on t (s)").unwrap_err();
+    assert_eq!(e.kind, maestro_sql::ErrorKind::DuplicateTable);
+    t.abort();
+    // A checkpoint writes the catalog row, declarations included.
+    store.checkpoint(FoldPolicy::All).unwrap();
+    drop(store);
+    let (store, _) = open(&d);
+    assert!(explain(&store, point).contains("Index Scan t using t_k"));
+    drop(store);
+    std::fs::remove_dir_all(&d).unwrap();
+}

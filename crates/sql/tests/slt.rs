@@ -140,7 +140,10 @@ impl Maestro {
             let stmt = maestro_sql::parse(sql)?;
             if let Some(written) = self.store.execute(txn, &stmt, &[], &run) {
                 return Ok(DBOutput::StatementComplete(match written? {
-                    Written::CreateTable | Written::DropTable => 0,
+                    Written::CreateTable
+                    | Written::DropTable
+                    | Written::CreateIndex
+                    | Written::DropIndex => 0,
                     Written::CreateTableAs(n)
                     | Written::Insert(n)
                     | Written::Update(n)
@@ -299,4 +302,5 @@ slt!(
     ddl,
     dml,
     transactions,
+    indexes,
 );

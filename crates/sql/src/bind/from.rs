@@ -264,6 +264,7 @@ impl Binder<'_> {
             columns: scan_cols,
             filter: Vec::new(),
             rows: def.rows,
+            index: None,
         })
     }
 

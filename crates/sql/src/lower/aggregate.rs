@@ -48,6 +48,7 @@ impl<'a> Lowering<'a> {
                 table,
                 columns,
                 filter,
+                index: None,
                 ..
             } if !filter.is_empty() => {
                 let (rel, deleted) = self.scan_unfiltered(table, columns, true)?;

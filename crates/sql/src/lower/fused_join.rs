@@ -63,7 +63,13 @@ impl<'a> Lowering<'a> {
         // them by position inside the probe spares the vector of live row
         // ids the scan would otherwise read every column through.
         let filtered = |p: &Plan| match p {
-            Plan::Scan { table, filter, .. } => {
+            // An index scan reads its rows itself (`index.rs`).
+            Plan::Scan {
+                table,
+                filter,
+                index: None,
+                ..
+            } => {
                 !filter.is_empty()
                     || self
                         .catalog

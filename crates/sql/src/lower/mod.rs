@@ -12,6 +12,7 @@ mod aggregate;
 mod compile;
 mod eval;
 mod fused_join;
+mod index;
 mod stacked;
 mod vector;
 
@@ -298,6 +299,13 @@ impl<'a> Lowering<'a> {
                 table,
                 columns,
                 filter,
+                index: Some(ix),
+                ..
+            } => self.index_scan(table, columns, filter, ix),
+            Plan::Scan {
+                table,
+                columns,
+                filter,
                 ..
             } => self.scan(table, columns, filter),
             Plan::Filter { input, predicate } => {
@@ -311,7 +319,10 @@ impl<'a> Lowering<'a> {
                 keys,
                 residual,
             } if !keys.is_empty()
-                && matches!(right.as_ref(), Plan::Scan { filter, .. } if !filter.is_empty()) =>
+                && matches!(
+                    right.as_ref(),
+                    Plan::Scan { filter, index: None, .. } if !filter.is_empty()
+                ) =>
             {
                 self.reduce_then_filter(left, right, *kind, keys, residual)
             }

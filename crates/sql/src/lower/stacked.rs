@@ -68,11 +68,13 @@ pub(crate) fn stacked(p: &Plan) -> Option<Stacked<'_>> {
         Plan::Scan {
             table: lt,
             columns: lc,
+            index: None,
             ..
         },
         Plan::Scan {
             table: ut,
             columns: uc,
+            index: None,
             ..
         },
     ) = (lower_scan.as_ref(), upper_scan.as_ref())

@@ -167,7 +167,7 @@ impl Store {
         // After the lock: a concurrent CREATE that committed first is
         // either visible now or made the lock conflict.
         let view = self.view(txn);
-        if view.tables.contains_key(&name) {
+        if view.name_taken(&name) {
             if if_not_exists {
                 return Ok(false);
             }
@@ -191,6 +191,7 @@ impl Store {
             name,
             columns,
             unique_columns: Vec::new(),
+            indexes: Vec::new(),
             seq: 0,
             data: Arc::clone(&data),
             nulls: Vec::new(),

@@ -42,6 +42,8 @@ pub enum Written {
     /// CREATE TABLE … AS SELECT: the rows (tag `SELECT n`, as PostgreSQL).
     CreateTableAs(u64),
     DropTable,
+    CreateIndex,
+    DropIndex,
     Insert(u64),
     Update(u64),
     Delete(u64),
@@ -99,6 +101,11 @@ impl Catalog for WithRowIds<'_> {
 
     fn has_row_id_column(&self, name: &str) -> bool {
         name == self.entry.name
+    }
+
+    // UPDATE and DELETE find their rows through an index too.
+    fn indexes(&self, name: &str) -> Vec<crate::catalog::IndexInfo> {
+        self.view.indexes(name)
     }
 
     fn null_mask(&self, name: &str, column: usize) -> Option<std::sync::Arc<Vec<bool>>> {

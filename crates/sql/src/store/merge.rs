@@ -19,7 +19,9 @@
 //! 2. Build `M' = D.merge(M)` — O(table), no lock held, no write: readers
 //!    and writers go on with `E` and its successors meanwhile — and the
 //!    column statistics of `M'` for the columns whose statistics `M` had
-//!    (the optimizer's), so no query pays for them after the swap.
+//!    (the optimizer's) and the sorted indexes of the columns the table
+//!    declares indexes on (`index.rs`), so no query pays for them after
+//!    the swap.
 //! 3. In a new, short transaction read the entry again, `E2 = (M2, D2)`.
 //!    If `M2` is not `M` (another merge or a merging write won), give up.
 //!    Else `D2` extends `D` (deltas of one main only grow: appended rows are
@@ -124,6 +126,11 @@ pub(super) fn next_version(
         }
         Err(e @ DeltaError::Invalid(_)) => return Err(store_error(e.to_string())),
     };
+    // A merged main: its declared indexes built by this write, not by
+    // the next query.
+    if !Arc::ptr_eq(&next.data, &entry.data) {
+        next.build_indexes(&next.data);
+    }
     Ok((next, positions))
 }
 
@@ -162,6 +169,7 @@ impl Entry {
             name: self.name.clone(),
             columns: self.columns.clone(),
             unique_columns: self.unique_columns.clone(),
+            indexes: self.indexes.clone(),
             seq: self.seq + 1,
             data,
             nulls: Vec::new(),
@@ -217,6 +225,9 @@ impl Store {
                     merged.column_stats(i);
                 }
             }
+            // Likewise the declared indexes (an index declared after this
+            // task read the entry is built by its first query instead).
+            entry.build_indexes(&merged);
             match self.swap_in(row, &entry, delta, &merged) {
                 Ok(()) => {
                     report.merged.push(entry.name.clone());

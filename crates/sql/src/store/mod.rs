@@ -30,6 +30,7 @@ mod copy;
 mod ddl;
 mod dml;
 mod durable;
+mod index;
 mod merge;
 mod refresh;
 mod spec;
@@ -42,13 +43,14 @@ use maestro_storage::column::{Delta, Table};
 use maestro_txn::{Isolation, RowId, Transaction, TxnError};
 use sqlparser::ast::{ObjectType, Statement};
 
-use crate::catalog::{Catalog, TableDef, table_def};
+use crate::catalog::{Catalog, IndexInfo, TableDef, table_def};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::params::ParamValue;
 
 pub use copy::{CopyFormat, CopyFrom, copy_from};
 pub use dml::{QueryRunner, Written};
 pub use durable::{FOLD_CHANGES_MIN, FoldPolicy, FoldReport, OpenError, Opened};
+pub use index::IndexDecl;
 pub use merge::{DELTA_ROWS_MAX, MERGE_ROWS_MIN, MergeReport, MergeScope, merge_rows_min};
 pub use refresh::StoreRefresh;
 pub use spec::{ColumnSpec, ColumnType};
@@ -60,9 +62,10 @@ pub fn is_write(stmt: &Statement) -> bool {
         stmt,
         Statement::CreateTable(_)
             | Statement::Drop {
-                object_type: ObjectType::Table,
+                object_type: ObjectType::Table | ObjectType::Index,
                 ..
             }
+            | Statement::CreateIndex(_)
             | Statement::Insert(_)
             | Statement::Update(_)
             | Statement::Delete(_)
@@ -92,6 +95,8 @@ pub struct Entry {
     pub name: String,
     pub columns: Vec<ColumnSpec>,
     pub unique_columns: Vec<String>,
+    /// The indexes declared on the table (CREATE INDEX: `index.rs`).
+    pub indexes: Vec<IndexDecl>,
     /// Write statements applied to the table since it was created (the
     /// durable store's change sequence: `durable.rs`).
     pub seq: u64,
@@ -246,7 +251,7 @@ impl Store {
         View { tables }
     }
 
-    /// Runs a write — CREATE TABLE, DROP TABLE, INSERT, UPDATE, DELETE,
+    /// Runs a write — CREATE TABLE, DROP TABLE, CREATE INDEX, DROP INDEX, INSERT, UPDATE, DELETE,
     /// COPY FROM a file — in `txn`; `None` for any other statement. On an
     /// error the caller aborts `txn` (a statement's partial writes are
     /// not undone one by one).
@@ -270,6 +275,15 @@ impl Store {
             } => self
                 .drop_tables(txn, names, *if_exists)
                 .map(|()| Written::DropTable),
+            Statement::CreateIndex(c) => self.create_index(txn, c).map(|()| Written::CreateIndex),
+            Statement::Drop {
+                object_type: ObjectType::Index,
+                names,
+                if_exists,
+                ..
+            } => self
+                .drop_indexes(txn, names, *if_exists)
+                .map(|()| Written::DropIndex),
             Statement::Insert(i) => {
                 let view = self.view(txn);
                 self.insert(txn, &view, i, params, run).map(Written::Insert)
@@ -398,6 +412,7 @@ impl Store {
                 name,
                 columns,
                 unique_columns,
+                indexes: Vec::new(),
                 seq: 0,
                 data: Arc::clone(&data),
                 nulls: Vec::new(),
@@ -463,6 +478,7 @@ impl Store {
                 name,
                 columns: t.columns,
                 unique_columns: t.unique_columns,
+                indexes: Vec::new(),
                 seq: 0,
                 data: Arc::clone(&t.data),
                 nulls: t.nulls,
@@ -532,6 +548,22 @@ impl Catalog for View {
 
     fn delta(&self, name: &str) -> Option<&Delta> {
         self.tables.get(name)?.1.live_delta()
+    }
+
+    fn indexes(&self, name: &str) -> Vec<IndexInfo> {
+        let Some((_, e)) = self.tables.get(name) else {
+            return Vec::new();
+        };
+        e.indexes
+            .iter()
+            .filter_map(|d| {
+                let column = e.data.column_index(&d.column).ok()?;
+                Some(IndexInfo {
+                    name: d.name.clone(),
+                    column,
+                })
+            })
+            .collect()
     }
 
     fn table_names(&self) -> Vec<String> {

@@ -9,6 +9,7 @@ use super::decimal::DecimalColumn;
 use super::dict::DictColumn;
 use super::error::ColumnError;
 use super::heap::StrHeap;
+use super::index::SortedIndex;
 use super::stats::ColumnStats;
 use super::types::{DataType, Value};
 
@@ -57,25 +58,36 @@ pub struct Table {
     rows: usize,
     /// Each column's statistics, computed when first asked for.
     stats: StatsCache,
+    /// Each column's sorted index, built when first asked for.
+    indexes: Cache<SortedIndex>,
 }
 
-/// A cache of column statistics: not part of a table's value (two tables
-/// with equal columns are equal whether or not either computed them).
-#[derive(Clone, Default)]
-struct StatsCache(Vec<OnceLock<Arc<ColumnStats>>>);
+/// A per-column cache of something derived from the column (statistics,
+/// a sorted index): not part of a table's value (two tables with equal
+/// columns are equal whether or not either computed it).
+#[derive(Clone)]
+struct Cache<T>(Vec<OnceLock<Arc<T>>>);
 
-impl PartialEq for StatsCache {
-    fn eq(&self, _: &StatsCache) -> bool {
+type StatsCache = Cache<ColumnStats>;
+
+impl<T> Cache<T> {
+    fn new(columns: usize) -> Cache<T> {
+        Cache((0..columns).map(|_| OnceLock::new()).collect())
+    }
+}
+
+impl<T> PartialEq for Cache<T> {
+    fn eq(&self, _: &Cache<T>) -> bool {
         true
     }
 }
 
-impl Eq for StatsCache {}
+impl<T> Eq for Cache<T> {}
 
-impl fmt::Debug for StatsCache {
+impl<T> fmt::Debug for Cache<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let computed = self.0.iter().filter(|c| c.get().is_some()).count();
-        write!(f, "StatsCache({computed} of {} computed)", self.0.len())
+        write!(f, "Cache({computed} of {} computed)", self.0.len())
     }
 }
 
@@ -116,7 +128,8 @@ impl Table {
         Ok(Table {
             name,
             schema: Schema { fields },
-            stats: StatsCache((0..cols.len()).map(|_| OnceLock::new()).collect()),
+            stats: Cache::new(cols.len()),
+            indexes: Cache::new(cols.len()),
             columns: cols,
             rows,
         })
@@ -236,6 +249,21 @@ impl Table {
         self.stats.0[i].get().is_some()
     }
 
+    /// Column `i`'s sorted index (positions by value), built the first
+    /// time it is asked for and kept with this table version (a main never
+    /// changes, so neither does its index). Panics if `i >= num_columns()`.
+    pub fn sorted_index(&self, i: usize) -> Arc<SortedIndex> {
+        self.indexes.0[i]
+            .get_or_init(|| Arc::new(SortedIndex::build(&self.columns[i])))
+            .clone()
+    }
+
+    /// Whether column `i`'s sorted index has been built on this version.
+    /// Panics if `i >= num_columns()`.
+    pub fn has_sorted_index(&self, i: usize) -> bool {
+        self.indexes.0[i].get().is_some()
+    }
+
     /// The values of row `row` in schema order. Panics if `row >= num_rows()`.
     pub fn row(&self, row: usize) -> Vec<Value<'_>> {
         self.columns.iter().map(|c| c.value(row)).collect()
@@ -285,6 +313,23 @@ mod tests {
         // The dictionary keeps "a", which no row uses any more.
         assert_eq!(next.column_stats(4).distinct, 1);
         assert_eq!(t, t.clone());
+    }
+
+    #[test]
+    fn sorted_indexes_are_built_once_per_table_version() {
+        use crate::column::{IndexKey, Keep};
+        use std::ops::Bound::Included;
+        let t = sample();
+        assert!(!t.has_sorted_index(1));
+        let ix = t.sorted_index(1);
+        assert!(t.has_sorted_index(1));
+        assert!(Arc::ptr_eq(&ix, &t.sorted_index(1)), "cached");
+        let k = IndexKey::Num { value: 8, scale: 0 };
+        let col = t.column_at(1);
+        assert_eq!(ix.range(col, Included(&k), Included(&k)), Some(vec![1]));
+        let next = t.rebuild(Keep::Rows(&[0, 2]), &t.empty_like()).unwrap();
+        assert!(!next.has_sorted_index(1), "a new version builds its own");
+        assert_eq!(next.sorted_index(1).len(), 2);
     }
 
     fn sample() -> Table {

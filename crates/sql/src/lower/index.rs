@@ -1,0 +1,112 @@
+//! The index scan (`crate::index_scan` chooses it): the candidate rows are
+//! the main's positions the sorted index selects, less the rows the delta
+//! deleted, plus the delta's live appended rows (scanned: the delta is
+//! small); the scan's whole filter then runs on those ascending row ids.
+//! Everything above reads the relation as a plain scan's.
+
+use std::sync::Arc;
+
+use maestro_storage::column::Delta;
+
+use super::Lowering;
+use super::vector::{Relation, RowIds, Vector};
+use crate::error::{Result, SqlError};
+use crate::plan::{ColumnId, Expr, IndexScan};
+
+impl<'a> Lowering<'a> {
+    pub(super) fn index_scan(
+        &self,
+        table: &str,
+        columns: &[(ColumnId, usize)],
+        filter: &[Expr],
+        ix: &IndexScan,
+    ) -> Result<Relation<'a>> {
+        let data = self
+            .catalog
+            .data(table)
+            .ok_or_else(|| SqlError::invalid(format!("table {table} has no data")))?;
+        if ix.column >= data.num_columns() {
+            return Err(SqlError::invalid(format!(
+                "index {} is on no column of table {table}",
+                ix.name
+            )));
+        }
+        let col = data.column_at(ix.column);
+        // Cached in the main (built when the index was declared or the
+        // main merged; here only if neither happened on this version).
+        let sorted = data.sorted_index(ix.column);
+        let main = crate::index_scan::rows(&sorted, col, &ix.lookup).ok_or_else(|| {
+            SqlError::invalid(format!("index {}: a key of another type", ix.name))
+        })?;
+        let delta = self.catalog.delta(table).filter(|d| !d.is_empty());
+        let ids = Arc::new(match delta {
+            Some(d) => candidates(main, d),
+            None => main,
+        });
+        let cols = columns
+            .iter()
+            .map(|&(id, i)| {
+                if i == data.num_columns() && self.catalog.has_row_id_column(table) {
+                    return (id, Vector::Int(ids.iter().map(|&r| i64::from(r)).collect()));
+                }
+                let base = Vector::Base {
+                    column: data.column_at(i),
+                    tail: delta.map(|d| d.appended().column_at(i)),
+                    rows: Some(RowIds::ascending(Arc::clone(&ids))),
+                };
+                // A NULL mask is by table row: taken at the candidates.
+                let v = match self.catalog.null_mask(table, i) {
+                    Some(nulls) => Vector::Masked {
+                        values: Box::new(base),
+                        nulls: Arc::new(
+                            ids.iter()
+                                .map(|&r| nulls.get(r as usize).copied().unwrap_or(false))
+                                .collect(),
+                        ),
+                    },
+                    None => base,
+                };
+                (id, v)
+            })
+            .collect();
+        let rel = Relation {
+            len: ids.len(),
+            cols,
+        };
+        self.filter(rel, filter)
+    }
+}
+
+/// The combined ids of the live rows among the main positions `main`
+/// (ascending) and the delta's appended rows, ascending: one merge pass
+/// against the delta's deleted ids (ascending too).
+fn candidates(main: Vec<u32>, d: &Delta) -> Vec<u32> {
+    let appended = d.main_rows() as u32..d.id_space() as u32;
+    let mut out = Vec::with_capacity(main.len() + appended.len());
+    let mut dead = d.deleted().iter().copied().peekable();
+    for id in main.into_iter().chain(appended) {
+        while dead.next_if(|&x| x < id).is_some() {}
+        if dead.peek() != Some(&id) {
+            out.push(id);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use maestro_storage::column::{Column, Table};
+
+    #[test]
+    fn candidates_drop_deleted_ids_and_add_live_appended_rows() {
+        let main = Table::new("t", [("k", Column::Int64(vec![1, 2, 3, 4]))]).unwrap();
+        let more = Table::new("t", [("k", Column::Int64(vec![5, 6]))]).unwrap();
+        // Delete main rows 1 and 3 and appended row 5 (id 5).
+        let d = Delta::empty(&main).change(&main, &[], &more).unwrap();
+        let d = d.change(&main, &[1, 3, 5], &main.empty_like()).unwrap();
+        assert_eq!(candidates(vec![0, 1, 2], &d), [0, 2, 4]);
+        assert_eq!(candidates(vec![], &d), [4]);
+        assert_eq!(candidates(vec![3], &d), [4]);
+    }
+}

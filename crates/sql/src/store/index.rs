@@ -1,0 +1,196 @@
+//! CREATE INDEX and DROP INDEX: an index is a declaration in its table's
+//! [`Entry`] (name and column), so it is transactional like the rest of
+//! DDL (a rolled-back CREATE INDEX leaves nothing), logged with the catalog
+//! row on a data directory (`durable.rs`), and carried to every next
+//! version of the table, merged ones included.
+//!
+//! The index itself is the main's [`maestro_storage::column::SortedIndex`],
+//! cached in the immutable main ([`Table::sorted_index`]): it never goes
+//! stale, and a delta's rows are scanned beside it (`lower::index`). The
+//! declaration says which columns' indexes are built *eagerly* — by
+//! CREATE INDEX for the current main, by a merge for the new one (in the
+//! background task, or by a write that merges itself) — so no reader pays
+//! for a build, and which columns the planner may choose an index scan on.
+//!
+//! Index names share the tables' namespace (as in PostgreSQL): a name taken
+//! by a table or another index is 42P07.
+
+use std::sync::Arc;
+
+use maestro_storage::column::Table;
+use maestro_txn::Transaction;
+use sqlparser::ast::{CreateIndex, Expr as AstExpr, ObjectName};
+
+use super::ddl::table_name;
+use super::{Entry, Store, View, txn_error};
+use crate::bind::scope::normalize;
+use crate::error::{ErrorKind, Result, SqlError};
+
+/// An index a table declares (serde: the durable store's catalog rows).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IndexDecl {
+    pub name: String,
+    /// The indexed column's name (names, unlike positions, say what a
+    /// reader of the log means).
+    pub column: String,
+}
+
+impl Entry {
+    /// Builds the main's index of every declared column that lacks one
+    /// (cached in `data`: a no-op for the built ones).
+    pub(super) fn build_indexes(&self, data: &Table) {
+        for d in &self.indexes {
+            if let Ok(i) = data.column_index(&d.column) {
+                data.sorted_index(i);
+            }
+        }
+    }
+
+    /// This version with `indexes` declared instead; same data, delta and
+    /// change sequence (an index changes no row).
+    fn with_indexes(&self, indexes: Vec<IndexDecl>) -> Entry {
+        Entry {
+            name: self.name.clone(),
+            columns: self.columns.clone(),
+            unique_columns: self.unique_columns.clone(),
+            indexes,
+            seq: self.seq,
+            data: Arc::clone(&self.data),
+            delta: self.delta.clone(),
+            nulls: self.nulls.clone(),
+        }
+    }
+}
+
+impl View {
+    /// Whether a table or an index is called `name`.
+    pub(super) fn name_taken(&self, name: &str) -> bool {
+        self.tables.contains_key(name)
+            || self
+                .tables
+                .values()
+                .any(|(_, e)| e.indexes.iter().any(|d| d.name == name))
+    }
+}
+
+impl Store {
+    /// `CREATE INDEX [IF NOT EXISTS] [name] ON t (col)`: single-column,
+    /// plain (no UNIQUE, USING, INCLUDE, WHERE, WITH or expressions).
+    pub(crate) fn create_index(&self, txn: &mut Transaction, c: &CreateIndex) -> Result<()> {
+        let refuse = |what: &str| Err(SqlError::unsupported(format!("{what} in CREATE INDEX")));
+        if c.unique {
+            return refuse("UNIQUE (indexes here enforce nothing)");
+        }
+        if c.concurrently || c.r#async {
+            return refuse("CONCURRENTLY");
+        }
+        if c.using.is_some() {
+            return refuse("USING (the one index kind is a sorted index)");
+        }
+        if !c.include.is_empty() {
+            return refuse("INCLUDE");
+        }
+        if c.predicate.is_some() {
+            return refuse("WHERE (partial indexes)");
+        }
+        if !c.with.is_empty() || !c.index_options.is_empty() || !c.alter_options.is_empty() {
+            return refuse("index options");
+        }
+        if c.nulls_distinct.is_some() {
+            return refuse("NULLS [NOT] DISTINCT");
+        }
+        let [col] = c.columns.as_slice() else {
+            return refuse("more than one column (indexes are single-column)");
+        };
+        if col.operator_class.is_some() || col.column.with_fill.is_some() {
+            return refuse("an operator class");
+        }
+        // ASC/DESC and NULLS FIRST/LAST are accepted: a sorted index serves
+        // either direction, and stored columns hold no NULLs.
+        let AstExpr::Identifier(ident) = &col.column.expr else {
+            return refuse("an expression (indexes are on a column)");
+        };
+        let column = normalize(ident);
+        let table = table_name(&c.table_name)?;
+        let view = self.view(txn);
+        let (_, entry) = view.entry(&table)?;
+        if !entry.columns.iter().any(|s| s.name == column) {
+            return Err(SqlError::new(
+                ErrorKind::UnknownColumn,
+                format!("column \"{column}\" does not exist"),
+            ));
+        }
+        let name = match &c.name {
+            Some(n) => table_name(n)?,
+            None => free_name(&view, &format!("{table}_{column}_idx")),
+        };
+        self.lock_name(txn, &name)?;
+        // After the lock: a concurrent CREATE of this name that committed
+        // first is either visible now or made the lock conflict.
+        let view = self.view(txn);
+        if view.name_taken(&name) {
+            if c.if_not_exists {
+                return Ok(());
+            }
+            return Err(SqlError::new(
+                ErrorKind::DuplicateTable,
+                format!("relation \"{name}\" already exists"),
+            ));
+        }
+        let (row, entry) = view.entry(&table)?;
+        let mut indexes = entry.indexes.clone();
+        indexes.push(IndexDecl { name, column });
+        let next = entry.with_indexes(indexes);
+        // The statement pays the build, not the first query.
+        next.build_indexes(&next.data);
+        txn.update(&self.tables, row, Arc::new(next))
+            .map_err(txn_error)
+    }
+
+    /// `DROP INDEX [IF EXISTS] name, …`.
+    pub(crate) fn drop_indexes(
+        &self,
+        txn: &mut Transaction,
+        names: &[ObjectName],
+        if_exists: bool,
+    ) -> Result<()> {
+        for n in names {
+            let name = table_name(n)?;
+            self.lock_name(txn, &name)?;
+            let view = self.view(txn);
+            let owner = view
+                .tables
+                .values()
+                .find(|(_, e)| e.indexes.iter().any(|d| d.name == name));
+            match owner {
+                Some((row, entry)) => {
+                    let indexes = entry
+                        .indexes
+                        .iter()
+                        .filter(|d| d.name != name)
+                        .cloned()
+                        .collect();
+                    txn.update(&self.tables, *row, Arc::new(entry.with_indexes(indexes)))
+                        .map_err(txn_error)?;
+                }
+                None if if_exists => {}
+                None => {
+                    return Err(SqlError::new(
+                        ErrorKind::UndefinedObject,
+                        format!("index \"{name}\" does not exist"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `base`, or `base1`, `base2`, … — the first name no table or index has
+/// (PostgreSQL's naming of an unnamed index).
+fn free_name(view: &View, base: &str) -> String {
+    std::iter::once(base.to_string())
+        .chain((1..).map(|i| format!("{base}{i}")))
+        .find(|n| !view.name_taken(n))
+        .expect("some suffix is free")
+}
