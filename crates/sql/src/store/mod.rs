@@ -458,7 +458,7 @@ impl Store {
                 || t.columns
                     .iter()
                     .zip(t.data.schema().fields())
-                    .any(|(c, f)| c.name != f.name || c.ty.data_type() != f.data_type)
+                    .any(|(c, f)| c.name != f.name || !c.ty.stored_as(f.data_type))
                 || t.nulls.len() > t.columns.len()
                 || t.nulls
                     .iter()

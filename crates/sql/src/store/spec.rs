@@ -139,6 +139,13 @@ impl ColumnType {
         }
     }
 
+    /// Whether a column of data type `dt` can hold this type: its own data
+    /// type, or for text also dictionary-encoded strings (what loads
+    /// choose for low-cardinality columns).
+    pub fn stored_as(self, dt: DataType) -> bool {
+        dt == self.data_type() || matches!((self, dt), (ColumnType::Str { .. }, DataType::Str))
+    }
+
     /// An empty column of this type.
     pub fn empty_column(self) -> Column {
         match self {
