@@ -56,38 +56,47 @@ pub struct Table {
     schema: Schema,
     columns: Vec<Column>,
     rows: usize,
-    /// Each column's statistics, computed when first asked for.
-    stats: StatsCache,
-    /// Each column's sorted index, built when first asked for.
-    indexes: Cache<SortedIndex>,
+    /// Per column, what is derived from it when first asked for.
+    derived: Cache,
 }
 
-/// A per-column cache of something derived from the column (statistics,
-/// a sorted index): not part of a table's value (two tables with equal
-/// columns are equal whether or not either computed it).
+/// What is derived from one column when first asked for.
+#[derive(Clone, Default)]
+struct Derived {
+    stats: OnceLock<Arc<ColumnStats>>,
+    index: OnceLock<Arc<SortedIndex>>,
+}
+
+/// Per column, its statistics and sorted index, computed once: not part of
+/// a table's value (two tables with equal columns are equal whether or not
+/// either computed them). One vector for both keeps `Table` small (it sits
+/// by value in enums such as TPC-H's refresh sets).
 #[derive(Clone)]
-struct Cache<T>(Vec<OnceLock<Arc<T>>>);
+struct Cache(Vec<Derived>);
 
-type StatsCache = Cache<ColumnStats>;
-
-impl<T> Cache<T> {
-    fn new(columns: usize) -> Cache<T> {
-        Cache((0..columns).map(|_| OnceLock::new()).collect())
+impl Cache {
+    fn new(columns: usize) -> Cache {
+        Cache((0..columns).map(|_| Derived::default()).collect())
     }
 }
 
-impl<T> PartialEq for Cache<T> {
-    fn eq(&self, _: &Cache<T>) -> bool {
+impl PartialEq for Cache {
+    fn eq(&self, _: &Cache) -> bool {
         true
     }
 }
 
-impl<T> Eq for Cache<T> {}
+impl Eq for Cache {}
 
-impl<T> fmt::Debug for Cache<T> {
+impl fmt::Debug for Cache {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let computed = self.0.iter().filter(|c| c.get().is_some()).count();
-        write!(f, "Cache({computed} of {} computed)", self.0.len())
+        let stats = self.0.iter().filter(|d| d.stats.get().is_some()).count();
+        let indexes = self.0.iter().filter(|d| d.index.get().is_some()).count();
+        write!(
+            f,
+            "Cache({stats} statistics, {indexes} indexes of {} columns)",
+            self.0.len()
+        )
     }
 }
 
@@ -128,8 +137,7 @@ impl Table {
         Ok(Table {
             name,
             schema: Schema { fields },
-            stats: Cache::new(cols.len()),
-            indexes: Cache::new(cols.len()),
+            derived: Cache::new(cols.len()),
             columns: cols,
             rows,
         })
@@ -237,7 +245,8 @@ impl Table {
     /// computed in one pass over it the first time they are asked for and
     /// kept with this table version. Panics if `i >= num_columns()`.
     pub fn column_stats(&self, i: usize) -> Arc<ColumnStats> {
-        self.stats.0[i]
+        self.derived.0[i]
+            .stats
             .get_or_init(|| Arc::new(ColumnStats::of(&self.columns[i])))
             .clone()
     }
@@ -246,14 +255,15 @@ impl Table {
     /// (a merge computes the new main's for the same columns, off the
     /// queries' path). Panics if `i >= num_columns()`.
     pub fn has_column_stats(&self, i: usize) -> bool {
-        self.stats.0[i].get().is_some()
+        self.derived.0[i].stats.get().is_some()
     }
 
     /// Column `i`'s sorted index (positions by value), built the first
     /// time it is asked for and kept with this table version (a main never
     /// changes, so neither does its index). Panics if `i >= num_columns()`.
     pub fn sorted_index(&self, i: usize) -> Arc<SortedIndex> {
-        self.indexes.0[i]
+        self.derived.0[i]
+            .index
             .get_or_init(|| Arc::new(SortedIndex::build(&self.columns[i])))
             .clone()
     }
@@ -261,7 +271,7 @@ impl Table {
     /// Whether column `i`'s sorted index has been built on this version.
     /// Panics if `i >= num_columns()`.
     pub fn has_sorted_index(&self, i: usize) -> bool {
-        self.indexes.0[i].get().is_some()
+        self.derived.0[i].index.get().is_some()
     }
 
     /// The values of row `row` in schema order. Panics if `row >= num_rows()`.
