@@ -19,6 +19,17 @@ pub const FIXTURE_RUN_TIME: Timestamp = at(2019, 12, 31, 12, 0, 0);
 pub const FIXTURE_TRANSACTIONS: usize = 3_000;
 
 pub fn fixture_database() -> Result<ChDatabase, TpccError> {
+    let db = fixture_loaded()?;
+    let mut inputs = fixture_inputs(&db);
+    for _ in 0..FIXTURE_TRANSACTIONS {
+        mvcc::execute(&db.tpcc, &inputs.next_input(), None)?;
+    }
+    Ok(db)
+}
+
+/// The fixture's database before its transactions: loaded, the clock
+/// frozen at [`FIXTURE_RUN_TIME`].
+pub fn fixture_loaded() -> Result<ChDatabase, TpccError> {
     let (db, _) = ChDatabase::load(
         &ChConfig {
             warehouses: 1,
@@ -28,13 +39,14 @@ pub fn fixture_database() -> Result<ChDatabase, TpccError> {
         &|_| {},
     )?;
     db.tpcc.freeze_clock_at(FIXTURE_RUN_TIME);
+    Ok(db)
+}
+
+/// Terminal 0's input stream, the fixture's transactions in order.
+pub fn fixture_inputs(db: &ChDatabase) -> InputGenerator {
     let constants = NuRandConstants::for_run(
         &db.load_constants,
         &mut fastrand::Rng::with_seed(FIXTURE_SEED),
     );
-    let mut inputs = InputGenerator::new(TpccRng::new(FIXTURE_SEED, constants), 1, 1, 1);
-    for _ in 0..FIXTURE_TRANSACTIONS {
-        mvcc::execute(&db.tpcc, &inputs.next_input(), None)?;
-    }
-    Ok(db)
+    InputGenerator::new(TpccRng::new(FIXTURE_SEED, constants), 1, 1, 1)
 }

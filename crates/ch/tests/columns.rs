@@ -10,27 +10,11 @@
 use std::sync::Arc;
 
 use maestro_ch::columns::{ColumnMirror, MergePolicy, result_csv, run_sql};
-use maestro_ch::fixture::{FIXTURE_LOAD_TIME, FIXTURE_RUN_TIME, FIXTURE_SEED};
-use maestro_ch::{ChConfig, ChDatabase, QUERIES};
+use maestro_ch::fixture::{fixture_inputs, fixture_loaded};
+use maestro_ch::{ChDatabase, QUERIES};
 use maestro_execution::{Executor, Granularity};
 use maestro_scheduler::Scheduler;
 use maestro_tpcc::mvcc;
-use maestro_tpcc::random::{NuRandConstants, TpccRng};
-use maestro_tpcc::txn::InputGenerator;
-
-fn load() -> ChDatabase {
-    let (db, _) = ChDatabase::load(
-        &ChConfig {
-            warehouses: 1,
-            seed: FIXTURE_SEED,
-            clock_start: Some(FIXTURE_LOAD_TIME),
-        },
-        &|_| {},
-    )
-    .expect("the database loads");
-    db.tpcc.freeze_clock_at(FIXTURE_RUN_TIME);
-    db
-}
 
 /// Every query's SQL answer on the mirror equals the hand-written plan's
 /// (no writer runs, so two snapshots see the same data).
@@ -54,18 +38,14 @@ fn check_all(exec: &Executor, db: &ChDatabase, mirror: &ColumnMirror, stage: &st
 
 #[test]
 fn sql_on_column_mains_and_journal_deltas_equals_the_hand_written_plans() {
-    let db = load();
+    let db = fixture_loaded().expect("the database loads");
     let mirror = ColumnMirror::new(&db).expect("the mirror builds");
     let exec = Executor::new(
         Arc::new(Scheduler::with_preset("single-hints", 2).expect("a scheduler")),
         Granularity::Static,
     )
     .with_min_rows_per_task(64);
-    let constants = NuRandConstants::for_run(
-        &db.load_constants,
-        &mut fastrand::Rng::with_seed(FIXTURE_SEED),
-    );
-    let mut inputs = InputGenerator::new(TpccRng::new(FIXTURE_SEED, constants), 1, 1, 1);
+    let mut inputs = fixture_inputs(&db);
     let mut run = |n: usize| {
         for _ in 0..n {
             mvcc::execute(&db.tpcc, &inputs.next_input(), None).expect("a transaction");
