@@ -5,16 +5,17 @@
 //! TPC-C's transactions write MVCC row tables (`maestro_txn::Table`, the
 //! write-optimized part, with the OLC indexes over row ids). For the
 //! analytical queries each row table also has a **column main**: the
-//! column table of the rows one snapshot (`Mains::ts`) saw, built by a
-//! merge. A query at snapshot `S` reads that main plus a **delta**: the
-//! table's change journal (`Table::track_changes`) names the rows written
-//! by transactions committed in `(Mains::ts, S]`; their main positions are
-//! deleted and their versions visible at `S` appended — the SQL store's
-//! [`Delta`] layout, so the SQL engine's scans, filters and joins read both
-//! parts unchanged. This is the dual format of Oracle Database In-Memory
-//! (Lahiri et al., ICDE 2015: row store the authority, column units
-//! invalidated by journaled changes and repopulated) rather than HANA's
-//! rows-move-into-the-main: the row table keeps every row, so a
+//! column table of the rows one snapshot (`Main::ts`) saw. A query at
+//! snapshot `S` reads that main plus a **delta**: the table's change journal
+//! (`Table::track_changes`) names the rows written by transactions
+//! committed in `(Main::ts, S]`; their main positions are deleted and their
+//! versions visible at `S` appended — the SQL store's `Delta` layout, so
+//! the SQL engine's scans, filters and joins read both parts unchanged.
+//! Each table's newest delta is cached and the next view extends it by the
+//! rows written in between (`delta.rs`). This is the dual format of Oracle
+//! Database In-Memory (Lahiri et al., ICDE 2015: row store the authority,
+//! column units invalidated by journaled changes and repopulated) rather
+//! than HANA's rows-move-into-the-main: the row table keeps every row, so a
 //! transaction never reads columns and its indexes never change.
 //!
 //! A merge ([`ColumnMirror::merge_due`]) folds a table's delta into a new
@@ -23,25 +24,31 @@
 //! default-priority scheduler job, one merge at a time. Each table has its
 //! own main and snapshot timestamp.
 //!
-//! Protocol (why a query's main and delta describe exactly snapshot `S`):
-//! - a reader, *holding the `state` lock*, takes the current mains, then its
-//!   snapshot `S`; later, for each table it reads, it takes the journal
-//!   range `(main.ts, S]` (the [`ColumnView`] builds tables lazily);
-//! - a merge builds a table's new main from its own snapshot `M'` outside
-//!   the lock, then, holding the lock, installs it and forgets the journal
-//!   entries no main still alive needs: those at or before the oldest
-//!   timestamp among the table's current main and the older mains readers
-//!   still hold (weak references, `State::older`).
+//! Protocol (why a query's main and delta describe exactly snapshot `S`).
+//! Locks, always in this order: `merging`, then `state`, then a table's
+//! `built` cache.
+//! - A view, *holding `state`*, takes the current mains and its snapshot
+//!   `S`, and extends every table's cached delta to `S` (a cache of an
+//!   older main or of a later snapshot is not used: that table's delta is
+//!   built from its main). Views thus extend caches in snapshot order, and
+//!   each change is converted once.
+//! - A merge, holding `merging`, takes its snapshot `M'` and extends the
+//!   due tables' deltas to it *under `state`*, folds them into new mains
+//!   outside it, then, under `state` again, installs them, drops those
+//!   tables' caches and forgets the journal entries up to `M'`.
 //!
-//! A reader that took the old main keeps it alive, so its range stays in
-//! the journal; one that took the new main took `S` after `M'` was taken,
-//! so `S ≥ M'` (snapshots never go back in time). The journal holds every
-//! write a snapshot sees (`txn/src/journal.rs`), so `(main.ts, S]` misses
-//! none. The reader's snapshot keeps the versions it reads from GC until
-//! the query drops it.
+//! Every journal read (a delta's extension) happens under `state`, so none
+//! runs between an install and its forget; after them a view reads the new
+//! main, took `S` after `M'` was taken, so `S ≥ M'` (snapshots never go
+//! back in time), and reads `(M', S]` — still in the journal. Views of the
+//! old main made before the install read the journal then, not after. The
+//! journal holds every write a snapshot sees (`txn/src/journal.rs`), so no
+//! range misses one. A view's snapshot keeps the versions it read from GC
+//! until the query drops it. Tests: `tests/columns.rs` (answers equal the
+//! hand-written plans' on main + delta, merged, and extended deltas).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use maestro_sql::store::LoadedTable;
@@ -56,9 +63,9 @@ use crate::db::ChDatabase;
 
 /// When a table's delta is folded into a new main: when the rows written
 /// since its main reach `changes_min` and `1 / main_fraction` of the
-/// main's rows. A query rebuilds its tables' deltas from the journal (one
-/// row read per entry), a merge copies the whole table: the fraction
-/// bounds the first against the second.
+/// main's rows. Extending a delta for a view copies it (its appended rows
+/// and deletion list: O(delta) per view), a merge copies the whole table:
+/// the fraction bounds the first against the second.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MergePolicy {
     pub changes_min: usize,
@@ -119,9 +126,6 @@ pub struct MirrorStats {
 struct State {
     /// Per tracked table (in `ColumnMirror::tracked`'s order), its main.
     current: Vec<Arc<Main>>,
-    /// Per tracked table, mains it had before, while a reader may hold
-    /// them.
-    older: Vec<Vec<Weak<Main>>>,
 }
 
 /// What one call of [`ColumnMirror::merge_due`] did.
@@ -164,10 +168,7 @@ impl ColumnMirror {
             Arc::new(ViewTable::main(build("region", &ch.regions)?)),
         ];
         Ok(ColumnMirror {
-            state: Mutex::new(State {
-                older: current.iter().map(|_| Vec::new()).collect(),
-                current,
-            }),
+            state: Mutex::new(State { current }),
             built: tracked.iter().map(|_| Mutex::new(None)).collect(),
             tracked,
             merging: Mutex::new(()),
@@ -178,8 +179,8 @@ impl ColumnMirror {
         })
     }
 
-    /// The tables as a new snapshot sees them; each tracked table's delta
-    /// is built when a query first reads the table.
+    /// The tables as a new snapshot sees them, every tracked table's delta
+    /// brought to it now.
     ///
     /// Under the state lock, so views extend each table's cached delta in
     /// snapshot order: every change is converted to columns once, by the
@@ -201,9 +202,7 @@ impl ColumnMirror {
             })
             .collect::<Result<Vec<_>, String>>()?;
         drop(state);
-        Ok(ColumnView::new(
-            self, &db.tpcc, mains, snapshot, tables, rows,
-        ))
+        Ok(ColumnView::new(self, &db.tpcc, snapshot, tables, rows))
     }
 
     /// The names of the tracked tables, in the mirror's order.
@@ -244,8 +243,10 @@ impl ColumnMirror {
         let at = snapshot.read_ts();
         let (mut built, keep) = match cache.take() {
             Some(b) if Arc::ptr_eq(&b.main, main) && b.ts <= at => (b, true),
-            // A reader of an older snapshot than the cached delta's (or of
-            // a main a merge replaced): its own delta, the cache left as is.
+            // A snapshot older than the cached delta's, or another main:
+            // not reached while every extension holds `state` (snapshots
+            // come in order, installs drop the cache), but a delta built
+            // from the main is right anyway; the cache is left as is.
             Some(b) if b.ts > at || !Arc::ptr_eq(&b.main, main) => {
                 let fresh = Built::of(main);
                 *cache = Some(b);
@@ -341,22 +342,12 @@ impl ColumnMirror {
         {
             let mut state = self.state.lock();
             for (i, main) in merged {
-                // Readers of the new main start from it; the cached delta
-                // of the old one would only keep it alive.
+                // Views of the new main start from it; the old one's cached
+                // delta is of no use now (and views of it have built their
+                // deltas: nothing reads the old main's journal range again).
                 *self.built[i].lock() = None;
-                let old = std::mem::replace(&mut state.current[i], main);
-                let older = &mut state.older[i];
-                older.push(Arc::downgrade(&old));
-                drop(old);
-                older.retain(|w| w.strong_count() > 0);
-                let oldest = older
-                    .iter()
-                    .filter_map(Weak::upgrade)
-                    .map(|m| m.ts)
-                    .min()
-                    .unwrap_or(ts)
-                    .min(ts);
-                self.tracked[i].forget(oldest);
+                state.current[i] = main;
+                self.tracked[i].forget(ts);
             }
         }
         self.merges.fetch_add(due.len() as u64, Ordering::Relaxed);

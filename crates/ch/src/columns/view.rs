@@ -2,7 +2,6 @@
 //! as a main and (for the tracked ones) a delta, all as one snapshot sees
 //! them — a [`Catalog`] for the SQL engine.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -13,7 +12,6 @@ use maestro_storage::column::{Delta, Table};
 use maestro_tpcc::mvcc::MvccDatabase;
 use maestro_txn::Snapshot;
 
-use super::delta::Main;
 use super::mirror::{ColumnMirror, counted_tables};
 
 /// One table of a view.
@@ -73,22 +71,21 @@ impl ViewTable {
     }
 }
 
-/// Every CH table as one snapshot sees it. A tracked table's delta is
-/// built when a query first reads it (from the journal range of its main),
-/// so a query pays only for the tables it reads.
+/// Every CH table as one snapshot sees it: the tracked tables' mains and
+/// deltas (built when the view is made, `ColumnMirror::view`), WAREHOUSE
+/// and DISTRICT read whole when a query first reads them, the fixed CH
+/// tables.
 pub struct ColumnView<'m> {
     mirror: &'m ColumnMirror,
     db: &'m MvccDatabase,
-    /// The mains the view reads (kept alive: their journal ranges stay).
-    mains: Vec<Arc<Main>>,
     snapshot: Snapshot,
     taken_at: Instant,
-    /// Per tracked table, once read.
-    tracked: Vec<OnceLock<Result<Arc<ViewTable>, String>>>,
+    /// Per tracked table, its main and delta at `snapshot`.
+    tracked: Vec<Arc<ViewTable>>,
     /// WAREHOUSE and DISTRICT, once read.
     counted: OnceLock<Result<[ViewTable; 2], String>>,
-    /// Rows the deltas built so far came from.
-    delta_rows: AtomicUsize,
+    /// Journal rows the deltas were brought to `snapshot` with.
+    delta_rows: usize,
 }
 
 /// Where a table of the view comes from.
@@ -104,20 +101,18 @@ impl<'m> ColumnView<'m> {
     pub(crate) fn new(
         mirror: &'m ColumnMirror,
         db: &'m MvccDatabase,
-        mains: Vec<Arc<Main>>,
         snapshot: Snapshot,
         tables: Vec<Arc<ViewTable>>,
         delta_rows: usize,
     ) -> ColumnView<'m> {
         ColumnView {
-            tracked: tables.into_iter().map(|t| OnceLock::from(Ok(t))).collect(),
+            tracked: tables,
             mirror,
             db,
-            mains,
             snapshot,
             taken_at: Instant::now(),
             counted: OnceLock::new(),
-            delta_rows: AtomicUsize::new(delta_rows),
+            delta_rows,
         }
     }
 
@@ -132,10 +127,11 @@ impl<'m> ColumnView<'m> {
         self.taken_at
     }
 
-    /// Rows the journal named since the mains' snapshots, over the tables
-    /// read so far: what their deltas were built from.
+    /// Journal rows the view's deltas were brought to its snapshot with
+    /// (the rows written since the previous view, or since the mains for a
+    /// delta built from its main).
     pub fn delta_rows(&self) -> usize {
-        self.delta_rows.load(Ordering::Relaxed)
+        self.delta_rows
     }
 
     /// Live rows of table `name` (building it if not read yet).
@@ -143,16 +139,10 @@ impl<'m> ColumnView<'m> {
         Ok(self.get(name)?.live_rows())
     }
 
-    /// Why a table read so far failed to build, if one did (the
+    /// Why WAREHOUSE or DISTRICT failed to build, if they did (the
     /// [`Catalog`] methods can only say "no such table").
     pub fn build_failure(&self) -> Option<String> {
-        let tracked = self.tracked.iter().filter_map(OnceLock::get);
-        let counted = self.counted.get().into_iter();
-        tracked
-            .filter_map(|r| r.as_ref().err())
-            .chain(counted.filter_map(|r| r.as_ref().err()))
-            .next()
-            .cloned()
+        self.counted.get()?.as_ref().err().cloned()
     }
 
     fn source(&self, name: &str) -> Option<Source> {
@@ -177,15 +167,7 @@ impl<'m> ColumnView<'m> {
             .source(name)
             .ok_or_else(|| format!("no CH table {name}"))?;
         match source {
-            Source::Tracked(i) => self.tracked[i]
-                .get_or_init(|| {
-                    let (table, rows) = self.mirror.table_at(i, &self.mains[i], &self.snapshot)?;
-                    self.delta_rows.fetch_add(rows, Ordering::Relaxed);
-                    Ok(table)
-                })
-                .as_ref()
-                .map(|t| &**t)
-                .map_err(Clone::clone),
+            Source::Tracked(i) => Ok(&self.tracked[i]),
             Source::Counted(i) => self
                 .counted
                 .get_or_init(|| {
