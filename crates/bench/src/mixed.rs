@@ -71,6 +71,15 @@ pub enum WorkloadKind {
     Ch(OlapEngine),
 }
 
+impl std::fmt::Display for WorkloadKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WorkloadKind::Disjoint => write!(f, "Disjoint"),
+            WorkloadKind::Ch(engine) => write!(f, "Ch ({} engine)", engine.name()),
+        }
+    }
+}
+
 /// Loaded data for a [`Workload`].
 pub enum LoadedWorkload {
     Disjoint(Box<Databases>),

@@ -539,7 +539,7 @@ fn bench_mixed(args: MixedArgs, experiment: &str) -> ExitCode {
         p.olap_weight = w;
     }
     eprintln!(
-        "bench {experiment}: {contexts} contexts, {:?} workload, SF {}, W={}, analytical clients {:?}, {} terminals, {:.1} s per run, variants {}, {} repetition(s), single-classes weights {}:{}",
+        "bench {experiment}: {contexts} contexts, {} workload, SF {}, W={}, analytical clients {:?}, {} terminals, {:.1} s per run, variants {}, {} repetition(s), single-classes weights {}:{}",
         p.workload,
         p.sf,
         p.warehouses,

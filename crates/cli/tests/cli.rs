@@ -828,7 +828,11 @@ fn bench_mixed_runs_on_shared_ch_data_too() {
             assert!(value > 0.0, "{variant} {metric}: {value}");
         }
     }
-    assert!(stderr(&out).contains("Ch workload"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Ch (plans engine) workload"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
