@@ -38,8 +38,11 @@ int main(int argc, char **argv) {
   CHECK(strstr(text, "error directive encountered: careful: step 1\n") != NULL);
   CHECK(strstr(text, "error directive encountered: computed\n") != NULL);
   CHECK(strstr(text, "error directive encountered\n") != NULL);
+  /* The members report at once, and a report need not be one write: under
+     load, stock libgomp's three lines came out interleaved (CI, 2026-11-27:
+     2 whole lines of 3). Count the messages, not whole lines. */
   int members = 0;
-  for (const char *p = text; (p = strstr(p, "error directive encountered: from a member\n")); p++)
+  for (const char *p = text; (p = strstr(p, "from a member")); p++)
     members++;
   CHECK_EQ(members, 3);
   CHECK(strstr(text, "fatal") == NULL);
