@@ -753,17 +753,54 @@ fn refresh_stream(
     start: Instant,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<RefreshStream, String> {
+    drive_refresh_stream(
+        sets,
+        |set| (set.function(), set.number()),
+        start,
+        progress,
+        |set| {
+            shared.apply(scheduler, set).map(|r| Applied {
+                total: r.total,
+                lineitem_changed: r.lineitem_changed,
+                place: "",
+                note: String::new(),
+            })
+        },
+    )
+}
+
+/// What applying one refresh set did, for [`drive_refresh_stream`].
+pub(crate) struct Applied {
+    /// Transaction start to commit.
+    pub total: Duration,
+    pub lineitem_changed: usize,
+    /// Where it committed, for the progress line (`" into the deltas"`).
+    pub place: &'static str,
+    /// Appended to the set's progress line.
+    pub note: String,
+}
+
+/// The refresh stream's loop, whatever stores the sets: each of `sets`
+/// (`id`: its function and number) applied by `apply` in order, reported as
+/// it commits, its time recorded per function.
+pub(crate) fn drive_refresh_stream<S, E: std::fmt::Display>(
+    sets: &[S],
+    id: impl Fn(&S) -> (maestro_tpch::RefreshFunction, u32),
+    start: Instant,
+    progress: &(dyn Fn(&str) + Sync),
+    mut apply: impl FnMut(&S) -> Result<Applied, E>,
+) -> Result<RefreshStream, String> {
     use maestro_tpch::RefreshFunction;
     let (mut rf1_s, mut rf2_s) = (Vec::new(), Vec::new());
     for set in sets {
-        let (f, n) = (set.function(), set.number());
-        let r = shared
-            .apply(scheduler, set)
-            .map_err(|e| format!("refresh stream {f} set {n}: {e}"))?;
+        let (f, n) = id(set);
+        let r = apply(set).map_err(|e| format!("refresh stream {f} set {n}: {e}"))?;
         progress(&format!(
-            "refresh stream: {f} set {n} committed after {:.1} ms ({} line items)",
+            "refresh stream: {f} set {n} committed{} after {:.1} ms ({} line items){}",
+            r.place,
             r.total.as_secs_f64() * 1e3,
-            r.lineitem_changed
+            r.lineitem_changed,
+            r.note
         ));
         match f {
             RefreshFunction::Rf1 => rf1_s.push(r.total.as_secs_f64()),
@@ -772,7 +809,7 @@ fn refresh_stream(
     }
     Ok(RefreshStream {
         pairs: sets.len() / 2,
-        first_set: sets.first().map_or(0, |s| s.number()),
+        first_set: sets.first().map_or(0, |s| id(s).1),
         rf1_s,
         rf2_s,
         elapsed_s: start.elapsed().as_secs_f64(),

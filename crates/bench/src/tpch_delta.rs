@@ -22,7 +22,7 @@ use maestro_sql::{Output, SqlError, Store};
 use maestro_tpch::queries::{QueryParams, sql_text};
 use maestro_tpch::{NewRows, RefreshFunction};
 
-use crate::tpch::RefreshStream;
+use crate::tpch::{Applied, RefreshStream, drive_refresh_stream};
 
 /// One refresh function's input, generated before the run (as dbgen's
 /// update files exist before a test, clause 5.3.4): set number and RF1's
@@ -96,12 +96,8 @@ pub(crate) fn refresh_stream(
     start: Instant,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<RefreshStream, String> {
-    let (mut rf1_s, mut rf2_s) = (Vec::new(), Vec::new());
-    for set in sets {
-        let (f, n) = set.function();
-        let r = set
-            .apply(store)
-            .map_err(|e| format!("refresh stream {f} set {n}: {e}"))?;
+    drive_refresh_stream(sets, DeltaSet::function, start, progress, |set| {
+        let r = set.apply(store).map_err(|e| e.to_string())?;
         // On the scheduler: a merge builds its columns as fork-join tasks.
         // A failed merge leaves the tables as they were (their deltas stay
         // readable), as `maestro serve`'s background merge ignores it too.
@@ -109,23 +105,12 @@ pub(crate) fn refresh_stream(
             Ok(m) => format!("merged {:?}", m.merged),
             Err(e) => format!("failed ({e}), deltas kept"),
         };
-        progress(&format!(
-            "refresh stream: {f} set {n} committed into the deltas after {:.1} ms ({} line \
-             items); due merge: {merged}",
-            r.total.as_secs_f64() * 1e3,
-            r.lineitem_changed
-        ));
-        match f {
-            RefreshFunction::Rf1 => rf1_s.push(r.total.as_secs_f64()),
-            RefreshFunction::Rf2 => rf2_s.push(r.total.as_secs_f64()),
-        }
-    }
-    Ok(RefreshStream {
-        pairs: sets.len() / 2,
-        first_set: sets.first().map_or(0, |s| s.function().1),
-        rf1_s,
-        rf2_s,
-        elapsed_s: start.elapsed().as_secs_f64(),
+        Ok::<_, String>(Applied {
+            total: r.total,
+            lineitem_changed: r.lineitem_changed,
+            place: " into the deltas",
+            note: format!("; due merge: {merged}"),
+        })
     })
 }
 
