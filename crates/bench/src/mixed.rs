@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use maestro_ch::columns::{ColumnMirror, MergePolicy};
+use maestro_ch::columns::ColumnMirror;
 use maestro_ch::run::OlapEngine;
 use maestro_scheduler::{ClassId, ClassSpec, Scheduler, SchedulerStats, TimelineSample};
 use maestro_tpcc::driver::{self, Mode, RunConfig, RunProgress, RunReport};
@@ -433,21 +433,7 @@ pub fn run_workload(
         let merger = match workload {
             Workload::Shared(db, Some(mirror)) => {
                 let (stop, scheduler) = (&stop, &scheduler);
-                Some(s.spawn(move || -> Result<(), String> {
-                    while !stop.load(Ordering::Relaxed) {
-                        let merged =
-                            scheduler.install(|| mirror.merge_due(db, MergePolicy::DEFAULT));
-                        match merged {
-                            Ok(Some(_)) => {}
-                            Ok(None) => std::thread::sleep(maestro_ch::run::MERGE_POLL),
-                            Err(e) => {
-                                stop.store(true, Ordering::Relaxed);
-                                return Err(format!("column mirror merge: {e}"));
-                            }
-                        }
-                    }
-                    Ok(())
-                }))
+                Some(s.spawn(move || mirror.merge_until(db, scheduler, stop, None)))
             }
             _ => None,
         };

@@ -13,9 +13,9 @@
 //! (`crates/ch/sql/`) through the SQL engine on the column mirror
 //! (`crate::columns`): column mains plus the deltas the change journals
 //! give, the engine's operators split into scheduler tasks at the default
-//! priority; after each query it merges the mirror when due
-//! ([`crate::columns::MERGE_CHANGES_MIN`]), as a default-priority
-//! scheduler job, one merge at a time.
+//! priority; a background loop merges the mirror's due tables as
+//! default-priority scheduler jobs until the deadline
+//! ([`crate::columns::ColumnMirror::merge_until`]).
 //!
 //! Stopping: the terminals stop after the duration (the driver's rule); the
 //! clients finish the query they are in after the same deadline, and only
@@ -34,7 +34,7 @@ use maestro_tpcc::driver::{
     self, Histogram, LatencySummary, Mode, RunConfig, RunProgress, RunReport, Storage,
 };
 
-use crate::columns::{ColumnMirror, MergePolicy, MirrorStats, run_sql};
+use crate::columns::{ColumnMirror, MirrorStats, run_sql};
 use crate::db::ChDatabase;
 use crate::queries::QUERIES;
 
@@ -211,7 +211,15 @@ pub fn run(
             .collect();
         let merger = sql.zip(scheduler).map(|(engine, sched)| {
             let failed = &failed;
-            s.spawn(move || engine.merge_loop(db, sched, deadline, failed))
+            s.spawn(move || {
+                engine
+                    .mirror
+                    .merge_until(db, sched, failed, Some(deadline))
+                    .map_err(|reason| TpccError::InvalidOption {
+                        option: "olap-engine",
+                        reason,
+                    })
+            })
         });
         let tpcc =
             driver::run_on_storage(Storage::Mvcc(&db.tpcc), &config.tpcc, scheduler, progress);
@@ -280,40 +288,7 @@ impl SqlEngine {
             .fetch_add(view.delta_rows() as u64, Ordering::Relaxed);
         Ok(view.taken_at().elapsed())
     }
-
-    /// Until the deadline (or a failure elsewhere): merges the mirror's due
-    /// tables as a default-priority scheduler job, polling every
-    /// [`MERGE_POLL`] when none is due.
-    fn merge_loop(
-        &self,
-        db: &ChDatabase,
-        scheduler: &Scheduler,
-        deadline: Instant,
-        failed: &AtomicBool,
-    ) -> Result<(), TpccError> {
-        while Instant::now() < deadline && !failed.load(Ordering::Relaxed) {
-            let merged = scheduler
-                .install(|| self.mirror.merge_due(db, MergePolicy::DEFAULT))
-                .map_err(|reason| TpccError::InvalidOption {
-                    option: "olap-engine",
-                    reason,
-                });
-            match merged {
-                Ok(Some(_)) => {}
-                Ok(None) => std::thread::sleep(MERGE_POLL),
-                Err(e) => {
-                    failed.store(true, Ordering::Relaxed);
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
-    }
 }
-
-/// How often the merge loop looks for a due table: guessed (a delta grows
-/// by a few thousand rows in this time at 2 warehouses).
-pub const MERGE_POLL: Duration = Duration::from_millis(20);
 
 /// Client `c`: queries in turn from query `c`, each on a fresh snapshot,
 /// until the deadline (or a failure elsewhere).

@@ -48,8 +48,10 @@
 //! hand-written plans' on main + delta, merged, and extended deltas).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use maestro_scheduler::Scheduler;
 
 use maestro_sql::store::LoadedTable;
 use maestro_tpcc::mvcc::MvccDatabase;
@@ -358,6 +360,38 @@ impl ColumnMirror {
             changes,
             seconds: started.elapsed().as_secs_f64(),
         }))
+    }
+}
+
+/// How often [`ColumnMirror::merge_until`] looks for a due table: guessed
+/// (a delta grows by a few thousand rows in this time at 2 warehouses).
+pub const MERGE_POLL: Duration = Duration::from_millis(20);
+
+impl ColumnMirror {
+    /// The background merge loop: until `stop` is set or `deadline` passes,
+    /// merges the due tables ([`MergePolicy::DEFAULT`]) as a
+    /// default-priority job of `scheduler`, polling every [`MERGE_POLL`]
+    /// when none is due. A failed merge sets `stop` (so the run's clients
+    /// stop too) and is returned.
+    pub fn merge_until(
+        &self,
+        db: &ChDatabase,
+        scheduler: &Scheduler,
+        stop: &AtomicBool,
+        deadline: Option<Instant>,
+    ) -> Result<(), String> {
+        // Relaxed: a stop flag; nothing is published through it.
+        while !stop.load(Ordering::Relaxed) && deadline.is_none_or(|d| Instant::now() < d) {
+            match scheduler.install(|| self.merge_due(db, MergePolicy::DEFAULT)) {
+                Ok(Some(_)) => {}
+                Ok(None) => std::thread::sleep(MERGE_POLL),
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(format!("column mirror merge: {e}"));
+                }
+            }
+        }
+        Ok(())
     }
 }
 

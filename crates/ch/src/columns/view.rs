@@ -134,11 +134,6 @@ impl<'m> ColumnView<'m> {
         self.delta_rows
     }
 
-    /// Live rows of table `name` (building it if not read yet).
-    pub fn table_rows(&self, name: &str) -> Result<usize, String> {
-        Ok(self.get(name)?.live_rows())
-    }
-
     /// Why WAREHOUSE or DISTRICT failed to build, if they did (the
     /// [`Catalog`] methods can only say "no such table").
     pub fn build_failure(&self) -> Option<String> {
