@@ -833,6 +833,37 @@ fn bench_mixed_runs_on_shared_ch_data_too() {
         "{}",
         stderr(&out)
     );
+    // The SQL engine on the column mirror, its merge loop beside the clients.
+    let out = maestro(&[
+        "bench",
+        "mixed",
+        "--quick",
+        "--json",
+        "--workload",
+        "ch",
+        "--olap-engine",
+        "sql",
+        "--contexts",
+        "2",
+        "--duration",
+        "0.8",
+        "--warehouses",
+        "1",
+        "--tpch-clients",
+        "1",
+        "--variants",
+        "single-hints",
+    ]);
+    let v = json_of(&out);
+    for metric in ["tpmC", "tpch_queries_per_minute"] {
+        let value = value(&v, keys!(variant = "single-hints", metric = metric));
+        assert!(value > 0.0, "sql engine {metric}: {value}");
+    }
+    assert!(
+        stderr(&out).contains("Ch (sql engine) workload"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
