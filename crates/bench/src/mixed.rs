@@ -344,6 +344,13 @@ pub struct LiveSample {
     pub hint: Option<usize>,
 }
 
+/// Thread seconds charged to the two workload classes of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ClassThreadSeconds {
+    pub oltp: f64,
+    pub olap: f64,
+}
+
 /// A mixed run's results.
 #[derive(Clone, Debug, Serialize)]
 pub struct MixedOutcome {
@@ -363,6 +370,9 @@ pub struct MixedOutcome {
     pub tpch_admitted: u64,
     pub tpch_queued: u64,
     pub tpch_rejected: u64,
+    /// With workload classes: the thread time each class was charged over
+    /// the run (its service, the scheduler's share accounting).
+    pub class_thread_seconds: Option<ClassThreadSeconds>,
     pub tpmc: f64,
     pub tpcc_transactions_per_second: f64,
     pub tpcc_abort_rate: f64,
@@ -547,7 +557,10 @@ pub fn run_workload(
             tpch_latencies.len()
         ));
     }
-    let admission = classes.map(|(_, olap)| scheduler.class_stats()[olap.index()].admission);
+    let class_stats = classes.map(|(oltp, olap)| {
+        let stats = scheduler.class_stats();
+        (stats[oltp.index()].clone(), stats[olap.index()].clone())
+    });
     let tpcc_report = tpcc_report.transpose()?;
     let cpu1 = process_cpu_times();
     let after = scheduler.stats();
@@ -562,8 +575,13 @@ pub fn run_workload(
         samples,
         workload,
     );
-    if let Some(a) = admission {
+    if let Some((oltp, olap)) = class_stats {
+        let a = olap.admission;
         (o.tpch_admitted, o.tpch_queued, o.tpch_rejected) = (a.admitted, a.queued, a.rejected);
+        o.class_thread_seconds = Some(ClassThreadSeconds {
+            oltp: oltp.served_ns as f64 / 1e9,
+            olap: olap.served_ns as f64 / 1e9,
+        });
     }
     Ok(o)
 }
@@ -606,6 +624,7 @@ fn outcome(
         tpch_admitted: 0,
         tpch_queued: 0,
         tpch_rejected: 0,
+        class_thread_seconds: None,
         tpmc: tpcc.as_ref().map_or(0.0, RunReport::tpmc),
         tpcc_transactions_per_second: tpcc
             .as_ref()

@@ -26,7 +26,7 @@
 //!   urgent and no context is free, or every slot is taken: the job is
 //!   queued as a root and the caller sleeps until a worker ran it (as before).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -178,14 +178,13 @@ impl Shared {
         self.urgent_running.load(Ordering::Relaxed) < self.config.urgent_contexts()
     }
 
-    /// Whether `class` holds fewer contexts than its entitlement among the
-    /// demanding classes (`class.rs`, "Shares"), counting itself as demanding.
+    /// Whether `class` is below its share among the demanding classes (no
+    /// smaller pass: `class.rs`, "Shares"), counting itself as demanding.
     fn class_below_share(&self, class: ClassId) -> bool {
         let has_roots = |id: ClassId| id == class || self.class_has_roots(id);
         let only_this = |id: ClassId, _| id == class;
         self.classes
             .choose(
-                self.config.contexts,
                 true,
                 ClassId::NONE,
                 has_roots,
@@ -267,19 +266,31 @@ pub(crate) fn run_extra<R>(shared: &Shared, class: ClassId, f: impl FnOnce() -> 
     f()
 }
 
-/// Counts an uncounted caller for its class while it runs.
-struct ExtraClassGuard<'a>(&'a Shared, ClassId);
+/// Counts an uncounted caller for its class while it runs, and charges the
+/// class its time.
+struct ExtraClassGuard<'a> {
+    shared: &'a Shared,
+    class: ClassId,
+    since: Cell<u64>,
+}
 
 impl<'a> ExtraClassGuard<'a> {
     fn enter(shared: &'a Shared, class: ClassId) -> Self {
-        shared.classes.move_count(ClassId::NONE, class);
-        ExtraClassGuard(shared, class)
+        let since = Cell::new(0);
+        shared.classes.move_count(ClassId::NONE, class, &since);
+        ExtraClassGuard {
+            shared,
+            class,
+            since,
+        }
     }
 }
 
 impl Drop for ExtraClassGuard<'_> {
     fn drop(&mut self) {
-        self.0.classes.move_count(self.1, ClassId::NONE);
+        self.shared
+            .classes
+            .move_count(self.class, ClassId::NONE, &self.since);
     }
 }
 

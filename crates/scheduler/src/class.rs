@@ -12,20 +12,41 @@
 //!
 //! # Shares
 //!
-//! `running[c]` counts the workers (pool workers and counted guests) whose
-//! last task was of class `c`, and uncounted callers running class `c` work.
-//! A class is *demanding* when it has roots queued or work running. With `W`
-//! the sum of the demanding classes' weights, class `c` is *entitled* to
-//! `capacity × w_c / W`, where the capacity is the contexts, or the sum of
-//! `running` when uncounted callers (urgent *extras*, which run beside busy
-//! workers) oversubscribe them: the weights then divide what runs. A worker looking for work first takes a
-//! queued root of a class below its entitlement (the one with the smallest
-//! `running / weight`), before its own deque and the pools; only then does
-//! it follow the ordinary order (deque, pools, other deques, roots), where
-//! roots are taken by weighted fairness across classes. So a class with work
-//! gets at least its fraction of the contexts as soon as a worker finishes a
-//! task — no preemption: a long task of an over-share class runs to its end.
+//! Each class accumulates its *service*: the thread time of the workers
+//! (pool workers and counted guests) counted for it and of its uncounted
+//! callers, in ns (`ClassSlot::served_ns`). A thread adds its time when it
+//! leaves the class and, while it stays, at its task starts at most every
+//! [`SERVICE_CHECKPOINT_NS`]; a thread running now is estimated at
+//! [`SERVICE_CHECKPOINT_NS`] beyond what it added (its unadded part is at
+//! most that plus its current task). A class's *pass* is its service divided
+//! by its weight — a stride scheduler's pass value. A class is *demanding*
+//! when it has roots queued or work running; among the demanding classes,
+//! class `c` is *below its share* when no other has a smaller pass. So over
+//! any stretch in which both have work, two classes receive thread time in
+//! the ratio of their weights, fractions included (a share compared with
+//! whole running counts on 2 contexts could only be 0, 1 or 2 of them: issue
+//! 12's 4-client split). A class that had no demand does not bank it: its
+//! pass is raised to at most [`SHARE_LAG_MAX_NS`] behind the largest
+//! demanding pass when it is looked at.
+//!
+//! A worker looking for work first takes a queued root of the class below
+//! its share, before its own deque and the pools; only then does it follow
+//! the ordinary order (deque, pools, other deques, roots), where roots are
+//! taken from the class with the smallest pass that has some. An urgent
+//! caller of a class runs beside busy workers (an *extra*) only while its
+//! class is below its share (`caller.rs`), else it waits for its turn. No
+//! preemption: a long task of a class ahead of its share runs to its end.
 //! Priority orders roots within a class only.
+//!
+//! Thread time is not CPU time when extras oversubscribe the contexts (the
+//! OS divides the cores between everything that runs); the weights divide
+//! thread time, so a class whose extras outnumber the other's workers gets
+//! more CPU per unit of weight while it runs. Measured against separate
+//! pools in `bench mixed` (README).
+//!
+//! A thread inside one long task that starts no nested task is charged when
+//! the task ends; until then its class's pass counts it at
+//! [`SERVICE_CHECKPOINT_NS`].
 //!
 //! A worker's class is counted lazily: it moves from one class to another
 //! when it starts a task of another class, and leaves its class when it finds
@@ -53,7 +74,7 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
@@ -68,6 +89,18 @@ use crate::turn::TurnGate;
 /// Classes a scheduler can hold, the default class included (guessed: HANA
 /// installations define a handful; the scan per decision is linear in it).
 pub const CLASSES_MAX: usize = 16;
+
+/// Most a running thread adds to its class's service at once while it stays
+/// in the class (guessed: a few operator tasks; a checkpoint is one shared
+/// write, so per task would cost a contended cache line on many cores), and
+/// what a thread running now is estimated at in a class's pass.
+pub const SERVICE_CHECKPOINT_NS: u64 = 100_000;
+
+/// Most a demanding class's pass may lag behind the largest demanding pass,
+/// in ns of service per unit of weight (guessed: a class that returns after
+/// idling runs ahead of the others for about this long, not for as long as
+/// it idled).
+pub const SHARE_LAG_MAX_NS: u64 = 5_000_000;
 
 /// Bounds of a class's weight (the ratio between two classes' shares is at
 /// most `CLASS_WEIGHT_MAX`).
@@ -174,6 +207,10 @@ pub struct ClassStats {
     pub weight: u32,
     /// Workers (and callers) counted for the class right now.
     pub running: usize,
+    /// Thread time the class's work has run, in ns (its service, module
+    /// docs; raised when the class returns from idling, so not exactly the
+    /// sum of its tasks).
+    pub served_ns: u64,
     /// Roots of the class waiting in its queue now (0 for the default
     /// class, whose roots share the scheduler's root queues).
     pub queued_roots: usize,
@@ -193,6 +230,9 @@ pub(crate) struct ClassSlot {
     /// Workers and callers counted for the class (module docs). Relaxed: a
     /// share, not a synchronization.
     pub(crate) running: CachePadded<AtomicUsize>,
+    /// The class's service (module docs), ns of thread time. SeqCst RMWs:
+    /// pair with a turn waiter's RMW and fence (`TurnGate`), as `running`.
+    served_ns: CachePadded<AtomicU64>,
     weight: AtomicU32,
     priority: AtomicUsize,
     /// 0: no cap.
@@ -221,6 +261,8 @@ pub(crate) struct Classes {
     defined: AtomicUsize,
     /// Names, by id; taken only to define, update and report.
     names: Mutex<Vec<String>>,
+    /// Where the service clock starts (`now_ns`).
+    origin: Instant,
 }
 
 impl Classes {
@@ -228,6 +270,7 @@ impl Classes {
         let slots = (0..CLASSES_MAX)
             .map(|_| ClassSlot {
                 running: CachePadded::new(AtomicUsize::new(0)),
+                served_ns: CachePadded::new(AtomicU64::new(0)),
                 weight: AtomicU32::new(1),
                 priority: AtomicUsize::new(crate::DEFAULT_PRIORITY),
                 max_parallelism: AtomicUsize::new(0),
@@ -246,6 +289,7 @@ impl Classes {
             slots,
             defined: AtomicUsize::new(0),
             names: Mutex::new(vec!["default".to_string()]),
+            origin: Instant::now(),
         }
     }
 
@@ -445,6 +489,7 @@ impl Classes {
                     name: name.clone(),
                     weight: s.weight.load(Ordering::Relaxed),
                     running: s.running.load(Ordering::Relaxed),
+                    served_ns: s.served_ns.load(Ordering::Relaxed),
                     queued_roots: if id == ClassId::DEFAULT {
                         0
                     } else {
@@ -476,31 +521,35 @@ impl Classes {
         &self.slot(c).turn
     }
 
+    /// The service clock (module docs, "Shares"): ns since the table was made.
+    pub(crate) fn now_ns(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
     /// Moves one count from class `from` (if any) to class `to` (if any).
+    /// `since` is when the mover's time in `from` was last added to `from`'s
+    /// service (`now_ns`); the time since is added now, and `since` restarts.
     ///
     /// Leaving `from` ends a turn in its share (`turn.rs`): it wakes one of
-    /// `from`'s waiters, and when `from` is left with nothing running, one
-    /// waiter of every class (a class that stops demanding leaves a larger
-    /// share to the others).
-    pub(crate) fn move_count(&self, from: ClassId, to: ClassId) {
+    /// `from`'s waiters, and one waiter of every other class — the service
+    /// just added, or `from` no longer demanding, may have put another class
+    /// below its share.
+    pub(crate) fn move_count(&self, from: ClassId, to: ClassId, since: &Cell<u64>) {
         if from == to {
             return;
         }
+        let now = self.now_ns();
         if from != ClassId::NONE {
             let s = self.slot(from);
-            // SeqCst RMW: pairs with the waiter's RMW and fence in
+            // SeqCst RMWs: pair with the waiter's RMW and fence in
             // `TurnGate::wait` (through the fence in `TurnGate::ended`).
-            let before = s.running.fetch_sub(1, Ordering::SeqCst);
+            s.served_ns
+                .fetch_add(now.saturating_sub(since.get()), Ordering::SeqCst);
+            s.running.fetch_sub(1, Ordering::SeqCst);
             s.turn.ended();
-            if before == 1 {
-                for i in 0..self.defined() {
-                    let other = &self.slots[i];
-                    if i != from.index() && other.turn.waiters() > 0 {
-                        other.turn.ended();
-                    }
-                }
-            }
+            self.others_may_go(from);
         }
+        since.set(now);
         if to != ClassId::NONE {
             let s = self.slot(to);
             s.running.fetch_add(1, Ordering::Relaxed);
@@ -508,15 +557,46 @@ impl Classes {
         }
     }
 
+    /// A thread staying in `class` (a worker starting another task of it)
+    /// adds its time since `since` to the class's service once that is at
+    /// least [`SERVICE_CHECKPOINT_NS`], so a long run of one class's tasks is
+    /// charged while it runs, not only when it ends.
+    pub(crate) fn checkpoint(&self, class: ClassId, since: &Cell<u64>) {
+        let now = self.now_ns();
+        let elapsed = now.saturating_sub(since.get());
+        if elapsed < SERVICE_CHECKPOINT_NS {
+            return;
+        }
+        since.set(now);
+        // SeqCst RMW: pairs with a turn waiter's RMW and fence (`move_count`).
+        self.slot(class)
+            .served_ns
+            .fetch_add(elapsed, Ordering::SeqCst);
+        self.others_may_go(class);
+    }
+
+    /// Wakes one turn waiter of every class but `charged`, whose service
+    /// just grew (a waiter whose class is still not below its share sleeps
+    /// again).
+    fn others_may_go(&self, charged: ClassId) {
+        for i in 0..self.defined() {
+            if i != charged.index() {
+                self.slots[i].turn.ended();
+            }
+        }
+    }
+
     /// Among the classes `c` for which `has_roots(c)` holds, the one to take
-    /// a root from: the smallest `running / weight`; with `below_share`, only
-    /// classes below their entitlement (module docs) qualify. `allowed`
-    /// filters classes (e.g. urgent ones only while waiting in a join).
-    /// `leaving`: the class the chooser itself counts for and is about to
-    /// leave (a worker that finished a task), not counted as running.
+    /// a root from: the smallest pass (module docs, "Shares"); with
+    /// `below_share`, only if no demanding class has a smaller pass.
+    /// `allowed` filters classes (e.g. urgent ones only while waiting in a
+    /// join). `leaving`: the class the chooser itself counts for and is about
+    /// to leave (a worker that finished a task), not counted as running.
+    ///
+    /// Raises the pass of a demanding class lagging more than
+    /// [`SHARE_LAG_MAX_NS`] behind the largest (module docs).
     pub(crate) fn choose(
         &self,
-        contexts: usize,
         below_share: bool,
         leaving: ClassId,
         has_roots: impl Fn(ClassId) -> bool,
@@ -526,14 +606,13 @@ impl Classes {
         if n == 0 {
             return None;
         }
-        // (class, running, weight, has roots) for demanding classes.
-        let mut demand = [(ClassId::NONE, 0usize, 0u64, false); CLASSES_MAX];
+        let mut demand = [Demand::NONE; CLASSES_MAX];
         let mut k = 0;
-        let mut total_weight = 0u64;
-        let mut total_running = 0u64;
+        let mut largest = 0.0f64;
         for i in 0..n {
             let id = ClassId(i as u16);
-            let mut running = self.slot(id).running.load(Ordering::Relaxed);
+            let s = self.slot(id);
+            let mut running = s.running.load(Ordering::Relaxed) as u64;
             if id == leaving {
                 running = running.saturating_sub(1);
             }
@@ -541,36 +620,64 @@ impl Classes {
             if running == 0 && !roots {
                 continue;
             }
-            let w = u64::from(self.weight(id));
-            total_weight += w;
-            total_running += running as u64;
-            demand[k] = (id, running, w, roots);
+            let weight = f64::from(self.weight(id));
+            let estimate = running.saturating_mul(SERVICE_CHECKPOINT_NS);
+            let served = s.served_ns.load(Ordering::Relaxed);
+            let pass = served.saturating_add(estimate) as f64 / weight;
+            largest = largest.max(pass);
+            demand[k] = Demand {
+                id,
+                pass,
+                weight,
+                estimate,
+                roots,
+            };
             k += 1;
         }
-        // The capacity shared: the contexts, or more while uncounted callers
-        // (extras) oversubscribe them — then each class's fraction of what
-        // runs is what the weights divide.
-        let capacity = (contexts as u64).max(total_running);
-        let mut best: Option<(ClassId, usize, u64)> = None;
-        for &(id, running, w, roots) in &demand[..k] {
-            if !roots || !allowed(id, self.priority(id)) {
-                continue;
+        let floor = largest - SHARE_LAG_MAX_NS as f64;
+        let mut smallest = f64::INFINITY;
+        for d in &mut demand[..k] {
+            if d.pass < floor {
+                // Relaxed: a share, not a synchronization (a raise signals no
+                // waiter; the next service added does).
+                let raised = (floor * d.weight) as u64;
+                self.slot(d.id)
+                    .served_ns
+                    .fetch_max(raised.saturating_sub(d.estimate), Ordering::Relaxed);
+                d.pass = floor;
             }
-            // running / capacity < w / W, in integers.
-            if below_share && (running as u64) * total_weight >= capacity * w {
-                continue;
-            }
-            let better = match best {
-                None => true,
-                // running / w < best_running / best_w
-                Some((_, br, bw)) => (running as u64) * bw < (br as u64) * w,
-            };
-            if better {
-                best = Some((id, running, w));
-            }
+            smallest = smallest.min(d.pass);
         }
-        best.map(|(id, _, _)| id)
+        demand[..k]
+            .iter()
+            .filter(|d| d.roots && allowed(d.id, self.priority(d.id)))
+            .filter(|d| !below_share || d.pass <= smallest)
+            .min_by(|a, b| a.pass.total_cmp(&b.pass))
+            .map(|d| d.id)
     }
+}
+
+/// A demanding class as `Classes::choose` sees it.
+#[derive(Clone, Copy)]
+struct Demand {
+    id: ClassId,
+    /// Service (with running threads estimated) per unit of weight, ns.
+    pass: f64,
+    weight: f64,
+    /// The running threads' estimated unadded service, ns.
+    estimate: u64,
+    /// Whether the class has roots queued (it may be chosen).
+    roots: bool,
+}
+
+impl Demand {
+    const NONE: Demand = Demand {
+        id: ClassId::NONE,
+        pass: 0.0,
+        weight: 1.0,
+        estimate: 0,
+        roots: false,
+    };
 }
 
 thread_local! {
@@ -619,9 +726,10 @@ pub(crate) struct ClassGuard {
 impl ClassGuard {
     pub(crate) fn enter(class: ClassId) -> ClassGuard {
         let previous = CURRENT.with(|c| c.replace(class));
-        if previous != class {
-            crate::worker::count_class(class);
-        }
+        // Also within the class: a worker (or guest) running one statement's
+        // nested tasks charges its class at checkpoints while it runs, not
+        // only when it leaves (`Classes::checkpoint`).
+        crate::worker::count_class(class);
         ClassGuard { previous, class }
     }
 }
@@ -652,54 +760,77 @@ mod tests {
         c
     }
 
-    fn set_running(c: &Classes, running: &[usize]) {
-        for (i, &r) in running.iter().enumerate() {
-            c.slot(ClassId(i as u16))
-                .running
-                .store(r, Ordering::Relaxed);
+    /// Sets each class's running count and service (ns).
+    fn set(c: &Classes, state: &[(usize, u64)]) {
+        for (i, &(running, served)) in state.iter().enumerate() {
+            let s = c.slot(ClassId(i as u16));
+            s.running.store(running, Ordering::Relaxed);
+            s.served_ns.store(served, Ordering::Relaxed);
         }
     }
 
+    const MS: u64 = 1_000_000;
+    const Q: u64 = SERVICE_CHECKPOINT_NS;
+
     #[test]
-    fn entitlements_follow_the_weights_of_demanding_classes() {
-        // default:1, c1:3 on 4 contexts → entitled 1 and 3.
+    fn the_class_with_the_smallest_pass_is_below_its_share() {
+        // default:1, c1:3 → c1 is due until it has three times the service.
         let c = classes(&[1, 3]);
         let all = |_| true;
         let any = |_, _| true;
-        set_running(&c, &[1, 2]);
-        assert_eq!(c.choose(4, true, ClassId::NONE, all, any), Some(ClassId(1)));
-        set_running(&c, &[0, 3]);
+        set(&c, &[(1, 10 * MS), (1, 20 * MS)]);
+        assert_eq!(c.choose(true, ClassId::NONE, all, any), Some(ClassId(1)));
+        set(&c, &[(1, 10 * MS), (1, 31 * MS)]);
         assert_eq!(
-            c.choose(4, true, ClassId::NONE, all, any),
+            c.choose(true, ClassId::NONE, all, any),
             Some(ClassId::DEFAULT)
         );
-        set_running(&c, &[1, 3]);
+        // Running threads count SERVICE_CHECKPOINT_NS each: 3 running in c1
+        // put its pass beyond the default's.
+        set(&c, &[(0, 10 * MS), (3, 30 * MS - Q)]);
         assert_eq!(
-            c.choose(4, true, ClassId::NONE, all, any),
-            None,
-            "both at their share"
+            c.choose(true, ClassId::NONE, all, any),
+            Some(ClassId::DEFAULT)
         );
-        // Work-conserving fallback: the smallest running/weight.
-        set_running(&c, &[2, 3]);
-        assert_eq!(
-            c.choose(4, false, ClassId::NONE, all, any),
-            Some(ClassId(1))
-        );
-        // A worker leaving c1 (3 running, itself included) sees c1 below share.
-        set_running(&c, &[1, 3]);
-        assert_eq!(c.choose(4, true, ClassId(1), all, any), Some(ClassId(1)));
-        // Oversubscribed by extras (3 + 3 running on 4 contexts): the shares
-        // divide what runs, 6, so c1 (entitled 4.5) is below its share.
-        set_running(&c, &[3, 3]);
-        assert_eq!(c.choose(4, true, ClassId::NONE, all, any), Some(ClassId(1)));
-        // A class without demand does not dilute the others: c1 alone is
-        // entitled to all 4.
-        set_running(&c, &[0, 3]);
+        // ... unless the chooser is one of them, about to leave.
+        set(&c, &[(1, 10 * MS), (1, 30 * MS - 3 * Q)]);
+        assert_eq!(c.choose(true, ClassId(1), all, any), Some(ClassId(1)));
+        // Only classes with roots can be taken; below the share only the
+        // smallest pass qualifies, the work-conserving order takes the
+        // smallest pass among those with roots.
+        set(&c, &[(1, 10 * MS), (1, 40 * MS)]);
         let only_c1 = |id: ClassId| id == ClassId(1);
+        assert_eq!(c.choose(true, ClassId::NONE, only_c1, any), None);
         assert_eq!(
-            c.choose(4, true, ClassId::NONE, only_c1, any),
+            c.choose(false, ClassId::NONE, only_c1, any),
             Some(ClassId(1))
         );
+        // A class without demand does not count: c1 alone is due.
+        set(&c, &[(0, 0), (1, 40 * MS)]);
+        assert_eq!(
+            c.choose(true, ClassId::NONE, only_c1, any),
+            Some(ClassId(1))
+        );
+    }
+
+    #[test]
+    fn a_class_returning_from_idle_lags_at_most_the_bound() {
+        let c = classes(&[1, 1]);
+        let all = |_| true;
+        let any = |_, _| true;
+        // The default class idled while c1 ran for a second.
+        set(&c, &[(0, 0), (1, 1000 * MS)]);
+        assert_eq!(
+            c.choose(true, ClassId::NONE, all, any),
+            Some(ClassId::DEFAULT)
+        );
+        let raised = c.slot(ClassId::DEFAULT).served_ns.load(Ordering::Relaxed);
+        assert_eq!(raised, 1000 * MS + Q - SHARE_LAG_MAX_NS);
+        // Once it has run the lag, c1 is due again.
+        c.slot(ClassId::DEFAULT)
+            .served_ns
+            .fetch_add(SHARE_LAG_MAX_NS + 1, Ordering::Relaxed);
+        assert_eq!(c.choose(true, ClassId::NONE, all, any), Some(ClassId(1)));
     }
 
     #[test]
@@ -766,14 +897,27 @@ mod tests {
     }
 
     #[test]
-    fn counts_move_between_classes() {
+    fn counts_move_between_classes_and_charge_their_time() {
         let c = classes(&[1, 1]);
-        c.move_count(ClassId::NONE, ClassId(1));
-        c.move_count(ClassId(1), ClassId(1));
+        let since = Cell::new(0);
+        c.move_count(ClassId::NONE, ClassId(1), &since);
+        let entered = since.get();
+        c.move_count(ClassId(1), ClassId(1), &since);
         assert_eq!(c.slot(ClassId(1)).running.load(Ordering::Relaxed), 1);
-        c.move_count(ClassId(1), ClassId::DEFAULT);
+        std::thread::sleep(Duration::from_millis(1));
+        c.move_count(ClassId(1), ClassId::DEFAULT, &since);
         assert_eq!(c.slot(ClassId(1)).running.load(Ordering::Relaxed), 0);
-        c.move_count(ClassId::DEFAULT, ClassId::NONE);
+        let served = c.stats()[1].served_ns;
+        assert_eq!(served, since.get() - entered);
+        assert!(served >= MS, "a 1 ms stay charged {served} ns");
+        // A checkpoint charges a stay only once it is long enough.
+        let before = since.get();
+        c.checkpoint(ClassId::DEFAULT, &since);
+        assert!(since.get() == before || since.get() - before >= Q);
+        std::thread::sleep(Duration::from_millis(1));
+        c.checkpoint(ClassId::DEFAULT, &since);
+        assert_eq!(c.stats()[0].served_ns, since.get() - before);
+        c.move_count(ClassId::DEFAULT, ClassId::NONE, &since);
         assert_eq!(c.slot(ClassId::DEFAULT).running.load(Ordering::Relaxed), 0);
         assert_eq!(c.stats()[1].entered, 1);
     }

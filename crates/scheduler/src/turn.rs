@@ -79,7 +79,8 @@ impl TurnGate {
         }
     }
 
-    /// Callers waiting now (a statistic; tests).
+    /// Callers waiting now (tests).
+    #[cfg(test)]
     pub(crate) fn waiters(&self) -> usize {
         self.waiters.load(Ordering::Relaxed)
     }

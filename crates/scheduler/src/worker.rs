@@ -31,6 +31,9 @@ pub(crate) struct WorkerThread {
     /// The workload class this worker counts for (`ClassId::NONE` while it
     /// counts for none; `class.rs`, "Shares").
     counted: Cell<ClassId>,
+    /// When this worker's time in its class was last added to the class's
+    /// service (`Classes::now_ns`; `class.rs`, "Shares").
+    class_since: Cell<u64>,
     /// Tasks this worker looked for (between tasks, `roots` true) since it
     /// last took a root: the decay within a class (PROTOCOL.md, "Decay
     /// within a class"). Worker-local: no shared write.
@@ -74,6 +77,7 @@ impl WorkerThread {
             state: Cell::new(WorkerState::Active),
             ready: RefCell::new(Vec::new()),
             counted: Cell::new(ClassId::NONE),
+            class_since: Cell::new(0),
             since_root: Cell::new(0),
         }
     }
@@ -101,10 +105,13 @@ impl WorkerThread {
     /// its scheduler has classes.
     pub(crate) fn count_for(&self, class: ClassId) {
         let counted = self.counted.get();
+        let classes = &self.shared.classes;
         if counted == class {
+            if class != ClassId::NONE {
+                classes.checkpoint(class, &self.class_since);
+            }
             return;
         }
-        let classes = &self.shared.classes;
         if classes.defined() == 0 && counted == ClassId::NONE {
             return;
         }
@@ -114,7 +121,7 @@ impl WorkerThread {
         } else {
             ClassId::DEFAULT
         };
-        classes.move_count(counted, class);
+        classes.move_count(counted, class, &self.class_since);
         self.counted.set(class);
     }
 
@@ -197,8 +204,8 @@ impl WorkerThread {
     }
 
     /// A root chosen across workload classes (`class.rs`, "Shares"): with
-    /// `below_share`, only of a class below its entitlement; else by
-    /// weighted fairness. `roots` false (waiting in a join): only urgent
+    /// `below_share`, only of the class below its share; else of the class
+    /// with the smallest pass that has roots. `roots` false (waiting in a join): only urgent
     /// classes, and none while this thread holds a scheduler-aware lock (as
     /// for urgent roots in `find_task`).
     fn pop_class_root(&self, below_share: bool, roots: bool) -> Option<(Task, Popped)> {
@@ -219,7 +226,6 @@ impl WorkerThread {
             roots || id == ClassId::DEFAULT || crate::caller::is_urgent(priority)
         };
         let class = shared.classes.choose(
-            shared.config.contexts,
             below_share,
             // Between tasks (`roots`) this worker is about to leave
             // the class it counts for; inside a join it stays in it.
