@@ -349,6 +349,9 @@ pub struct LiveSample {
 pub struct ClassThreadSeconds {
     pub oltp: f64,
     pub olap: f64,
+    /// What the lag bound added to each class's service (s).
+    pub oltp_raised: f64,
+    pub olap_raised: f64,
 }
 
 /// A mixed run's results.
@@ -370,8 +373,8 @@ pub struct MixedOutcome {
     pub tpch_admitted: u64,
     pub tpch_queued: u64,
     pub tpch_rejected: u64,
-    /// With workload classes: the thread time each class was charged over
-    /// the run (its service, the scheduler's share accounting).
+    /// With workload classes: the thread time each class ran over the run,
+    /// and what the share's lag bound added to its service.
     pub class_thread_seconds: Option<ClassThreadSeconds>,
     pub tpmc: f64,
     pub tpcc_transactions_per_second: f64,
@@ -579,8 +582,10 @@ pub fn run_workload(
         let a = olap.admission;
         (o.tpch_admitted, o.tpch_queued, o.tpch_rejected) = (a.admitted, a.queued, a.rejected);
         o.class_thread_seconds = Some(ClassThreadSeconds {
-            oltp: oltp.served_ns as f64 / 1e9,
-            olap: olap.served_ns as f64 / 1e9,
+            oltp: oltp.thread_ns as f64 / 1e9,
+            olap: olap.thread_ns as f64 / 1e9,
+            oltp_raised: oltp.raised_ns as f64 / 1e9,
+            olap_raised: olap.raised_ns as f64 / 1e9,
         });
     }
     Ok(o)

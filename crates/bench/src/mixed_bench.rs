@@ -315,6 +315,12 @@ pub fn mixed(
                 ));
                 rows.push(r("workers_woken", d.workers_woken as f64, "wake-ups"));
             }
+            if let Some(t) = o.class_thread_seconds {
+                rows.push(r("oltp_thread_seconds", t.oltp, "s"));
+                rows.push(r("olap_thread_seconds", t.olap, "s"));
+                rows.push(r("oltp_raised_seconds", t.oltp_raised, "s"));
+                rows.push(r("olap_raised_seconds", t.olap_raised, "s"));
+            }
             Ok(rows)
         })?;
         per_point.push(crate::reps::aggregate(per_rep));

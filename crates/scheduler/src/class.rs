@@ -207,10 +207,12 @@ pub struct ClassStats {
     pub weight: u32,
     /// Workers (and callers) counted for the class right now.
     pub running: usize,
-    /// Thread time the class's work has run, in ns (its service, module
-    /// docs; raised when the class returns from idling, so not exactly the
-    /// sum of its tasks).
-    pub served_ns: u64,
+    /// Thread time the class's work has run, in ns (what was charged to its
+    /// service, module docs).
+    pub thread_ns: u64,
+    /// What the lag bound added to the class's service beyond its thread
+    /// time, in ns (a class that could not use its share, or was idle).
+    pub raised_ns: u64,
     /// Roots of the class waiting in its queue now (0 for the default
     /// class, whose roots share the scheduler's root queues).
     pub queued_roots: usize,
@@ -233,6 +235,8 @@ pub(crate) struct ClassSlot {
     /// The class's service (module docs), ns of thread time. SeqCst RMWs:
     /// pair with a turn waiter's RMW and fence (`TurnGate`), as `running`.
     served_ns: CachePadded<AtomicU64>,
+    /// How much the lag bound raised `served_ns` (statistics).
+    raised_ns: AtomicU64,
     weight: AtomicU32,
     priority: AtomicUsize,
     /// 0: no cap.
@@ -271,6 +275,7 @@ impl Classes {
             .map(|_| ClassSlot {
                 running: CachePadded::new(AtomicUsize::new(0)),
                 served_ns: CachePadded::new(AtomicU64::new(0)),
+                raised_ns: AtomicU64::new(0),
                 weight: AtomicU32::new(1),
                 priority: AtomicUsize::new(crate::DEFAULT_PRIORITY),
                 max_parallelism: AtomicUsize::new(0),
@@ -489,7 +494,11 @@ impl Classes {
                     name: name.clone(),
                     weight: s.weight.load(Ordering::Relaxed),
                     running: s.running.load(Ordering::Relaxed),
-                    served_ns: s.served_ns.load(Ordering::Relaxed),
+                    thread_ns: {
+                        let raised = s.raised_ns.load(Ordering::Relaxed);
+                        s.served_ns.load(Ordering::Relaxed).saturating_sub(raised)
+                    },
+                    raised_ns: s.raised_ns.load(Ordering::Relaxed),
                     queued_roots: if id == ClassId::DEFAULT {
                         0
                     } else {
@@ -640,10 +649,11 @@ impl Classes {
             if d.pass < floor {
                 // Relaxed: a share, not a synchronization (a raise signals no
                 // waiter; the next service added does).
-                let raised = (floor * d.weight) as u64;
-                self.slot(d.id)
-                    .served_ns
-                    .fetch_max(raised.saturating_sub(d.estimate), Ordering::Relaxed);
+                let slot = self.slot(d.id);
+                let target = ((floor * d.weight) as u64).saturating_sub(d.estimate);
+                let before = slot.served_ns.fetch_max(target, Ordering::Relaxed);
+                slot.raised_ns
+                    .fetch_add(target.saturating_sub(before), Ordering::Relaxed);
                 d.pass = floor;
             }
             smallest = smallest.min(d.pass);
@@ -826,6 +836,8 @@ mod tests {
         );
         let raised = c.slot(ClassId::DEFAULT).served_ns.load(Ordering::Relaxed);
         assert_eq!(raised, 1000 * MS + Q - SHARE_LAG_MAX_NS);
+        let stats = c.stats();
+        assert_eq!((stats[0].raised_ns, stats[0].thread_ns), (raised, 0));
         // Once it has run the lag, c1 is due again.
         c.slot(ClassId::DEFAULT)
             .served_ns
@@ -907,7 +919,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(1));
         c.move_count(ClassId(1), ClassId::DEFAULT, &since);
         assert_eq!(c.slot(ClassId(1)).running.load(Ordering::Relaxed), 0);
-        let served = c.stats()[1].served_ns;
+        let served = c.stats()[1].thread_ns;
         assert_eq!(served, since.get() - entered);
         assert!(served >= MS, "a 1 ms stay charged {served} ns");
         // A checkpoint charges a stay only once it is long enough.
@@ -916,7 +928,7 @@ mod tests {
         assert!(since.get() == before || since.get() - before >= Q);
         std::thread::sleep(Duration::from_millis(1));
         c.checkpoint(ClassId::DEFAULT, &since);
-        assert_eq!(c.stats()[0].served_ns, since.get() - before);
+        assert_eq!(c.stats()[0].thread_ns, since.get() - before);
         c.move_count(ClassId::DEFAULT, ClassId::NONE, &since);
         assert_eq!(c.slot(ClassId::DEFAULT).running.load(Ordering::Relaxed), 0);
         assert_eq!(c.stats()[1].entered, 1);
