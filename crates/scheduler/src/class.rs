@@ -16,9 +16,12 @@
 //! (pool workers and counted guests) counted for it and of its uncounted
 //! callers, in ns (`ClassSlot::served_ns`). A thread adds its time when it
 //! leaves the class and, while it stays, at its task starts at most every
-//! [`SERVICE_CHECKPOINT_NS`]; a thread running now is estimated at
-//! [`SERVICE_CHECKPOINT_NS`] beyond what it added (its unadded part is at
-//! most that plus its current task). A class's *pass* is its service divided
+//! [`SERVICE_CHECKPOINT_NS`]. A thread running now is estimated at the time
+//! since its class was last charged or entered from nothing (at least
+//! [`SERVICE_CHECKPOINT_NS`]): a class whose threads charge often (short
+//! transactions) is estimated at little, one whose threads sit in long tasks
+//! (a CH query is one job of hundreds of ms) at about the time they have run.
+//! A class's *pass* is its service divided
 //! by its weight — a stride scheduler's pass value. A class is *demanding*
 //! when it has roots queued or work running; among the demanding classes,
 //! class `c` is *below its share* when no other has a smaller pass. So over
@@ -45,8 +48,7 @@
 //! pools in `bench mixed` (README).
 //!
 //! A thread inside one long task that starts no nested task is charged when
-//! the task ends; until then its class's pass counts it at
-//! [`SERVICE_CHECKPOINT_NS`].
+//! the task ends; until then its class's pass counts it by the estimate.
 //!
 //! A worker's class is counted lazily: it moves from one class to another
 //! when it starts a task of another class, and leaves its class when it finds
@@ -235,6 +237,10 @@ pub(crate) struct ClassSlot {
     /// The class's service (module docs), ns of thread time. SeqCst RMWs:
     /// pair with a turn waiter's RMW and fence (`TurnGate`), as `running`.
     served_ns: CachePadded<AtomicU64>,
+    /// When the class was last charged, or entered while nothing ran in it
+    /// (`Classes::now_ns`): where the estimate of its running threads'
+    /// uncharged time starts. Relaxed: an estimate.
+    marked_ns: AtomicU64,
     /// How much the lag bound raised `served_ns` (statistics).
     raised_ns: AtomicU64,
     weight: AtomicU32,
@@ -275,6 +281,7 @@ impl Classes {
             .map(|_| ClassSlot {
                 running: CachePadded::new(AtomicUsize::new(0)),
                 served_ns: CachePadded::new(AtomicU64::new(0)),
+                marked_ns: AtomicU64::new(0),
                 raised_ns: AtomicU64::new(0),
                 weight: AtomicU32::new(1),
                 priority: AtomicUsize::new(crate::DEFAULT_PRIORITY),
@@ -554,6 +561,7 @@ impl Classes {
             // `TurnGate::wait` (through the fence in `TurnGate::ended`).
             s.served_ns
                 .fetch_add(now.saturating_sub(since.get()), Ordering::SeqCst);
+            s.marked_ns.store(now, Ordering::Relaxed);
             s.running.fetch_sub(1, Ordering::SeqCst);
             s.turn.ended();
             self.others_may_go(from);
@@ -561,7 +569,9 @@ impl Classes {
         since.set(now);
         if to != ClassId::NONE {
             let s = self.slot(to);
-            s.running.fetch_add(1, Ordering::Relaxed);
+            if s.running.fetch_add(1, Ordering::Relaxed) == 0 {
+                s.marked_ns.store(now, Ordering::Relaxed);
+            }
             s.entered.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -577,10 +587,10 @@ impl Classes {
             return;
         }
         since.set(now);
+        let s = self.slot(class);
+        s.marked_ns.store(now, Ordering::Relaxed);
         // SeqCst RMW: pairs with a turn waiter's RMW and fence (`move_count`).
-        self.slot(class)
-            .served_ns
-            .fetch_add(elapsed, Ordering::SeqCst);
+        s.served_ns.fetch_add(elapsed, Ordering::SeqCst);
         self.others_may_go(class);
     }
 
@@ -611,6 +621,18 @@ impl Classes {
         has_roots: impl Fn(ClassId) -> bool,
         allowed: impl Fn(ClassId, usize) -> bool,
     ) -> Option<ClassId> {
+        self.choose_at(self.now_ns(), below_share, leaving, has_roots, allowed)
+    }
+
+    /// [`Classes::choose`] at service-clock time `now` (tests fix it).
+    fn choose_at(
+        &self,
+        now: u64,
+        below_share: bool,
+        leaving: ClassId,
+        has_roots: impl Fn(ClassId) -> bool,
+        allowed: impl Fn(ClassId, usize) -> bool,
+    ) -> Option<ClassId> {
         let n = self.defined();
         if n == 0 {
             return None;
@@ -630,7 +652,10 @@ impl Classes {
                 continue;
             }
             let weight = f64::from(self.weight(id));
-            let estimate = running.saturating_mul(SERVICE_CHECKPOINT_NS);
+            let uncharged = now
+                .saturating_sub(s.marked_ns.load(Ordering::Relaxed))
+                .max(SERVICE_CHECKPOINT_NS);
+            let estimate = running.saturating_mul(uncharged);
             let served = s.served_ns.load(Ordering::Relaxed);
             let pass = served.saturating_add(estimate) as f64 / weight;
             largest = largest.max(pass);
@@ -770,12 +795,28 @@ mod tests {
         c
     }
 
-    /// Sets each class's running count and service (ns).
+    /// Sets each class's running count and service (ns), charged at `NOW`.
     fn set(c: &Classes, state: &[(usize, u64)]) {
         for (i, &(running, served)) in state.iter().enumerate() {
             let s = c.slot(ClassId(i as u16));
             s.running.store(running, Ordering::Relaxed);
             s.served_ns.store(served, Ordering::Relaxed);
+            s.marked_ns.store(NOW, Ordering::Relaxed);
+        }
+    }
+
+    /// The service clock in the tests' `choose_at`.
+    const NOW: u64 = 3_600_000 * MS;
+
+    impl Classes {
+        fn choose_now(
+            &self,
+            below_share: bool,
+            leaving: ClassId,
+            has_roots: impl Fn(ClassId) -> bool,
+            allowed: impl Fn(ClassId, usize) -> bool,
+        ) -> Option<ClassId> {
+            self.choose_at(NOW, below_share, leaving, has_roots, allowed)
         }
     }
 
@@ -789,38 +830,61 @@ mod tests {
         let all = |_| true;
         let any = |_, _| true;
         set(&c, &[(1, 10 * MS), (1, 20 * MS)]);
-        assert_eq!(c.choose(true, ClassId::NONE, all, any), Some(ClassId(1)));
+        assert_eq!(c.choose_now(true, ClassId::NONE, all, any), Some(ClassId(1)));
         set(&c, &[(1, 10 * MS), (1, 31 * MS)]);
         assert_eq!(
-            c.choose(true, ClassId::NONE, all, any),
+            c.choose_now(true, ClassId::NONE, all, any),
             Some(ClassId::DEFAULT)
         );
         // Running threads count SERVICE_CHECKPOINT_NS each: 3 running in c1
         // put its pass beyond the default's.
         set(&c, &[(0, 10 * MS), (3, 30 * MS - Q)]);
         assert_eq!(
-            c.choose(true, ClassId::NONE, all, any),
+            c.choose_now(true, ClassId::NONE, all, any),
             Some(ClassId::DEFAULT)
         );
         // ... unless the chooser is one of them, about to leave.
         set(&c, &[(1, 10 * MS), (1, 30 * MS - 3 * Q)]);
-        assert_eq!(c.choose(true, ClassId(1), all, any), Some(ClassId(1)));
+        assert_eq!(c.choose_now(true, ClassId(1), all, any), Some(ClassId(1)));
         // Only classes with roots can be taken; below the share only the
         // smallest pass qualifies, the work-conserving order takes the
         // smallest pass among those with roots.
         set(&c, &[(1, 10 * MS), (1, 40 * MS)]);
         let only_c1 = |id: ClassId| id == ClassId(1);
-        assert_eq!(c.choose(true, ClassId::NONE, only_c1, any), None);
+        assert_eq!(c.choose_now(true, ClassId::NONE, only_c1, any), None);
         assert_eq!(
-            c.choose(false, ClassId::NONE, only_c1, any),
+            c.choose_now(false, ClassId::NONE, only_c1, any),
             Some(ClassId(1))
         );
         // A class without demand does not count: c1 alone is due.
         set(&c, &[(0, 0), (1, 40 * MS)]);
         assert_eq!(
-            c.choose(true, ClassId::NONE, only_c1, any),
+            c.choose_now(true, ClassId::NONE, only_c1, any),
             Some(ClassId(1))
         );
+    }
+
+    #[test]
+    fn a_thread_in_a_long_task_counts_the_time_since_its_class_was_charged() {
+        let c = classes(&[1, 1]);
+        let all = |_| true;
+        let any = |_, _| true;
+        // The default class charged 30 ms; c1 has one thread that has run for
+        // 50 ms without a charge (one long job): c1 is the one ahead.
+        set(&c, &[(0, 30 * MS), (1, 0)]);
+        c.slot(ClassId(1))
+            .marked_ns
+            .store(NOW - 50 * MS, Ordering::Relaxed);
+        assert_eq!(
+            c.choose_now(true, ClassId::NONE, all, any),
+            Some(ClassId::DEFAULT)
+        );
+        // Entering a class where nothing ran starts the estimate afresh.
+        let since = Cell::new(0);
+        c.slot(ClassId(1)).running.store(0, Ordering::Relaxed);
+        c.move_count(ClassId::NONE, ClassId(1), &since);
+        let marked = c.slot(ClassId(1)).marked_ns.load(Ordering::Relaxed);
+        assert_eq!(marked, since.get());
     }
 
     #[test]
@@ -831,7 +895,7 @@ mod tests {
         // The default class idled while c1 ran for a second.
         set(&c, &[(0, 0), (1, 1000 * MS)]);
         assert_eq!(
-            c.choose(true, ClassId::NONE, all, any),
+            c.choose_now(true, ClassId::NONE, all, any),
             Some(ClassId::DEFAULT)
         );
         let raised = c.slot(ClassId::DEFAULT).served_ns.load(Ordering::Relaxed);
@@ -842,7 +906,7 @@ mod tests {
         c.slot(ClassId::DEFAULT)
             .served_ns
             .fetch_add(SHARE_LAG_MAX_NS + 1, Ordering::Relaxed);
-        assert_eq!(c.choose(true, ClassId::NONE, all, any), Some(ClassId(1)));
+        assert_eq!(c.choose_now(true, ClassId::NONE, all, any), Some(ClassId(1)));
     }
 
     #[test]
