@@ -761,10 +761,15 @@ pub(crate) struct ClassGuard {
 impl ClassGuard {
     pub(crate) fn enter(class: ClassId) -> ClassGuard {
         let previous = CURRENT.with(|c| c.replace(class));
-        // Also within the class: a worker (or guest) running one statement's
+        // Also within a class: a worker (or guest) running one statement's
         // nested tasks charges its class at checkpoints while it runs, not
-        // only when it leaves (`Classes::checkpoint`).
-        crate::worker::count_class(class);
+        // only when it leaves (`Classes::checkpoint`). Not within the default
+        // class: a scheduler without classes runs nothing else, and a join
+        // there must not pay for it (rayon parity); the default class's
+        // nested work is charged when it leaves and estimated meanwhile.
+        if previous != class || class != ClassId::DEFAULT {
+            crate::worker::count_class(class);
+        }
         ClassGuard { previous, class }
     }
 }

@@ -436,7 +436,10 @@ fn a_classed_urgent_caller_beyond_its_class_share_waits_its_turn_then_runs_its_o
             ..ClassSpec::new("oltp", 1)
         })
         .unwrap();
-    let olap = s.define_class(&ClassSpec::new("olap", 3)).unwrap();
+    // Weights far apart, so which class is ahead does not depend on timing.
+    let olap = s
+        .define_class(&ClassSpec::new("olap", maestro_scheduler::CLASS_WEIGHT_MAX))
+        .unwrap();
     // Both contexts taken by olap guests, an olap root queued behind them.
     let release = Arc::new(AtomicBool::new(false));
     let spin_in = |class, started: Arc<AtomicUsize>, until: Arc<AtomicBool>| {
@@ -459,16 +462,18 @@ fn a_classed_urgent_caller_beyond_its_class_share_waits_its_turn_then_runs_its_o
         olap_started.load(Ordering::SeqCst) == 2
     });
     let queued = with_class(olap, || s.spawn(|| {}));
-    // oltp's share is 1 in 4 weights of the thread time: with nothing charged
-    // yet, one oltp caller runs as an extra beside them (its pass 0), a second
-    // is beyond the share (one running oltp thread counts as much as the
-    // three olap threads' weight-adjusted estimate: `class.rs`, "Shares").
+    // Passes (`class.rs`, "Shares"): olap's two guests count their running
+    // time ÷ 10 000, oltp's running caller its running time ÷ 1. The first
+    // oltp caller finds its class at pass 0, below its share, and runs as an
+    // extra beside them; once it has run 50 ms, oltp is ahead unless olap's
+    // guests have run 250 s, so a second oltp caller is beyond the share.
     let oltp_release = Arc::new(AtomicBool::new(false));
     let oltp_started = Arc::new(AtomicUsize::new(0));
     let first = spin_in(oltp, oltp_started.clone(), oltp_release.clone());
     wait_for("the first oltp caller to run", || {
         oltp_started.load(Ordering::SeqCst) == 1
     });
+    std::thread::sleep(Duration::from_millis(50));
     let before = s.stats();
     let ran = Arc::new(AtomicBool::new(false));
     let (s2, ran2) = (s.clone(), ran.clone());
@@ -483,10 +488,10 @@ fn a_classed_urgent_caller_beyond_its_class_share_waits_its_turn_then_runs_its_o
         s.stats().callers_waited_turn > before.callers_waited_turn
     });
     assert!(!ran.load(Ordering::SeqCst), "ran beyond its class share");
-    // The olap guests end: they are charged their thread time (milliseconds
-    // against oltp's estimate of one running caller), which puts oltp below
-    // its share; the ending wakes the waiter, and it runs its job on its own
-    // thread, not on a worker.
+    // The olap guests end, a worker runs the queued olap root, and olap stops
+    // demanding: the ending that leaves olap wakes the waiter, oltp is alone
+    // and below its share, and the waiter runs its job on its own thread,
+    // not on a worker.
     release.store(true, Ordering::SeqCst);
     let (ran_on, caller_thread) = caller.join().unwrap();
     assert_eq!(ran_on, caller_thread);
