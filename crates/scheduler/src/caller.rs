@@ -184,12 +184,7 @@ impl Shared {
         let has_roots = |id: ClassId| id == class || self.class_has_roots(id);
         let only_this = |id: ClassId, _| id == class;
         self.classes
-            .choose(
-                true,
-                ClassId::NONE,
-                has_roots,
-                only_this,
-            )
+            .choose(true, ClassId::NONE, has_roots, only_this)
             .is_some()
     }
 

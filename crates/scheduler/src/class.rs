@@ -835,7 +835,10 @@ mod tests {
         let all = |_| true;
         let any = |_, _| true;
         set(&c, &[(1, 10 * MS), (1, 20 * MS)]);
-        assert_eq!(c.choose_now(true, ClassId::NONE, all, any), Some(ClassId(1)));
+        assert_eq!(
+            c.choose_now(true, ClassId::NONE, all, any),
+            Some(ClassId(1))
+        );
         set(&c, &[(1, 10 * MS), (1, 31 * MS)]);
         assert_eq!(
             c.choose_now(true, ClassId::NONE, all, any),
@@ -911,7 +914,10 @@ mod tests {
         c.slot(ClassId::DEFAULT)
             .served_ns
             .fetch_add(SHARE_LAG_MAX_NS + 1, Ordering::Relaxed);
-        assert_eq!(c.choose_now(true, ClassId::NONE, all, any), Some(ClassId(1)));
+        assert_eq!(
+            c.choose_now(true, ClassId::NONE, all, any),
+            Some(ClassId(1))
+        );
     }
 
     #[test]
