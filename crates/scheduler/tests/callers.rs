@@ -292,12 +292,26 @@ fn scheduler_with_a_low_hint_ema() -> Arc<Scheduler> {
     s
 }
 
+/// Waits until every worker but the calling one is parked: a worker woken
+/// with the job (by the push or the watchdog) is active until its search
+/// finds nothing, and would take the other context in the hint meanwhile
+/// (seen once in CI under load: hint 1).
+fn only_this_thread_active(s: &Scheduler) {
+    wait_for("the other workers to park", || {
+        let c = s.worker_counts();
+        c.total() - c.parked() == 1
+    });
+}
+
 #[test]
 fn a_guest_counts_its_own_context_as_free_in_the_hint() {
     // The caller's own context is free to it (it runs one of the tasks), as
     // it was when callers handed their jobs off and slept.
     let s = scheduler_with_a_low_hint_ema();
-    let (hint, counted) = s.install(|| (s.concurrency_hint(), s.worker_counts().total() == 3));
+    let (hint, counted) = s.install(|| {
+        only_this_thread_active(&s);
+        (s.concurrency_hint(), s.worker_counts().total() == 3)
+    });
     assert!(counted, "the caller ran as a counted guest");
     assert_eq!(hint, 2, "both contexts are the caller's to use");
 }
@@ -308,6 +322,7 @@ fn a_pool_worker_counts_its_own_context_as_free_in_the_hint() {
     // starts there may use the worker's own context too.
     let s = scheduler_with_a_low_hint_ema();
     let (hint, total) = s.install_on_worker(maestro_scheduler::DEFAULT_PRIORITY, || {
+        only_this_thread_active(&s);
         (s.concurrency_hint(), s.worker_counts().total())
     });
     assert_eq!(total, 2, "no guest: the job ran on a pool worker");
