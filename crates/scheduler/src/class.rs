@@ -15,8 +15,8 @@
 //! Each class accumulates its *service*: the thread time of the workers
 //! (pool workers and counted guests) counted for it and of its uncounted
 //! callers, in ns (`ClassSlot::served_ns`). A thread adds its time when it
-//! leaves the class and, while it stays, at its task starts at most every
-//! [`SERVICE_CHECKPOINT_NS`]. A thread running now is estimated at the time
+//! leaves the class and, while it stays, at its task starts once at least
+//! [`SERVICE_CHECKPOINT_NS`] has passed since it last added. A thread running now is estimated at the time
 //! since its class was last charged or entered from nothing (at least
 //! [`SERVICE_CHECKPOINT_NS`]): a class whose threads charge often (short
 //! transactions) is estimated at little, one whose threads sit in long tasks
@@ -42,10 +42,11 @@
 //! Priority orders roots within a class only.
 //!
 //! Thread time is not CPU time when extras oversubscribe the contexts (the
-//! OS divides the cores between everything that runs); the weights divide
-//! thread time, so a class whose extras outnumber the other's workers gets
-//! more CPU per unit of weight while it runs. Measured against separate
-//! pools in `bench mixed` (README).
+//! OS divides the cores between everything that runs). Extras run only while
+//! the contexts are full, when a thread-second buys a fraction of a core, so
+//! a class of extras gets less CPU per unit of weight than a class of
+//! workers (on CH, equal weights gave the transactions 0.59x of separate
+//! pools' tpmC, 3 : 1 about parity: README, `bench mixed`).
 //!
 //! A thread inside one long task that starts no nested task is charged when
 //! the task ends; until then its class's pass counts it by the estimate.
@@ -92,10 +93,10 @@ use crate::turn::TurnGate;
 /// installations define a handful; the scan per decision is linear in it).
 pub const CLASSES_MAX: usize = 16;
 
-/// Most a running thread adds to its class's service at once while it stays
-/// in the class (guessed: a few operator tasks; a checkpoint is one shared
-/// write, so per task would cost a contended cache line on many cores), and
-/// what a thread running now is estimated at in a class's pass.
+/// Least time between two charges of a thread staying in its class
+/// (guessed: a few operator tasks; a charge is one shared write, so one per
+/// task would cost a contended cache line on many cores), and the least a
+/// running thread's uncharged time is estimated at in a class's pass.
 pub const SERVICE_CHECKPOINT_NS: u64 = 100_000;
 
 /// Most a demanding class's pass may lag behind the largest demanding pass,
@@ -813,18 +814,6 @@ mod tests {
     /// The service clock in the tests' `choose_at`.
     const NOW: u64 = 3_600_000 * MS;
 
-    impl Classes {
-        fn choose_now(
-            &self,
-            below_share: bool,
-            leaving: ClassId,
-            has_roots: impl Fn(ClassId) -> bool,
-            allowed: impl Fn(ClassId, usize) -> bool,
-        ) -> Option<ClassId> {
-            self.choose_at(NOW, below_share, leaving, has_roots, allowed)
-        }
-    }
-
     const MS: u64 = 1_000_000;
     const Q: u64 = SERVICE_CHECKPOINT_NS;
 
@@ -836,38 +825,41 @@ mod tests {
         let any = |_, _| true;
         set(&c, &[(1, 10 * MS), (1, 20 * MS)]);
         assert_eq!(
-            c.choose_now(true, ClassId::NONE, all, any),
+            c.choose_at(NOW, true, ClassId::NONE, all, any),
             Some(ClassId(1))
         );
         set(&c, &[(1, 10 * MS), (1, 31 * MS)]);
         assert_eq!(
-            c.choose_now(true, ClassId::NONE, all, any),
+            c.choose_at(NOW, true, ClassId::NONE, all, any),
             Some(ClassId::DEFAULT)
         );
         // Running threads count SERVICE_CHECKPOINT_NS each: 3 running in c1
         // put its pass beyond the default's.
         set(&c, &[(0, 10 * MS), (3, 30 * MS - Q)]);
         assert_eq!(
-            c.choose_now(true, ClassId::NONE, all, any),
+            c.choose_at(NOW, true, ClassId::NONE, all, any),
             Some(ClassId::DEFAULT)
         );
         // ... unless the chooser is one of them, about to leave.
         set(&c, &[(1, 10 * MS), (1, 30 * MS - 3 * Q)]);
-        assert_eq!(c.choose_now(true, ClassId(1), all, any), Some(ClassId(1)));
+        assert_eq!(
+            c.choose_at(NOW, true, ClassId(1), all, any),
+            Some(ClassId(1))
+        );
         // Only classes with roots can be taken; below the share only the
         // smallest pass qualifies, the work-conserving order takes the
         // smallest pass among those with roots.
         set(&c, &[(1, 10 * MS), (1, 40 * MS)]);
         let only_c1 = |id: ClassId| id == ClassId(1);
-        assert_eq!(c.choose_now(true, ClassId::NONE, only_c1, any), None);
+        assert_eq!(c.choose_at(NOW, true, ClassId::NONE, only_c1, any), None);
         assert_eq!(
-            c.choose_now(false, ClassId::NONE, only_c1, any),
+            c.choose_at(NOW, false, ClassId::NONE, only_c1, any),
             Some(ClassId(1))
         );
         // A class without demand does not count: c1 alone is due.
         set(&c, &[(0, 0), (1, 40 * MS)]);
         assert_eq!(
-            c.choose_now(true, ClassId::NONE, only_c1, any),
+            c.choose_at(NOW, true, ClassId::NONE, only_c1, any),
             Some(ClassId(1))
         );
     }
@@ -884,7 +876,7 @@ mod tests {
             .marked_ns
             .store(NOW - 50 * MS, Ordering::Relaxed);
         assert_eq!(
-            c.choose_now(true, ClassId::NONE, all, any),
+            c.choose_at(NOW, true, ClassId::NONE, all, any),
             Some(ClassId::DEFAULT)
         );
         // Entering a class where nothing ran starts the estimate afresh.
@@ -903,7 +895,7 @@ mod tests {
         // The default class idled while c1 ran for a second.
         set(&c, &[(0, 0), (1, 1000 * MS)]);
         assert_eq!(
-            c.choose_now(true, ClassId::NONE, all, any),
+            c.choose_at(NOW, true, ClassId::NONE, all, any),
             Some(ClassId::DEFAULT)
         );
         let raised = c.slot(ClassId::DEFAULT).served_ns.load(Ordering::Relaxed);
@@ -915,7 +907,7 @@ mod tests {
             .served_ns
             .fetch_add(SHARE_LAG_MAX_NS + 1, Ordering::Relaxed);
         assert_eq!(
-            c.choose_now(true, ClassId::NONE, all, any),
+            c.choose_at(NOW, true, ClassId::NONE, all, any),
             Some(ClassId(1))
         );
     }
