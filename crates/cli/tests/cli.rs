@@ -801,15 +801,18 @@ fn bench_mixed_and_timeline_quick_have_every_variant() {
     }
 }
 
-#[test]
-fn bench_mixed_runs_on_shared_ch_data_too() {
-    let out = maestro(&[
+/// `bench mixed --quick --json` of CH-benCHmark on shared data (W = 1, one
+/// analytical client, 0.8 s) with the analytical `engine` and `variants`.
+fn bench_mixed_ch(engine: &str, variants: &str) -> std::process::Output {
+    maestro(&[
         "bench",
         "mixed",
         "--quick",
         "--json",
         "--workload",
         "ch",
+        "--olap-engine",
+        engine,
         "--contexts",
         "2",
         "--duration",
@@ -819,8 +822,13 @@ fn bench_mixed_runs_on_shared_ch_data_too() {
         "--tpch-clients",
         "1",
         "--variants",
-        "multiple-pools,single-classes",
-    ]);
+        variants,
+    ])
+}
+
+#[test]
+fn bench_mixed_runs_on_shared_ch_data_too() {
+    let out = bench_mixed_ch("plans", "multiple-pools,single-classes");
     let v = json_of(&out);
     for variant in ["multiple-pools", "single-classes"] {
         for metric in ["tpmC", "tpch_queries_per_minute"] {
@@ -834,26 +842,7 @@ fn bench_mixed_runs_on_shared_ch_data_too() {
         stderr(&out)
     );
     // The SQL engine on the column mirror, its merge loop beside the clients.
-    let out = maestro(&[
-        "bench",
-        "mixed",
-        "--quick",
-        "--json",
-        "--workload",
-        "ch",
-        "--olap-engine",
-        "sql",
-        "--contexts",
-        "2",
-        "--duration",
-        "0.8",
-        "--warehouses",
-        "1",
-        "--tpch-clients",
-        "1",
-        "--variants",
-        "single-hints",
-    ]);
+    let out = bench_mixed_ch("sql", "single-hints");
     let v = json_of(&out);
     for metric in ["tpmC", "tpch_queries_per_minute"] {
         let value = value(&v, keys!(variant = "single-hints", metric = metric));
