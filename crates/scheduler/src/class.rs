@@ -497,16 +497,14 @@ impl Classes {
             .map(|(i, name)| {
                 let id = ClassId(i as u16);
                 let s = self.slot(id);
+                let raised = s.raised_ns.load(Ordering::Relaxed);
                 ClassStats {
                     id,
                     name: name.clone(),
                     weight: s.weight.load(Ordering::Relaxed),
                     running: s.running.load(Ordering::Relaxed),
-                    thread_ns: {
-                        let raised = s.raised_ns.load(Ordering::Relaxed);
-                        s.served_ns.load(Ordering::Relaxed).saturating_sub(raised)
-                    },
-                    raised_ns: s.raised_ns.load(Ordering::Relaxed),
+                    thread_ns: s.served_ns.load(Ordering::Relaxed).saturating_sub(raised),
+                    raised_ns: raised,
                     queued_roots: if id == ClassId::DEFAULT {
                         0
                     } else {
@@ -547,10 +545,8 @@ impl Classes {
     /// `since` is when the mover's time in `from` was last added to `from`'s
     /// service (`now_ns`); the time since is added now, and `since` restarts.
     ///
-    /// Leaving `from` ends a turn in its share (`turn.rs`): it wakes one of
-    /// `from`'s waiters, and one waiter of every other class — the service
-    /// just added, or `from` no longer demanding, may have put another class
-    /// below its share.
+    /// Leaving `from` is a charge: it wakes one turn waiter of every class
+    /// (`turns_may_go`).
     pub(crate) fn move_count(&self, from: ClassId, to: ClassId, since: &Cell<u64>) {
         if from == to {
             return;
@@ -564,8 +560,7 @@ impl Classes {
                 .fetch_add(now.saturating_sub(since.get()), Ordering::SeqCst);
             s.marked_ns.store(now, Ordering::Relaxed);
             s.running.fetch_sub(1, Ordering::SeqCst);
-            s.turn.ended();
-            self.others_may_go(from);
+            self.turns_may_go();
         }
         since.set(now);
         if to != ClassId::NONE {
@@ -592,17 +587,17 @@ impl Classes {
         s.marked_ns.store(now, Ordering::Relaxed);
         // SeqCst RMW: pairs with a turn waiter's RMW and fence (`move_count`).
         s.served_ns.fetch_add(elapsed, Ordering::SeqCst);
-        self.others_may_go(class);
+        self.turns_may_go();
     }
 
-    /// Wakes one turn waiter of every class but `charged`, whose service
-    /// just grew (a waiter whose class is still not below its share sleeps
-    /// again).
-    fn others_may_go(&self, charged: ClassId) {
-        for i in 0..self.defined() {
-            if i != charged.index() {
-                self.slots[i].turn.ended();
-            }
+    /// After a charge, wakes one turn waiter of every class (`turn.rs`): the
+    /// service added raises the charged class's pass, which may put another
+    /// class below its share; the estimate it replaces (`marked_ns` restarts)
+    /// or a leave that ends the class's demand may put the charged class's
+    /// own waiters below theirs. A waiter still beyond its share sleeps again.
+    fn turns_may_go(&self) {
+        for slot in &self.slots[..self.defined()] {
+            slot.turn.ended();
         }
     }
 
