@@ -405,23 +405,8 @@ pub(crate) fn counted_tables(
     db: &MvccDatabase,
     snapshot: &Snapshot,
 ) -> Result<(LoadedTable, LoadedTable), String> {
-    let mut warehouses = Vec::new();
-    db.warehouse
-        .scan(snapshot, |_, w| warehouses.push(w.clone()));
-    for w in &mut warehouses {
-        w.w_ytd = db
-            .warehouse_ytd
-            .read(snapshot, MvccDatabase::warehouse_ytd_row(w.w_id))
-            .ok_or_else(|| format!("no w_ytd counter for warehouse {}", w.w_id))?;
-    }
-    let mut districts = Vec::new();
-    db.district.scan(snapshot, |_, d| districts.push(d.clone()));
-    for d in &mut districts {
-        d.d_ytd = db
-            .district_ytd
-            .read(snapshot, MvccDatabase::district_ytd_row(d.d_w_id, d.d_id))
-            .ok_or_else(|| format!("no d_ytd counter for district {}/{}", d.d_w_id, d.d_id))?;
-    }
+    let warehouses = db.warehouses_at(snapshot).map_err(|e| e.to_string())?;
+    let districts = db.districts_at(snapshot).map_err(|e| e.to_string())?;
     Ok((
         build("warehouse", &warehouses)?,
         build("district", &districts)?,

@@ -20,27 +20,19 @@ impl MvccDatabase {
     /// The rows visible to `snapshot`, as a 2PL database.
     pub fn rows_at(&self, snapshot: &Snapshot) -> Result<Database, TpccError> {
         let target = Database::new(self.warehouses())?;
-        copy::<Warehouse>(self, snapshot, &target, |db, s, w| {
-            w.w_ytd = counter(
-                db.warehouse_ytd
-                    .read(s, MvccDatabase::warehouse_ytd_row(w.w_id)),
-                "warehouse_ytd",
-                w.w_id,
-            )?;
-            Ok(())
-        })?;
-        copy::<District>(self, snapshot, &target, |db, s, d| {
-            let row = MvccDatabase::district_ytd_row(d.d_w_id, d.d_id);
-            d.d_ytd = counter(db.district_ytd.read(s, row), "district_ytd", d.d_w_id)?;
-            Ok(())
-        })?;
-        copy::<Customer>(self, snapshot, &target, as_is)?;
-        copy::<History>(self, snapshot, &target, as_is)?;
-        copy::<NewOrder>(self, snapshot, &target, as_is)?;
-        copy::<Order>(self, snapshot, &target, as_is)?;
-        copy::<OrderLine>(self, snapshot, &target, as_is)?;
-        copy::<Item>(self, snapshot, &target, as_is)?;
-        copy::<Stock>(self, snapshot, &target, as_is)?;
+        for w in self.warehouses_at(snapshot)? {
+            target.insert(w)?;
+        }
+        for d in self.districts_at(snapshot)? {
+            target.insert(d)?;
+        }
+        copy::<Customer>(self, snapshot, &target)?;
+        copy::<History>(self, snapshot, &target)?;
+        copy::<NewOrder>(self, snapshot, &target)?;
+        copy::<Order>(self, snapshot, &target)?;
+        copy::<OrderLine>(self, snapshot, &target)?;
+        copy::<Item>(self, snapshot, &target)?;
+        copy::<Stock>(self, snapshot, &target)?;
         Ok(target)
     }
 
@@ -56,30 +48,15 @@ impl MvccDatabase {
     }
 }
 
-fn counter(value: Option<Money>, table: &'static str, w_id: u16) -> Result<Money, TpccError> {
-    value.ok_or_else(|| TpccError::NotFound {
-        table,
-        key: format!("counter of warehouse {w_id}"),
-    })
-}
-
-type Fix<R> = fn(&MvccDatabase, &Snapshot, &mut R) -> Result<(), TpccError>;
-
-fn as_is<R>(_: &MvccDatabase, _: &Snapshot, _: &mut R) -> Result<(), TpccError> {
-    Ok(())
-}
-
-/// Copies every row `snapshot` sees into `target`, each passed through `fix`.
+/// Copies every row `snapshot` sees into `target`.
 fn copy<R: MvccRow>(
     db: &MvccDatabase,
     snapshot: &Snapshot,
     target: &Database,
-    fix: Fix<R>,
 ) -> Result<(), TpccError> {
     let mut rows = Vec::new();
     R::mvcc_table(db).scan(snapshot, |_, r| rows.push(r.clone()));
-    for mut row in rows {
-        fix(db, snapshot, &mut row)?;
+    for row in rows {
         target.insert(row)?;
     }
     Ok(())

@@ -21,7 +21,8 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use parking_lot::Mutex;
 
 use maestro_txn::{
-    CounterTable, Database as TxnDatabase, DatabaseConfig, Isolation, RowId, Table, Transaction,
+    CounterTable, Database as TxnDatabase, DatabaseConfig, Isolation, RowId, Snapshot, Table,
+    Transaction,
 };
 
 use super::index::OrderedIndex;
@@ -235,6 +236,41 @@ impl MvccDatabase {
         Self::warehouse_ytd_row(w_id)
             .wrapping_mul(u64::from(DISTRICTS_PER_WAREHOUSE))
             .wrapping_add(u64::from(d_id).wrapping_sub(1))
+    }
+
+    /// The WAREHOUSE rows `snapshot` sees, each with its `w_ytd` from its
+    /// counter in the same snapshot (the row's own `w_ytd` is not kept
+    /// current: payments add to the counter).
+    pub fn warehouses_at(&self, snapshot: &Snapshot) -> Result<Vec<Warehouse>, TpccError> {
+        let mut rows = Vec::new();
+        self.warehouse.scan(snapshot, |_, w| rows.push(w.clone()));
+        for w in &mut rows {
+            w.w_ytd = self
+                .warehouse_ytd
+                .read(snapshot, Self::warehouse_ytd_row(w.w_id))
+                .ok_or_else(|| TpccError::NotFound {
+                    table: "warehouse_ytd",
+                    key: format!("w={}", w.w_id),
+                })?;
+        }
+        Ok(rows)
+    }
+
+    /// The DISTRICT rows `snapshot` sees, each with its `d_ytd` from its
+    /// counter in the same snapshot.
+    pub fn districts_at(&self, snapshot: &Snapshot) -> Result<Vec<District>, TpccError> {
+        let mut rows = Vec::new();
+        self.district.scan(snapshot, |_, d| rows.push(d.clone()));
+        for d in &mut rows {
+            d.d_ytd = self
+                .district_ytd
+                .read(snapshot, Self::district_ytd_row(d.d_w_id, d.d_id))
+                .ok_or_else(|| TpccError::NotFound {
+                    table: "district_ytd",
+                    key: format!("w={} d={}", d.d_w_id, d.d_id),
+                })?;
+        }
+        Ok(rows)
     }
 
     /// `w_ytd` of warehouse `w_id` as `txn` sees it.
