@@ -38,6 +38,8 @@ use crate::columns::{ColumnMirror, MirrorStats, run_sql};
 use crate::db::ChDatabase;
 use crate::queries::QUERIES;
 
+const MIB: f64 = 1024.0 * 1024.0;
+
 /// What runs the analytical queries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OlapEngine {
@@ -118,11 +120,13 @@ impl std::fmt::Display for ChReport {
             let queries = self.queries_completed().max(1);
             writeln!(
                 f,
-                "column mirror: {} table merges in {:.2} s, deltas of {:.0} rows per query on average built in {:.2} s",
+                "column mirror: {} table merges in {:.2} s, deltas of {:.0} rows per query on average built in {:.2} s; mains {:.1} MiB, newest deltas {:.1} MiB at the end",
                 self.mirror.merges,
                 self.mirror.merge_seconds,
                 self.delta_rows as f64 / queries as f64,
-                self.mirror.delta_seconds
+                self.mirror.delta_seconds,
+                self.mirror.main_bytes as f64 / MIB,
+                self.mirror.delta_bytes as f64 / MIB
             )?;
         }
         writeln!(

@@ -60,6 +60,11 @@ fn sql_on_column_mains_and_journal_deltas_equals_the_hand_written_plans() {
         view.delta_rows()
     );
     drop(view);
+    let with_deltas = mirror.stats();
+    assert!(
+        with_deltas.main_bytes > 1 << 20 && with_deltas.delta_bytes > 0,
+        "{with_deltas:?}"
+    );
     check_all(&exec, &db, &mirror, "main + delta");
 
     let merged = mirror
@@ -71,6 +76,11 @@ fn sql_on_column_mains_and_journal_deltas_equals_the_hand_written_plans() {
     let view = mirror.view(&db).expect("a view");
     assert_eq!(view.delta_rows(), 0);
     drop(view);
+    let merged_stats = mirror.stats();
+    assert!(
+        merged_stats.main_bytes > 1 << 20 && merged_stats.delta_bytes < with_deltas.delta_bytes,
+        "merged: {merged_stats:?}, before: {with_deltas:?}"
+    );
     check_all(&exec, &db, &mirror, "merged");
 
     run(700);

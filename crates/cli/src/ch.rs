@@ -291,6 +291,8 @@ fn report_json(r: &ChReport, warehouses: u16, terminals: usize) -> Value {
     metric("mirror_merges".into(), r.mirror.merges as f64);
     metric("mirror_merge_seconds".into(), r.mirror.merge_seconds);
     metric("mirror_delta_seconds".into(), r.mirror.delta_seconds);
+    metric("mirror_main_bytes".into(), r.mirror.main_bytes as f64);
+    metric("mirror_delta_bytes".into(), r.mirror.delta_bytes as f64);
     metric(
         "delta_rows_per_query".into(),
         r.delta_rows as f64 / r.queries_completed().max(1) as f64,

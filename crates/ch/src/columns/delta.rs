@@ -31,6 +31,22 @@ pub(crate) struct Main {
 }
 
 impl Main {
+    /// Allocated bytes: the columns (dictionaries included), the NULL masks
+    /// and the row-id maps.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let masks: usize = self
+            .table
+            .nulls
+            .iter()
+            .flatten()
+            .map(|m| m.capacity())
+            .sum();
+        self.table.data.heap_bytes()
+            + masks
+            + self.row_ids.capacity() * std::mem::size_of::<RowId>()
+            + self.position.capacity() * std::mem::size_of::<u32>()
+    }
+
     pub(crate) fn new(ts: Timestamp, table: LoadedTable, row_ids: Vec<RowId>) -> Main {
         let len = row_ids.iter().max().map_or(0, |&r| r as usize + 1);
         let mut position = vec![NOT_IN_MAIN; len];
@@ -81,6 +97,14 @@ pub(crate) enum Extend {
 }
 
 impl Built {
+    /// Allocated bytes of the delta beyond its main (appended rows, masks,
+    /// the changed-row map).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.table.delta_heap_bytes()
+            + self.changed.capacity() * std::mem::size_of::<(RowId, Option<u32>)>()
+            + self.appended_ids.capacity() * std::mem::size_of::<RowId>()
+    }
+
     /// `main` with no change on top.
     pub(crate) fn of(main: &Arc<Main>) -> Built {
         Built {

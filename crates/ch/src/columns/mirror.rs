@@ -123,6 +123,12 @@ pub struct MirrorStats {
     pub merge_seconds: f64,
     /// Building queries' deltas from the journals (all queries).
     pub delta_seconds: f64,
+    /// Allocated bytes of the current mains (columns, dictionaries, NULL
+    /// masks, row-id maps), now. Mains a running query still reads after a
+    /// merge replaced them are not counted.
+    pub main_bytes: u64,
+    /// Allocated bytes of the newest delta built per table, now.
+    pub delta_bytes: u64,
 }
 
 struct State {
@@ -293,10 +299,24 @@ impl ColumnMirror {
     pub fn stats(&self) -> MirrorStats {
         // Relaxed: statistics.
         let secs = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64 / 1e9;
+        let main_bytes: usize = self
+            .state
+            .lock()
+            .current
+            .iter()
+            .map(|m| m.heap_bytes())
+            .sum();
+        let delta_bytes: usize = self
+            .built
+            .iter()
+            .filter_map(|b| b.lock().as_ref().map(Built::heap_bytes))
+            .sum();
         MirrorStats {
             merges: self.merges(),
             merge_seconds: secs(&self.merge_ns),
             delta_seconds: secs(&self.delta_ns),
+            main_bytes: main_bytes as u64,
+            delta_bytes: delta_bytes as u64,
         }
     }
 

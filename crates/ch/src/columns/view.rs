@@ -24,6 +24,16 @@ pub struct ViewTable {
 }
 
 impl ViewTable {
+    /// Allocated bytes of the delta's appended rows and of the NULL masks
+    /// by combined id (the main's columns are the main's: `Main::heap_bytes`).
+    pub(crate) fn delta_heap_bytes(&self) -> usize {
+        // Without a delta the masks are the main's own (shared).
+        self.delta.as_ref().map_or(0, |d| {
+            let masks: usize = self.nulls.iter().flatten().map(|m| m.capacity()).sum();
+            d.appended().heap_bytes() + d.deleted().len() * 4 + masks
+        })
+    }
+
     /// A table that is its main alone.
     pub(crate) fn main(table: LoadedTable) -> ViewTable {
         let nulls = table.nulls.clone();
