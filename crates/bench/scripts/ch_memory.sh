@@ -22,7 +22,7 @@ for engine in $engines; do
   echo "seconds,rss_bytes" > "$dir/rss.csv"
   start=$(date +%s)
   while kill -0 "$pid" 2>/dev/null; do
-    rss=$(awk '/VmRSS/ {print $2 * 1024}' "/proc/$pid/status" 2>/dev/null || true)
+    rss=$(awk '/VmRSS/ {printf "%.0f\n", $2 * 1024}' "/proc/$pid/status" 2>/dev/null || true)
     [ -n "$rss" ] && echo "$(( $(date +%s) - start )),$rss" >> "$dir/rss.csv"
     sleep "$period"
   done

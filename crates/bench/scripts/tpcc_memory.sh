@@ -16,7 +16,7 @@ pid=$!
 echo "seconds,rss_bytes" > "$out/rss.csv"
 start=$(date +%s)
 while kill -0 "$pid" 2>/dev/null; do
-  rss=$(awk '/VmRSS/ {print $2 * 1024}' "/proc/$pid/status" 2>/dev/null || true)
+  rss=$(awk '/VmRSS/ {printf "%.0f\n", $2 * 1024}' "/proc/$pid/status" 2>/dev/null || true)
   [ -n "$rss" ] && echo "$(( $(date +%s) - start )),$rss" >> "$out/rss.csv"
   sleep "$period"
 done
