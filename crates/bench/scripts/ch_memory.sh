@@ -19,12 +19,6 @@ for engine in $engines; do
   echo "$(date +%T) ch run --olap-engine $engine $*" >&2
   "$maestro" ch run "$@" --olap-engine "$engine" --json > "$dir/run.json" 2> "$dir/run.log" &
   pid=$!
-  echo "seconds,rss_bytes" > "$dir/rss.csv"
-  start=$(date +%s)
-  while kill -0 "$pid" 2>/dev/null; do
-    rss=$(awk '/VmRSS/ {printf "%.0f\n", $2 * 1024}' "/proc/$pid/status" 2>/dev/null || true)
-    [ -n "$rss" ] && echo "$(( $(date +%s) - start )),$rss" >> "$dir/rss.csv"
-    sleep "$period"
-  done
+  bash "$(dirname "$0")/sample_rss.sh" "$pid" "$dir/rss.csv" "$period"
   wait "$pid"
 done

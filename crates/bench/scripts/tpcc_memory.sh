@@ -13,11 +13,5 @@ maestro=${MAESTRO:-target/release/maestro}
 mkdir -p "$out"
 "$maestro" tpcc run "$@" --json > "$out/run.json" 2> "$out/run.log" &
 pid=$!
-echo "seconds,rss_bytes" > "$out/rss.csv"
-start=$(date +%s)
-while kill -0 "$pid" 2>/dev/null; do
-  rss=$(awk '/VmRSS/ {printf "%.0f\n", $2 * 1024}' "/proc/$pid/status" 2>/dev/null || true)
-  [ -n "$rss" ] && echo "$(( $(date +%s) - start )),$rss" >> "$out/rss.csv"
-  sleep "$period"
-done
+bash "$(dirname "$0")/sample_rss.sh" "$pid" "$out/rss.csv" "$period"
 wait "$pid"
