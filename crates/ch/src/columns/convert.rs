@@ -163,7 +163,7 @@ fn build_with<R>(
 /// `f` of every row, in a vector of exactly `rows.len()`: collecting through
 /// `Result` loses the size hint, and the vector grew by doubling — up to
 /// twice the bytes, which a main keeps for its life (the mirror's first
-/// mains were a third larger than the same rows merged).
+/// mains at W = 2 took 270 MiB, 198 MiB built exactly).
 fn collect_exact<R, T>(
     rows: &[R],
     mut f: impl FnMut(&R) -> Result<T, String>,
