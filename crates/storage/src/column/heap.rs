@@ -36,12 +36,16 @@ impl StrHeap {
         }
     }
 
-    /// Builds a heap from any strings.
+    /// Builds a heap from any strings, of exact capacity: pushes grow the
+    /// vectors by doubling, and a heap built once (a dictionary) keeps its
+    /// capacity for its life.
     pub fn from_strs<'a>(values: impl IntoIterator<Item = &'a str>) -> StrHeap {
         let mut heap = StrHeap::new();
         for v in values {
             heap.push(v);
         }
+        heap.bytes.shrink_to_fit();
+        heap.offsets.shrink_to_fit();
         heap
     }
 
@@ -136,6 +140,14 @@ impl fmt::Write for Appender<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_heap_built_from_strings_holds_no_spare_capacity() {
+        let words: Vec<String> = (0..1000).map(|i| format!("w{i}")).collect();
+        let h = StrHeap::from_strs(words.iter().map(String::as_str));
+        let bytes: usize = words.iter().map(String::len).sum();
+        assert_eq!(h.heap_bytes(), bytes + (words.len() + 1) * size_of::<u64>());
+    }
 
     #[test]
     fn push_get_and_concat() {
