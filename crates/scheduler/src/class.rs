@@ -16,13 +16,13 @@
 //! (pool workers and counted guests) counted for it and of its uncounted
 //! callers, in ns (`ClassSlot::served_ns`). A thread adds its time when it
 //! leaves the class and, while it stays, at its task starts once at least
-//! [`SERVICE_CHECKPOINT_NS`] has passed since it last added. A thread running now is estimated at the time
-//! since its class was last charged or entered from nothing (at least
-//! [`SERVICE_CHECKPOINT_NS`]): a class whose threads charge often (short
-//! transactions) is estimated at little, one whose threads sit in long tasks
-//! (a CH query is one job of hundreds of ms) at about the time they have run.
-//! A class's *pass* is its service divided
-//! by its weight — a stride scheduler's pass value. A class is *demanding*
+//! [`SERVICE_CHECKPOINT_NS`] has passed since it last added. A thread running
+//! now is estimated at the time since its class was last charged or entered
+//! from nothing (at least [`SERVICE_CHECKPOINT_NS`]): a class whose threads
+//! charge often (short transactions) is estimated at little, one whose
+//! threads sit in long tasks (a CH query is one job of hundreds of ms) at
+//! about the time they have run. A class's *pass* is its service divided by
+//! its weight — a stride scheduler's pass value. A class is *demanding*
 //! when it has roots queued or work running; among the demanding classes,
 //! class `c` is *below its share* when no other has a smaller pass. So over
 //! any stretch in which both have work, two classes receive thread time in
