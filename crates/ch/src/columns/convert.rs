@@ -400,3 +400,22 @@ fn dist(d: &[u8; 24]) -> Cell<'_> {
     // ASCII by construction (the loader draws letters and digits).
     Cell::Text(std::str::from_utf8(d).unwrap_or(""))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_built_from_rows_holds_no_spare_capacity() {
+        let rows: Vec<NewOrder> = (1..=1000)
+            .map(|o| NewOrder {
+                no_o_id: o,
+                no_d_id: 1,
+                no_w_id: 1,
+            })
+            .collect();
+        let t = build("new_order", &rows).expect("builds");
+        // no_o_id is BIGINT (8 bytes), the two ids INTEGER (4 bytes each).
+        assert_eq!(t.data.heap_bytes(), 1000 * (8 + 4 + 4));
+    }
+}
