@@ -29,6 +29,10 @@ pub struct TableDef {
     /// Columns whose values are unique (single-column keys), for join
     /// ordering; may be empty.
     pub unique_columns: Vec<String>,
+    /// Composite keys: column sets whose values together are unique in the
+    /// table (CH's `(o_w_id, o_d_id, o_id)`), for GROUP BY's functional
+    /// dependencies (`functional.rs`); may be empty.
+    pub keys: Vec<Vec<String>>,
 }
 
 /// An index a table declares (CREATE INDEX), as the planner sees it.
@@ -130,7 +134,7 @@ pub fn tpch_key(table: &str) -> Option<&'static str> {
     })
 }
 
-/// The definition of a column-store table (no unique columns declared).
+/// The definition of a column-store table (no keys declared).
 pub fn table_def(t: &Table) -> TableDef {
     TableDef {
         name: t.name().to_string(),
@@ -146,5 +150,6 @@ pub fn table_def(t: &Table) -> TableDef {
             .collect(),
         rows: t.num_rows(),
         unique_columns: Vec::new(),
+        keys: Vec::new(),
     }
 }

@@ -23,6 +23,7 @@ pub mod catalog;
 pub mod error;
 mod estimate;
 mod explain;
+mod functional;
 pub mod index_scan;
 pub mod lower;
 pub mod optimize;

@@ -60,56 +60,6 @@ fn estimate_nodes(p: &Plan, est: &Estimator, out: &mut Vec<usize>) {
     }
 }
 
-/// Which GROUP BY keys are functionally dependent on another key: a key
-/// reading only columns of one scanned table whose unique column (its
-/// primary key) is itself a key — equal keys there mean one row of that
-/// table, so the dependent key needs no hashing; the lowering reads it back
-/// at each group's representative row (TPC-H Q10 groups by `c_custkey` and
-/// six other customer columns, Q18 by `c_custkey`, `o_orderkey` and three
-/// columns of theirs).
-pub(crate) fn dependent_groups(
-    input: &Plan,
-    groups: &[(ColumnId, Expr)],
-    catalog: &dyn Catalog,
-) -> Vec<bool> {
-    fn scans(p: &Plan, n: &mut usize, out: &mut Vec<(ColumnId, usize)>) {
-        if let Plan::Scan { columns, .. } = p {
-            out.extend(columns.iter().map(|c| (c.0, *n)));
-            *n += 1;
-        }
-        for c in p.children() {
-            scans(c, n, out);
-        }
-    }
-    let mut scan_of = Vec::new();
-    scans(input, &mut 0, &mut scan_of);
-    let scan = |c: &ColumnId| scan_of.iter().find(|(id, _)| id == c).map(|x| x.1);
-    let mut unique = BTreeSet::new();
-    unique_columns(input, catalog, &mut unique);
-    // The scans whose unique column is a key.
-    let keyed: Vec<(usize, usize)> = groups
-        .iter()
-        .enumerate()
-        .filter_map(|(i, (_, e))| match e {
-            Expr::Column(c) if unique.contains(c) => scan(c).map(|s| (i, s)),
-            _ => None,
-        })
-        .collect();
-    groups
-        .iter()
-        .enumerate()
-        .map(|(i, (_, e))| {
-            let cols = e.columns();
-            let Some(first) = cols.iter().next().and_then(scan) else {
-                return false;
-            };
-            cols.iter().all(|c| scan(c) == Some(first))
-                && keyed.iter().any(|&(k, s)| k != i && s == first)
-                && !keyed.iter().any(|&(k, _)| k == i)
-        })
-        .collect()
-}
-
 /// The scanned columns whose values are unique in their table (the
 /// catalog's single-column keys), and the key of a one-key aggregation.
 pub(crate) fn unique_columns(plan: &Plan, catalog: &dyn Catalog, out: &mut BTreeSet<ColumnId>) {

@@ -54,6 +54,9 @@ pub trait ColumnRow: Sized + 'static {
     const COLUMNS: &'static [Def<Self>];
     /// Columns whose values are unique (join ordering).
     const UNIQUE: &'static [&'static str] = &[];
+    /// Composite keys: TPC-C's primary keys of more than one column (GROUP
+    /// BY's functional dependencies, `maestro_sql`'s `functional.rs`).
+    const KEYS: &'static [&'static [&'static str]] = &[];
     /// Text columns stored dictionary-encoded (their groupings, joins and
     /// filters run on codes). Only columns TPC-C's transactions never give
     /// a new value: a query's delta shares its main's dictionary, and a
@@ -61,6 +64,19 @@ pub trait ColumnRow: Sized + 'static {
     /// (`mirror.rs`). The others (`c_data`, `h_data`, `s_dist_*`,
     /// `ol_dist_info`, …: written, or random and unique) stay a string heap.
     const DICTIONARY: &'static [&'static str] = &[];
+}
+
+/// The composite keys of CH table `name` (`oorder` is `orders`' other name).
+pub fn composite_keys(name: &str) -> &'static [&'static [&'static str]] {
+    match name {
+        "district" => District::KEYS,
+        "customer" => Customer::KEYS,
+        "new_order" => NewOrder::KEYS,
+        "orders" | "oorder" => Order::KEYS,
+        "order_line" => OrderLine::KEYS,
+        "stock" => Stock::KEYS,
+        _ => &[],
+    }
 }
 
 /// Rows `rows` as table `name` of `R`'s columns.
@@ -220,6 +236,7 @@ impl ColumnRow for District {
         ("d_ytd", MONEY, |r| Cell::Fixed(r.d_ytd)),
         ("d_next_o_id", BIG, |r| int(r.d_next_o_id)),
     ];
+    const KEYS: &'static [&'static [&'static str]] = &[&["d_w_id", "d_id"]];
     const DICTIONARY: &'static [&'static str] = &[
         "d_name",
         "d_street_1",
@@ -254,6 +271,7 @@ impl ColumnRow for Customer {
         ("c_delivery_cnt", BIG, |r| int(r.c_delivery_cnt)),
         ("c_data", TEXT, |r| text(&r.c_data)),
     ];
+    const KEYS: &'static [&'static [&'static str]] = &[&["c_w_id", "c_d_id", "c_id"]];
     const DICTIONARY: &'static [&'static str] = &[
         "c_first",
         "c_middle",
@@ -287,6 +305,7 @@ impl ColumnRow for NewOrder {
         ("no_d_id", INT, |r| int(r.no_d_id)),
         ("no_w_id", INT, |r| int(r.no_w_id)),
     ];
+    const KEYS: &'static [&'static [&'static str]] = &[&["no_w_id", "no_d_id", "no_o_id"]];
 }
 
 impl ColumnRow for Order {
@@ -302,6 +321,7 @@ impl ColumnRow for Order {
         ("o_ol_cnt", INT, |r| int(r.o_ol_cnt)),
         ("o_all_local", INT, |r| int(r.o_all_local)),
     ];
+    const KEYS: &'static [&'static [&'static str]] = &[&["o_w_id", "o_d_id", "o_id"]];
 }
 
 impl ColumnRow for OrderLine {
@@ -317,6 +337,8 @@ impl ColumnRow for OrderLine {
         ("ol_amount", dec(6, 2), |r| Cell::Fixed(r.ol_amount)),
         ("ol_dist_info", TEXT, |r| dist(&r.ol_dist_info)),
     ];
+    const KEYS: &'static [&'static [&'static str]] =
+        &[&["ol_w_id", "ol_d_id", "ol_o_id", "ol_number"]];
 }
 
 impl ColumnRow for Item {
@@ -351,6 +373,7 @@ impl ColumnRow for Stock {
         ("s_remote_cnt", BIG, |r| int(r.s_remote_cnt)),
         ("s_data", TEXT, |r| text(&r.s_data)),
     ];
+    const KEYS: &'static [&'static [&'static str]] = &[&["s_w_id", "s_i_id"]];
 }
 
 impl ColumnRow for Supplier {
@@ -417,5 +440,32 @@ mod tests {
         let t = build("new_order", &rows).expect("builds");
         // no_o_id is BIGINT (8 bytes), the two ids INTEGER (4 bytes each).
         assert_eq!(t.data.heap_bytes(), 1000 * (8 + 4 + 4));
+    }
+
+    fn names<R: ColumnRow>() -> Vec<&'static str> {
+        R::COLUMNS.iter().map(|d| d.0).collect()
+    }
+
+    #[test]
+    fn every_composite_key_names_columns_of_its_table() {
+        let tables = [
+            ("district", names::<District>()),
+            ("customer", names::<Customer>()),
+            ("new_order", names::<NewOrder>()),
+            ("oorder", names::<Order>()),
+            ("order_line", names::<OrderLine>()),
+            ("stock", names::<Stock>()),
+        ];
+        for (table, columns) in &tables {
+            let keys = composite_keys(table);
+            assert!(!keys.is_empty(), "{table} has a composite key");
+            for key in keys {
+                assert!(key.len() > 1, "{table}: {key:?}");
+                for c in *key {
+                    assert!(columns.contains(c), "{table}: no column {c}");
+                }
+            }
+        }
+        assert!(composite_keys("item").is_empty());
     }
 }

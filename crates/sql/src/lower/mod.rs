@@ -361,7 +361,7 @@ impl<'a> Lowering<'a> {
                 groups,
                 aggs,
             } => {
-                let dependent = crate::optimize::dependent_groups(input, groups, self.catalog);
+                let dependent = crate::functional::dependent_groups(input, groups, self.catalog);
                 self.aggregate_node(input, groups, aggs, &dependent)
             }
             Plan::Sort { input, keys } => {
