@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use maestro_ch::columns::ColumnMirror;
+use maestro_ch::columns::{ColumnMirror, HeapRelease};
 use maestro_ch::run::OlapEngine;
 use maestro_scheduler::{ClassId, ClassSpec, Scheduler, SchedulerStats, TimelineSample};
 use maestro_tpcc::driver::{self, Mode, RunConfig, RunProgress, RunReport};
@@ -446,7 +446,9 @@ pub fn run_workload(
         let merger = match workload {
             Workload::Shared(db, Some(mirror)) => {
                 let (stop, scheduler) = (&stop, &scheduler);
-                Some(s.spawn(move || mirror.merge_until(db, scheduler, stop, None)))
+                Some(s.spawn(move || {
+                    mirror.merge_until(db, scheduler, stop, None, HeapRelease::AfterMerge)
+                }))
             }
             _ => None,
         };

@@ -34,7 +34,7 @@ use maestro_tpcc::driver::{
     self, Histogram, LatencySummary, Mode, RunConfig, RunProgress, RunReport, Storage,
 };
 
-use crate::columns::{ColumnMirror, MirrorStats, run_sql};
+use crate::columns::{ColumnMirror, HeapRelease, MirrorStats, run_sql};
 use crate::db::ChDatabase;
 use crate::queries::QUERIES;
 
@@ -65,6 +65,9 @@ pub struct ChRunConfig {
     pub tpcc: RunConfig,
     pub olap_clients: usize,
     pub olap_engine: OlapEngine,
+    /// What the column mirror's merge loop does with freed mains (SQL
+    /// engine).
+    pub heap_release: HeapRelease,
 }
 
 /// One query's results over the run.
@@ -218,7 +221,7 @@ pub fn run(
             s.spawn(move || {
                 engine
                     .mirror
-                    .merge_until(db, sched, failed, Some(deadline))
+                    .merge_until(db, sched, failed, Some(deadline), config.heap_release)
                     .map_err(|reason| TpccError::InvalidOption {
                         option: "olap-engine",
                         reason,

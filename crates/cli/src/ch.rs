@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use maestro_ch::columns::HeapRelease;
 use maestro_ch::run::{ChReport, ChRunConfig, OlapEngine};
 use maestro_ch::{ChConfig, ChDatabase, QUERIES};
 use maestro_tpcc::driver::{self, Mode, RunConfig, Storage};
@@ -48,6 +49,11 @@ pub struct RunArgs {
     /// plans scanning row versions, one job per query.
     #[arg(long, value_enum, default_value = "plans")]
     olap_engine: EngineArg,
+    /// After each merge of the column mirror (`--olap-engine sql`): return
+    /// the heap's free pages — the replaced mains — to the kernel
+    /// (`after-merge`), or leave them to malloc (`never`).
+    #[arg(long, value_enum, default_value = "after-merge")]
+    heap_release: HeapReleaseArg,
     /// Seconds to run (positive, fractions allowed).
     #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
     duration: f64,
@@ -70,6 +76,12 @@ pub struct RunArgs {
     /// Print one JSON object on stdout (progress stays on stderr).
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum HeapReleaseArg {
+    AfterMerge,
+    Never,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -204,6 +216,10 @@ fn run_ch(a: RunArgs) -> Result<ExitCode, ExitCode> {
         tpcc,
         olap_clients: a.olap_clients,
         olap_engine,
+        heap_release: match a.heap_release {
+            HeapReleaseArg::AfterMerge => HeapRelease::AfterMerge,
+            HeapReleaseArg::Never => HeapRelease::Never,
+        },
     };
     eprintln!(
         "running {} terminals and {} analytical clients ({} queries, {} engine) for {:.1} s ({}, {} contexts)",

@@ -2,4 +2,5 @@
 //! B+-tree indexes with optimistic lock coupling (`index`).
 
 pub mod column;
+pub mod heap;
 pub mod index;

@@ -12,8 +12,8 @@ mod view;
 
 pub use convert::{Cell, ColumnRow, Def, build};
 pub use mirror::{
-    ColumnMirror, MERGE_CHANGES_MIN, MERGE_MAIN_FRACTION, MERGE_POLL, MergePolicy, MergeReport,
-    MirrorStats,
+    ColumnMirror, HeapRelease, MERGE_CHANGES_MIN, MERGE_MAIN_FRACTION, MERGE_POLL, MergePolicy,
+    MergeReport, MirrorStats,
 };
 pub use view::{ColumnView, ViewTable};
 
