@@ -13,6 +13,7 @@ mod compile;
 mod eval;
 mod fused_join;
 mod index;
+mod residual;
 mod stacked;
 mod vector;
 
@@ -716,10 +717,11 @@ impl<'a> Lowering<'a> {
             }))
         };
         let table = JoinTable::build(self.ctx, "sql_join_build", Input::all(right.len), &rx)?;
-        let res: Option<&Residual> = if residual.is_empty() {
-            None
-        } else {
-            Some(&check)
+        let compiled = residual::compiled(residual, lref, rref);
+        let res: Option<&Residual> = match &compiled {
+            _ if residual.is_empty() => None,
+            Some(compiled) => Some(compiled),
+            None => Some(&check),
         };
         let exec_kind = match kind {
             JoinKind::Semi => ExecJoinKind::Semi,
