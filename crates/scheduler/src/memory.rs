@@ -113,7 +113,12 @@ impl StatementMemory {
                 .used_bytes
                 .fetch_add(bytes, Ordering::Relaxed)
                 .saturating_add(bytes);
-            pool.peak_bytes.fetch_max(class_used, Ordering::Relaxed);
+            // A read first: `fetch_max` is a locked read-modify-write even
+            // when the peak stands, and every charge of every statement of
+            // the class would take the line exclusive.
+            if class_used > pool.peak_bytes.load(Ordering::Relaxed) {
+                pool.peak_bytes.fetch_max(class_used, Ordering::Relaxed);
+            }
             if over.is_none() && pool.limit_bytes().is_some_and(|limit| class_used > limit) {
                 over = Some(CancelReason::ClassMemoryLimit);
             }
