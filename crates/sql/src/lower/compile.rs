@@ -419,14 +419,7 @@ fn masked_cmp<'r>(op: CmpOp, a: &Expr, b: &Expr, rel: &'r Relation) -> Option<Pr
         let Expr::Column(c) = e else {
             return None;
         };
-        let (values, nulls) = match rel.get(*c)? {
-            Vector::Masked { values, nulls } => (&**values, Some(nulls)),
-            v => (v, None),
-        };
-        if values.is_dict() {
-            return None;
-        }
-        Some((values.col()?, nulls))
+        rel.get(*c)?.col_with_nulls()
     }
     let not_null = |nulls: &'r std::sync::Arc<Vec<bool>>| Pred::func(move |p| !nulls[p as usize]);
     let (cmp, masks) = match (a, b) {

@@ -55,18 +55,11 @@ pub(super) fn compiled<'r>(
     })
 }
 
-/// A number column (not a dictionary: codes of two columns' dictionaries do
-/// not compare) with its NULL mask.
+/// A number column (dictionary codes of two columns do not compare:
+/// [`Vector::col_with_nulls`] refuses them) with its NULL mask.
 fn side<'r>(v: &'r Vector<'r>) -> Option<Side<'r>> {
-    let (values, nulls) = match v {
-        Vector::Masked { values, nulls } => (&**values, Some(nulls)),
-        v => (v, None),
-    };
-    if values.is_dict() {
-        return None;
-    }
-    let col = values.col()?;
-    (col.is_narrow_numeric() && !matches!(col.data(), Data::Dict(_))).then_some((col, nulls))
+    v.col_with_nulls()
+        .filter(|(col, _)| col.is_narrow_numeric())
 }
 
 #[cfg(test)]

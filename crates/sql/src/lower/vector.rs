@@ -172,6 +172,21 @@ impl<'d> Vector<'d> {
             }
         )
     }
+
+    /// The column as the operators read it, unwrapped from its NULL mask,
+    /// and that mask if it has one — not for dictionary strings, whose codes
+    /// compare only within one dictionary (comparisons across two columns,
+    /// or with NULLs, read them this way).
+    pub fn col_with_nulls(&self) -> Option<(Col<'_>, Option<&Arc<Vec<bool>>>)> {
+        let (values, nulls) = match self {
+            Vector::Masked { values, nulls } => (&**values, Some(nulls)),
+            v => (v, None),
+        };
+        if values.is_dict() {
+            return None;
+        }
+        Some((values.col()?, nulls))
+    }
 }
 
 fn num(value: i128, scale: u8) -> Scalar {
