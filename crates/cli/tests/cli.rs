@@ -567,6 +567,7 @@ fn ch_run_reports_both_sides_and_snapshot_writes_tables_and_answers() {
             "receivers",
         ],
         &["ch", "run", "--olap-engine", "columns"],
+        &["ch", "run", "--heap-release", "sometimes"],
         &["ch", "run", "--max-tps", "0"],
     ] {
         assert_eq!(maestro(bad).status.code(), Some(2), "{bad:?}");
