@@ -9,6 +9,8 @@
 # query streams as transactions (their rows generated before the run, as
 # dbgen's update files are), every query reads the snapshot current at its
 # start, and the run ends when the queries and the refresh stream have.
+# MAESTRO_THROUGHPUT_FLAGS adds flags to both variants (e.g. "--storage delta":
+# SQL text on the SQL store's main + delta, the refresh stream into the deltas).
 # Writes without-<r>.json, with-<r>.json and summary.json (queries/h per round,
 # their medians, the per-round ratio with ÷ without, RF times).
 set -euo pipefail
@@ -18,19 +20,21 @@ ROUNDS=${3:-3}
 OUT=${4:-target/bench/tpch-throughput-refresh-sf$SF}
 mkdir -p "$OUT"
 M=${MAESTRO:-target/release/maestro}
+read -r -a EXTRA <<<"${MAESTRO_THROUGHPUT_FLAGS:-}"
 [ -n "${MAESTRO:-}" ] || cargo build --release -q -p maestro-cli
 for r in $(seq 1 "$ROUNDS"); do
   if [ $((r % 2)) = 1 ]; then order="without with"; else order="with without"; fi
   for v in $order; do
     flag=(); [ "$v" = with ] && flag=(--refresh)
-    "$M" tpch throughput --sf "$SF" --streams "$STREAMS" --reps 1 "${flag[@]}" --json > "$OUT/$v-$r.json"
+    "$M" tpch throughput --sf "$SF" --streams "$STREAMS" --reps 1 "${EXTRA[@]}" "${flag[@]}" --json > "$OUT/$v-$r.json"
   done
   echo "round $r done" >&2
 done
 python3 - "$OUT" "$ROUNDS" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
-summary = {"experiment": "tpch-throughput-refresh", "rounds": rounds, "variants": {}}
+summary = {"experiment": "tpch-throughput-refresh", "rounds": rounds, "variants": {},
+           "flags": os.environ.get("MAESTRO_THROUGHPUT_FLAGS", "")}
 for v in ("without", "with"):
     runs = [json.load(open("%s/%s-%d.json" % (out, v, r)))["runs"][0] for r in range(1, rounds + 1)]
     q = [x["queries_per_hour"] for x in runs]
