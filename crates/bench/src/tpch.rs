@@ -146,6 +146,19 @@ pub struct SingleParams {
     pub granularity: Granularity,
     pub reps: usize,
     pub queries: Vec<u8>,
+    /// Also run each query's SQL text on the SQL store's main + delta
+    /// (variant `sql`), beside the hand-written plans in rotated order.
+    pub sql: bool,
+}
+
+/// One way `tpch-single` runs a query.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SingleVariant {
+    /// The hand-written plan on the loaded tables (named by the preset).
+    Plans,
+    /// The spec's SQL text on the SQL store (`maestro serve`'s storage):
+    /// parsed, planned and run in a read-only transaction per run.
+    Sql,
 }
 
 /// Runs `tpch-single`; `peer` adds another engine's times (DuckDB's JSON).
@@ -161,38 +174,61 @@ pub fn single(
         params.sf,
         load_time.as_secs_f64()
     ));
+    let store = if params.sql {
+        Some(crate::tpch_delta::load_store(&db)?)
+    } else {
+        None
+    };
+    let variants: Vec<SingleVariant> = match &store {
+        Some(_) => vec![SingleVariant::Plans, SingleVariant::Sql],
+        None => vec![SingleVariant::Plans],
+    };
+    let name = |v: SingleVariant| match v {
+        SingleVariant::Plans => params.preset.clone(),
+        SingleVariant::Sql => "sql".to_string(),
+    };
     let exec = Executor::new(scheduler, params.granularity);
     let mut results = Vec::new();
     for &q in &params.queries {
         let qp = QueryParams::validation(q, params.sf).map_err(|e| e.to_string())?;
-        // One variant: the harness gives the repetitions and the summary.
-        let per_rep = reps::repeat(&[&params.preset], params.reps, |preset, _| {
+        // The harness rotates the variants' order per repetition.
+        let per_rep = reps::repeat(&variants, params.reps, |&variant, _| {
             let start = Instant::now();
-            let (r, _) = run_profiled(&exec, &db, &qp).map_err(|e| format!("Q{q}: {e}"))?;
-            let seconds = start.elapsed().as_secs_f64();
-            std::hint::black_box(r);
+            match (variant, &store) {
+                (SingleVariant::Plans, _) => {
+                    let (r, _) = run_profiled(&exec, &db, &qp).map_err(|e| format!("Q{q}: {e}"))?;
+                    std::hint::black_box(r);
+                }
+                (SingleVariant::Sql, Some(store)) => {
+                    let profile = crate::tpch_delta::query(&exec, store, &qp)?;
+                    std::hint::black_box(profile);
+                }
+                (SingleVariant::Sql, None) => unreachable!("the sql variant runs with a store"),
+            }
             Ok(vec![crate::ResultRow {
                 case: format!("Q{q}"),
-                variant: preset.to_string(),
+                variant: name(variant),
                 metric: "seconds".into(),
-                value: seconds,
+                value: start.elapsed().as_secs_f64(),
                 ..Default::default()
             }])
         })?;
-        let row = reps::aggregate(per_rep).remove(0);
-        let spread = row.spread.expect("aggregated rows have a spread");
-        progress(&format!(
-            "Q{q}: {:.4} s median {}",
-            row.value,
-            spread.range(4)
-        ));
-        results.push(QueryTime {
-            variant: params.preset.clone(),
-            query: q,
-            metric: "seconds".into(),
-            value: row.value,
-            spread: Some(spread),
-        });
+        for row in reps::aggregate(per_rep) {
+            let spread = row.spread.expect("aggregated rows have a spread");
+            progress(&format!(
+                "Q{q} {}: {:.4} s median {}",
+                row.variant,
+                row.value,
+                spread.range(4)
+            ));
+            results.push(QueryTime {
+                variant: row.variant,
+                query: q,
+                metric: "seconds".into(),
+                value: row.value,
+                spread: Some(spread),
+            });
+        }
     }
     results.extend(peer);
     let geomean_seconds = geomeans(&results);
@@ -250,8 +286,20 @@ impl SingleReport {
                 variants.push(&r.variant);
             }
         }
+        // Every earlier variant ÷ every later one: ours first, then peers.
+        let pairs: Vec<(&str, &str)> = variants
+            .iter()
+            .enumerate()
+            .flat_map(|(i, a)| variants[i + 1..].iter().map(move |b| (*a, *b)))
+            .collect();
         let ours = variants.first().copied().unwrap_or("");
-        let peers = &variants[1.min(variants.len())..];
+        let pair_name = |a: &str, b: &str| {
+            if a == ours {
+                format!("÷ {b}")
+            } else {
+                format!("{a} ÷ {b}")
+            }
+        };
         let mut out = format!(
             "tpch-single: SF {}, {} contexts, granularity {}, median of {} [min–max] (load {:.2} s)\n",
             self.sf, self.contexts, self.granularity, self.reps, self.load_seconds
@@ -260,8 +308,8 @@ impl SingleReport {
         for v in &variants {
             let _ = write!(header, " {:>14} {:>17}", format!("{v} s"), "[min–max]");
         }
-        for p in peers {
-            let _ = write!(header, " {:>12}", format!("÷ {p}"));
+        for (a, b) in &pairs {
+            let _ = write!(header, " {:>12}", pair_name(a, b));
         }
         out.push_str(&header);
         out.push('\n');
@@ -281,8 +329,8 @@ impl SingleReport {
                     None => write!(line, " {:>14} {:>17}", "-", ""),
                 };
             }
-            for p in peers {
-                let _ = match (time(ours, q), time(p, q)) {
+            for (a, b) in &pairs {
+                let _ = match (time(a, q), time(b, q)) {
                     (Some(a), Some(b)) if b > 0.0 => write!(line, " {:>12.2}", a / b),
                     _ => write!(line, " {:>12}", "-"),
                 };
@@ -294,11 +342,11 @@ impl SingleReport {
         for v in &variants {
             let _ = write!(line, " {:>14.4} {:>17}", self.geomean_seconds[*v], "");
         }
-        for p in peers {
+        for (a, b) in &pairs {
             let _ = write!(
                 line,
                 " {:>12.2}",
-                self.geomean_seconds[ours] / self.geomean_seconds[*p]
+                self.geomean_seconds[*a] / self.geomean_seconds[*b]
             );
         }
         out.push_str(&line);
@@ -1183,6 +1231,38 @@ mod tests {
         let ours = serde_json::to_value(&peer).unwrap();
         assert_eq!(ours["reps"], 3);
         assert!(ours["results"][0].get("min").is_none());
+    }
+
+    #[test]
+    fn table_shows_every_earlier_variant_over_every_later_one() {
+        let t = |variant: &str, value| QueryTime {
+            variant: variant.into(),
+            query: 1,
+            metric: "seconds".into(),
+            value,
+            spread: None,
+        };
+        let results = vec![t("single-hints", 1.0), t("sql", 2.0), t("duckdb", 4.0)];
+        let report = SingleReport {
+            experiment: "tpch-single".into(),
+            sf: 1.0,
+            contexts: 2,
+            granularity: "hint".into(),
+            reps: 1,
+            load_seconds: 0.0,
+            geomean_seconds: geomeans(&results),
+            results,
+        };
+        let table = report.table();
+        let lines: Vec<&str> = table.lines().collect();
+        let header: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(
+            header[header.len() - 7..],
+            ["÷", "sql", "÷", "duckdb", "sql", "÷", "duckdb"],
+            "{table}"
+        );
+        let q1: Vec<&str> = lines[2].split_whitespace().collect();
+        assert_eq!(q1[q1.len() - 3..], ["0.50", "0.25", "0.50"], "{table}");
     }
 
     #[test]

@@ -229,6 +229,11 @@ pub struct SingleArgs {
     /// DuckDB's times (the JSON `scripts/duckdb_tpch.py` prints), shown side by side.
     #[arg(long)]
     duckdb: Option<PathBuf>,
+    /// Also run each query's SQL text on the SQL store's main + delta
+    /// (`maestro serve`'s storage; variant `sql`), the plans and the SQL
+    /// alternating within each repetition.
+    #[arg(long)]
+    sql: bool,
     /// Print one JSON object on stdout (progress stays on stderr).
     #[arg(long)]
     json: bool,
@@ -619,6 +624,7 @@ fn bench_single_inner(a: SingleArgs) -> Result<ExitCode, ExitCode> {
         granularity: a.granularity,
         reps,
         queries,
+        sql: a.sql,
     };
     eprintln!(
         "bench tpch-single: SF {}, {} contexts, granularity {}, median of {}",
