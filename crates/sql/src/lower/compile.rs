@@ -477,6 +477,9 @@ pub(crate) fn eval_vector<'d>(
             },
         });
     }
+    if let Some(v) = super::per_code::eval_per_code(e, ty, rel) {
+        return v;
+    }
     let values: Vec<Scalar> = (0..rel.len)
         .map(|p| eval_row(e, rel, p))
         .collect::<Result<_, _>>()?;

@@ -13,6 +13,7 @@ mod compile;
 mod eval;
 mod fused_join;
 mod index;
+mod per_code;
 mod residual;
 mod stacked;
 mod vector;
