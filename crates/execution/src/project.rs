@@ -38,16 +38,31 @@ pub fn project(
     input.check()?;
     let scale = expr.scale()?;
     let run = OpRun::new(ctx, op, OpKind::Project, input.len());
-    let parts = run.map(input.len(), ctx.min_rows_per_task(), |range| {
-        let mut out = Vec::new();
-        let mut buf = Vec::new();
-        input.for_each_vector(range, |pos| {
-            expr.eval(pos, &mut buf);
-            out.extend_from_slice(&buf);
+    let values = if input.filter().is_none() {
+        // One value per position: each range writes its part of the output.
+        run.fill(input.len(), ctx.min_rows_per_task(), |range, out| {
+            let mut buf = Vec::new();
+            let mut at = 0;
+            input.for_each_vector(range, |pos| {
+                expr.eval(pos, &mut buf);
+                out[at..at + buf.len()].copy_from_slice(&buf);
+                at += buf.len();
+            });
+            assert_eq!(at, out.len(), "one value per position");
+        })
+    } else {
+        // A filter keeps an unknown number per range: parts, then one copy.
+        let parts = run.map(input.len(), ctx.min_rows_per_task(), |range| {
+            let mut out = Vec::new();
+            let mut buf = Vec::new();
+            input.for_each_vector(range, |pos| {
+                expr.eval(pos, &mut buf);
+                out.extend_from_slice(&buf);
+            });
+            out
         });
-        out
-    });
-    let values = concat(parts);
+        concat(parts)
+    };
     run.charge_rows::<i64>(values.len());
     run.set_rows_out(values.len());
     Ok(Projection { values, scale })
@@ -58,20 +73,85 @@ pub fn project(
 /// are `gather_positions(lineitem_selection, join_probe_positions)`.
 pub fn gather_positions(ctx: &ExecContext, op: OpId, outer: &[u32], inner: &[u32]) -> Vec<u32> {
     let run = OpRun::new(ctx, op, OpKind::Project, inner.len());
-    let parts = run.map(inner.len(), ctx.min_rows_per_task(), |range| {
-        inner[range]
-            .iter()
-            .map(|&i| {
-                if i == NO_ROW {
-                    NO_ROW
-                } else {
-                    outer[i as usize]
-                }
-            })
-            .collect::<Vec<u32>>()
+    let out = run.fill(inner.len(), ctx.min_rows_per_task(), |range, out| {
+        for (o, &i) in out.iter_mut().zip(&inner[range]) {
+            *o = if i == NO_ROW {
+                NO_ROW
+            } else {
+                outer[i as usize]
+            };
+        }
     });
-    let out = concat(parts);
     run.charge_rows::<u32>(out.len());
     run.set_rows_out(out.len());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use maestro_scheduler::{Scheduler, SchedulerConfig};
+
+    use super::*;
+    use crate::executor::Executor;
+    use crate::{Col, Pred};
+
+    /// Each range writes its own part of one output (`OpRun::fill`): under
+    /// every granularity, with lengths that do not divide evenly into
+    /// tasks or grains, the output is the sequential answer.
+    #[test]
+    fn ranges_fill_their_part_of_one_output_under_every_granularity() {
+        let scheduler =
+            Arc::new(Scheduler::new(SchedulerConfig::single_hints().with_contexts(3)).unwrap());
+        let outer: Vec<u32> = (0..10_007).map(|i| i * 7 + 1).collect();
+        let values: Vec<i64> = (0..10_007).map(|i| i * 3 - 5_000).collect();
+        for granularity in [
+            "fixed:1", "fixed:3", "fixed:7", "static", "hint", "adaptive",
+        ] {
+            let exec = Executor::new(scheduler.clone(), granularity.parse().unwrap())
+                .with_min_rows_per_task(16);
+            let ctx = exec.context("fill");
+            for len in [0usize, 1, 5, 999, 10_007] {
+                let inner: Vec<u32> = (0..len as u32)
+                    .map(|i| {
+                        if i % 11 == 3 {
+                            NO_ROW
+                        } else {
+                            (i * 13) % 10_007
+                        }
+                    })
+                    .collect();
+                let expected: Vec<u32> = inner
+                    .iter()
+                    .map(|&i| {
+                        if i == NO_ROW {
+                            NO_ROW
+                        } else {
+                            outer[i as usize]
+                        }
+                    })
+                    .collect();
+                assert_eq!(
+                    gather_positions(&ctx, "g", &outer, &inner),
+                    expected,
+                    "{granularity}, {len} positions"
+                );
+                let col = Col::i64(&values[..len]);
+                let doubled =
+                    project(&ctx, "p", Input::all(len), &(Expr::col(col) * Expr::int(2))).unwrap();
+                let want: Vec<i64> = values[..len].iter().map(|v| v * 2).collect();
+                assert_eq!(doubled.values, want, "{granularity}, {len} positions");
+                // A filtered input keeps an unknown number per range.
+                let odd = Pred::func(|p| p % 2 == 1);
+                let kept =
+                    project(&ctx, "pf", Input::filtered(len, &odd), &Expr::col(col)).unwrap();
+                let want: Vec<i64> = values[..len].iter().skip(1).step_by(2).copied().collect();
+                assert_eq!(
+                    kept.values, want,
+                    "{granularity}, {len} positions, filtered"
+                );
+            }
+        }
+    }
 }
