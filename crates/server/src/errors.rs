@@ -30,6 +30,7 @@ pub const OUT_OF_MEMORY: &str = "53200";
 pub const INTERNAL_ERROR: &str = "XX000";
 pub const DUPLICATE_TABLE: &str = "42P07";
 pub const NOT_NULL_VIOLATION: &str = "23502";
+pub const UNIQUE_VIOLATION: &str = "23505";
 pub const STRING_DATA_RIGHT_TRUNCATION: &str = "22001";
 pub const BAD_COPY_FILE_FORMAT: &str = "22P04";
 pub const SERIALIZATION_FAILURE: &str = "40001";
@@ -84,6 +85,7 @@ pub fn sqlstate(e: &SqlError) -> &'static str {
         ErrorKind::DuplicateTable => DUPLICATE_TABLE,
         ErrorKind::UndefinedObject => UNDEFINED_OBJECT,
         ErrorKind::NotNullViolation => NOT_NULL_VIOLATION,
+        ErrorKind::UniqueViolation => UNIQUE_VIOLATION,
         ErrorKind::OutOfRange => NUMERIC_VALUE_OUT_OF_RANGE,
         ErrorKind::StringTooLong => STRING_DATA_RIGHT_TRUNCATION,
         ErrorKind::BadCopyData => BAD_COPY_FILE_FORMAT,

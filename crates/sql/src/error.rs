@@ -39,6 +39,9 @@ pub enum ErrorKind {
     StringTooLong,
     /// A COPY row that does not fit the table (SQLSTATE 22P04).
     BadCopyData,
+    /// A write that would leave two rows with one value of a unique column
+    /// (SQLSTATE 23505).
+    UniqueViolation,
     /// A write-write conflict with a concurrent transaction (SQLSTATE 40001).
     SerializationFailure,
     /// The store refused for another reason (a full catalog, …; XX000).

@@ -34,6 +34,7 @@ mod index;
 mod merge;
 mod refresh;
 mod spec;
+mod unique;
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -346,6 +347,7 @@ impl Store {
                  and stored columns are otherwise NOT NULL, so its writes are not kept"
             )));
         }
+        unique::check_unique(entry, &deleted, &appended)?;
         let (next, positions) = merge::next_version(entry, &deleted, &appended)?;
         if next
             .live_delta()
