@@ -239,6 +239,14 @@ impl Store {
         if !report.skipped.is_empty() {
             self.request_merge();
         }
+        if !report.merged.is_empty() {
+            // The mains earlier merges replaced are freed once no snapshot
+            // reads them (version GC), by now most of them: give their
+            // pages back to the kernel (glibc keeps freed blocks inside its
+            // arenas resident; the column mirror does the same after each
+            // merge, `maestro_storage::heap`).
+            maestro_storage::heap::release_free_heap();
+        }
         Ok(report)
     }
 
