@@ -93,6 +93,7 @@ fn loaded(nulls: Vec<bool>) -> maestro_sql::store::LoadedTable {
             },
         ],
         unique_columns: Vec::new(),
+        keys: Vec::new(),
         nulls: vec![None, Some(Arc::new(nulls))],
     }
 }

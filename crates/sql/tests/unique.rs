@@ -156,3 +156,77 @@ fn a_built_index_answers_the_check_as_the_scan_does() {
     let e = refused(&store, COPY_ORDER_1);
     assert_eq!(e.kind, ErrorKind::UniqueViolation, "{e}");
 }
+
+/// A table with the composite key (a, b), as `CALL maestro.load_ch` puts
+/// CH's tables.
+fn keyed_store() -> Store {
+    use maestro_sql::store::{ColumnSpec, ColumnType, LoadedTable};
+    use maestro_storage::column::{Column, Table};
+    use std::sync::Arc;
+    let data = Table::new(
+        "t".to_string(),
+        [
+            ("a".to_string(), Column::Int32(vec![1, 1, 2, 2])),
+            ("b".to_string(), Column::Int32(vec![1, 2, 1, 2])),
+            ("c".to_string(), Column::Int64(vec![10, 20, 30, 40])),
+        ],
+    )
+    .unwrap();
+    let spec = |name: &str, ty| ColumnSpec {
+        name: name.into(),
+        ty,
+    };
+    let store = Store::new();
+    store
+        .put_loaded(vec![LoadedTable {
+            data: Arc::new(data),
+            columns: vec![
+                spec("a", ColumnType::Int32),
+                spec("b", ColumnType::Int32),
+                spec("c", ColumnType::Int64),
+            ],
+            unique_columns: Vec::new(),
+            keys: vec![vec!["a".into(), "b".into()]],
+            nulls: Vec::new(),
+        }])
+        .unwrap();
+    store
+}
+
+#[test]
+fn a_composite_key_is_enforced_as_a_tuple() {
+    let store = keyed_store();
+    // (1, 1) exists; (1, 3) and (3, 1) share one column with existing rows only.
+    let e = refused(&store, "insert into t values (1, 1, 99)");
+    assert_eq!(e.kind, ErrorKind::UniqueViolation, "{e}");
+    assert!(e.message.contains("(a, b)=(1, 1)"), "{e}");
+    autocommit(&store, "insert into t values (1, 3, 50), (3, 1, 60)");
+    for sql in [
+        "insert into t values (1, 3, 70)",
+        "insert into t values (5, 5, 1), (5, 5, 2)",
+        "update t set b = 2 where a = 1 and b = 3",
+    ] {
+        assert_eq!(
+            refused(&store, sql).kind,
+            ErrorKind::UniqueViolation,
+            "{sql}"
+        );
+    }
+    autocommit(&store, "update t set c = c + 1 where a = 1");
+    autocommit(&store, "delete from t where a = 2 and b = 1");
+    autocommit(&store, "insert into t values (2, 1, 31)");
+    // The grouping that reads c back from one row per (a, b) stays exact.
+    assert_eq!(
+        rows(&store, "select a, b, c, count(*) from t group by a, b, c"),
+        [
+            "[Int(1), Int(1), Int(11), Int(1)]",
+            "[Int(1), Int(2), Int(21), Int(1)]",
+            "[Int(1), Int(3), Int(51), Int(1)]",
+            "[Int(2), Int(1), Int(31), Int(1)]",
+            "[Int(2), Int(2), Int(40), Int(1)]",
+            "[Int(3), Int(1), Int(60), Int(1)]",
+        ]
+        .map(String::from)
+        .to_vec()
+    );
+}

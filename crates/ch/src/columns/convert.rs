@@ -66,22 +66,9 @@ pub trait ColumnRow: Sized + 'static {
     const DICTIONARY: &'static [&'static str] = &[];
 }
 
-/// The composite keys of CH table `name` (`oorder` is `orders`' other name).
-pub fn composite_keys(name: &str) -> &'static [&'static [&'static str]] {
-    match name {
-        "district" => District::KEYS,
-        "customer" => Customer::KEYS,
-        "new_order" => NewOrder::KEYS,
-        "orders" | "oorder" => Order::KEYS,
-        "order_line" => OrderLine::KEYS,
-        "stock" => Stock::KEYS,
-        _ => &[],
-    }
-}
-
 /// Rows `rows` as table `name` of `R`'s columns.
 pub fn build<R: ColumnRow>(name: &str, rows: &[R]) -> Result<LoadedTable, String> {
-    build_with(name, rows, R::COLUMNS, R::UNIQUE, R::DICTIONARY)
+    build_with(name, rows, R::COLUMNS, R::UNIQUE, R::KEYS, R::DICTIONARY)
 }
 
 /// Rows `rows` as table `name` with columns `defs`.
@@ -90,6 +77,7 @@ fn build_with<R>(
     rows: &[R],
     defs: &[Def<R>],
     unique: &[&str],
+    keys: &[&[&str]],
     dictionary: &[&str],
 ) -> Result<LoadedTable, String> {
     let mut columns = Vec::with_capacity(defs.len());
@@ -172,6 +160,10 @@ fn build_with<R>(
         data: Arc::new(data),
         columns: specs,
         unique_columns: unique.iter().map(|s| s.to_string()).collect(),
+        keys: keys
+            .iter()
+            .map(|k| k.iter().map(|s| s.to_string()).collect())
+            .collect(),
         nulls,
     })
 }
@@ -448,24 +440,26 @@ mod tests {
 
     #[test]
     fn every_composite_key_names_columns_of_its_table() {
+        fn keys<R: ColumnRow>() -> (Vec<&'static str>, &'static [&'static [&'static str]]) {
+            (names::<R>(), R::KEYS)
+        }
         let tables = [
-            ("district", names::<District>()),
-            ("customer", names::<Customer>()),
-            ("new_order", names::<NewOrder>()),
-            ("oorder", names::<Order>()),
-            ("order_line", names::<OrderLine>()),
-            ("stock", names::<Stock>()),
+            ("district", keys::<District>()),
+            ("customer", keys::<Customer>()),
+            ("new_order", keys::<NewOrder>()),
+            ("oorder", keys::<Order>()),
+            ("order_line", keys::<OrderLine>()),
+            ("stock", keys::<Stock>()),
         ];
-        for (table, columns) in &tables {
-            let keys = composite_keys(table);
+        for (table, (columns, keys)) in &tables {
             assert!(!keys.is_empty(), "{table} has a composite key");
-            for key in keys {
+            for key in *keys {
                 assert!(key.len() > 1, "{table}: {key:?}");
                 for c in *key {
                     assert!(columns.contains(c), "{table}: no column {c}");
                 }
             }
         }
-        assert!(composite_keys("item").is_empty());
+        assert!(keys::<Item>().1.is_empty());
     }
 }

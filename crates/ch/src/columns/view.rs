@@ -194,10 +194,7 @@ impl Catalog for ColumnView<'_> {
         def.name = name.to_string();
         def.rows = t.live_rows();
         def.unique_columns = t.table.unique_columns.clone();
-        def.keys = super::convert::composite_keys(name)
-            .iter()
-            .map(|key| key.iter().map(|c| c.to_string()).collect())
-            .collect();
+        def.keys = t.table.keys.clone();
         for (i, (c, spec)) in def.columns.iter_mut().zip(&t.table.columns).enumerate() {
             c.ty = spec.ty.sql_type();
             c.nullable = t.nulls.get(i).is_some_and(Option::is_some);

@@ -191,6 +191,7 @@ impl Store {
             name,
             columns,
             unique_columns: Vec::new(),
+            keys: Vec::new(),
             indexes: Vec::new(),
             seq: 0,
             data: Arc::clone(&data),

@@ -179,6 +179,8 @@ impl<'de> Deserialize<'de> for Entry {
             name: m.name,
             columns: m.columns,
             unique_columns: m.unique_columns,
+            // Tables with composite keys (load_ch's) are never durable.
+            keys: Vec::new(),
             indexes: m.indexes,
             seq: m.seq,
             data: Arc::new(data),
@@ -418,6 +420,7 @@ impl Store {
                 name: entry.name.clone(),
                 columns: entry.columns.clone(),
                 unique_columns: entry.unique_columns.clone(),
+                keys: entry.keys.clone(),
                 indexes: entry.indexes.clone(),
                 seq,
                 data,

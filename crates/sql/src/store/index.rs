@@ -53,6 +53,7 @@ impl Entry {
             name: self.name.clone(),
             columns: self.columns.clone(),
             unique_columns: self.unique_columns.clone(),
+            keys: self.keys.clone(),
             indexes,
             seq: self.seq,
             data: Arc::clone(&self.data),

@@ -169,6 +169,7 @@ impl Entry {
             name: self.name.clone(),
             columns: self.columns.clone(),
             unique_columns: self.unique_columns.clone(),
+            keys: self.keys.clone(),
             indexes: self.indexes.clone(),
             seq: self.seq + 1,
             data,

@@ -96,6 +96,11 @@ pub struct Entry {
     pub name: String,
     pub columns: Vec<ColumnSpec>,
     pub unique_columns: Vec<String>,
+    /// Composite keys: column sets whose values together are unique (CH's
+    /// `(o_w_id, o_d_id, o_id)`, from `CALL maestro.load_ch`), enforced on
+    /// writes like the unique columns (`unique.rs`). In memory only: the
+    /// tables that declare them never reach a durable store.
+    pub keys: Vec<Vec<String>>,
     /// The indexes declared on the table (CREATE INDEX: `index.rs`).
     pub indexes: Vec<IndexDecl>,
     /// Write statements applied to the table since it was created (the
@@ -414,6 +419,7 @@ impl Store {
                 name,
                 columns,
                 unique_columns,
+                keys: Vec::new(),
                 indexes: Vec::new(),
                 seq: 0,
                 data: Arc::clone(&data),
@@ -437,6 +443,8 @@ pub struct LoadedTable {
     pub data: Arc<Table>,
     pub columns: Vec<ColumnSpec>,
     pub unique_columns: Vec<String>,
+    /// Composite keys (column names), enforced on writes.
+    pub keys: Vec<Vec<String>>,
     pub nulls: Vec<Option<Arc<Vec<bool>>>>,
 }
 
@@ -480,6 +488,7 @@ impl Store {
                 name,
                 columns: t.columns,
                 unique_columns: t.unique_columns,
+                keys: t.keys,
                 indexes: Vec::new(),
                 seq: 0,
                 data: Arc::clone(&t.data),
@@ -530,6 +539,7 @@ impl Catalog for View {
         let mut def = table_def(&e.data);
         def.rows = e.num_rows();
         def.unique_columns = e.unique_columns.clone();
+        def.keys = e.keys.clone();
         // The declared types (a TIMESTAMP is an Int64 column underneath)
         // and which columns hold NULLs.
         for (i, (c, spec)) in def.columns.iter_mut().zip(&e.columns).enumerate() {

@@ -86,21 +86,57 @@ fn shown(col: &Column, r: usize) -> String {
     }
 }
 
-fn violation(table: &str, column: &str, value: &str) -> SqlError {
+fn violation(table: &str, columns: &[&str], values: &[String]) -> SqlError {
+    let (columns, values) = (columns.join(", "), values.join(", "));
     SqlError::new(
         ErrorKind::UniqueViolation,
         format!(
-            "duplicate key value violates the unique column \"{column}\" of table \"{table}\": \
-             Key ({column})=({value}) already exists"
+            "duplicate key value violates the key ({columns}) of table \"{table}\": \
+             Key ({columns})=({values}) already exists"
         ),
     )
 }
 
+/// One value of a key column, hashable (a tuple of them is a key).
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+enum Part<'a> {
+    Int(i64),
+    Str(&'a str),
+}
+
+fn part(col: &Column, r: usize) -> Part<'_> {
+    match int_at(col, r) {
+        Some(v) => Part::Int(v),
+        None => Part::Str(str_at(col, r).unwrap_or("")),
+    }
+}
+
+/// Row `r`'s values of the columns `idx` of `t`.
+fn tuple<'t>(idx: &[usize], t: &'t Table, r: usize) -> Vec<Part<'t>> {
+    idx.iter().map(|&i| part(t.column_at(i), r)).collect()
+}
+
+/// The set of `col`'s values, for the first, cheap test of a row.
+fn values_of(col: &Column) -> Keys<'_> {
+    match col {
+        Column::Str(_) | Column::StrHeap(_) => {
+            Keys::Strs((0..col.len()).filter_map(|r| str_at(col, r)).collect())
+        }
+        _ => {
+            let set: Set<i64> = (0..col.len()).filter_map(|r| int_at(col, r)).collect();
+            let lo = set.iter().copied().min().unwrap_or(i64::MAX);
+            let hi = set.iter().copied().max().unwrap_or(i64::MIN);
+            Keys::Ints { set, lo, hi }
+        }
+    }
+}
+
 /// Refuses the write of `entry` that deletes the live rows `deleted`
 /// (combined ids, any order) and appends `appended` if it would leave two
-/// live rows with one value of a unique column.
+/// live rows with one value of a key: a unique column, or a composite key
+/// (`Entry::keys`: CH's `(o_w_id, o_d_id, o_id)`).
 pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> Result<()> {
-    if appended.num_rows() == 0 || entry.unique_columns.is_empty() {
+    if appended.num_rows() == 0 || (entry.unique_columns.is_empty() && entry.keys.is_empty()) {
         return Ok(());
     }
     let mut gone = deleted.to_vec();
@@ -111,51 +147,58 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
         gone.binary_search(&id).is_err()
             && delta.is_none_or(|d| d.deleted().binary_search(&id).is_err())
     };
-    for column in &entry.unique_columns {
-        let Ok(i) = entry.data.column_index(column) else {
+    let singles = entry.unique_columns.iter().map(std::slice::from_ref);
+    for key in singles.chain(entry.keys.iter().map(Vec::as_slice)) {
+        let Ok(idx) = key
+            .iter()
+            .map(|c| entry.data.column_index(c))
+            .collect::<std::result::Result<Vec<usize>, _>>()
+        else {
             continue;
         };
-        let added = appended.column_at(i);
-        let keys = match added {
-            Column::Str(_) | Column::StrHeap(_) => {
-                let mut set = Set::default();
-                for r in 0..added.len() {
-                    let s = str_at(added, r).expect("a string column");
-                    if !set.insert(s) {
-                        return Err(violation(&entry.name, column, &shown(added, r)));
-                    }
-                }
-                Keys::Strs(set)
-            }
-            _ => {
-                let mut set = Set::default();
-                let (mut lo, mut hi) = (i64::MAX, i64::MIN);
-                for r in 0..added.len() {
-                    let v = int_at(added, r).expect("an integer-valued column");
-                    if !set.insert(v) {
-                        return Err(violation(&entry.name, column, &shown(added, r)));
-                    }
-                    (lo, hi) = (lo.min(v), hi.max(v));
-                }
-                Keys::Ints { set, lo, hi }
-            }
+        let Some(&first) = idx.first() else {
+            continue;
         };
-        let main = entry.data.column_at(i);
-        let existing = if outside_main_range(entry, i, &keys) {
+        let names: Vec<&str> = key.iter().map(String::as_str).collect();
+        let shown_at = |t: &Table, r: usize| -> Vec<String> {
+            idx.iter().map(|&i| shown(t.column_at(i), r)).collect()
+        };
+        let mut tuples: Set<Vec<Part>> = Set::default();
+        for r in 0..appended.num_rows() {
+            if !tuples.insert(tuple(&idx, appended, r)) {
+                return Err(violation(&entry.name, &names, &shown_at(appended, r)));
+            }
+        }
+        // A row is a candidate when its first column holds one of the
+        // appended values (a range test, then a hash probe), and a match
+        // when its whole tuple does.
+        let firsts = values_of(appended.column_at(first));
+        let main = &entry.data;
+        let outside = idx
+            .iter()
+            .any(|&i| outside_main_range(entry, i, &values_of(appended.column_at(i))));
+        let existing = if outside {
             None
-        } else if entry.data.has_sorted_index(i) {
-            in_index(entry, i, added).into_iter().find(|&r| live(r))
+        } else if idx.len() == 1 && main.has_sorted_index(first) {
+            in_index(entry, first, appended.column_at(first))
+                .into_iter()
+                .find(|&r| live(r))
         } else {
-            scan(main, &keys, &live)
+            scan(main.column_at(first), &firsts, &|r| {
+                live(r) && (idx.len() == 1 || tuples.contains(&tuple(&idx, main, r)))
+            })
         };
         if let Some(r) = existing {
-            return Err(violation(&entry.name, column, &shown(main, r)));
+            return Err(violation(&entry.name, &names, &shown_at(main, r)));
         }
         if let Some(d) = delta {
-            let tail = d.appended().column_at(i);
+            let tail = d.appended();
             let base = d.main_rows();
-            if let Some(r) = scan(tail, &keys, &|r| live(base + r)) {
-                return Err(violation(&entry.name, column, &shown(tail, r)));
+            let hit = scan(tail.column_at(first), &firsts, &|r| {
+                live(base + r) && (idx.len() == 1 || tuples.contains(&tuple(&idx, tail, r)))
+            });
+            if let Some(r) = hit {
+                return Err(violation(&entry.name, &names, &shown_at(tail, r)));
             }
         }
     }
@@ -209,7 +252,9 @@ fn outside_main_range(entry: &Entry, i: usize, keys: &Keys) -> bool {
     let Keys::Ints { lo, hi, .. } = keys else {
         return false;
     };
-    if lo.abs() >= EXACT_MAX || hi.abs() >= EXACT_MAX {
+    if lo.unsigned_abs() >= EXACT_MAX.unsigned_abs()
+        || hi.unsigned_abs() >= EXACT_MAX.unsigned_abs()
+    {
         return false;
     }
     let unit = match entry.data.column_at(i) {
