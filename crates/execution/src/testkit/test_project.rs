@@ -44,3 +44,46 @@ fn expressions_and_composition_match_naive_loops() {
         assert_eq!(gather_positions(ctx, "gather", &outer, &inner), composed);
     });
 }
+
+/// An unfiltered projection and a gather write each range into one output
+/// (`OpRun::fill`): with lengths that do not divide evenly into tasks or
+/// grains, the output is still the sequential answer.
+#[test]
+fn ranges_fill_their_part_of_one_output() {
+    let outer: Vec<u32> = (0..10_007).map(|i| i * 7 + 1).collect();
+    let values: Vec<i64> = (0..10_007).map(|i| i * 3 - 5_000).collect();
+    for_each_policy(|ctx| {
+        for len in [0usize, 1, 5, 999, 10_007] {
+            let inner: Vec<u32> = (0..len as u32)
+                .map(|i| {
+                    if i % 11 == 3 {
+                        NO_ROW
+                    } else {
+                        (i * 13) % 10_007
+                    }
+                })
+                .collect();
+            let expected: Vec<u32> = inner
+                .iter()
+                .map(|&i| {
+                    if i == NO_ROW {
+                        NO_ROW
+                    } else {
+                        outer[i as usize]
+                    }
+                })
+                .collect();
+            let policy = ctx.granularity();
+            assert_eq!(
+                gather_positions(ctx, "g", &outer, &inner),
+                expected,
+                "{policy}, {len}"
+            );
+            let col = crate::Col::i64(&values[..len]);
+            let doubled =
+                project(ctx, "p", Input::all(len), &(Expr::col(col) * Expr::int(2))).unwrap();
+            let want: Vec<i64> = values[..len].iter().map(|v| v * 2).collect();
+            assert_eq!(doubled.values, want, "{policy}, {len}");
+        }
+    });
+}

@@ -1,6 +1,7 @@
 //! Declared keys stay keys. A table's unique columns (TPC-H's primary keys,
-//! CH's single-column keys: [`Entry::unique_columns`]) are facts the
-//! planner builds on — join ordering, and GROUP BY's functional
+//! CH's single-column keys: [`Entry::unique_columns`]) and composite keys
+//! (CH's TPC-C primary keys: [`Entry::keys`]) are facts the planner builds
+//! on — join ordering, and GROUP BY's functional
 //! dependencies, which read a grouped column back from one row of each key
 //! (`functional.rs`). A write that left two live rows with one key value
 //! would make those plans give wrong answers (`GROUP BY o_orderkey,
@@ -15,12 +16,14 @@
 //! table conflict at commit (first updater wins on the table's catalog
 //! row), so two transactions cannot both add one key.
 //!
-//! Cost: one pass over the appended rows; nothing for the main when the
-//! keys lie outside its range (its column statistics, computed once per
-//! main); else a binary search per key in the main's sorted index when one
-//! is built (`CREATE INDEX` on the key column) or one pass over the key
+//! Cost: one pass over the appended rows; nothing for the main when some
+//! key column's appended values all lie outside the main's range (its
+//! column statistics, computed once per main); else, for a one-column key,
+//! a binary search per key in the main's sorted index when one is built
+//! (`CREATE INDEX` on the key column), or one pass over the key's first
 //! column with a range test before the hash probe (~1–2 ms per million
-//! rows); plus the delta's appended rows.
+//! rows) and the whole tuple compared for the candidates; plus the same
+//! pass over the delta's appended rows.
 
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
@@ -33,7 +36,8 @@ use crate::error::{ErrorKind, Result, SqlError};
 
 type Set<T> = HashSet<T, BuildHasherDefault<FxHasher>>;
 
-/// The keys of the appended rows of one unique column.
+/// The appended rows' values of one key column: a row of the table whose
+/// value is not among them cannot repeat an appended key.
 enum Keys<'a> {
     /// Integer-valued columns (integers, dates, decimals by their raw value:
     /// one column has one scale), with their range for a cheap first test.
