@@ -365,6 +365,7 @@ fn flatten(p: Plan, out: &mut Vec<Plan>, conjuncts: &mut Vec<Expr>) {
 }
 
 /// An equality between one expression of leaf `left` and one of leaf `right`.
+#[derive(Clone)]
 pub(crate) struct Edge {
     pub(crate) left: usize,
     pub(crate) right: usize,
@@ -643,6 +644,50 @@ fn keys_to(edges: &[Edge], joined: &BTreeSet<usize>, i: usize) -> Vec<(Expr, Exp
         .collect()
 }
 
+/// The keys between the `joined` leaves and leaf `next`, as
+/// [`keys_to`] gives them, without those the others imply: of two keys
+/// `x = r` and `y = r` on one column `r` of `next`, where `x` and `y` are
+/// plain columns of two different joined leaves, the second goes — `y = r`
+/// follows from `x = r` and `x = y`, and the region enforces `x = y`:
+/// [`close_equalities`] made it an edge (every two columns of a class on
+/// different leaves get one), and every edge ends up a join key, a
+/// residual or the region's last filter, or was itself dropped at an
+/// earlier join as implied by the keys kept there (by induction over the
+/// join order, the class's columns on joined leaves are equal). TPC-H Q9
+/// joins partsupp on `l_suppkey`, `s_suppkey`, `l_partkey` and `p_partkey`:
+/// two keys are hashed instead of four.
+fn essential_keys(
+    edges: &[Edge],
+    all: &[Edge],
+    joined: &BTreeSet<usize>,
+    next: usize,
+) -> Vec<(Expr, Expr)> {
+    let mut kept: Vec<(usize, Expr, Expr)> = Vec::new();
+    for e in edges {
+        let (leaf, x, r) = if e.right == next && joined.contains(&e.left) {
+            (e.left, &e.left_key, &e.right_key)
+        } else if e.left == next && joined.contains(&e.right) {
+            (e.right, &e.right_key, &e.left_key)
+        } else {
+            continue;
+        };
+        let linked = |a: usize, ak: &Expr, b: usize, bk: &Expr| {
+            all.iter().any(|f| {
+                (f.left == a && f.left_key == *ak && f.right == b && f.right_key == *bk)
+                    || (f.left == b && f.left_key == *bk && f.right == a && f.right_key == *ak)
+            })
+        };
+        let implied = matches!(x, Expr::Column(_))
+            && kept.iter().any(|(kl, kx, kr)| {
+                kr == r && *kl != leaf && matches!(kx, Expr::Column(_)) && linked(*kl, kx, leaf, x)
+            });
+        if !implied {
+            kept.push((leaf, x.clone(), r.clone()));
+        }
+    }
+    kept.into_iter().map(|(_, x, r)| (x, r)).collect()
+}
+
 /// The greedy order from leaf `first` (the one-row leaves right after it):
 /// each step the connected leaf whose join is estimated smallest, then the
 /// smallest leaf. Returns the order and its cost, the rows all its joins
@@ -721,6 +766,7 @@ fn join_greedily(
             "a cross join (a table with no equality condition linking it to the others)",
         ));
     };
+    let all_edges = edges.clone();
     let mut slots: Vec<Option<Plan>> = leaves.into_iter().map(Some).collect();
     let first = order[0];
     let mut joined = BTreeSet::from([first]);
@@ -754,8 +800,8 @@ fn join_greedily(
         .filter(|&&i| !joined.contains(&i))
         .collect::<Vec<_>>()
     {
-        let keys = keys_to(&edges, &joined, next);
-        // The edges just used are now join keys.
+        let keys = essential_keys(&edges, &all_edges, &joined, next);
+        // The edges just used are now join keys (or implied by them).
         let used = |e: &Edge| {
             (e.left == next && joined.contains(&e.right))
                 || (e.right == next && joined.contains(&e.left))
