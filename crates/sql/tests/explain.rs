@@ -485,3 +485,21 @@ fn a_with_query_whose_references_differ_after_pushdown_is_not_shared() {
     assert!(!plan.contains("Shared"), "{plan}");
     assert!(plan.contains("'FRANCE'"), "{plan}");
 }
+
+#[test]
+fn join_keys_implied_by_the_others_are_not_hashed() {
+    // Q9's WHERE equates ps_suppkey with l_suppkey and s_suppkey, and
+    // ps_partkey with l_partkey and p_partkey; lineitem already joined
+    // supplier and part on those columns, so partsupp's join hashes two
+    // keys (the closure of the equalities gave it four).
+    let plan = explain_file("tpch_q09");
+    let join = plan
+        .lines()
+        .find(|l| l.contains("HashJoin") && l.contains("partsupp.ps_"))
+        .unwrap_or_else(|| panic!("no join with partsupp: {plan}"));
+    assert_eq!(join.matches(" = ").count(), 2, "{join}");
+    assert!(
+        join.contains("ps_suppkey") && join.contains("ps_partkey"),
+        "{join}"
+    );
+}
