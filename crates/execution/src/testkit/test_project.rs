@@ -5,6 +5,20 @@ use maestro_storage::column::Date;
 use super::{Fixture, for_each_policy};
 use crate::{CmpOp, Expr, Input, NO_ROW, Pred, gather_positions, project};
 
+/// `outer[inner[i]]`, keeping `NO_ROW`: what `gather_positions` computes.
+fn compose(outer: &[u32], inner: &[u32]) -> Vec<u32> {
+    inner
+        .iter()
+        .map(|&i| {
+            if i == NO_ROW {
+                NO_ROW
+            } else {
+                outer[i as usize]
+            }
+        })
+        .collect()
+}
+
 #[test]
 fn expressions_and_composition_match_naive_loops() {
     let fx = Fixture::new(8_000, 3);
@@ -26,16 +40,7 @@ fn expressions_and_composition_match_naive_loops() {
         })
         .collect();
     let outer: Vec<u32> = (0..fx.n as u32).map(|i| i ^ 1).collect();
-    let composed: Vec<u32> = inner
-        .iter()
-        .map(|&i| {
-            if i == NO_ROW {
-                NO_ROW
-            } else {
-                outer[i as usize]
-            }
-        })
-        .collect();
+    let composed = compose(&outer, &inner);
     for_each_policy(|ctx| {
         let p = project(ctx, "proj", Input::filtered(fx.n, &filter), &e).unwrap();
         assert_eq!(p.scale, 4);
@@ -63,16 +68,7 @@ fn ranges_fill_their_part_of_one_output() {
                     }
                 })
                 .collect();
-            let expected: Vec<u32> = inner
-                .iter()
-                .map(|&i| {
-                    if i == NO_ROW {
-                        NO_ROW
-                    } else {
-                        outer[i as usize]
-                    }
-                })
-                .collect();
+            let expected = compose(&outer, &inner);
             let policy = ctx.granularity();
             assert_eq!(
                 gather_positions(ctx, "g", &outer, &inner),
