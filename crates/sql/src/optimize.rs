@@ -630,18 +630,27 @@ fn factor_or(c: Expr, out: &mut Vec<Expr>) {
 
 /// The (joined side, `i` side) keys between the `joined` leaves and leaf `i`.
 fn keys_to(edges: &[Edge], joined: &BTreeSet<usize>, i: usize) -> Vec<(Expr, Expr)> {
-    edges
-        .iter()
-        .filter_map(|e| {
-            if e.right == i && joined.contains(&e.left) {
-                Some((e.left_key.clone(), e.right_key.clone()))
-            } else if e.left == i && joined.contains(&e.right) {
-                Some((e.right_key.clone(), e.left_key.clone()))
-            } else {
-                None
-            }
-        })
+    edges_to(edges, joined, i)
+        .map(|(_, x, r)| (x.clone(), r.clone()))
         .collect()
+}
+
+/// The edges between the `joined` leaves and leaf `i`, each as (the joined
+/// leaf, its key, `i`'s key).
+fn edges_to<'e>(
+    edges: &'e [Edge],
+    joined: &'e BTreeSet<usize>,
+    i: usize,
+) -> impl Iterator<Item = (usize, &'e Expr, &'e Expr)> {
+    edges.iter().filter_map(move |e| {
+        if e.right == i && joined.contains(&e.left) {
+            Some((e.left, &e.left_key, &e.right_key))
+        } else if e.left == i && joined.contains(&e.right) {
+            Some((e.right, &e.right_key, &e.left_key))
+        } else {
+            None
+        }
+    })
 }
 
 /// The keys between the `joined` leaves and leaf `next`, as
@@ -663,14 +672,7 @@ fn essential_keys(
     next: usize,
 ) -> Vec<(Expr, Expr)> {
     let mut kept: Vec<(usize, Expr, Expr)> = Vec::new();
-    for e in edges {
-        let (leaf, x, r) = if e.right == next && joined.contains(&e.left) {
-            (e.left, &e.left_key, &e.right_key)
-        } else if e.left == next && joined.contains(&e.right) {
-            (e.right, &e.right_key, &e.left_key)
-        } else {
-            continue;
-        };
+    for (leaf, x, r) in edges_to(edges, joined, next) {
         let linked = |a: usize, ak: &Expr, b: usize, bk: &Expr| {
             all.iter().any(|f| {
                 (f.left == a && f.left_key == *ak && f.right == b && f.right_key == *bk)

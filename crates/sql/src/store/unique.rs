@@ -27,7 +27,6 @@
 
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
-use std::ops::Bound;
 
 use maestro_storage::column::{Column, FxHasher, IndexKey, Table, ValueRange};
 
@@ -47,17 +46,6 @@ enum Keys<'a> {
         hi: i64,
     },
     Strs(Set<&'a str>),
-}
-
-impl Keys<'_> {
-    fn holds(&self, col: &Column, r: usize) -> bool {
-        match self {
-            Keys::Ints { set, lo, hi } => {
-                int_at(col, r).is_some_and(|v| (*lo..=*hi).contains(&v) && set.contains(&v))
-            }
-            Keys::Strs(set) => str_at(col, r).is_some_and(|s| set.contains(s)),
-        }
-    }
 }
 
 fn int_at(col: &Column, r: usize) -> Option<i64> {
@@ -176,11 +164,16 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
         // A row is a candidate when its first column holds one of the
         // appended values (a range test, then a hash probe), and a match
         // when its whole tuple does.
-        let firsts = values_of(appended.column_at(first));
+        let values: Vec<Keys> = idx
+            .iter()
+            .map(|&i| values_of(appended.column_at(i)))
+            .collect();
+        let firsts = &values[0];
         let main = &entry.data;
         let outside = idx
             .iter()
-            .any(|&i| outside_main_range(entry, i, &values_of(appended.column_at(i))));
+            .zip(&values)
+            .any(|(&i, v)| outside_main_range(entry, i, v));
         let existing = if outside {
             None
         } else if idx.len() == 1 && main.has_sorted_index(first) {
@@ -188,7 +181,7 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
                 .into_iter()
                 .find(|&r| live(r))
         } else {
-            scan(main.column_at(first), &firsts, &|r| {
+            scan(main.column_at(first), firsts, &|r| {
                 live(r) && (idx.len() == 1 || tuples.contains(&tuple(&idx, main, r)))
             })
         };
@@ -198,7 +191,7 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
         if let Some(d) = delta {
             let tail = d.appended();
             let base = d.main_rows();
-            let hit = scan(tail.column_at(first), &firsts, &|r| {
+            let hit = scan(tail.column_at(first), firsts, &|r| {
                 live(base + r) && (idx.len() == 1 || tuples.contains(&tuple(&idx, tail, r)))
             });
             if let Some(r) = hit {
@@ -240,7 +233,9 @@ fn scan(col: &Column, keys: &Keys, live: &dyn Fn(usize) -> bool) -> Option<usize
                 Column::Str(_) | Column::StrHeap(_) => None,
             }
         }
-        Keys::Strs(_) => (0..col.len()).find(|&r| keys.holds(col, r) && live(r)),
+        Keys::Strs(set) => {
+            (0..col.len()).find(|&r| str_at(col, r).is_some_and(|s| set.contains(s)) && live(r))
+        }
     }
 }
 
@@ -293,11 +288,7 @@ fn in_index(entry: &Entry, i: usize, added: &Column) -> Vec<usize> {
             None => IndexKey::Str(str_at(added, r).unwrap_or("").to_string()),
         })
         .collect();
-    let mut rows = Vec::new();
-    for k in &keys {
-        if let Some(run) = index.range(main, Bound::Included(k), Bound::Included(k)) {
-            rows.extend(run.into_iter().map(|r| r as usize));
-        }
-    }
-    rows
+    index.any_of(main, &keys).map_or_else(Vec::new, |rows| {
+        rows.into_iter().map(|r| r as usize).collect()
+    })
 }
