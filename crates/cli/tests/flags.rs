@@ -105,6 +105,35 @@ fn bench_scheduler_repetitions_still_works_and_reports_the_spread_in_rotated_ord
 }
 
 #[test]
+fn bench_tpch_single_sql_runs_the_sql_text_beside_the_plans() {
+    let out = maestro(&[
+        "bench",
+        "tpch-single",
+        "--sf",
+        "0.01",
+        "--queries",
+        "6,9",
+        "--sql",
+        "--reps",
+        "2",
+        "--json",
+    ]);
+    let v = json_of(&out);
+    let results = v["results"].as_array().unwrap();
+    for q in [6, 9] {
+        for variant in ["single-hints", "sql"] {
+            let r = results
+                .iter()
+                .find(|r| r["query"] == q && r["variant"] == variant)
+                .unwrap_or_else(|| panic!("no Q{q} {variant}: {v}"));
+            assert_eq!(r["samples"].as_array().unwrap().len(), 2, "{r}");
+            assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
+        }
+    }
+    assert!(v["geomean_seconds"]["sql"].as_f64().unwrap() > 0.0, "{v}");
+}
+
+#[test]
 fn tpch_preset_and_repetitions_still_work_and_warn() {
     let single = maestro(&[
         "bench",
