@@ -29,6 +29,8 @@ pub const INSUFFICIENT_RESOURCES: &str = "53000";
 pub const OUT_OF_MEMORY: &str = "53200";
 pub const INTERNAL_ERROR: &str = "XX000";
 pub const DUPLICATE_TABLE: &str = "42P07";
+pub const DUPLICATE_COLUMN: &str = "42701";
+pub const INVALID_TABLE_DEFINITION: &str = "42P16";
 pub const NOT_NULL_VIOLATION: &str = "23502";
 pub const UNIQUE_VIOLATION: &str = "23505";
 pub const STRING_DATA_RIGHT_TRUNCATION: &str = "22001";
@@ -83,6 +85,8 @@ pub fn sqlstate(e: &SqlError) -> &'static str {
         ErrorKind::Cancelled => QUERY_CANCELED,
         ErrorKind::DivisionByZero => DIVISION_BY_ZERO,
         ErrorKind::DuplicateTable => DUPLICATE_TABLE,
+        ErrorKind::DuplicateColumn => DUPLICATE_COLUMN,
+        ErrorKind::InvalidTableDefinition => INVALID_TABLE_DEFINITION,
         ErrorKind::UndefinedObject => UNDEFINED_OBJECT,
         ErrorKind::NotNullViolation => NOT_NULL_VIOLATION,
         ErrorKind::UniqueViolation => UNIQUE_VIOLATION,

@@ -615,3 +615,40 @@ fn a_syntax_error_in_a_transaction_block_fails_the_block() {
         assert_eq!(rows(&a, "SELECT count(*) FROM t").await, table(&[&["0"]]));
     });
 }
+
+#[test]
+fn declared_keys_are_enforced_with_postgres_sqlstates() {
+    with_client(async |c| {
+        c.batch_execute(
+            "CREATE TABLE acct (id INTEGER PRIMARY KEY, email VARCHAR(40) UNIQUE, \
+             region INT, n INT, UNIQUE (region, n))",
+        )
+        .await
+        .unwrap();
+        c.batch_execute("INSERT INTO acct VALUES (1, 'a@x', 1, 1), (2, 'b@x', 1, 2)")
+            .await
+            .unwrap();
+        for sql in [
+            "INSERT INTO acct VALUES (1, 'c@x', 2, 1)",
+            "INSERT INTO acct VALUES (3, 'a@x', 2, 1)",
+            "UPDATE acct SET n = 1 WHERE id = 2",
+        ] {
+            let (code, msg) = fails(c, sql).await;
+            assert_eq!(code, "23505", "{sql}: {msg}");
+        }
+        let (code, msg) = fails(
+            c,
+            "CREATE TABLE two (a INT PRIMARY KEY, b INT, PRIMARY KEY (b))",
+        )
+        .await;
+        assert_eq!(code, "42P16", "{msg}");
+        let (code, msg) = fails(c, "CREATE TABLE twice (a INT, UNIQUE (a, a))").await;
+        assert_eq!(code, "42701", "{msg}");
+        let (code, msg) = fails(c, "CREATE TABLE fk (a INT REFERENCES acct (id))").await;
+        assert_eq!(code, "0A000", "{msg}");
+        assert_eq!(
+            rows(c, "SELECT id, email FROM acct ORDER BY id").await,
+            table(&[&["1", "a@x"], &["2", "b@x"]])
+        );
+    });
+}

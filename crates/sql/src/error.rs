@@ -29,6 +29,12 @@ pub enum ErrorKind {
     DivisionByZero,
     /// CREATE TABLE of a name a visible table has (SQLSTATE 42P07).
     DuplicateTable,
+    /// A column named twice where once is meant: in a table's columns or
+    /// in one key (SQLSTATE 42701).
+    DuplicateColumn,
+    /// A table definition that cannot be: two primary keys (SQLSTATE
+    /// 42P16).
+    InvalidTableDefinition,
     /// DROP INDEX of a name no index has (SQLSTATE 42704).
     UndefinedObject,
     /// A NULL for a stored column: stored columns are NOT NULL (23502).

@@ -367,3 +367,40 @@ fn index_declarations_survive_a_restart() {
     drop(store);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn declared_keys_survive_a_restart() {
+    let d = dir("keys");
+    let (store, _) = open(&d);
+    autocommit(
+        &store,
+        "create table stock (w int, i int, qty int, tag varchar(4) unique, primary key (w, i))",
+    );
+    autocommit(
+        &store,
+        "insert into stock values (1, 1, 10, 'a'), (1, 2, 20, 'b'), (2, 1, 30, 'c')",
+    );
+    drop(store);
+
+    let (store, _) = open(&d);
+    for sql in [
+        "insert into stock values (1, 2, 99, 'z')",
+        "insert into stock values (3, 3, 99, 'b')",
+    ] {
+        let mut t = store.begin().unwrap();
+        let e = exec(&store, &mut t, sql).expect_err(sql);
+        t.abort();
+        assert_eq!(
+            e.kind,
+            maestro_sql::ErrorKind::UniqueViolation,
+            "{sql}: {e}"
+        );
+    }
+    autocommit(&store, "insert into stock values (2, 2, 40, 'd')");
+    let mut t = store.begin().unwrap();
+    let view = store.view(&mut t);
+    let def = view.table("stock").unwrap();
+    t.abort();
+    assert_eq!(def.unique_columns, ["tag"]);
+    assert_eq!(def.keys, [vec!["w".to_string(), "i".to_string()]]);
+}

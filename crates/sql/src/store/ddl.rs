@@ -12,6 +12,8 @@ use maestro_tpch::queries::ColumnType as ResultType;
 
 use super::convert::ColumnBuilder;
 use super::dml::{QueryRunner, query};
+use super::index::IndexDecl;
+use super::keys::{Key, declared_keys};
 use super::spec::{ColumnSpec, ColumnType};
 use super::{Entry, Store, txn_error};
 use crate::bind::scope::normalize;
@@ -50,7 +52,7 @@ impl Store {
             let col = normalize(&c.name);
             if columns.iter().any(|s| s.name == col) {
                 return Err(SqlError::new(
-                    ErrorKind::Invalid,
+                    ErrorKind::DuplicateColumn,
                     format!("column \"{col}\" specified more than once"),
                 ));
             }
@@ -62,7 +64,7 @@ impl Store {
                             "nullable column \"{col}\" (stored columns are NOT NULL)"
                         )));
                     }
-                    // A key only informs join ordering; nothing enforces it.
+                    // Read by `keys::declared_keys` below.
                     ColumnOption::PrimaryKey(_) | ColumnOption::Unique(_) => {}
                     other => {
                         return Err(SqlError::unsupported(format!(
@@ -76,7 +78,8 @@ impl Store {
                 ty: ColumnType::of_ast(&c.data_type)?,
             });
         }
-        self.create_entry(txn, name, columns, None, create.if_not_exists)
+        let keys = declared_keys(create, &columns)?;
+        self.create_entry(txn, name, columns, &keys, None, create.if_not_exists)
             .map(|_| ())
     }
 
@@ -92,9 +95,9 @@ impl Store {
         let Some(q) = create.query.as_deref() else {
             return Err(SqlError::invalid("CREATE TABLE … AS without a query"));
         };
-        if create.temporary || !create.columns.is_empty() {
+        if create.temporary || !create.columns.is_empty() || !create.constraints.is_empty() {
             return Err(SqlError::unsupported(
-                "CREATE TABLE … AS with a column list or TEMPORARY",
+                "CREATE TABLE … AS with a column list, constraints or TEMPORARY",
             ));
         }
         let name = table_name(&create.name)?;
@@ -104,7 +107,7 @@ impl Store {
         for (col, ty) in &result.columns {
             if columns.iter().any(|c| &c.name == col) {
                 return Err(SqlError::new(
-                    ErrorKind::Invalid,
+                    ErrorKind::DuplicateColumn,
                     format!("column \"{col}\" specified more than once"),
                 ));
             }
@@ -146,17 +149,20 @@ impl Store {
         )
         .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?;
         let rows = result.rows.len() as u64;
-        let created = self.create_entry(txn, name, columns, Some(data), create.if_not_exists)?;
+        let created =
+            self.create_entry(txn, name, columns, &[], Some(data), create.if_not_exists)?;
         Ok(if created { rows } else { 0 })
     }
 
     /// Inserts the catalog row of a new table (`data`: its rows, else
-    /// none); `false` if it exists and `if_not_exists` says that is fine.
+    /// none) declaring `keys`; `false` if it exists and `if_not_exists`
+    /// says that is fine.
     fn create_entry(
         &self,
         txn: &mut Transaction,
         name: String,
         columns: Vec<ColumnSpec>,
+        keys: &[Key],
         data: Option<Table>,
         if_not_exists: bool,
     ) -> Result<bool> {
@@ -176,6 +182,7 @@ impl Store {
                 format!("relation \"{name}\" already exists"),
             ));
         }
+        let indexes = self.key_indexes(txn, &name, keys)?;
         let data = match data {
             Some(d) => d,
             None => Table::new(
@@ -187,12 +194,14 @@ impl Store {
             .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?,
         };
         let data = Arc::new(data);
+        let (singles, composite): (Vec<&Key>, Vec<&Key>) =
+            keys.iter().partition(|k| k.columns.len() == 1);
         let entry = Entry {
             name,
             columns,
-            unique_columns: Vec::new(),
-            keys: Vec::new(),
-            indexes: Vec::new(),
+            unique_columns: singles.iter().map(|k| k.columns[0].clone()).collect(),
+            keys: composite.iter().map(|k| k.columns.clone()).collect(),
+            indexes,
             seq: 0,
             data: Arc::clone(&data),
             nulls: Vec::new(),
@@ -203,6 +212,47 @@ impl Store {
             .map_err(txn_error)?;
         self.put_base(txn, row, &data)?;
         Ok(true)
+    }
+
+    /// The indexes of a new table's one-column `keys`, their names locked
+    /// and free: a constraint's own name must be (42P07), PostgreSQL's
+    /// default name gets a suffix when taken.
+    fn key_indexes(
+        &self,
+        txn: &mut Transaction,
+        table: &str,
+        keys: &[Key],
+    ) -> Result<Vec<IndexDecl>> {
+        let mut indexes: Vec<IndexDecl> = Vec::new();
+        for k in keys.iter().filter(|k| k.columns.len() == 1) {
+            let taken = |view: &super::View, n: &str| {
+                n == table || view.name_taken(n) || indexes.iter().any(|d| d.name == n)
+            };
+            let name = match &k.name {
+                Some(n) => n.clone(),
+                None => {
+                    let view = self.view(txn);
+                    let base = k.default_index_name(table);
+                    std::iter::once(base.clone())
+                        .chain((1..).map(|i| format!("{base}{i}")))
+                        .find(|n| !taken(&view, n))
+                        .expect("some suffix is free")
+                }
+            };
+            self.lock_name(txn, &name)?;
+            // After the lock, as for the table's own name.
+            if taken(&self.view(txn), &name) {
+                return Err(SqlError::new(
+                    ErrorKind::DuplicateTable,
+                    format!("relation \"{name}\" already exists"),
+                ));
+            }
+            indexes.push(IndexDecl {
+                name,
+                column: k.columns[0].clone(),
+            });
+        }
+        Ok(indexes)
     }
 
     /// `DROP TABLE [IF EXISTS] name, …`.

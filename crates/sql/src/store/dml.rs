@@ -337,10 +337,13 @@ impl Store {
         let mut seen = vec![false; entry.columns.len()];
         for &t in &targets {
             if std::mem::replace(&mut seen[t], true) {
-                return Err(SqlError::invalid(format!(
-                    "column \"{}\" specified more than once",
-                    entry.columns[t].name
-                )));
+                return Err(SqlError::new(
+                    ErrorKind::DuplicateColumn,
+                    format!(
+                        "column \"{}\" specified more than once",
+                        entry.columns[t].name
+                    ),
+                ));
             }
         }
         // No defaults: an unnamed column would be NULL.

@@ -110,6 +110,7 @@ struct EntryMetaRef<'a> {
     unique_columns: &'a [String],
     seq: u64,
     indexes: &'a [IndexDecl],
+    keys: &'a [Vec<String>],
 }
 
 /// [`EntryMetaRef`] read back (same field order and encodings).
@@ -119,14 +120,17 @@ struct EntryMeta {
     unique_columns: Vec<String>,
     seq: u64,
     indexes: Vec<IndexDecl>,
+    keys: Vec<Vec<String>>,
 }
 
 impl<'de> Deserialize<'de> for EntryMeta {
-    /// By hand for one field: `indexes` came last, with CREATE INDEX, and a
-    /// row logged before it ends after `seq` — the read of `indexes` then
-    /// fails at the row's end, and the row declares no index. (Any other
-    /// failure there would be a damaged row, which the log's and the
-    /// checkpoint's checksums reject before a row is decoded.)
+    /// By hand for two fields: `indexes` came later, with CREATE INDEX,
+    /// and `keys` after it, with CREATE TABLE's composite keys; a row
+    /// logged before either ends after `seq` or after `indexes` — the read
+    /// of a missing field then fails at the row's end, and the row declares
+    /// no index or no composite key. (Any other failure there would be a
+    /// damaged row, which the log's and the checkpoint's checksums reject
+    /// before a row is decoded.)
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<EntryMeta, D::Error> {
         struct Fields;
         impl<'de> Visitor<'de> for Fields {
@@ -142,10 +146,18 @@ impl<'de> Deserialize<'de> for EntryMeta {
                     unique_columns: s.next_element()?.ok_or_else(|| short(2))?,
                     seq: s.next_element()?.ok_or_else(|| short(3))?,
                     indexes: s.next_element().ok().flatten().unwrap_or_default(),
+                    keys: s.next_element().ok().flatten().unwrap_or_default(),
                 })
             }
         }
-        const FIELDS: &[&str] = &["name", "columns", "unique_columns", "seq", "indexes"];
+        const FIELDS: &[&str] = &[
+            "name",
+            "columns",
+            "unique_columns",
+            "seq",
+            "indexes",
+            "keys",
+        ];
         d.deserialize_struct("EntryMeta", FIELDS, Fields)
     }
 }
@@ -158,6 +170,7 @@ impl Serialize for Entry {
             unique_columns: &self.unique_columns,
             seq: self.seq,
             indexes: &self.indexes,
+            keys: &self.keys,
         }
         .serialize(s)
     }
@@ -179,8 +192,7 @@ impl<'de> Deserialize<'de> for Entry {
             name: m.name,
             columns: m.columns,
             unique_columns: m.unique_columns,
-            // Tables with composite keys (load_ch's) are never durable.
-            keys: Vec::new(),
+            keys: m.keys,
             indexes: m.indexes,
             seq: m.seq,
             data: Arc::new(data),
@@ -627,8 +639,18 @@ mod tests {
         seq: u64,
     }
 
+    /// A catalog row as logged before composite keys were.
+    #[derive(Serialize)]
+    struct OldMetaWithIndexes<'a> {
+        name: &'a str,
+        columns: &'a [ColumnSpec],
+        unique_columns: &'a [String],
+        seq: u64,
+        indexes: &'a [IndexDecl],
+    }
+
     #[test]
-    fn catalog_rows_round_trip_and_old_rows_declare_no_index() {
+    fn catalog_rows_round_trip_and_old_rows_declare_no_index_nor_key() {
         let columns = [ColumnSpec {
             name: "k".into(),
             ty: super::super::ColumnType::Int64,
@@ -646,12 +668,31 @@ mod tests {
             name: "t_k".into(),
             column: "k".into(),
         };
-        let new = Entry {
+        let with_index = Entry {
             indexes: vec![decl.clone()],
             ..e
         };
+        // A row logged with indexes but before composite keys.
+        let before_keys = postcard::to_allocvec(&OldMetaWithIndexes {
+            name: "t",
+            columns: &columns,
+            unique_columns: &[],
+            seq: 7,
+            indexes: std::slice::from_ref(&decl),
+        })
+        .unwrap();
+        let back: Entry = postcard::from_bytes(&before_keys).unwrap();
+        assert_eq!((&back.indexes, back.keys.len()), (&vec![decl.clone()], 0));
+        let key = vec!["k".to_string(), "j".to_string()];
+        let new = Entry {
+            keys: vec![key.clone()],
+            ..with_index
+        };
         let back: Entry = postcard::from_bytes(&postcard::to_allocvec(&new).unwrap()).unwrap();
-        assert_eq!((back.seq, back.indexes), (7, vec![decl]));
+        assert_eq!(
+            (back.seq, back.indexes, back.keys),
+            (7, vec![decl], vec![key])
+        );
         // A row cut inside its known fields is still an error.
         assert!(postcard::from_bytes::<Entry>(&old[..old.len() - 1]).is_err());
     }

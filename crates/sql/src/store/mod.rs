@@ -31,6 +31,7 @@ mod ddl;
 mod dml;
 mod durable;
 mod index;
+mod keys;
 mod merge;
 mod refresh;
 mod spec;
@@ -97,9 +98,9 @@ pub struct Entry {
     pub columns: Vec<ColumnSpec>,
     pub unique_columns: Vec<String>,
     /// Composite keys: column sets whose values together are unique (CH's
-    /// `(o_w_id, o_d_id, o_id)`, from `CALL maestro.load_ch`), enforced on
-    /// writes like the unique columns (`unique.rs`). In memory only: the
-    /// tables that declare them never reach a durable store.
+    /// `(o_w_id, o_d_id, o_id)` from `CALL maestro.load_ch`, a CREATE
+    /// TABLE's `PRIMARY KEY (a, b)`: `keys.rs`), enforced on writes like
+    /// the unique columns (`unique.rs`).
     pub keys: Vec<Vec<String>>,
     /// The indexes declared on the table (CREATE INDEX: `index.rs`).
     pub indexes: Vec<IndexDecl>,
