@@ -167,9 +167,11 @@ fn update_where_null_is_not_true() {
 #[test]
 fn errors_name_the_problem_and_leave_the_session_usable() {
     with_client(async |c| {
-        c.batch_execute("CREATE TABLE t (a INTEGER, d DECIMAL(4,2), s VARCHAR(3))")
-            .await
-            .unwrap();
+        c.batch_execute(
+            "CREATE TABLE t (a INTEGER NOT NULL, d DECIMAL(4,2), s VARCHAR(3) NOT NULL)",
+        )
+        .await
+        .unwrap();
         assert_eq!(fails(c, "CREATE TABLE t (x INT)").await.0, "42P07");
         let (code, msg) = fails(c, "INSERT INTO t VALUES (NULL, 1, 'a')").await;
         assert_eq!(code, "23502");
@@ -208,7 +210,10 @@ fn errors_name_the_problem_and_leave_the_session_usable() {
             fails(c, "CREATE TABLE u (x DECIMAL(30,20))").await.0,
             "0A000"
         );
-        assert_eq!(fails(c, "CREATE TABLE u (x INT NULL)").await.0, "0A000");
+        assert_eq!(
+            fails(c, "CREATE TABLE u (x INT CHECK (x > 0))").await.0,
+            "0A000"
+        );
         // Nothing of the failed statements was written.
         assert_eq!(rows(c, "SELECT count(*) FROM t").await, table(&[&["0"]]));
         c.batch_execute("INSERT INTO t VALUES (1, 12.345, 'abc')")
@@ -503,7 +508,10 @@ fn ready_for_query_carries_the_transaction_status() {
     startup.extend_from_slice(params);
     s.write_all(&startup).unwrap();
     assert_eq!(ready_status(&mut s, ""), b'I');
-    assert_eq!(ready_status(&mut s, "CREATE TABLE t (a INT)"), b'I');
+    assert_eq!(
+        ready_status(&mut s, "CREATE TABLE t (a INT NOT NULL)"),
+        b'I'
+    );
     assert_eq!(ready_status(&mut s, "SELECT * FROM nope"), b'I');
     assert_eq!(ready_status(&mut s, "BEGIN"), b'T');
     assert_eq!(ready_status(&mut s, "INSERT INTO t VALUES (1)"), b'T');
@@ -527,7 +535,7 @@ fn a_failed_prepare_fails_the_transaction_text_copy_and_dml_parameters() {
     let server = Server::start();
     server.rt.block_on(async {
         let mut c = server.connect().await;
-        c.batch_execute("CREATE TABLE t (a INT, s TEXT)")
+        c.batch_execute("CREATE TABLE t (a INT, s TEXT NOT NULL)")
             .await
             .unwrap();
         let tx = c.transaction().await.unwrap();
@@ -536,7 +544,7 @@ fn a_failed_prepare_fails_the_transaction_text_copy_and_dml_parameters() {
         let e = tx.query("SELECT 1", &[]).await.unwrap_err();
         assert_eq!(sqlstate(&e).0, "25P02");
         drop(tx);
-        // PostgreSQL's text format: tab-separated; \N is NULL (refused).
+        // PostgreSQL's text format: tab-separated; \N is NULL (refused by the NOT NULL column).
         let sink = c.copy_in("COPY t FROM STDIN").await.unwrap();
         futures::pin_mut!(sink);
         sink.send(bytes::Bytes::from_static(b"1\tone, two\n2\tthree\n"))
@@ -585,7 +593,9 @@ fn a_failed_prepare_fails_the_transaction_text_copy_and_dml_parameters() {
 #[test]
 fn several_statements_in_one_query_are_one_transaction() {
     with_client(async |c| {
-        c.batch_execute("CREATE TABLE t (a INT)").await.unwrap();
+        c.batch_execute("CREATE TABLE t (a INT NOT NULL)")
+            .await
+            .unwrap();
         // The second statement fails: the first's insert is undone too.
         let e = c
             .batch_execute("INSERT INTO t VALUES (1); INSERT INTO t VALUES (NULL)")

@@ -63,12 +63,14 @@ pub trait Catalog: Sync {
         None
     }
 
-    /// Whether table `name` has a hidden last column (index
-    /// `data(name).num_columns()`) holding each row's combined id — the row
-    /// positions UPDATE and DELETE select.
-    fn has_row_id_column(&self, name: &str) -> bool {
+    /// The position of table `name`'s hidden column of each row's
+    /// combined id — the row positions UPDATE and DELETE select — if it
+    /// has one: the column after its declared ones (a stored table's
+    /// hidden NULL-mask columns come after those in its data, so the
+    /// position is not the data's column count).
+    fn row_id_column(&self, name: &str) -> Option<usize> {
         let _ = name;
-        false
+        None
     }
 
     /// The indexes declared on table `name` (its main's sorted index of

@@ -303,4 +303,5 @@ slt!(
     dml,
     transactions,
     indexes,
+    stored_nulls,
 );

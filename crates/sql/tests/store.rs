@@ -99,7 +99,7 @@ fn loaded(nulls: Vec<bool>) -> maestro_sql::store::LoadedTable {
 }
 
 #[test]
-fn loaded_tables_keep_their_nulls_and_refuse_writes() {
+fn loaded_tables_keep_their_nulls_through_writes_and_restarts() {
     let store = Store::new();
     store
         .put_loaded(vec![loaded(vec![false, false, true])])
@@ -137,21 +137,46 @@ fn loaded_tables_keep_their_nulls_and_refuse_writes() {
         assert_eq!(ints(&store, &mut txn, sql), expected, "{sql}");
     }
     assert_eq!(ints(&store, &mut txn, "select count(at) from t"), [2]);
-    let e = exec(&store, &mut txn, "delete from t where a = 1").unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+    drop(txn);
+    // Writes keep the NULLs: a row deleted, one updated to NULL, one
+    // inserted with none.
+    autocommit(&store, "delete from t where a = 1");
+    autocommit(&store, "update t set at = null where a = 2");
+    autocommit(&store, "insert into t (a) values (4)");
+    let mut txn = store.begin().unwrap();
+    assert_eq!(
+        ints(
+            &store,
+            &mut txn,
+            "select a from t where at is null order by a"
+        ),
+        [2, 3, 4]
+    );
     drop(txn);
     // A mask of another length than the table is refused, not truncated.
     let e = store.put_loaded(vec![loaded(vec![true])]).unwrap_err();
     assert!(e.message.contains("do not match"), "{e}");
-    // A durable store logs no masks: refused, not stored without its NULLs.
+    // A durable store keeps the NULLs across a restart (masks are columns).
     let d = std::env::temp_dir().join(format!("maestro-sql-loaded-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
-    let config = maestro_txn::DurabilityConfig::new(maestro_txn::Durability::Sync);
-    let (durable, _) = Store::open_data_dir(&d, config, &|_| Ok(())).unwrap();
-    let e = durable
+    let config = || maestro_txn::DurabilityConfig::new(maestro_txn::Durability::Sync);
+    let (durable, _) = Store::open_data_dir(&d, config(), &|_| Ok(())).unwrap();
+    durable
         .put_loaded(vec![loaded(vec![false, false, true])])
-        .unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+        .unwrap();
+    autocommit(&durable, "update t set at = null where a = 1");
+    drop(durable);
+    let (durable, _) = Store::open_data_dir(&d, config(), &|_| Ok(())).unwrap();
+    let mut txn = durable.begin().unwrap();
+    assert_eq!(
+        ints(
+            &durable,
+            &mut txn,
+            "select a from t where at is null order by a"
+        ),
+        [1, 3]
+    );
+    drop(txn);
     drop(durable);
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -46,7 +46,7 @@ impl<'a> Lowering<'a> {
         let cols = columns
             .iter()
             .map(|&(id, i)| {
-                if i == data.num_columns() && self.catalog.has_row_id_column(table) {
+                if self.catalog.row_id_column(table) == Some(i) {
                     return (id, Vector::Int(ids.iter().map(|&r| i64::from(r)).collect()));
                 }
                 let base = Vector::Base {

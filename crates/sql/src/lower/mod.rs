@@ -472,7 +472,7 @@ impl<'a> Lowering<'a> {
             cols: columns
                 .iter()
                 .map(|&(id, i)| {
-                    if i == data.num_columns() && self.catalog.has_row_id_column(table) {
+                    if self.catalog.row_id_column(table) == Some(i) {
                         let row_ids = match &ids {
                             Some(ids) => ids.iter().map(|&r| i64::from(r)).collect(),
                             None => (0..len as i64).collect(),
@@ -821,7 +821,8 @@ impl<'a> Lowering<'a> {
                 // `intern` codes NULL as -1, which must not match itself.
                 if a.contains(&-1) || b.contains(&-1) {
                     return Err(SqlError::unsupported(format!(
-                        "a join on {} = {}, which may be NULL (from an outer join)",
+                        "a join on {} = {}, which holds NULLs (from an outer join or a \
+                         nullable column): joins on NULL keys",
                         self.plan.show(l),
                         self.plan.show(r)
                     )));
@@ -844,7 +845,8 @@ impl<'a> Lowering<'a> {
         let v = eval_vector(self.ctx, e, self.ty(e), rel)?;
         if v.col().is_none() && (0..rel.len).any(|p| v.value_at(p) == Scalar::Null) {
             return Err(SqlError::unsupported(format!(
-                "a join on {}, which may be NULL (from an outer join)",
+                "a join on {}, which holds NULLs (from an outer join or a nullable \
+                 column): joins on NULL keys",
                 self.plan.show(e)
             )));
         }

@@ -2,8 +2,9 @@
 //! rows of one write (INSERT's values, UPDATE's new rows, COPY's fields),
 //! casting each value to the column's declared type as PostgreSQL's
 //! assignment casts do — numbers round to the column's scale, text is parsed
-//! — and refusing what does not fit (22003, 22P02, 22001) or is NULL (23502:
-//! the column store has no validity bitmaps, so stored columns are NOT NULL).
+//! — and refusing what does not fit (22003, 22P02, 22001). A NULL goes into a
+//! nullable column as a placeholder plus a 1 in its mask (`nulls.rs`), and
+//! is refused by a NOT NULL one (23502).
 
 use maestro_storage::column::{Column, Date, DecimalColumn, StrHeap};
 use maestro_tpch::queries::Value;
@@ -16,6 +17,9 @@ pub struct ColumnBuilder<'s> {
     spec: &'s ColumnSpec,
     table: &'s str,
     values: Values,
+    /// The mask of a nullable column (1 at a NULL), `None` for a NOT NULL
+    /// one.
+    nulls: Option<Vec<i32>>,
 }
 
 enum Values {
@@ -42,14 +46,51 @@ impl<'s> ColumnBuilder<'s> {
             spec,
             table,
             values,
+            nulls: None,
         }
+    }
+
+    /// This builder taking NULLs (into a mask) when `nullable`.
+    pub fn with_nulls(mut self, nullable: bool) -> ColumnBuilder<'s> {
+        self.nulls = nullable.then(Vec::new);
+        self
     }
 
     /// Appends a value computed by a query (a VALUES expression, an UPDATE's
     /// SET, an INSERT … SELECT's row).
     pub fn push(&mut self, v: &Value) -> Result<()> {
+        let null = matches!(v, Value::Null);
+        if !null {
+            self.push_value(v)?;
+        } else if self.nulls.is_none() {
+            return Err(self.null());
+        } else {
+            self.push_placeholder();
+        }
+        if let Some(n) = &mut self.nulls {
+            n.push(i32::from(null));
+        }
+        Ok(())
+    }
+
+    /// Appends a NULL; 23502 for a NOT NULL column.
+    pub fn push_null(&mut self) -> Result<()> {
+        self.push(&Value::Null)
+    }
+
+    /// What a NULL row holds under its mask.
+    fn push_placeholder(&mut self) {
+        match &mut self.values {
+            Values::Int32(v) | Values::Date(v) => v.push(0),
+            Values::Int64(v) | Values::Decimal(v) | Values::Timestamp(v) => v.push(0),
+            Values::Str(h) => h.push(""),
+        }
+    }
+
+    /// Appends a value that is not NULL (the mask is the caller's).
+    fn push_value(&mut self, v: &Value) -> Result<()> {
         match v {
-            Value::Null => Err(self.null()),
+            Value::Null => unreachable!("push handles NULL"),
             Value::Int(i) => self.push_exact(i128::from(*i), 0),
             Value::Decimal { value, scale } => self.push_exact(*value, *scale),
             Value::Double(d) => self.push_double(*d),
@@ -75,12 +116,20 @@ impl<'s> ColumnBuilder<'s> {
                 }
                 _ => Err(self.mismatch("timestamp")),
             },
-            Value::Str(s) => self.push_text(s),
+            Value::Str(s) => self.push_text_value(s),
         }
     }
 
     /// Appends a value given as text (a COPY field, a string literal).
     pub fn push_text(&mut self, s: &str) -> Result<()> {
+        self.push_text_value(s)?;
+        if let Some(n) = &mut self.nulls {
+            n.push(0);
+        }
+        Ok(())
+    }
+
+    fn push_text_value(&mut self, s: &str) -> Result<()> {
         let ty = self.spec.ty;
         let invalid = || {
             SqlError::new(
@@ -122,7 +171,14 @@ impl<'s> ColumnBuilder<'s> {
         }
     }
 
-    /// The column, once every row is in.
+    /// The column and, for a nullable column, its mask column, once every
+    /// row is in.
+    pub fn finish_with_mask(self) -> (Column, Option<Column>) {
+        let mask = self.nulls.clone().map(Column::Int32);
+        (self.finish(), mask)
+    }
+
+    /// The column, once every row is in (its mask dropped).
     pub fn finish(self) -> Column {
         match self.values {
             Values::Int32(v) => Column::Int32(v),
@@ -165,7 +221,7 @@ impl<'s> ColumnBuilder<'s> {
             }
             Values::Str(_) => {
                 let text = Value::Decimal { value, scale }.to_text();
-                return self.push_text(&text);
+                return self.push_text_value(&text);
             }
             Values::Date(_) | Values::Timestamp(_) => return Err(self.mismatch("a number")),
         }
@@ -193,8 +249,7 @@ impl<'s> ColumnBuilder<'s> {
         SqlError::new(
             ErrorKind::NotNullViolation,
             format!(
-                "null value in column \"{}\" of relation \"{}\" violates not-null constraint \
-                 (stored columns are NOT NULL)",
+                "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
                 self.spec.name, self.table
             ),
         )

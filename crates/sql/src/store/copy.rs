@@ -12,6 +12,7 @@ use sqlparser::ast::{
 use super::convert::ColumnBuilder;
 use super::ddl::table_name;
 use super::dml::table_of;
+use super::spec::ColumnType;
 use super::{Store, View};
 use crate::bind::scope::normalize;
 use crate::error::{ErrorKind, Result, SqlError};
@@ -166,22 +167,23 @@ impl Store {
                         })
                 })
                 .collect::<Result<_>>()?;
-            if let Some(m) = (0..entry.columns.len()).find(|i| !order.contains(i)) {
+            if let Some(m) =
+                (0..entry.columns.len()).find(|&i| !order.contains(&i) && !entry.nullable(i))
+            {
                 return Err(SqlError::new(
                     ErrorKind::NotNullViolation,
                     format!(
                         "null value in column \"{}\" of relation \"{}\" violates not-null \
-                         constraint (COPY must give every column: stored columns are NOT NULL)",
+                         constraint (a NOT NULL column COPY does not name)",
                         entry.columns[m].name, copy.table
                     ),
                 ));
             }
             order
         };
-        let mut builders: Vec<ColumnBuilder> = entry
-            .columns
-            .iter()
-            .map(|c| ColumnBuilder::new(&entry.name, c))
+        let mut builders: Vec<ColumnBuilder> = entry.builders();
+        let unnamed: Vec<usize> = (0..entry.columns.len())
+            .filter(|i| !order.contains(i))
             .collect();
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(false)
@@ -218,17 +220,30 @@ impl Store {
                 };
                 return Err(bad(&copy.table, line, what));
             }
+            for &u in &unnamed {
+                builders[u]
+                    .push_null()
+                    .expect("a column COPY does not name is nullable");
+            }
             for (field, &c) in record.iter().zip(&order) {
-                // The text format's NULL: stored columns have none.
-                if !copy.format.csv && field == b"\\N" {
-                    return Err(bad(
-                        &copy.table,
-                        line,
-                        format!(
-                            "column {}: null value (stored columns are NOT NULL)",
-                            entry.columns[c].name
-                        ),
-                    ));
+                // A NULL: the text format's `\N`; in CSV an empty field of
+                // a column that is not text (a text column reads it as an
+                // empty string: the reader does not say whether it was
+                // quoted, which is what tells PostgreSQL's NULL apart).
+                let is_null = if copy.format.csv {
+                    field.is_empty() && !matches!(entry.columns[c].ty, ColumnType::Str { .. })
+                } else {
+                    field == b"\\N"
+                };
+                if is_null {
+                    builders[c].push_null().map_err(|e| {
+                        bad(
+                            &copy.table,
+                            line,
+                            format!("column {}: {}", entry.columns[c].name, e.message),
+                        )
+                    })?;
+                    continue;
                 }
                 let text = std::str::from_utf8(field).map_err(|_| {
                     bad(

@@ -2,9 +2,9 @@
 //! statement's transaction (so a rolled-back CREATE leaves nothing, and a
 //! snapshot taken before a DROP still reads the table).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use maestro_storage::column::Table;
+use maestro_storage::column::{Column, Table};
 use maestro_txn::Transaction;
 use sqlparser::ast::{ColumnOption, CreateTable, ObjectName};
 
@@ -13,12 +13,31 @@ use maestro_tpch::queries::ColumnType as ResultType;
 use super::convert::ColumnBuilder;
 use super::dml::{QueryRunner, query};
 use super::index::IndexDecl;
-use super::keys::{Key, declared_keys};
+use super::keys::{Key, KeyKind, declared_keys};
+use super::nulls::mask_name;
 use super::spec::{ColumnSpec, ColumnType};
 use super::{Entry, Store, txn_error};
 use crate::bind::scope::normalize;
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::params::ParamValue;
+
+/// An empty table of `columns`, with a mask column after them for each
+/// nullable one (`nulls.rs`).
+fn empty_table(name: &str, columns: &[ColumnSpec], nullable: &[bool]) -> Result<Table> {
+    let masks = columns
+        .iter()
+        .zip(nullable)
+        .filter(|&(_, &n)| n)
+        .map(|(c, _)| (mask_name(&c.name), Column::Int32(Vec::new())));
+    Table::new(
+        name.to_string(),
+        columns
+            .iter()
+            .map(|c| (c.name.clone(), c.ty.empty_column()))
+            .chain(masks),
+    )
+    .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))
+}
 
 /// A table's name as the catalog keys it (unqualified, or `public.`).
 pub(crate) fn table_name(name: &ObjectName) -> Result<String> {
@@ -48,24 +67,30 @@ impl Store {
         }
         let name = table_name(&create.name)?;
         let mut columns: Vec<ColumnSpec> = Vec::new();
+        let mut nullable: Vec<bool> = Vec::new();
         for c in &create.columns {
             let col = normalize(&c.name);
+            if col.contains('\0') {
+                return Err(SqlError::invalid(format!(
+                    "column name {:?} contains a NUL character",
+                    col
+                )));
+            }
             if columns.iter().any(|s| s.name == col) {
                 return Err(SqlError::new(
                     ErrorKind::DuplicateColumn,
                     format!("column \"{col}\" specified more than once"),
                 ));
             }
+            // Nullable unless NOT NULL or PRIMARY KEY (as in PostgreSQL).
+            let mut null_ok = true;
+            let mut said_null = false;
             for o in &c.options {
                 match &o.option {
-                    ColumnOption::NotNull => {}
-                    ColumnOption::Null => {
-                        return Err(SqlError::unsupported(format!(
-                            "nullable column \"{col}\" (stored columns are NOT NULL)"
-                        )));
-                    }
+                    ColumnOption::NotNull | ColumnOption::PrimaryKey(_) => null_ok = false,
+                    ColumnOption::Null => said_null = true,
                     // Read by `keys::declared_keys` below.
-                    ColumnOption::PrimaryKey(_) | ColumnOption::Unique(_) => {}
+                    ColumnOption::Unique(_) => {}
                     other => {
                         return Err(SqlError::unsupported(format!(
                             "column option {other} on \"{col}\""
@@ -73,13 +98,29 @@ impl Store {
                     }
                 }
             }
+            if said_null && !null_ok {
+                return Err(SqlError::new(
+                    ErrorKind::Invalid,
+                    format!("conflicting NULL/NOT NULL declarations for column \"{col}\""),
+                ));
+            }
             columns.push(ColumnSpec {
                 name: col,
                 ty: ColumnType::of_ast(&c.data_type)?,
             });
+            nullable.push(null_ok);
         }
         let keys = declared_keys(create, &columns)?;
-        self.create_entry(txn, name, columns, &keys, None, create.if_not_exists)
+        // A table-level PRIMARY KEY's columns are NOT NULL too.
+        for k in keys.iter().filter(|k| k.kind == KeyKind::Primary) {
+            for c in &k.columns {
+                if let Some(i) = columns.iter().position(|s| &s.name == c) {
+                    nullable[i] = false;
+                }
+            }
+        }
+        let data = empty_table(&name, &columns, &nullable)?;
+        self.create_entry(txn, name, columns, &keys, data, create.if_not_exists)
             .map(|_| ())
     }
 
@@ -131,39 +172,41 @@ impl Store {
                 ty,
             });
         }
+        // Every column nullable, as PostgreSQL makes them.
         let mut builders: Vec<ColumnBuilder> = columns
             .iter()
-            .map(|c| ColumnBuilder::new(&name, c))
+            .map(|c| ColumnBuilder::new(&name, c).with_nulls(true))
             .collect();
         for row in &result.rows {
             for (b, v) in builders.iter_mut().zip(row) {
                 b.push(v)?;
             }
         }
-        let data = Table::new(
-            name.clone(),
-            columns
-                .iter()
-                .map(|c| c.name.clone())
-                .zip(builders.into_iter().map(ColumnBuilder::finish)),
-        )
-        .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?;
+        let mut stored: Vec<(String, Column)> = Vec::with_capacity(2 * columns.len());
+        let mut masks: Vec<(String, Column)> = Vec::with_capacity(columns.len());
+        for (c, b) in columns.iter().zip(builders) {
+            let (values, mask) = b.finish_with_mask();
+            stored.push((c.name.clone(), values));
+            masks.push((mask_name(&c.name), mask.expect("built with NULLs")));
+        }
+        stored.extend(masks);
+        let data = Table::new(name.clone(), stored)
+            .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?;
         let rows = result.rows.len() as u64;
-        let created =
-            self.create_entry(txn, name, columns, &[], Some(data), create.if_not_exists)?;
+        let created = self.create_entry(txn, name, columns, &[], data, create.if_not_exists)?;
         Ok(if created { rows } else { 0 })
     }
 
-    /// Inserts the catalog row of a new table (`data`: its rows, else
-    /// none) declaring `keys`; `false` if it exists and `if_not_exists`
-    /// says that is fine.
+    /// Inserts the catalog row of a new table holding `data` and
+    /// declaring `keys`; `false` if it exists and `if_not_exists` says that
+    /// is fine.
     fn create_entry(
         &self,
         txn: &mut Transaction,
         name: String,
         columns: Vec<ColumnSpec>,
         keys: &[Key],
-        data: Option<Table>,
+        data: Table,
         if_not_exists: bool,
     ) -> Result<bool> {
         if columns.is_empty() {
@@ -183,16 +226,6 @@ impl Store {
             ));
         }
         let indexes = self.key_indexes(txn, &name, keys)?;
-        let data = match data {
-            Some(d) => d,
-            None => Table::new(
-                name.clone(),
-                columns
-                    .iter()
-                    .map(|c| (c.name.clone(), c.ty.empty_column())),
-            )
-            .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?,
-        };
         let data = Arc::new(data);
         let (singles, composite): (Vec<&Key>, Vec<&Key>) =
             keys.iter().partition(|k| k.columns.len() == 1);
@@ -204,7 +237,7 @@ impl Store {
             indexes,
             seq: 0,
             data: Arc::clone(&data),
-            nulls: Vec::new(),
+            null_masks: OnceLock::new(),
             delta: None,
         };
         let row = txn

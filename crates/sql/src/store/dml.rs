@@ -19,6 +19,7 @@ use sqlparser::ast::{
 
 use super::convert::ColumnBuilder;
 use super::ddl::table_name;
+use super::nulls::mask_name;
 use super::spec::{ColumnSpec, ColumnType};
 use super::{Entry, Store, View};
 use crate::bind::scope::normalize;
@@ -99,8 +100,8 @@ impl Catalog for WithRowIds<'_> {
         self.view.delta(name)
     }
 
-    fn has_row_id_column(&self, name: &str) -> bool {
-        name == self.entry.name
+    fn row_id_column(&self, name: &str) -> Option<usize> {
+        (name == self.entry.name).then_some(self.entry.columns.len())
     }
 
     // UPDATE and DELETE find their rows through an index too.
@@ -119,32 +120,62 @@ impl Catalog for WithRowIds<'_> {
 
 /// The rows to append, as a table of `entry`'s schema: `rows[i][j]` goes to
 /// column `targets[j]`, every column is targeted once.
+/// Columns not among `targets` are NULL.
 fn appended(entry: &Entry, targets: &[usize], rows: &[&[Value]]) -> Result<Table> {
-    let mut builders: Vec<ColumnBuilder> = entry
-        .columns
-        .iter()
-        .map(|c| ColumnBuilder::new(&entry.name, c))
+    let mut builders = entry.builders();
+    let untargeted: Vec<usize> = (0..entry.columns.len())
+        .filter(|i| !targets.contains(i))
         .collect();
     for row in rows {
         for (&t, v) in targets.iter().zip(row.iter()) {
             builders[t].push(v)?;
         }
+        for &u in &untargeted {
+            builders[u].push_null()?;
+        }
     }
     table_of(entry, builders)
 }
 
+impl Entry {
+    /// One builder per declared column for rows to append, taking NULLs
+    /// where the column is nullable.
+    pub(crate) fn builders(&self) -> Vec<ColumnBuilder<'_>> {
+        self.columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ColumnBuilder::new(&self.name, c).with_nulls(self.nullable(i)))
+            .collect()
+    }
+}
+
 /// The builders' columns as a table of `entry`'s schema (dictionary string
-/// columns of loaded tables get their appended strings as a dictionary).
+/// columns of loaded tables get their appended strings as a dictionary),
+/// the nullable columns' masks after them (`nulls.rs`).
 pub(crate) fn table_of(entry: &Entry, builders: Vec<ColumnBuilder>) -> Result<Table> {
     let schema = entry.data.schema().fields();
-    let columns = builders.into_iter().zip(schema).map(|(b, f)| {
-        let c = b.finish();
+    let declared = entry.columns.len();
+    let mut columns: Vec<(String, Column)> = Vec::with_capacity(schema.len());
+    let mut masks: Vec<Option<Column>> = Vec::with_capacity(declared);
+    for (b, f) in builders.into_iter().zip(&schema[..declared]) {
+        let (c, mask) = b.finish_with_mask();
         let c = match (f.data_type, c) {
             (DataType::Str, Column::StrHeap(h)) => Column::Str(DictColumn::from_strs(h.iter())),
             (_, c) => c,
         };
-        (f.name.clone(), c)
-    });
+        columns.push((f.name.clone(), c));
+        masks.push(mask);
+    }
+    let rows = columns.first().map_or(0, |(_, c)| c.len());
+    for f in &schema[declared..] {
+        let mask = entry
+            .columns
+            .iter()
+            .position(|c| mask_name(&c.name) == f.name)
+            .and_then(|j| masks[j].take())
+            .unwrap_or_else(|| Column::Int32(vec![0; rows]));
+        columns.push((f.name.clone(), mask));
+    }
     Table::new(entry.name.clone(), columns)
         .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))
 }
@@ -346,13 +377,13 @@ impl Store {
                 ));
             }
         }
-        // No defaults: an unnamed column would be NULL.
-        if let Some(missing) = seen.iter().position(|s| !s) {
+        // No defaults: an unnamed column is NULL.
+        if let Some(missing) = (0..seen.len()).find(|&i| !seen[i] && !entry.nullable(i)) {
             return Err(SqlError::new(
                 ErrorKind::NotNullViolation,
                 format!(
                     "null value in column \"{}\" of relation \"{name}\" violates not-null \
-                     constraint (stored columns are NOT NULL and have no defaults)",
+                     constraint (columns have no defaults)",
                     entry.columns[missing].name
                 ),
             ));

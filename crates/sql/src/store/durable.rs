@@ -26,7 +26,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use maestro_storage::column::{Keep, Table};
@@ -196,7 +196,7 @@ impl<'de> Deserialize<'de> for Entry {
             indexes: m.indexes,
             seq: m.seq,
             data: Arc::new(data),
-            nulls: Vec::new(),
+            null_masks: OnceLock::new(),
             delta: None,
         })
     }
@@ -436,7 +436,7 @@ impl Store {
                 indexes: entry.indexes.clone(),
                 seq,
                 data,
-                nulls: Vec::new(),
+                null_masks: OnceLock::new(),
                 delta: None,
             };
             // Recovery pays the declared indexes' builds, not the first

@@ -15,7 +15,7 @@
 //! Index names share the tables' namespace (as in PostgreSQL): a name taken
 //! by a table or another index is 42P07.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use maestro_storage::column::Table;
 use maestro_txn::Transaction;
@@ -58,7 +58,7 @@ impl Entry {
             seq: self.seq,
             data: Arc::clone(&self.data),
             delta: self.delta.clone(),
-            nulls: self.nulls.clone(),
+            null_masks: OnceLock::new(),
         }
     }
 }

@@ -41,8 +41,8 @@
 //! change: a merged entry is logged like any catalog row (without data),
 //! and recovery rebuilds tables from their bases and changes as before.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 
 use maestro_storage::column::{Column, ColumnError, Delta, DeltaError, MergePlan, Table};
 use maestro_txn::RowId;
@@ -173,7 +173,7 @@ impl Entry {
             indexes: self.indexes.clone(),
             seq: self.seq + 1,
             data,
-            nulls: Vec::new(),
+            null_masks: OnceLock::new(),
             delta: None,
         }
     }

@@ -33,13 +33,14 @@ mod durable;
 mod index;
 mod keys;
 mod merge;
+mod nulls;
 mod refresh;
 mod spec;
 mod unique;
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use maestro_storage::column::{Delta, Table};
 use maestro_txn::{Isolation, RowId, Transaction, TxnError};
@@ -114,11 +115,9 @@ pub struct Entry {
     /// new main in the background (`merge.rs`) or, past
     /// [`merge::DELTA_ROWS_MAX`], by the write itself.
     pub delta: Option<Arc<Delta>>,
-    /// Per column, where it is NULL (`true` at those rows), for the tables
-    /// [`Store::put_loaded`] puts (CH's `o_carrier_id`, `ol_delivery_d`);
-    /// empty for every other table. Such a table is read-only: the write
-    /// paths keep no masks, and stored columns are otherwise NOT NULL.
-    pub nulls: Vec<Option<Arc<Vec<bool>>>>,
+    /// Per declared column, where this version is NULL: computed from the
+    /// hidden mask columns on first use ([`Entry::null_masks`], `nulls.rs`).
+    pub(super) null_masks: OnceLock<Vec<Option<Arc<Vec<bool>>>>>,
 }
 
 impl Entry {
@@ -347,12 +346,6 @@ impl Store {
         appended: Table,
     ) -> Result<()> {
         let (row, entry) = view.entry(name)?;
-        if entry.nulls.iter().any(Option::is_some) {
-            return Err(SqlError::unsupported(format!(
-                "writing to table \"{name}\": it holds NULLs (loaded by maestro.load_ch), \
-                 and stored columns are otherwise NOT NULL, so its writes are not kept"
-            )));
-        }
         unique::check_unique(entry, &deleted, &appended)?;
         let (next, positions) = merge::next_version(entry, &deleted, &appended)?;
         if next
@@ -424,7 +417,7 @@ impl Store {
                 indexes: Vec::new(),
                 seq: 0,
                 data: Arc::clone(&data),
-                nulls: Vec::new(),
+                null_masks: OnceLock::new(),
                 delta: None,
             };
             let row = txn
@@ -451,16 +444,10 @@ pub struct LoadedTable {
 
 impl Store {
     /// Puts `tables`, replacing tables of the same names, in one
-    /// transaction of its own: what `CALL maestro.load_ch(w)` commits.
-    /// In memory only: a durable store logs no NULL masks, so it refuses
-    /// tables that have any.
+    /// transaction of its own: what `CALL maestro.load_ch(w)` commits. A
+    /// column with a mask becomes nullable (its mask a hidden column:
+    /// `nulls.rs`).
     pub fn put_loaded(&self, tables: Vec<LoadedTable>) -> Result<()> {
-        if self.durable.is_some() && tables.iter().any(|t| t.nulls.iter().any(Option::is_some)) {
-            return Err(SqlError::unsupported(
-                "tables with NULLs (maestro.load_ch) on a data directory: its log keeps no NULLs; \
-                 load them into a server without --data-dir",
-            ));
-        }
         let mut txn = self.begin()?;
         let view = self.view(&mut txn);
         for t in tables {
@@ -480,6 +467,25 @@ impl Store {
                     "table {name}: its declared columns or NULL masks do not match its data"
                 )));
             }
+            if t.columns.iter().any(|c| nulls::is_mask(&c.name)) {
+                return Err(SqlError::invalid(format!(
+                    "table {name}: a column name with a NUL character"
+                )));
+            }
+            let masks: Vec<(String, &[bool])> = t
+                .columns
+                .iter()
+                .zip(&t.nulls)
+                .filter_map(|(c, m)| Some((c.name.clone(), m.as_deref()?.as_slice())))
+                .collect();
+            let data = if masks.is_empty() {
+                Arc::clone(&t.data)
+            } else {
+                Arc::new(
+                    nulls::with_masks(&t.data, &masks)
+                        .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?,
+                )
+            };
             self.lock_name(&mut txn, &name)?;
             if let Some((row, _)) = view.tables.get(&name) {
                 txn.delete(&self.tables, *row).map_err(txn_error)?;
@@ -492,14 +498,14 @@ impl Store {
                 keys: t.keys,
                 indexes: Vec::new(),
                 seq: 0,
-                data: Arc::clone(&t.data),
-                nulls: t.nulls,
+                data: Arc::clone(&data),
+                null_masks: OnceLock::new(),
                 delta: None,
             };
             let row = txn
                 .insert(&self.tables, Arc::new(entry))
                 .map_err(txn_error)?;
-            self.put_base(&mut txn, row, &t.data)?;
+            self.put_base(&mut txn, row, &data)?;
         }
         self.commit(txn)
     }
@@ -539,20 +545,41 @@ impl Catalog for View {
         let (_, e) = self.tables.get(name)?;
         let mut def = table_def(&e.data);
         def.rows = e.num_rows();
-        def.unique_columns = e.unique_columns.clone();
-        def.keys = e.keys.clone();
+        // The declared columns, not the hidden mask columns after them.
+        def.columns.truncate(e.columns.len());
         // The declared types (a TIMESTAMP is an Int64 column underneath)
-        // and which columns hold NULLs.
+        // and which columns hold NULLs in this version.
         for (i, (c, spec)) in def.columns.iter_mut().zip(&e.columns).enumerate() {
             c.ty = spec.ty.sql_type();
-            c.nullable = e.nulls.get(i).is_some_and(Option::is_some);
+            c.nullable = e.holds_nulls(i);
         }
+        // A key over a column holding NULLs is no key: its NULL rows may
+        // repeat (GROUP BY reading the others back at one of them would
+        // fold them).
+        let holds_nulls = |c: &String| {
+            e.columns
+                .iter()
+                .position(|s| &s.name == c)
+                .is_some_and(|i| e.holds_nulls(i))
+        };
+        def.unique_columns = e
+            .unique_columns
+            .iter()
+            .filter(|c| !holds_nulls(c))
+            .cloned()
+            .collect();
+        def.keys = e
+            .keys
+            .iter()
+            .filter(|k| !k.iter().any(holds_nulls))
+            .cloned()
+            .collect();
         Some(def)
     }
 
     fn null_mask(&self, name: &str, column: usize) -> Option<Arc<Vec<bool>>> {
         let (_, e) = self.tables.get(name)?;
-        e.nulls.get(column)?.clone()
+        e.null_masks().get(column)?.clone()
     }
 
     fn data(&self, name: &str) -> Option<&Table> {

@@ -31,6 +31,7 @@ use std::hash::BuildHasherDefault;
 use maestro_storage::column::{Column, FxHasher, IndexKey, Table, ValueRange};
 
 use super::Entry;
+use super::nulls::mask_name;
 use crate::error::{ErrorKind, Result, SqlError};
 
 type Set<T> = HashSet<T, BuildHasherDefault<FxHasher>>;
@@ -108,14 +109,14 @@ fn tuple<'t>(idx: &[usize], t: &'t Table, r: usize) -> Vec<Part<'t>> {
     idx.iter().map(|&i| part(t.column_at(i), r)).collect()
 }
 
-/// The set of `col`'s values, for the first, cheap test of a row.
-fn values_of(col: &Column) -> Keys<'_> {
+/// The set of `col`'s values at `rows`, for the first, cheap test of a row.
+fn values_of<'c>(col: &'c Column, rows: &[usize]) -> Keys<'c> {
     match col {
         Column::Str(_) | Column::StrHeap(_) => {
-            Keys::Strs((0..col.len()).filter_map(|r| str_at(col, r)).collect())
+            Keys::Strs(rows.iter().filter_map(|&r| str_at(col, r)).collect())
         }
         _ => {
-            let set: Set<i64> = (0..col.len()).filter_map(|r| int_at(col, r)).collect();
+            let set: Set<i64> = rows.iter().filter_map(|&r| int_at(col, r)).collect();
             let lo = set.iter().copied().min().unwrap_or(i64::MAX);
             let hi = set.iter().copied().max().unwrap_or(i64::MIN);
             Keys::Ints { set, lo, hi }
@@ -155,8 +156,25 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
         let shown_at = |t: &Table, r: usize| -> Vec<String> {
             idx.iter().map(|&i| shown(t.column_at(i), r)).collect()
         };
+        // A row with a NULL in the key repeats no key (two NULLs are
+        // distinct, as in PostgreSQL): not checked, not matched.
+        let masks: Vec<usize> = key
+            .iter()
+            .filter_map(|c| entry.data.column_index(&mask_name(c)).ok())
+            .collect();
+        let null_in_key = |t: &Table, r: usize| {
+            masks
+                .iter()
+                .any(|&m| matches!(t.column_at(m), Column::Int32(v) if v[r] != 0))
+        };
+        let rows: Vec<usize> = (0..appended.num_rows())
+            .filter(|&r| !null_in_key(appended, r))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
         let mut tuples: Set<Vec<Part>> = Set::default();
-        for r in 0..appended.num_rows() {
+        for &r in &rows {
             if !tuples.insert(tuple(&idx, appended, r)) {
                 return Err(violation(&entry.name, &names, &shown_at(appended, r)));
             }
@@ -166,7 +184,7 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
         // when its whole tuple does.
         let values: Vec<Keys> = idx
             .iter()
-            .map(|&i| values_of(appended.column_at(i)))
+            .map(|&i| values_of(appended.column_at(i), &rows))
             .collect();
         let firsts = &values[0];
         let main = &entry.data;
@@ -177,12 +195,14 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
         let existing = if outside {
             None
         } else if idx.len() == 1 && main.has_sorted_index(first) {
-            in_index(entry, first, appended.column_at(first))
+            in_index(entry, first, appended.column_at(first), &rows)
                 .into_iter()
-                .find(|&r| live(r))
+                .find(|&r| live(r) && !null_in_key(main, r))
         } else {
             scan(main.column_at(first), firsts, &|r| {
-                live(r) && (idx.len() == 1 || tuples.contains(&tuple(&idx, main, r)))
+                live(r)
+                    && !null_in_key(main, r)
+                    && (idx.len() == 1 || tuples.contains(&tuple(&idx, main, r)))
             })
         };
         if let Some(r) = existing {
@@ -192,7 +212,9 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
             let tail = d.appended();
             let base = d.main_rows();
             let hit = scan(tail.column_at(first), firsts, &|r| {
-                live(base + r) && (idx.len() == 1 || tuples.contains(&tuple(&idx, tail, r)))
+                live(base + r)
+                    && !null_in_key(tail, r)
+                    && (idx.len() == 1 || tuples.contains(&tuple(&idx, tail, r)))
             });
             if let Some(r) = hit {
                 return Err(violation(&entry.name, &names, &shown_at(tail, r)));
@@ -270,17 +292,18 @@ fn outside_main_range(entry: &Entry, i: usize, keys: &Keys) -> bool {
     }
 }
 
-/// The main's rows holding one of `added`'s values of column `i`, by its
-/// sorted index.
-fn in_index(entry: &Entry, i: usize, added: &Column) -> Vec<usize> {
+/// The main's rows holding one of `added`'s values at `rows` in column
+/// `i`, by its sorted index.
+fn in_index(entry: &Entry, i: usize, added: &Column, rows: &[usize]) -> Vec<usize> {
     let main = entry.data.column_at(i);
     let index = entry.data.sorted_index(i);
     let scale = match main {
         Column::Decimal(d) => d.scale(),
         _ => 0,
     };
-    let keys: Vec<IndexKey> = (0..added.len())
-        .map(|r| match int_at(added, r) {
+    let keys: Vec<IndexKey> = rows
+        .iter()
+        .map(|&r| match int_at(added, r) {
             Some(v) => IndexKey::Num {
                 value: v.into(),
                 scale,

@@ -1,0 +1,135 @@
+//! NULLs in stored columns. A nullable column `c` has a hidden *mask
+//! column* after the table's declared columns, named [`mask_name`]`(c)`:
+//! Int32, 1 where `c` is NULL, 0 elsewhere; `c` itself holds a placeholder
+//! there (0, the empty string, day 0), which every reader masks.
+//!
+//! The mask is a column like any other, so everything that moves rows
+//! carries it without knowing about NULLs: a write's appended rows (the
+//! delta), the merge and its rebase, the durable store's bases and changes
+//! (`codec.rs`), recovery. What knows:
+//! - the writers build it (`convert::ColumnBuilder` pushes a NULL as the
+//!   placeholder plus a 1; `dml::table_of` adds the mask columns);
+//! - [`Entry::null_masks`] gives the readers each declared column's NULLs
+//!   over the table's combined ids (main rows, then appended rows), once
+//!   per table version — `None` for a column that holds no NULL in that
+//!   version, so plans over it are those of a NOT NULL column;
+//! - the catalog hides the mask columns ([`super::View`]'s `table`), and
+//!   the row-id column UPDATE/DELETE add comes after the declared columns,
+//!   not after the data's ([`crate::Catalog::row_id_column`]);
+//! - keys skip NULLs (`unique.rs`: two NULLs are distinct, as in
+//!   PostgreSQL), and a key over a column that holds a NULL is no key for
+//!   the planner (GROUP BY would fold the NULL rows' other columns).
+//!
+//! A mask column costs 4 bytes per row (the column store's narrowest
+//! integer); a declared column's statistics count the placeholders as
+//! values (estimates only).
+
+use std::sync::Arc;
+
+use maestro_storage::column::{Column, Table};
+
+use super::Entry;
+
+/// What a mask column's name starts with: no SQL column can take it
+/// (CREATE TABLE refuses names with a NUL character).
+const MASK_PREFIX: &str = "\0null:";
+
+/// The name of column `column`'s mask column.
+pub(crate) fn mask_name(column: &str) -> String {
+    format!("{MASK_PREFIX}{column}")
+}
+
+/// Whether a stored column's name is a mask column's.
+pub(crate) fn is_mask(name: &str) -> bool {
+    name.starts_with(MASK_PREFIX)
+}
+
+impl Entry {
+    /// Column `i`'s mask column in the data, if the column is nullable.
+    pub(crate) fn mask_column(&self, i: usize) -> Option<usize> {
+        let spec = self.columns.get(i)?;
+        self.data.column_index(&mask_name(&spec.name)).ok()
+    }
+
+    /// Whether declared column `i` may hold NULLs.
+    pub fn nullable(&self, i: usize) -> bool {
+        self.mask_column(i).is_some()
+    }
+
+    /// Per declared column, where this version of the table is NULL (`true`
+    /// at those combined ids: main rows, then the delta's appended rows,
+    /// deleted ones included), `None` where it holds no NULL. Computed on
+    /// first use: O(rows) per nullable column per table version.
+    pub fn null_masks(&self) -> &[Option<Arc<Vec<bool>>>] {
+        self.null_masks.get_or_init(|| {
+            (0..self.columns.len())
+                .map(|i| {
+                    let m = self.mask_column(i)?;
+                    let main = flags(self.data.column_at(m));
+                    let appended = self
+                        .delta
+                        .as_deref()
+                        .map_or(&[][..], |d| flags(d.appended().column_at(m)));
+                    if !main.iter().chain(appended).any(|&f| f != 0) {
+                        return None;
+                    }
+                    let mask: Vec<bool> = main.iter().chain(appended).map(|&f| f != 0).collect();
+                    Some(Arc::new(mask))
+                })
+                .collect()
+        })
+    }
+
+    /// Whether declared column `i` holds a NULL in this version.
+    pub fn holds_nulls(&self, i: usize) -> bool {
+        self.null_masks().get(i).is_some_and(Option::is_some)
+    }
+}
+
+/// A mask column's flags.
+fn flags(c: &Column) -> &[i32] {
+    match c {
+        Column::Int32(v) => v,
+        other => panic!("a mask column is Int32, not {:?}", other.data_type()),
+    }
+}
+
+/// `data` with a mask column added for every `(column, mask)` given (the
+/// tables `maestro.load_ch` puts carry their masks beside the data).
+pub(crate) fn with_masks(
+    data: &Table,
+    masks: &[(String, &[bool])],
+) -> Result<Table, maestro_storage::column::ColumnError> {
+    let columns = data
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name.clone())
+        .zip(data.columns().iter().cloned())
+        .chain(masks.iter().map(|(name, mask)| {
+            (
+                mask_name(name),
+                Column::Int32(mask.iter().map(|&n| i32::from(n)).collect()),
+            )
+        }));
+    Table::new(data.name().to_string(), columns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mask_names_are_not_column_names() {
+        assert!(is_mask(&mask_name("a")));
+        assert!(!is_mask("a"));
+        assert!(!is_mask("null:a"));
+        let t = Table::new("t", [("a", Column::Int64(vec![1, 2]))]).unwrap();
+        let m = with_masks(&t, &[("a".to_string(), &[false, true])]).unwrap();
+        assert_eq!(m.num_columns(), 2);
+        assert_eq!(
+            m.column(&mask_name("a")).unwrap(),
+            &Column::Int32(vec![0, 1])
+        );
+    }
+}
