@@ -146,10 +146,14 @@ KNOWN = {
     ("ddl.slt", "create table u (a decimal(30,20))"):
         "PostgreSQL (precision up to 1000) and DuckDB (up to 38) accept it; Maestro's "
         "decimals hold at most 18 fractional digits and it says so (a stated limitation).",
-    ("ddl.slt", "create table u (a int null)"):
-        "PostgreSQL and DuckDB accept NULL (columns are nullable by default); Maestro's "
-        "stored columns are all NOT NULL and it refuses a nullable column rather than "
-        "ignore the clause (a stated limitation, an error).",
+    ("ddl.slt", "create table u (a int null not null)"):
+        "PostgreSQL refuses it too: ERROR conflicting NULL/NOT NULL declarations for column "
+        "\"a\" of table \"u\"; DuckDB takes the last of the two.",
+    ("stored_nulls.slt", "select count(*) from c where not exists"):
+        "PostgreSQL and DuckDB answer 2 (a NULL key matches nothing, so NOT EXISTS holds); "
+        "Maestro's anti join serves NOT IN too, where a NULL makes the test NULL, and "
+        "refuses keys holding NULLs rather than answer one of the two wrongly (a stated "
+        "limitation, an error).",
     ("ddl.slt", "select * from MixedCase"):
         "PostgreSQL folds an unquoted name to lower case, and \"MixedCase\" was created "
         "quoted: ERROR relation \"mixedcase\" does not exist. DuckDB matches identifiers "
@@ -215,6 +219,10 @@ DUCKDB_SQL = {
     ("ddl.slt", 'drop table t, "MixedCase"'): (
         ["drop table t", 'drop table "MixedCase"'],
         "PostgreSQL's DROP TABLE takes a list of tables; DuckDB drops one object at a "
+        "time ('Can only drop one object at a time')"),
+    ("indexes.slt", "drop index o_key, o_date"): (
+        ["drop index o_key", "drop index o_date"],
+        "PostgreSQL's DROP INDEX takes a list of indexes; DuckDB drops one object at a "
         "time ('Can only drop one object at a time')"),
 }
 

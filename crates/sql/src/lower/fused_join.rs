@@ -25,7 +25,7 @@ use maestro_execution::{Input, JoinTable, Pred};
 use super::compile::{to_exec_expr, to_pred};
 use super::eval::Fault;
 use super::vector::Relation;
-use super::{Lowering, key_expr, scaled_up};
+use super::{Lowering, NumericKey, key_expr, scaled_up};
 use crate::error::Result;
 use crate::plan::{Expr, Plan};
 use crate::types::SqlType;
@@ -132,7 +132,15 @@ impl<'a> Lowering<'a> {
             .map(|(l, r)| if scan_is_left { (l, r) } else { (r, l) })
             .unzip();
         let direct = s_keys.iter().all(|k| to_exec_expr(k, &rel).is_some());
-        if !direct || other.len > self.estimate(scan).unwrap_or(0) {
+        let mut o_owned = Vec::new();
+        for k in &o_keys {
+            match self.numeric_key(k, &other)? {
+                NumericKey::Ready(v) => o_owned.push(v),
+                // A NULL key: the ordinary join codes it.
+                NumericKey::HoldsNulls => break,
+            }
+        }
+        if !direct || o_owned.len() < o_keys.len() || other.len > self.estimate(scan).unwrap_or(0) {
             let rel = self.filter_live(rel, filter, deleted)?;
             self.measured(scan, mark, rel.len);
             return if scan_is_left {
@@ -142,10 +150,6 @@ impl<'a> Lowering<'a> {
             };
         }
         self.measured(scan, mark, rel.len);
-        let mut o_owned = Vec::new();
-        for k in &o_keys {
-            o_owned.push(self.numeric_key(k, &other)?);
-        }
         let mut sx = Vec::new();
         let mut ox = Vec::new();
         for i in 0..keys.len() {

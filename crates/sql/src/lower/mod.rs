@@ -564,7 +564,8 @@ impl<'a> Lowering<'a> {
             return Err(SqlError::unsupported("a cross join without an equality"));
         }
         let (l_keys, r_keys): (Vec<&Expr>, Vec<&Expr>) = keys.iter().map(|(l, r)| (l, r)).unzip();
-        let (l_owned, r_owned) = self.key_codes(&left, &right, &l_keys, &r_keys)?;
+        let (l_owned, r_owned) =
+            self.key_codes(&left, &right, &l_keys, &r_keys, NullKeys::MatchNothing)?;
         let (left, right) = (&left, &right);
         let mut lx = Vec::new();
         let mut rx = Vec::new();
@@ -641,7 +642,7 @@ impl<'a> Lowering<'a> {
         let mark = self.mark();
         let all = self.scan(table, columns, &[])?;
         let (r, reduce) = if l.len.saturating_mul(REDUCE_FIRST_RATIO) <= all.len {
-            let pos = self.semi_positions(&all, &l, keys)?;
+            let pos = self.semi_positions(&all, &l, keys, NullKeys::of(kind))?;
             (self.filter(all.take(self.ctx, &pos), filter)?, Reduce::Done)
         } else {
             (self.filter(all, filter)?, Reduce::IfSmaller)
@@ -690,13 +691,14 @@ impl<'a> Lowering<'a> {
             // whose keys it has (a semi join built on the left side): the
             // others cannot meet any left row. The hash table of the join
             // proper is then built on what remains.
-            let pos = self.semi_positions(&right, &left, keys)?;
+            let pos = self.semi_positions(&right, &left, keys, NullKeys::of(kind))?;
             right.take(self.ctx, &pos)
         } else {
             right
         };
         let (l_keys, r_keys): (Vec<&Expr>, Vec<&Expr>) = keys.iter().map(|(l, r)| (l, r)).unzip();
-        let (l_owned, r_owned) = self.key_codes(&left, &right, &l_keys, &r_keys)?;
+        let (l_owned, r_owned) =
+            self.key_codes(&left, &right, &l_keys, &r_keys, NullKeys::of(kind))?;
         let mut lx = Vec::new();
         let mut rx = Vec::new();
         for i in 0..keys.len() {
@@ -775,14 +777,15 @@ impl<'a> Lowering<'a> {
 
     /// The positions of `probe` whose keys (the right sides of `keys`) some
     /// row of `build` (the left sides) has: a semi join built on `build`.
-    fn semi_positions(
+    pub(super) fn semi_positions(
         &self,
         probe: &Relation<'a>,
         build: &Relation<'a>,
         keys: &[(Expr, Expr)],
+        nulls: NullKeys,
     ) -> Result<Vec<u32>> {
         let (b_keys, p_keys): (Vec<&Expr>, Vec<&Expr>) = keys.iter().map(|(l, r)| (l, r)).unzip();
-        let (b_owned, p_owned) = self.key_codes(build, probe, &b_keys, &p_keys)?;
+        let (b_owned, p_owned) = self.key_codes(build, probe, &b_keys, &p_keys, nulls)?;
         let mut bx = Vec::new();
         let mut px = Vec::new();
         for i in 0..keys.len() {
@@ -808,52 +811,88 @@ impl<'a> Lowering<'a> {
         right: &Relation<'a>,
         l_keys: &[&Expr],
         r_keys: &[&Expr],
+        nulls: NullKeys,
     ) -> Result<(Vec<Option<Vector<'a>>>, Vec<Option<Vector<'a>>>)> {
         let mut lo = Vec::new();
         let mut ro = Vec::new();
         for (l, r) in l_keys.iter().zip(r_keys) {
-            if self.ty(l) == SqlType::Str {
-                let mut codes = HashMap::new();
-                let (a, b) = (
-                    self.intern(l, left, &mut codes)?,
-                    self.intern(r, right, &mut codes)?,
-                );
-                // `intern` codes NULL as -1, which must not match itself.
-                if a.contains(&-1) || b.contains(&-1) {
-                    return Err(SqlError::unsupported(format!(
-                        "a join on {} = {}, which holds NULLs (from an outer join or a \
-                         nullable column): joins on NULL keys",
-                        self.plan.show(l),
-                        self.plan.show(r)
-                    )));
-                }
-                lo.push(Some(Vector::Int(a)));
-                ro.push(Some(Vector::Int(b)));
+            let numeric = if self.ty(l) == SqlType::Str {
+                None
             } else {
-                lo.push(self.numeric_key(l, left)?);
-                ro.push(self.numeric_key(r, right)?);
+                match (self.numeric_key(l, left)?, self.numeric_key(r, right)?) {
+                    (NumericKey::Ready(a), NumericKey::Ready(b)) => Some((a, b)),
+                    _ => None,
+                }
+            };
+            match numeric {
+                Some((a, b)) => {
+                    lo.push(a);
+                    ro.push(b);
+                }
+                // Strings, and numbers holding NULLs: codes shared by the
+                // two sides, a NULL coded differently on each side (and
+                // unlike any value) so that it matches nothing.
+                None => {
+                    let mut codes = HashMap::new();
+                    let a = self.intern_key(l, left, &mut codes, NULL_CODE_LEFT)?;
+                    let b = self.intern_key(r, right, &mut codes, NULL_CODE_RIGHT)?;
+                    if nulls == NullKeys::Refuse
+                        && (a.contains(&NULL_CODE_LEFT) || b.contains(&NULL_CODE_RIGHT))
+                    {
+                        return Err(SqlError::unsupported(format!(
+                            "an anti join (NOT IN / NOT EXISTS) on {} = {}, which holds NULLs",
+                            self.plan.show(l),
+                            self.plan.show(r)
+                        )));
+                    }
+                    lo.push(Some(Vector::Int(a)));
+                    ro.push(Some(Vector::Int(b)));
+                }
             }
         }
         Ok((lo, ro))
     }
 
-    /// A numeric key the operators cannot evaluate as it is, materialized.
-    fn numeric_key(&self, e: &Expr, rel: &Relation<'a>) -> Result<Option<Vector<'a>>> {
+    /// A numeric key the operators cannot evaluate as it is, materialized;
+    /// [`NumericKey::HoldsNulls`] if it holds a NULL (the caller codes it).
+    pub(super) fn numeric_key(&self, e: &Expr, rel: &Relation<'a>) -> Result<NumericKey<'a>> {
         if to_exec_expr(e, rel).is_some() {
-            return Ok(None);
+            return Ok(NumericKey::Ready(None));
         }
         let v = eval_vector(self.ctx, e, self.ty(e), rel)?;
         if v.col().is_none() && (0..rel.len).any(|p| v.value_at(p) == Scalar::Null) {
-            return Err(SqlError::unsupported(format!(
-                "a join on {}, which holds NULLs (from an outer join or a nullable \
-                 column): joins on NULL keys",
-                self.plan.show(e)
-            )));
+            return Ok(NumericKey::HoldsNulls);
         }
         let v = narrowed(columnar(v)?);
-        Ok(v.col().is_some_and(|c| c.is_narrow_numeric()).then_some(v))
+        Ok(NumericKey::Ready(
+            v.col().is_some_and(|c| c.is_narrow_numeric()).then_some(v),
+        ))
     }
 
+    /// `e`'s values on `rel` as integer codes shared through `codes` with
+    /// the other side of a join (equal values, equal codes: numbers of
+    /// different scales too), a NULL as `null_code`.
+    fn intern_key(
+        &self,
+        e: &Expr,
+        rel: &Relation,
+        codes: &mut HashMap<KeyValue, i64>,
+        null_code: i64,
+    ) -> Result<Vec<i64>> {
+        let v = eval_vector(self.ctx, e, self.ty(e), rel)?;
+        Ok((0..rel.len)
+            .map(|p| match KeyValue::of(v.value_at(p)) {
+                Some(k) => {
+                    let n = codes.len() as i64;
+                    *codes.entry(k).or_insert(n)
+                }
+                None => null_code,
+            })
+            .collect())
+    }
+
+    /// `e`'s strings on `rel` as codes in order of first appearance (a
+    /// NULL is -1: one group of its own, as GROUP BY wants).
     pub(super) fn intern(
         &self,
         e: &Expr,
@@ -1115,5 +1154,97 @@ pub fn result_columns(plan: &LogicalPlan) -> Vec<(String, SqlType)> {
             .map(|(n, e)| (n.clone(), type_of(e, &|c| plan.column(c).ty)))
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+/// The codes of a NULL join key on each side ([`Lowering::intern_key`]):
+/// negative, unlike any value's code, and unlike each other, so a NULL
+/// matches nothing — not even a NULL.
+const NULL_CODE_LEFT: i64 = -1;
+const NULL_CODE_RIGHT: i64 = -2;
+
+/// What a join does with a NULL key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum NullKeys {
+    /// It matches nothing: inner, semi and left outer joins, where that is
+    /// SQL's answer for `=` (IN and EXISTS alike).
+    MatchNothing,
+    /// It is refused (0A000): anti joins, which serve both NOT EXISTS
+    /// (where a NULL key matches nothing) and NOT IN (where a NULL makes
+    /// the test NULL), and cannot tell which.
+    Refuse,
+}
+
+impl NullKeys {
+    pub(super) fn of(kind: JoinKind) -> NullKeys {
+        match kind {
+            JoinKind::Anti => NullKeys::Refuse,
+            _ => NullKeys::MatchNothing,
+        }
+    }
+}
+
+/// A numeric join key, as [`Lowering::numeric_key`] finds it.
+pub(super) enum NumericKey<'a> {
+    /// Read by the operators as it is (`None`) or materialized.
+    Ready(Option<Vector<'a>>),
+    /// It holds a NULL: coded instead ([`Lowering::intern_key`]).
+    HoldsNulls,
+}
+
+/// A join key's value in a form where equal values are equal: a number
+/// without trailing fractional zeros (`1.50` and `1.5`, `2` and `2.0`).
+#[derive(Debug, Hash, PartialEq, Eq)]
+enum KeyValue {
+    Num {
+        value: i128,
+        scale: u8,
+    },
+    /// The bits of a double, -0.0 as 0.0.
+    Double(u64),
+    Date(i32),
+    Str(String),
+    Bool(bool),
+}
+
+impl KeyValue {
+    /// `None` for NULL.
+    fn of(s: Scalar) -> Option<KeyValue> {
+        Some(match s {
+            Scalar::Null => return None,
+            Scalar::Num {
+                mut value,
+                mut scale,
+            } => {
+                while scale > 0 && value % 10 == 0 {
+                    value /= 10;
+                    scale -= 1;
+                }
+                KeyValue::Num { value, scale }
+            }
+            Scalar::Double(d) => KeyValue::Double(if d == 0.0 { 0 } else { d.to_bits() }),
+            Scalar::Date(d) => KeyValue::Date(d),
+            Scalar::Str(s) => KeyValue::Str(s),
+            Scalar::Bool(b) => KeyValue::Bool(b),
+        })
+    }
+}
+
+#[cfg(test)]
+mod key_value_tests {
+    use super::*;
+
+    #[test]
+    fn equal_numbers_of_other_scales_are_one_key_and_null_is_none() {
+        let num = |value, scale| KeyValue::of(Scalar::Num { value, scale });
+        assert_eq!(num(150, 2), num(15, 1));
+        assert_eq!(num(2, 0), num(2000, 3));
+        assert_ne!(num(15, 1), num(15, 0));
+        assert_eq!(num(0, 4), num(0, 0));
+        assert_eq!(
+            KeyValue::of(Scalar::Double(-0.0)),
+            KeyValue::of(Scalar::Double(0.0))
+        );
+        assert_eq!(KeyValue::of(Scalar::Null), None);
     }
 }

@@ -28,7 +28,7 @@ use crate::plan::{ColumnId, Expr, JoinKind, Plan};
 use crate::twins::rename;
 
 use super::vector::Relation;
-use super::{Lowering, REDUCE_FIRST_RATIO, Reduce};
+use super::{Lowering, NullKeys, REDUCE_FIRST_RATIO, Reduce};
 
 /// The parts of a stacked pair of semi/anti joins (see the module doc):
 /// `upper` over `lower`, `lower`'s left side `outer`.
@@ -147,7 +147,8 @@ impl<'a> Lowering<'a> {
         columns.extend(upper_cols.iter().copied());
         let all = self.scan(table, &columns, &[])?;
         let (rows, reduce) = if x.len.saturating_mul(REDUCE_FIRST_RATIO) <= all.len {
-            let pos = self.semi_positions(&all, &x, lower_keys)?;
+            // The stack may hold an anti join: NULL keys refused.
+            let pos = self.semi_positions(&all, &x, lower_keys, NullKeys::Refuse)?;
             (all.take(self.ctx, &pos), Reduce::Done)
         } else {
             (all, Reduce::IfSmaller)
