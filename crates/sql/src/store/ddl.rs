@@ -72,8 +72,7 @@ impl Store {
             let col = normalize(&c.name);
             if col.contains('\0') {
                 return Err(SqlError::invalid(format!(
-                    "column name {:?} contains a NUL character",
-                    col
+                    "column name {col:?} contains a NUL character"
                 )));
             }
             if columns.iter().any(|s| s.name == col) {
@@ -146,6 +145,11 @@ impl Store {
         let result = query(&view, &q.to_string(), params, run)?;
         let mut columns: Vec<ColumnSpec> = Vec::new();
         for (col, ty) in &result.columns {
+            if col.contains('\0') {
+                return Err(SqlError::invalid(format!(
+                    "column name {col:?} contains a NUL character"
+                )));
+            }
             if columns.iter().any(|c| &c.name == col) {
                 return Err(SqlError::new(
                     ErrorKind::DuplicateColumn,

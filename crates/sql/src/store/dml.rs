@@ -119,8 +119,8 @@ impl Catalog for WithRowIds<'_> {
 }
 
 /// The rows to append, as a table of `entry`'s schema: `rows[i][j]` goes to
-/// column `targets[j]`, every column is targeted once.
-/// Columns not among `targets` are NULL.
+/// column `targets[j]` (no column twice); the columns not among `targets`
+/// are NULL (23502 for a NOT NULL one).
 fn appended(entry: &Entry, targets: &[usize], rows: &[&[Value]]) -> Result<Table> {
     let mut builders = entry.builders();
     let untargeted: Vec<usize> = (0..entry.columns.len())
