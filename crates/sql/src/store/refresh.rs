@@ -5,14 +5,12 @@
 //! key columns. The same sets as `maestro_tpch::SharedDatabase`'s
 //! copy-on-write refresh (tpchgen's rows after the loaded population).
 
-use std::collections::HashSet;
-use std::hash::BuildHasherDefault;
 use std::time::{Duration, Instant};
 
-use maestro_storage::column::{Column, FxHasher, Table};
 use maestro_tpch::{NewRows, RefreshFunction};
 use maestro_txn::Transaction;
 
+use super::unique::{Keys, rows_holding};
 use super::{Entry, Store, View};
 use crate::error::{ErrorKind, Result, SqlError};
 
@@ -30,8 +28,6 @@ pub struct StoreRefresh {
     pub total: Duration,
     pub attempts: u32,
 }
-
-type KeySet = HashSet<i64, BuildHasherDefault<FxHasher>>;
 
 impl Store {
     /// RF1: `rows` appended to ORDERS and LINEITEM in one transaction.
@@ -57,7 +53,7 @@ impl Store {
     /// RF2: the orders of `keys` and their line items deleted in one
     /// transaction (keys not present delete nothing).
     pub fn tpch_rf2(&self, keys: &[i64]) -> Result<StoreRefresh> {
-        let doomed: KeySet = keys.iter().copied().collect();
+        let doomed = Keys::ints(keys.iter().copied().collect());
         self.refresh_txn(RefreshFunction::Rf2, |store, txn, view| {
             let (_, orders) = view.entry("orders")?;
             let (_, lineitem) = view.entry("lineitem")?;
@@ -105,46 +101,21 @@ impl Store {
     }
 }
 
-fn key_column<'t>(table: &'t Table, name: &str) -> Result<&'t [i64]> {
-    table
-        .i64(name)
-        .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))
-}
-
-/// The combined ids of `entry`'s live rows whose `column` (an Int64 key)
-/// is in `keys`, ascending: the main's rows, then the delta's.
-fn live_rows_with_key(entry: &Entry, column: &str, keys: &KeySet) -> Result<Vec<u32>> {
-    let main = key_column(&entry.data, column)?;
-    // A range test first: a refresh set's keys are a narrow range of the
-    // table's (RF2 deletes the oldest orders), so few values need a hash probe.
-    let lo = keys.iter().copied().min().unwrap_or(i64::MAX);
-    let hi = keys.iter().copied().max().unwrap_or(i64::MIN);
-    let hit = |k: &i64| (lo..=hi).contains(k) && keys.contains(k);
-    let mut ids: Vec<u32> = main
-        .iter()
-        .enumerate()
-        .filter(|(_, k)| hit(k))
-        .map(|(r, _)| r as u32)
+/// The combined ids of `entry`'s live rows whose `column` (an integer
+/// key) is in `keys`, ascending: the main's rows, then the delta's.
+fn live_rows_with_key(entry: &Entry, column: &str, keys: &Keys) -> Result<Vec<u32>> {
+    let i = entry
+        .data
+        .column_index(column)
+        .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?;
+    // A refresh set's keys are a narrow range of the table's (RF2 deletes
+    // the oldest orders): the range test spares most rows the hash probe.
+    let mut ids: Vec<u32> = rows_holding(entry.data.column_at(i), keys)
+        .map(|r| r as u32)
         .collect();
     if let Some(d) = entry.live_delta() {
-        let i = entry
-            .data
-            .column_index(column)
-            .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?;
-        let Column::Int64(appended) = d.appended().column_at(i) else {
-            return Err(SqlError::new(
-                ErrorKind::Store,
-                format!("{column} is not an Int64 column"),
-            ));
-        };
-        let base = main.len() as u32;
-        ids.extend(
-            appended
-                .iter()
-                .enumerate()
-                .filter(|(_, k)| hit(k))
-                .map(|(r, _)| base + r as u32),
-        );
+        let base = d.main_rows() as u32;
+        ids.extend(rows_holding(d.appended().column_at(i), keys).map(|r| base + r as u32));
         // Rows deleted before (an earlier RF2, an UPDATE) are not rows.
         ids.retain(|id| d.deleted().binary_search(id).is_err());
     }
