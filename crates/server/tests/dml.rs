@@ -662,3 +662,56 @@ fn declared_keys_are_enforced_with_postgres_sqlstates() {
         );
     });
 }
+
+#[test]
+fn copy_stores_nulls_in_nullable_columns() {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        c.batch_execute(
+            "CREATE TABLE n (id INT NOT NULL, name TEXT, amount NUMERIC(8,2), day DATE)",
+        )
+        .await
+        .unwrap();
+        // CSV: an empty field of a number or date column is NULL; of a text
+        // column, an empty string. A column COPY leaves out is NULL.
+        let sink = c.copy_in("COPY n FROM STDIN (FORMAT csv)").await.unwrap();
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from_static(b"1,,,2024-01-01\n2,b,2.5,\n"))
+            .await
+            .unwrap();
+        assert_eq!(sink.finish().await.unwrap(), 2);
+        // Text: \N is NULL in any column.
+        let sink = c.copy_in("COPY n (id, name) FROM STDIN").await.unwrap();
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from_static(b"3\t\\N\n4\tx\n"))
+            .await
+            .unwrap();
+        assert_eq!(sink.finish().await.unwrap(), 2);
+        assert_eq!(
+            rows(
+                &c,
+                "SELECT id, name IS NULL, name, amount, day FROM n ORDER BY id"
+            )
+            .await,
+            table(&[
+                &["1", "f", "", "NULL", "2024-01-01"],
+                &["2", "f", "b", "2.50", "NULL"],
+                &["3", "t", "NULL", "NULL", "NULL"],
+                &["4", "f", "x", "NULL", "NULL"],
+            ])
+        );
+        // A NULL for the NOT NULL column: the line, nothing inserted.
+        let sink = c.copy_in("COPY n FROM STDIN (FORMAT csv)").await.unwrap();
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from_static(
+            b"5,e,1,2024-01-05\n,f,1,2024-01-06\n",
+        ))
+        .await
+        .unwrap();
+        let (code, msg) = sqlstate(&sink.finish().await.unwrap_err());
+        assert_eq!(code, "22P04", "{msg}");
+        assert!(msg.contains("line 2") && msg.contains("id"), "{msg}");
+        assert_eq!(rows(&c, "SELECT count(*) FROM n").await, table(&[&["4"]]));
+    });
+}
