@@ -206,7 +206,9 @@ impl<'c> Estimator<'c> {
                         (self.join_rows(l, r, &refs, Shape::of(left)) * self.all(residual)).max(l)
                     }
                     JoinKind::Semi => l * self.semi_share(l, r, &refs),
-                    JoinKind::Anti => l * (1.0 - self.semi_share(l, r, &refs)).max(0.1),
+                    JoinKind::Anti | JoinKind::AntiIn => {
+                        l * (1.0 - self.semi_share(l, r, &refs)).max(0.1)
+                    }
                 }
             }
             Plan::Aggregate { groups, .. } if groups.is_empty() => 1.0,

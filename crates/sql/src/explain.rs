@@ -132,7 +132,7 @@ impl LogicalPlan {
                     JoinKind::Inner => "HashJoin",
                     JoinKind::LeftOuter => "HashLeftJoin",
                     JoinKind::Semi => "HashSemiJoin",
-                    JoinKind::Anti => "HashAntiJoin",
+                    JoinKind::Anti | JoinKind::AntiIn => "HashAntiJoin",
                 };
                 if keys.is_empty() && *kind == JoinKind::Inner {
                     writeln!(out, "{pad}CrossJoin")

@@ -853,7 +853,7 @@ fn push_filters(leaf: Plan, conjuncts: Vec<Expr>) -> Plan {
         Plan::Join {
             left,
             right,
-            kind: kind @ (JoinKind::Semi | JoinKind::Anti),
+            kind: kind @ (JoinKind::Semi | JoinKind::Anti | JoinKind::AntiIn),
             keys,
             residual,
         } => Plan::Join {

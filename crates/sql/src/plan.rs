@@ -294,8 +294,22 @@ pub enum JoinKind {
     LeftOuter,
     /// The left rows with a match (`EXISTS`, `IN (SELECT …)`); left columns only.
     Semi,
-    /// The left rows without a match (`NOT EXISTS`, `NOT IN (SELECT …)`).
+    /// The left rows without a match (`NOT EXISTS`): a NULL key matches
+    /// nothing, so its row is kept.
     Anti,
+    /// `NOT IN (SELECT …)` (and `NOT (x IN (SELECT …))`): the left rows
+    /// without a match, except that a NULL key on either side makes the
+    /// test NULL, which drops the row — the lowering refuses keys holding
+    /// NULLs rather than answer that (the binder refuses nullable
+    /// columns here already).
+    AntiIn,
+}
+
+impl JoinKind {
+    /// Semi, anti or NOT IN's anti join: left columns only.
+    pub fn is_semi_or_anti(self) -> bool {
+        matches!(self, JoinKind::Semi | JoinKind::Anti | JoinKind::AntiIn)
+    }
 }
 
 /// A scan's rows taken from a sorted index of its table's main plus the

@@ -76,6 +76,9 @@ pub(crate) enum Pending {
     Semi {
         marker: ColumnId,
         anti: bool,
+        /// `IN (SELECT …)` rather than `EXISTS`: negated, a NULL key makes
+        /// the test NULL ([`JoinKind::AntiIn`]).
+        in_list: bool,
         plan: Plan,
         keys: Vec<(Expr, Expr)>,
         residual: Vec<Expr>,
@@ -280,6 +283,7 @@ impl Binder<'_> {
                 Pending::Semi {
                     marker,
                     anti,
+                    in_list,
                     plan: sub,
                     keys,
                     residual,
@@ -300,7 +304,12 @@ impl Binder<'_> {
                             "EXISTS / IN (SELECT …) other than as a condition joined by AND in WHERE",
                         ));
                     }
-                    semis.push((anti != negated, sub, keys, residual));
+                    let kind = match (anti != negated, in_list) {
+                        (false, _) => JoinKind::Semi,
+                        (true, false) => JoinKind::Anti,
+                        (true, true) => JoinKind::AntiIn,
+                    };
+                    semis.push((kind, sub, keys, residual));
                 }
             }
         }
@@ -332,11 +341,11 @@ impl Binder<'_> {
                 predicate: after,
             };
         }
-        for (anti, sub, keys, residual) in semis {
+        for (kind, sub, keys, residual) in semis {
             plan = Plan::Join {
                 left: Box::new(plan),
                 right: Box::new(sub),
-                kind: if anti { JoinKind::Anti } else { JoinKind::Semi },
+                kind,
                 keys,
                 residual,
             };

@@ -205,6 +205,7 @@ impl Binder<'_> {
         let mut keys = Vec::new();
         let mut residual = Vec::new();
         let what = if probe.is_some() { "IN" } else { "EXISTS" };
+        let in_list = probe.is_some();
         if let Some(x) = probe {
             let [(_, y)] = outputs.as_slice() else {
                 return Err(SqlError::mismatch(format!(
@@ -236,6 +237,7 @@ impl Binder<'_> {
         self.pending.push(Pending::Semi {
             marker,
             anti: negated,
+            in_list,
             plan,
             keys,
             residual,

@@ -317,7 +317,7 @@ impl<'a> Lowering<'a> {
             Plan::Join {
                 left,
                 right,
-                kind: kind @ (JoinKind::Semi | JoinKind::Anti),
+                kind: kind @ (JoinKind::Semi | JoinKind::Anti | JoinKind::AntiIn),
                 keys,
                 residual,
             } if !keys.is_empty()
@@ -673,7 +673,7 @@ impl<'a> Lowering<'a> {
             }
             let keep = match kind {
                 JoinKind::Semi => right.len > 0,
-                JoinKind::Anti => right.len == 0,
+                JoinKind::Anti | JoinKind::AntiIn => right.len == 0,
                 _ => return Err(SqlError::unsupported("an outer join without an equality")),
             };
             let pos: Vec<u32> = if keep {
@@ -683,9 +683,7 @@ impl<'a> Lowering<'a> {
             };
             return Ok(left.take(self.ctx, &pos));
         }
-        let right = if matches!(kind, JoinKind::Semi | JoinKind::Anti)
-            && reduce == Reduce::IfSmaller
-            && left.len < right.len
+        let right = if kind.is_semi_or_anti() && reduce == Reduce::IfSmaller && left.len < right.len
         {
             // The smaller left side first keeps only the subquery rows
             // whose keys it has (a semi join built on the left side): the
@@ -728,7 +726,7 @@ impl<'a> Lowering<'a> {
         };
         let exec_kind = match kind {
             JoinKind::Semi => ExecJoinKind::Semi,
-            JoinKind::Anti => ExecJoinKind::Anti,
+            JoinKind::Anti | JoinKind::AntiIn => ExecJoinKind::Anti,
             _ => ExecJoinKind::LeftOuter,
         };
         let out = table.probe(
@@ -840,7 +838,8 @@ impl<'a> Lowering<'a> {
                         && (a.contains(&NULL_CODE_LEFT) || b.contains(&NULL_CODE_RIGHT))
                     {
                         return Err(SqlError::unsupported(format!(
-                            "an anti join (NOT IN / NOT EXISTS) on {} = {}, which holds NULLs",
+                            "NOT IN (SELECT …) or stacked EXISTS/NOT EXISTS on {} = {}, which \
+                             holds NULLs",
                             self.plan.show(l),
                             self.plan.show(r)
                         )));
@@ -1166,19 +1165,20 @@ const NULL_CODE_RIGHT: i64 = -2;
 /// What a join does with a NULL key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum NullKeys {
-    /// It matches nothing: inner, semi and left outer joins, where that is
-    /// SQL's answer for `=` (IN and EXISTS alike).
+    /// It matches nothing: inner, semi, left outer joins and NOT EXISTS's
+    /// anti join, where that is SQL's answer for `=` (a NOT EXISTS row
+    /// with a NULL key is kept).
     MatchNothing,
-    /// It is refused (0A000): anti joins, which serve both NOT EXISTS
-    /// (where a NULL key matches nothing) and NOT IN (where a NULL makes
-    /// the test NULL), and cannot tell which.
+    /// It is refused (0A000): NOT IN's anti join, where a NULL key makes
+    /// the test NULL (the row dropped, not kept as a NOT EXISTS would);
+    /// and stacked semi/anti joins, which reduce one table for both.
     Refuse,
 }
 
 impl NullKeys {
     pub(super) fn of(kind: JoinKind) -> NullKeys {
         match kind {
-            JoinKind::Anti => NullKeys::Refuse,
+            JoinKind::AntiIn => NullKeys::Refuse,
             _ => NullKeys::MatchNothing,
         }
     }

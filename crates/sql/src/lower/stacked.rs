@@ -47,7 +47,7 @@ pub(crate) fn stacked(p: &Plan) -> Option<Stacked<'_>> {
     let Plan::Join {
         left: lower,
         right: upper_scan,
-        kind: JoinKind::Semi | JoinKind::Anti,
+        kind: JoinKind::Semi | JoinKind::Anti | JoinKind::AntiIn,
         keys: upper_keys,
         ..
     } = p
@@ -57,7 +57,7 @@ pub(crate) fn stacked(p: &Plan) -> Option<Stacked<'_>> {
     let Plan::Join {
         left: outer,
         right: lower_scan,
-        kind: JoinKind::Semi | JoinKind::Anti,
+        kind: JoinKind::Semi | JoinKind::Anti | JoinKind::AntiIn,
         keys: lower_keys,
         ..
     } = lower.as_ref()
