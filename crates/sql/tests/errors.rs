@@ -200,8 +200,8 @@ fn unsupported_constructs_are_named() {
             "a correlated reference outside the subquery's WHERE",
         ),
         (
-            "select c_custkey from customer left join orders on c_custkey = o_custkey where o_orderkey not in (select l_orderkey from lineitem)",
-            "NOT IN (SELECT …) over values that may be NULL",
+            "select c_custkey from customer left join orders on c_custkey = o_custkey where o_orderkey not in (select l_orderkey from lineitem where l_suppkey = c_nationkey)",
+            "a correlated NOT IN (SELECT …) over values that may be NULL",
         ),
         (
             // (Grouped by the left key, the count is taken before the join

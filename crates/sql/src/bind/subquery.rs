@@ -216,9 +216,15 @@ impl Binder<'_> {
             let Expr::Cmp(_, x, y) = self.compare(CmpOp::Eq, x, y.clone())? else {
                 return Err(SqlError::invalid("a comparison binds to a comparison"));
             };
-            if negated && (self.is_nullable(&x) || self.is_nullable(&y)) {
+            // Uncorrelated, NOT IN's NULLs are answered by its join
+            // (`JoinKind::AntiIn`); correlated, the NULL answer would
+            // depend on each row's subquery: refused.
+            if negated
+                && !bound.correlated.is_empty()
+                && (self.is_nullable(&x) || self.is_nullable(&y))
+            {
                 return Err(SqlError::unsupported(
-                    "NOT IN (SELECT …) over values that may be NULL",
+                    "a correlated NOT IN (SELECT …) over values that may be NULL",
                 ));
             }
             if self.type_of(&x) == SqlType::Bool {

@@ -317,7 +317,8 @@ impl<'a> Lowering<'a> {
             Plan::Join {
                 left,
                 right,
-                kind: kind @ (JoinKind::Semi | JoinKind::Anti | JoinKind::AntiIn),
+                // Not NOT IN: its NULL test reads the whole subquery.
+                kind: kind @ (JoinKind::Semi | JoinKind::Anti),
                 keys,
                 residual,
             } if !keys.is_empty()
@@ -683,7 +684,32 @@ impl<'a> Lowering<'a> {
             };
             return Ok(left.take(self.ctx, &pos));
         }
-        let right = if kind.is_semi_or_anti() && reduce == Reduce::IfSmaller && left.len < right.len
+        // NOT IN (SELECT y …) with one key and no residual (uncorrelated):
+        // SQL's three-valued answer. Over an empty subquery every row
+        // passes, NULL or not; a NULL among the y makes every test NULL or
+        // false (no row); else a row whose x is NULL fails (NULL) and the
+        // others pass when unmatched. Other NOT INs refuse NULL keys.
+        let null_aware = kind == JoinKind::AntiIn && keys.len() == 1 && residual.is_empty();
+        let mut left_nulls = Vec::new();
+        if null_aware {
+            if right.len == 0 {
+                let all: Vec<u32> = (0..left.len as u32).collect();
+                return Ok(left.take(self.ctx, &all));
+            }
+            if !self.null_positions(&keys[0].1, &right)?.is_empty() {
+                return Ok(left.take(self.ctx, &[]));
+            }
+            left_nulls = self.null_positions(&keys[0].0, &left)?;
+        }
+        let nulls = if null_aware {
+            NullKeys::MatchNothing
+        } else {
+            NullKeys::of(kind)
+        };
+        // (Not for NOT IN: the reduction's codes would refuse its NULLs.)
+        let right = if matches!(kind, JoinKind::Semi | JoinKind::Anti)
+            && reduce == Reduce::IfSmaller
+            && left.len < right.len
         {
             // The smaller left side first keeps only the subquery rows
             // whose keys it has (a semi join built on the left side): the
@@ -695,8 +721,7 @@ impl<'a> Lowering<'a> {
             right
         };
         let (l_keys, r_keys): (Vec<&Expr>, Vec<&Expr>) = keys.iter().map(|(l, r)| (l, r)).unzip();
-        let (l_owned, r_owned) =
-            self.key_codes(&left, &right, &l_keys, &r_keys, NullKeys::of(kind))?;
+        let (l_owned, r_owned) = self.key_codes(&left, &right, &l_keys, &r_keys, nulls)?;
         let mut lx = Vec::new();
         let mut rx = Vec::new();
         for i in 0..keys.len() {
@@ -739,7 +764,13 @@ impl<'a> Lowering<'a> {
         )?;
         fault.check()?;
         match out {
-            JoinOutput::Positions(pos) => Ok(left.take(self.ctx, &pos)),
+            JoinOutput::Positions(mut pos) => {
+                // NOT IN: a NULL x is no match, but no pass either.
+                if !left_nulls.is_empty() {
+                    pos.retain(|p| left_nulls.binary_search(p).is_err());
+                }
+                Ok(left.take(self.ctx, &pos))
+            }
             JoinOutput::Pairs(pairs) => {
                 let mut out = left.take(self.ctx, &pairs.probe);
                 if right.len == 0 {
@@ -866,6 +897,19 @@ impl<'a> Lowering<'a> {
         Ok(NumericKey::Ready(
             v.col().is_some_and(|c| c.is_narrow_numeric()).then_some(v),
         ))
+    }
+
+    /// The positions of `rel` where `e` is NULL, ascending (none for a
+    /// column the operators read as it is: such a column has no NULL mask).
+    fn null_positions(&self, e: &Expr, rel: &Relation<'a>) -> Result<Vec<u32>> {
+        if to_exec_expr(e, rel).is_some() {
+            return Ok(Vec::new());
+        }
+        let v = eval_vector(self.ctx, e, self.ty(e), rel)?;
+        Ok((0..rel.len)
+            .filter(|&p| v.value_at(p) == Scalar::Null)
+            .map(|p| p as u32)
+            .collect())
     }
 
     /// `e`'s values on `rel` as integer codes shared through `codes` with
