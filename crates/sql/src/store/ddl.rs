@@ -12,7 +12,7 @@ use maestro_tpch::queries::ColumnType as ResultType;
 
 use super::convert::ColumnBuilder;
 use super::dml::{QueryRunner, query};
-use super::index::IndexDecl;
+use super::index::{IndexDecl, free_name};
 use super::keys::{Key, KeyKind, declared_keys};
 use super::nulls::mask_name;
 use super::spec::{ColumnSpec, ColumnType};
@@ -269,11 +269,7 @@ impl Store {
                 Some(n) => n.clone(),
                 None => {
                     let view = self.view(txn);
-                    let base = k.default_index_name(table);
-                    std::iter::once(base.clone())
-                        .chain((1..).map(|i| format!("{base}{i}")))
-                        .find(|n| !taken(&view, n))
-                        .expect("some suffix is free")
+                    free_name(&k.default_index_name(table), |n| taken(&view, n))
                 }
             };
             self.lock_name(txn, &name)?;

@@ -123,7 +123,7 @@ impl Store {
         }
         let name = match &c.name {
             Some(n) => table_name(n)?,
-            None => free_name(&view, &format!("{table}_{column}_idx")),
+            None => free_name(&format!("{table}_{column}_idx"), |n| view.name_taken(n)),
         };
         self.lock_name(txn, &name)?;
         // After the lock: a concurrent CREATE of this name that committed
@@ -187,11 +187,11 @@ impl Store {
     }
 }
 
-/// `base`, or `base1`, `base2`, … — the first name no table or index has
-/// (PostgreSQL's naming of an unnamed index).
-fn free_name(view: &View, base: &str) -> String {
+/// `base`, or `base1`, `base2`, … — the first name that is not `taken`
+/// (PostgreSQL's naming of an unnamed index or key).
+pub(super) fn free_name(base: &str, taken: impl Fn(&str) -> bool) -> String {
     std::iter::once(base.to_string())
         .chain((1..).map(|i| format!("{base}{i}")))
-        .find(|n| !view.name_taken(n))
+        .find(|n| !taken(n))
         .expect("some suffix is free")
 }
