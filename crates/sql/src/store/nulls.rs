@@ -47,8 +47,12 @@ pub(crate) fn is_mask(name: &str) -> bool {
 impl Entry {
     /// Column `i`'s mask column in the data, if the column is nullable.
     pub(crate) fn mask_column(&self, i: usize) -> Option<usize> {
-        let spec = self.columns.get(i)?;
-        self.data.column_index(&mask_name(&spec.name)).ok()
+        self.mask_column_of(&self.columns.get(i)?.name)
+    }
+
+    /// Column `name`'s mask column in the data, if the column is nullable.
+    pub(crate) fn mask_column_of(&self, name: &str) -> Option<usize> {
+        self.data.column_index(&mask_name(name)).ok()
     }
 
     /// Whether declared column `i` may hold NULLs.
@@ -84,6 +88,12 @@ impl Entry {
     pub fn holds_nulls(&self, i: usize) -> bool {
         self.null_masks().get(i).is_some_and(Option::is_some)
     }
+}
+
+/// Whether row `r` of `t` (a table of the entry's schema: its main, its
+/// delta's appended rows, a write's) is NULL by the mask column `mask`.
+pub(crate) fn null_at(t: &Table, mask: usize, r: usize) -> bool {
+    flags(t.column_at(mask))[r] != 0
 }
 
 /// A mask column's flags.

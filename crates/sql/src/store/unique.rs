@@ -31,7 +31,7 @@ use std::hash::BuildHasherDefault;
 use maestro_storage::column::{Column, FxHasher, IndexKey, Table, ValueRange};
 
 use super::Entry;
-use super::nulls::mask_name;
+use super::nulls::null_at;
 use crate::error::{ErrorKind, Result, SqlError};
 
 pub(super) type Set<T> = HashSet<T, BuildHasherDefault<FxHasher>>;
@@ -162,15 +162,8 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
         };
         // A row with a NULL in the key repeats no key (two NULLs are
         // distinct, as in PostgreSQL): not checked, not matched.
-        let masks: Vec<usize> = key
-            .iter()
-            .filter_map(|c| entry.data.column_index(&mask_name(c)).ok())
-            .collect();
-        let null_in_key = |t: &Table, r: usize| {
-            masks
-                .iter()
-                .any(|&m| matches!(t.column_at(m), Column::Int32(v) if v[r] != 0))
-        };
+        let masks: Vec<usize> = key.iter().filter_map(|c| entry.mask_column_of(c)).collect();
+        let null_in_key = |t: &Table, r: usize| masks.iter().any(|&m| null_at(t, m, r));
         let rows: Vec<usize> = (0..appended.num_rows())
             .filter(|&r| !null_in_key(appended, r))
             .collect();
