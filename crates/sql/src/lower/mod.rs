@@ -565,8 +565,11 @@ impl<'a> Lowering<'a> {
             return Err(SqlError::unsupported("a cross join without an equality"));
         }
         let (l_keys, r_keys): (Vec<&Expr>, Vec<&Expr>) = keys.iter().map(|(l, r)| (l, r)).unzip();
-        let (l_owned, r_owned) =
-            self.key_codes(&left, &right, &l_keys, &r_keys, NullKeys::MatchNothing)?;
+        let KeyCodes {
+            left: l_owned,
+            right: r_owned,
+            ..
+        } = self.key_codes(&left, &right, &l_keys, &r_keys, NullKeys::MatchNothing)?;
         let (left, right) = (&left, &right);
         let mut lx = Vec::new();
         let mut rx = Vec::new();
@@ -690,16 +693,9 @@ impl<'a> Lowering<'a> {
         // false (no row); else a row whose x is NULL fails (NULL) and the
         // others pass when unmatched. Other NOT INs refuse NULL keys.
         let null_aware = kind == JoinKind::AntiIn && keys.len() == 1 && residual.is_empty();
-        let mut left_nulls = Vec::new();
-        if null_aware {
-            if right.len == 0 {
-                let all: Vec<u32> = (0..left.len as u32).collect();
-                return Ok(left.take(self.ctx, &all));
-            }
-            if !self.null_positions(&keys[0].1, &right)?.is_empty() {
-                return Ok(left.take(self.ctx, &[]));
-            }
-            left_nulls = self.null_positions(&keys[0].0, &left)?;
+        if null_aware && right.len == 0 {
+            let all: Vec<u32> = (0..left.len as u32).collect();
+            return Ok(left.take(self.ctx, &all));
         }
         let nulls = if null_aware {
             NullKeys::MatchNothing
@@ -721,7 +717,25 @@ impl<'a> Lowering<'a> {
             right
         };
         let (l_keys, r_keys): (Vec<&Expr>, Vec<&Expr>) = keys.iter().map(|(l, r)| (l, r)).unzip();
-        let (l_owned, r_owned) = self.key_codes(&left, &right, &l_keys, &r_keys, nulls)?;
+        let KeyCodes {
+            left: l_owned,
+            right: r_owned,
+            coded,
+        } = self.key_codes(&left, &right, &l_keys, &r_keys, nulls)?;
+        // NOT IN's NULLs, read off the codes (a key that was not coded
+        // holds none on either side).
+        let mut left_nulls = Vec::new();
+        if null_aware && coded[0] {
+            let (Some(Vector::Int(l)), Some(Vector::Int(r))) = (&l_owned[0], &r_owned[0]) else {
+                panic!("a coded key is integer codes on both sides");
+            };
+            if r.contains(&NULL_CODE_RIGHT) {
+                return Ok(left.take(self.ctx, &[]));
+            }
+            left_nulls = (0..l.len() as u32)
+                .filter(|&p| l[p as usize] == NULL_CODE_LEFT)
+                .collect();
+        }
         let mut lx = Vec::new();
         let mut rx = Vec::new();
         for i in 0..keys.len() {
@@ -814,7 +828,11 @@ impl<'a> Lowering<'a> {
         nulls: NullKeys,
     ) -> Result<Vec<u32>> {
         let (b_keys, p_keys): (Vec<&Expr>, Vec<&Expr>) = keys.iter().map(|(l, r)| (l, r)).unzip();
-        let (b_owned, p_owned) = self.key_codes(build, probe, &b_keys, &p_keys, nulls)?;
+        let KeyCodes {
+            left: b_owned,
+            right: p_owned,
+            ..
+        } = self.key_codes(build, probe, &b_keys, &p_keys, nulls)?;
         let mut bx = Vec::new();
         let mut px = Vec::new();
         for i in 0..keys.len() {
@@ -831,9 +849,9 @@ impl<'a> Lowering<'a> {
     /// Join keys materialized before the operators can read them: shared
     /// integer codes for strings (two dictionaries' codes do not match: one
     /// map over both sides' strings; sequential — a note for later: a
-    /// parallel dictionary merge belongs in maestro-execution), and 128-bit
-    /// values (sums, their extremes) narrowed to 64 bits where they fit.
-    #[allow(clippy::type_complexity)]
+    /// parallel dictionary merge belongs in maestro-execution) and for
+    /// numbers holding NULLs, and 128-bit values (sums, their extremes)
+    /// narrowed to 64 bits where they fit.
     fn key_codes(
         &self,
         left: &Relation<'a>,
@@ -841,22 +859,31 @@ impl<'a> Lowering<'a> {
         l_keys: &[&Expr],
         r_keys: &[&Expr],
         nulls: NullKeys,
-    ) -> Result<(Vec<Option<Vector<'a>>>, Vec<Option<Vector<'a>>>)> {
-        let mut lo = Vec::new();
-        let mut ro = Vec::new();
+    ) -> Result<KeyCodes<'a>> {
+        let mut out = KeyCodes {
+            left: Vec::new(),
+            right: Vec::new(),
+            coded: Vec::new(),
+        };
         for (l, r) in l_keys.iter().zip(r_keys) {
+            // (A side holding NULLs is coded: the other side need not be
+            // evaluated as a number first.)
             let numeric = if self.ty(l) == SqlType::Str {
                 None
             } else {
-                match (self.numeric_key(l, left)?, self.numeric_key(r, right)?) {
-                    (NumericKey::Ready(a), NumericKey::Ready(b)) => Some((a, b)),
-                    _ => None,
+                match self.numeric_key(l, left)? {
+                    NumericKey::HoldsNulls => None,
+                    NumericKey::Ready(a) => match self.numeric_key(r, right)? {
+                        NumericKey::Ready(b) => Some((a, b)),
+                        NumericKey::HoldsNulls => None,
+                    },
                 }
             };
+            out.coded.push(numeric.is_none());
             match numeric {
                 Some((a, b)) => {
-                    lo.push(a);
-                    ro.push(b);
+                    out.left.push(a);
+                    out.right.push(b);
                 }
                 // Strings, and numbers holding NULLs: codes shared by the
                 // two sides, a NULL coded differently on each side (and
@@ -875,12 +902,12 @@ impl<'a> Lowering<'a> {
                             self.plan.show(r)
                         )));
                     }
-                    lo.push(Some(Vector::Int(a)));
-                    ro.push(Some(Vector::Int(b)));
+                    out.left.push(Some(Vector::Int(a)));
+                    out.right.push(Some(Vector::Int(b)));
                 }
             }
         }
-        Ok((lo, ro))
+        Ok(out)
     }
 
     /// A numeric key the operators cannot evaluate as it is, materialized;
@@ -897,19 +924,6 @@ impl<'a> Lowering<'a> {
         Ok(NumericKey::Ready(
             v.col().is_some_and(|c| c.is_narrow_numeric()).then_some(v),
         ))
-    }
-
-    /// The positions of `rel` where `e` is NULL, ascending (none for a
-    /// column the operators read as it is: such a column has no NULL mask).
-    fn null_positions(&self, e: &Expr, rel: &Relation<'a>) -> Result<Vec<u32>> {
-        if to_exec_expr(e, rel).is_some() {
-            return Ok(Vec::new());
-        }
-        let v = eval_vector(self.ctx, e, self.ty(e), rel)?;
-        Ok((0..rel.len)
-            .filter(|&p| v.value_at(p) == Scalar::Null)
-            .map(|p| p as u32)
-            .collect())
     }
 
     /// `e`'s values on `rel` as integer codes shared through `codes` with
@@ -1226,6 +1240,16 @@ impl NullKeys {
             _ => NullKeys::MatchNothing,
         }
     }
+}
+
+/// A join's keys as [`Lowering::key_codes`] gives them, per key: each
+/// side's materialized vector (`None`: the operators read it as it is) and
+/// whether the key was coded (`Vector::Int` codes on both sides, a NULL as
+/// [`NULL_CODE_LEFT`] / [`NULL_CODE_RIGHT`]).
+struct KeyCodes<'a> {
+    left: Vec<Option<Vector<'a>>>,
+    right: Vec<Option<Vector<'a>>>,
+    coded: Vec<bool>,
 }
 
 /// A numeric join key, as [`Lowering::numeric_key`] finds it.
