@@ -44,4 +44,4 @@ pub use error::TxnError;
 pub use gc::CollectStats;
 pub use snapshot::Snapshot;
 pub use table::Table;
-pub use txn::{Blocker, Isolation, Transaction};
+pub use txn::{Blocker, Isolation, Newest, Transaction};

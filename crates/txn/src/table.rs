@@ -13,7 +13,8 @@ use crate::durable::{DurableRows, RedoBuf};
 use crate::error::TxnError;
 use crate::slots::{HasSlots, Slots};
 use crate::snapshot::Snapshot;
-use crate::version::{Chain, TxnState, WriteRefusal, Written};
+use crate::txn::{Blocker, Newest};
+use crate::version::{Chain, NewestVersion, TxnState, WriteRefusal, Written};
 
 /// One table's rows and their versions. Share it as `Arc<Table<R>>`.
 pub struct Table<R> {
@@ -185,6 +186,23 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         slot.write().insert(writer, value);
         self.slots.add_held(1);
         Ok(row)
+    }
+
+    /// `row`'s newest version as `writer` would write over it (see
+    /// [`crate::Transaction::newest`]).
+    pub(crate) fn newest_as(&self, writer: &Arc<TxnState>, row: RowId) -> Newest<R> {
+        let Some(slot) = self.slots.rows.slot(row) else {
+            return Newest::Missing;
+        };
+        match slot.read().newest(writer) {
+            NewestVersion::Own => Newest::Own,
+            NewestVersion::Held(holder) => Newest::Held(Blocker(holder)),
+            NewestVersion::Committed { value, ts } => Newest::Committed {
+                value: value.clone(),
+                ts,
+            },
+            NewestVersion::Missing => Newest::Missing,
+        }
     }
 
     /// Updates (`Some`) or deletes (`None`) `row` as `writer`. A write

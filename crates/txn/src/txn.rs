@@ -25,7 +25,7 @@ use crate::version::{TxnState, Written};
 
 /// A transaction another one's write conflicted with (see
 /// [`Transaction::take_blocker`]).
-pub struct Blocker(Arc<TxnState>);
+pub struct Blocker(pub(crate) Arc<TxnState>);
 
 impl Blocker {
     /// True once the blocking transaction committed or aborted.
@@ -53,6 +53,19 @@ impl Blocker {
         }
         self.is_finished()
     }
+}
+
+/// A row's newest version whatever this transaction's snapshot sees
+/// ([`Transaction::newest`]).
+pub enum Newest<R> {
+    /// This transaction wrote the newest version itself.
+    Own,
+    /// Another transaction holds an uncommitted version: wait for it.
+    Held(Blocker),
+    /// The newest committed version, committed at `ts`.
+    Committed { value: R, ts: Timestamp },
+    /// No such row (or the newest committed version deleted it).
+    Missing,
 }
 
 /// Yielding rounds before a [`Blocker::wait`] starts sleeping. Guessed: a
@@ -89,6 +102,8 @@ pub enum Isolation {
 }
 
 pub struct Transaction {
+    /// Unique among the transactions of the process ([`Transaction::id`]).
+    id: u64,
     shared: Arc<Shared>,
     snapshot: Snapshot,
     state: Arc<TxnState>,
@@ -106,7 +121,9 @@ pub struct Transaction {
 
 impl Transaction {
     pub(crate) fn begin(shared: &Arc<Shared>, isolation: Isolation) -> Result<Self, TxnError> {
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(Transaction {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             shared: Arc::clone(shared),
             snapshot: Snapshot::begin(&shared.keeper)?,
             state: TxnState::new(),
@@ -117,6 +134,12 @@ impl Transaction {
             scans: Vec::new(),
             finished: false,
         })
+    }
+
+    /// A number no other transaction of this process has (never reused):
+    /// lets a value a transaction wrote name its writer.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     pub fn isolation(&self) -> Isolation {
@@ -238,14 +261,55 @@ impl Transaction {
         table.read_as(self.snapshot.read_ts(), Some(&self.state), row)
     }
 
+    /// The row's newest version, read past this transaction's snapshot:
+    /// what a write made with [`Transaction::update_over`] builds on. A
+    /// caller that derives its value from a newer version than its
+    /// snapshot's (a rebase) takes responsibility for what that means for
+    /// its isolation; under [`Isolation::Serializable`] the commit still
+    /// validates the reads it recorded.
+    pub fn newest<R: Clone + Send + Sync + 'static>(
+        &mut self,
+        table: &Arc<Table<R>>,
+        row: RowId,
+    ) -> Newest<R> {
+        table.newest_as(&self.state, row)
+    }
+
+    /// Replaces the row's value with one derived from its version committed
+    /// at `over` (read with [`Transaction::newest`]) instead of the
+    /// snapshot's: refused as [`Transaction::update`] is, except that only
+    /// a version committed after `over` is too new.
+    pub fn update_over<R: Clone + Send + Sync + 'static>(
+        &mut self,
+        table: &Arc<Table<R>>,
+        row: RowId,
+        value: R,
+        over: Timestamp,
+    ) -> Result<(), TxnError> {
+        self.write_at(table, row, Some(value), over)
+    }
+
     fn write<R: Clone + Send + Sync + 'static>(
         &mut self,
         table: &Arc<Table<R>>,
         row: RowId,
         value: Option<R>,
     ) -> Result<(), TxnError> {
+        let read_ts = self.snapshot.read_ts();
+        self.write_at(table, row, value, read_ts)
+    }
+
+    /// A write refused when the row's newest committed version is newer
+    /// than `read_ts`.
+    fn write_at<R: Clone + Send + Sync + 'static>(
+        &mut self,
+        table: &Arc<Table<R>>,
+        row: RowId,
+        value: Option<R>,
+        read_ts: Timestamp,
+    ) -> Result<(), TxnError> {
         let written = table
-            .write_as(&self.state, self.snapshot.read_ts(), row, value)
+            .write_as(&self.state, read_ts, row, value)
             .map_err(|(error, holder)| {
                 self.blocker = holder;
                 error

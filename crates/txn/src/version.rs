@@ -72,6 +72,18 @@ struct Version<R> {
     value: Option<R>,
 }
 
+/// What [`Chain::newest`] found at the front of a chain.
+pub(crate) enum NewestVersion<'a, R> {
+    /// The newest version is the asking transaction's own.
+    Own,
+    /// Another transaction's uncommitted (or aborting) version.
+    Held(Arc<TxnState>),
+    /// The newest committed version and its commit timestamp.
+    Committed { value: &'a R, ts: Timestamp },
+    /// No row: never inserted here, or deleted by the newest version.
+    Missing,
+}
+
 /// Why a write to a row was refused; the table turns it into a `TxnError`.
 #[derive(Debug)]
 pub(crate) enum WriteRefusal {
@@ -133,6 +145,23 @@ impl<R: Clone> Chain<R> {
             }
         }
         None
+    }
+
+    /// The row's newest version as `writer` would write over it: its own,
+    /// another transaction's uncommitted one, or the newest committed one
+    /// whatever any snapshot sees ([`crate::Transaction::newest`]).
+    pub(crate) fn newest(&self, writer: &Arc<TxnState>) -> NewestVersion<'_, R> {
+        let Some(front) = self.versions.first() else {
+            return NewestVersion::Missing;
+        };
+        if Arc::ptr_eq(&front.writer, writer) {
+            return NewestVersion::Own;
+        }
+        match (front.writer.status(), front.value.as_ref()) {
+            (Status::Active | Status::Aborted, _) => NewestVersion::Held(Arc::clone(&front.writer)),
+            (Status::Committed(_), None) => NewestVersion::Missing,
+            (Status::Committed(ts), Some(value)) => NewestVersion::Committed { value, ts },
+        }
     }
 
     /// `writer`'s own version: `Some(Some(value))` for a write,

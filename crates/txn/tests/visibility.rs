@@ -1,5 +1,7 @@
 //! Visibility, own writes, aborts and write-write conflicts.
 
+use std::sync::Arc;
+
 use maestro_txn::{Database, Isolation, Table, TxnError};
 
 fn loaded(values: &[i64]) -> (Database, std::sync::Arc<Table<i64>>, Vec<u64>) {
@@ -204,4 +206,44 @@ fn read_with_projects_the_version_the_transaction_sees() {
     );
     assert_eq!(reader.read_with(&t, 99, |r| r.0), None);
     reader.abort();
+}
+
+/// A write over the newest committed version (a rebase): `newest` reads past
+/// the snapshot, `update_over` accepts exactly that version, and another
+/// transaction's uncommitted version is reported as held.
+#[test]
+fn a_write_can_build_on_the_newest_committed_version() {
+    use maestro_txn::Newest;
+    let db = Database::default();
+    let table: Arc<Table<i64>> = Table::new("t");
+    let mut setup = db.begin(Isolation::Snapshot).unwrap();
+    let row = setup.insert(&table, 1).unwrap();
+    setup.commit().unwrap();
+
+    let mut late = db.begin(Isolation::Snapshot).unwrap();
+    let mut early = db.begin(Isolation::Snapshot).unwrap();
+    late.update(&table, row, 2).unwrap();
+    // Held by `late`, uncommitted.
+    assert!(matches!(early.newest(&table, row), Newest::Held(b) if !b.is_finished()));
+    let committed = late.commit().unwrap().expect("wrote");
+
+    // The snapshot still reads 1; a plain update is refused as too old.
+    assert_eq!(early.read(&table, row), Some(1));
+    assert!(early.update(&table, row, 10).is_err());
+    let Newest::Committed { value, ts } = early.newest(&table, row) else {
+        panic!("expected the committed version");
+    };
+    assert_eq!((value, ts), (2, committed));
+    // Over an older version: refused; over the newest: accepted.
+    assert!(early.update_over(&table, row, 99, ts - 1).is_err());
+    early.update_over(&table, row, value + 10, ts).unwrap();
+    assert!(matches!(early.newest(&table, row), Newest::Own));
+    early.commit().unwrap();
+
+    let mut reader = db.begin(Isolation::Snapshot).unwrap();
+    assert_eq!(reader.read(&table, row), Some(12));
+    reader.delete(&table, row).unwrap();
+    reader.commit().unwrap();
+    let mut after = db.begin(Isolation::Snapshot).unwrap();
+    assert!(matches!(after.newest(&table, row), Newest::Missing));
 }
