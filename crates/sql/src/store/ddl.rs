@@ -242,6 +242,7 @@ impl Store {
             seq: 0,
             data: Arc::clone(&data),
             null_masks: OnceLock::new(),
+            own_view: None,
             delta: None,
         };
         let row = txn

@@ -197,6 +197,7 @@ impl<'de> Deserialize<'de> for Entry {
             seq: m.seq,
             data: Arc::new(data),
             null_masks: OnceLock::new(),
+            own_view: None,
             delta: None,
         })
     }
@@ -437,6 +438,7 @@ impl Store {
                 seq,
                 data,
                 null_masks: OnceLock::new(),
+                own_view: None,
                 delta: None,
             };
             // Recovery pays the declared indexes' builds, not the first

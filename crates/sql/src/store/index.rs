@@ -59,6 +59,7 @@ impl Entry {
             data: Arc::clone(&self.data),
             delta: self.delta.clone(),
             null_masks: OnceLock::new(),
+            own_view: None,
         }
     }
 }
@@ -138,6 +139,7 @@ impl Store {
                 format!("relation \"{name}\" already exists"),
             ));
         }
+        view.refuse_ddl_after_rebase(&table)?;
         let (row, entry) = view.entry(&table)?;
         let mut indexes = entry.indexes.clone();
         indexes.push(IndexDecl { name, column });
@@ -165,6 +167,7 @@ impl Store {
                 .find(|(_, e)| e.indexes.iter().any(|d| d.name == name));
             match owner {
                 Some((row, entry)) => {
+                    view.refuse_ddl_after_rebase(&entry.name)?;
                     let indexes = entry
                         .indexes
                         .iter()

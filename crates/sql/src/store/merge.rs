@@ -174,6 +174,7 @@ impl Entry {
             seq: self.seq + 1,
             data,
             null_masks: OnceLock::new(),
+            own_view: None,
             delta: None,
         }
     }

@@ -34,6 +34,7 @@ mod index;
 mod keys;
 mod merge;
 mod nulls;
+mod rebase;
 mod refresh;
 mod spec;
 mod unique;
@@ -55,6 +56,7 @@ pub use dml::{QueryRunner, Written};
 pub use durable::{FOLD_CHANGES_MIN, FoldPolicy, FoldReport, OpenError, Opened};
 pub use index::IndexDecl;
 pub use merge::{DELTA_ROWS_MAX, MERGE_ROWS_MIN, MergeReport, MergeScope, merge_rows_min};
+pub use rebase::WRITE_WAIT_MAX;
 pub use refresh::StoreRefresh;
 pub use spec::{ColumnSpec, ColumnType};
 
@@ -118,6 +120,9 @@ pub struct Entry {
     /// Per declared column, where this version is NULL: computed from the
     /// hidden mask columns on first use ([`Entry::null_masks`], `nulls.rs`).
     pub(super) null_masks: OnceLock<Vec<Option<Arc<Vec<bool>>>>>,
+    /// Set on a version a transaction wrote over a newer one than its
+    /// snapshot's: what that transaction itself reads (`rebase.rs`).
+    pub(super) own_view: Option<rebase::OwnView>,
 }
 
 impl Entry {
@@ -251,10 +256,19 @@ impl Store {
     /// The tables `txn` sees: its snapshot plus its own writes.
     pub fn view(&self, txn: &mut Transaction) -> View {
         let mut tables = HashMap::new();
+        let mut installed = HashMap::new();
+        let me = txn.id();
         txn.scan(&self.tables, |row, entry| {
-            tables.insert(entry.name.clone(), (row, Arc::clone(entry)));
+            let seen = match &entry.own_view {
+                Some(own) if own.writer == me => {
+                    installed.insert(entry.name.clone(), Arc::clone(entry));
+                    Arc::clone(&own.view)
+                }
+                _ => Arc::clone(entry),
+            };
+            tables.insert(entry.name.clone(), (row, seen));
         });
-        View { tables }
+        View { tables, installed }
     }
 
     /// Runs a write — CREATE TABLE, DROP TABLE, CREATE INDEX, DROP INDEX, INSERT, UPDATE, DELETE,
@@ -331,40 +345,6 @@ impl Store {
             .map_err(txn_error)
     }
 
-    /// Table `name`'s next version: the rows at the combined ids `deleted`
-    /// (strictly ascending, as the hidden row-id column gives them)
-    /// removed, then `appended`'s rows appended — into the delta, or merged
-    /// (`merge.rs`) — a write: it conflicts with a concurrent one. A durable
-    /// store records just that change (by the rows' positions in the
-    /// table), in the same transaction.
-    fn replace(
-        &self,
-        txn: &mut Transaction,
-        view: &View,
-        name: &str,
-        deleted: Vec<u32>,
-        appended: Table,
-    ) -> Result<()> {
-        let (row, entry) = view.entry(name)?;
-        unique::check_unique(entry, &deleted, &appended)?;
-        let (next, positions) = merge::next_version(entry, &deleted, &appended)?;
-        if next
-            .live_delta()
-            .is_some_and(|d| d.size() >= merge::merge_rows_min(&next.data))
-        {
-            self.request_merge();
-        }
-        let change = durable::Change {
-            table: row,
-            seq: next.seq,
-            deleted: positions,
-            appended: Arc::new(appended),
-        };
-        self.log_change(txn, change)?;
-        txn.update(&self.tables, row, Arc::new(next))
-            .map_err(txn_error)
-    }
-
     /// Puts the eight TPC-H tables of `db` (their primary keys as unique
     /// columns), replacing tables of those names, in one transaction of its
     /// own (statements already running finish on the old tables).
@@ -418,6 +398,7 @@ impl Store {
                 seq: 0,
                 data: Arc::clone(&data),
                 null_masks: OnceLock::new(),
+                own_view: None,
                 delta: None,
             };
             let row = txn
@@ -500,6 +481,7 @@ impl Store {
                 seq: 0,
                 data: Arc::clone(&data),
                 null_masks: OnceLock::new(),
+                own_view: None,
                 delta: None,
             };
             let row = txn
@@ -514,7 +496,11 @@ impl Store {
 /// The tables one transaction sees, by name: a [`Catalog`] for binding and
 /// running its statements.
 pub struct View {
+    /// Each table as the transaction reads it.
     tables: HashMap<String, (RowId, Arc<Entry>)>,
+    /// The versions this transaction wrote over a concurrent commit, where
+    /// they differ from what it reads (`rebase.rs`).
+    installed: HashMap<String, Arc<Entry>>,
 }
 
 impl View {
@@ -524,6 +510,27 @@ impl View {
             .get(name)
             .map(|(row, e)| (*row, e))
             .ok_or_else(|| unknown_table(name))
+    }
+
+    /// The version of `name` this transaction installed over a concurrent
+    /// commit, when it differs from what the transaction reads.
+    fn installed(&self, name: &str) -> Option<&Arc<Entry>> {
+        self.installed.get(name)
+    }
+
+    /// 40001 when this transaction wrote `name` over a concurrent commit:
+    /// DDL would build on what it reads and lose the committed rows.
+    fn refuse_ddl_after_rebase(&self, name: &str) -> Result<()> {
+        if self.installed.contains_key(name) {
+            return Err(SqlError::new(
+                ErrorKind::SerializationFailure,
+                format!(
+                    "could not serialize access: this transaction wrote table \"{name}\" over a \
+                     concurrent write; change its definition in another transaction"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Table `name`'s rows as one column table (main and delta merged when

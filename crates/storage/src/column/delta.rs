@@ -331,18 +331,24 @@ impl Delta {
         main.column_at(i).rebuild(plan.main(), appended)
     }
 
+    /// Whether this delta is `earlier` with more writes on top: same main,
+    /// `earlier`'s appended rows a prefix of this one's and its deletions a
+    /// subset — so a combined id of `earlier` names the same row here.
+    pub fn extends(&self, earlier: &Delta) -> bool {
+        self.lineage == earlier.lineage
+            && self.appended.num_rows() >= earlier.appended.num_rows()
+            && earlier
+                .deleted
+                .iter()
+                .all(|d| self.deleted.binary_search(d).is_ok())
+    }
+
     /// The writes made on top of `base` (an earlier delta of the same main,
     /// which `merged` = `base.merge(main)` folded) as a delta of `merged`:
     /// how a background merge keeps the writes that committed while it ran.
     pub fn rebase(&self, base: &Delta, merged: &Table) -> Result<Delta, DeltaError> {
         let base_appended = base.appended.num_rows();
-        let extends = self.lineage == base.lineage
-            && self.appended.num_rows() >= base_appended
-            && base
-                .deleted
-                .iter()
-                .all(|d| self.deleted.binary_search(d).is_ok());
-        if !extends || merged.num_rows() != base.live_rows() {
+        if !self.extends(base) || merged.num_rows() != base.live_rows() {
             return Err(DeltaError::Invalid(
                 "the delta does not extend the merged one".into(),
             ));
