@@ -1,6 +1,6 @@
 //! DDL, DML, transactions and COPY through a real client: tables created,
 //! filled, changed and dropped over the wire, with exact answers; BEGIN …
-//! ROLLBACK; two sessions' snapshots and write conflicts; COPY FROM STDIN
+//! ROLLBACK; two sessions' snapshots and (row-level) write conflicts; COPY FROM STDIN
 //! and from a server file. Every error leaves the session usable.
 
 mod common;
@@ -302,14 +302,46 @@ fn snapshots_and_write_conflicts_between_sessions() {
         a.batch_execute("ROLLBACK").await.unwrap();
         assert_eq!(rows(&a, "SELECT v FROM t").await, table(&[&["1"]]));
 
-        // Two open transactions updating one table: the second writer
-        // conflicts with the first's uncommitted version.
+        // Two open transactions writing one table: the second waits for
+        // the first's commit, then lands on top of it when the rows differ
+        // and fails (40001) on the row the first changed.
         a.batch_execute("BEGIN; UPDATE t SET v = 10").await.unwrap();
         b.batch_execute("BEGIN").await.unwrap();
-        assert_eq!(fails(&b, "UPDATE t SET v = 20").await.0, "40001");
+        let commit_a = async {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            a.batch_execute("COMMIT").await.unwrap();
+        };
+        let (inserted, ()) = tokio::join!(b.batch_execute("INSERT INTO t VALUES (2, 0)"), commit_a);
+        inserted.unwrap();
+        // B reads its snapshot and its own row, not A's update.
+        assert_eq!(
+            rows(&b, "SELECT k, v FROM t ORDER BY k").await,
+            table(&[&["1", "1"], &["2", "0"]])
+        );
+        assert_eq!(
+            fails(&b, "UPDATE t SET v = 20 WHERE k = 1").await.0,
+            "40001"
+        );
         b.batch_execute("ROLLBACK").await.unwrap();
-        a.batch_execute("COMMIT").await.unwrap();
-        assert_eq!(rows(&b, "SELECT v FROM t").await, table(&[&["10"]]));
+        // Two inserters: both commit.
+        a.batch_execute("BEGIN; INSERT INTO t VALUES (3, 0)")
+            .await
+            .unwrap();
+        let commit_a = async {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            a.batch_execute("COMMIT").await.unwrap();
+        };
+        let (inserted, ()) = tokio::join!(
+            b.batch_execute("BEGIN; INSERT INTO t VALUES (4, 0)"),
+            commit_a
+        );
+        inserted.unwrap();
+        b.batch_execute("COMMIT").await.unwrap();
+        assert_eq!(
+            rows(&b, "SELECT k, v FROM t ORDER BY k").await,
+            table(&[&["1", "10"], &["3", "0"], &["4", "0"]])
+        );
+        a.batch_execute("DELETE FROM t WHERE k >= 3").await.unwrap();
 
         // Two CREATEs of one name: the second conflicts.
         a.batch_execute("BEGIN; CREATE TABLE n (x INT)")

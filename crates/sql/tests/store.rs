@@ -1,5 +1,5 @@
 //! The store without a wire: snapshots read the versions of their start,
-//! a transaction sees its own writes, writers of one table conflict, and
+//! a transaction sees its own writes, writers of one row conflict, and
 //! replaced versions are freed once no snapshot sees them.
 
 mod common;
@@ -46,12 +46,18 @@ fn snapshots_own_writes_conflicts_and_freed_versions() {
         ints(&store, &mut reader, "select a from t order by a"),
         [1, 2]
     );
-    // A second writer of t conflicts with the open one.
+    // A second writer of t, begun before the first commits: its insert
+    // lands on top of the first's delete (different rows:
+    // `row_conflicts.rs`); deleting the row the first deleted conflicts.
     let mut other = store.begin().unwrap();
-    let e = exec(&store, &mut other, "insert into t values (3)").unwrap_err();
+    store.commit(writer).unwrap();
+    assert_eq!(
+        exec(&store, &mut other, "insert into t values (3)").unwrap(),
+        Written::Insert(1)
+    );
+    let e = exec(&store, &mut other, "delete from t where a = 1").unwrap_err();
     assert_eq!(e.kind, ErrorKind::SerializationFailure);
     other.abort();
-    store.commit(writer).unwrap();
     // The reader's snapshot still holds the old version.
     assert_eq!(
         ints(&store, &mut reader, "select a from t order by a"),

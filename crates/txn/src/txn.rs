@@ -308,12 +308,13 @@ impl Transaction {
         value: Option<R>,
         read_ts: Timestamp,
     ) -> Result<(), TxnError> {
-        let written = table
-            .write_as(&self.state, read_ts, row, value)
-            .map_err(|(error, holder)| {
-                self.blocker = holder;
-                error
-            })?;
+        let written =
+            table
+                .write_as(&self.state, read_ts, row, value)
+                .map_err(|(error, holder)| {
+                    self.blocker = holder;
+                    error
+                })?;
         if written == Written::NewVersion {
             self.writes.push((Arc::clone(table) as Arc<dyn Rows>, row));
         }

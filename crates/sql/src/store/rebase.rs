@@ -99,9 +99,11 @@ fn id_space(entry: &Entry) -> u32 {
 
 /// Whether `deleted` (ascending) holds a row `entry` no longer has.
 fn deletes_a_deleted_row(entry: &Entry, deleted: &[u32]) -> bool {
-    entry
-        .live_delta()
-        .is_some_and(|d| deleted.iter().any(|id| d.deleted().binary_search(id).is_ok()))
+    entry.live_delta().is_some_and(|d| {
+        deleted
+            .iter()
+            .any(|id| d.deleted().binary_search(id).is_ok())
+    })
 }
 
 /// Whether every combined id of `earlier` names the same row in `later`.
@@ -136,11 +138,15 @@ impl Store {
         if let Some(installed) = view.installed(name) {
             return self.replace_own(txn, row, seen, installed, &deleted, appended);
         }
-        unique::check_unique(seen, &deleted, &appended)?;
         let (next, positions) = merge::next_version(seen, &deleted, &appended)?;
         let next = Arc::new(next);
+        // The keys are checked against the version the write lands on: a
+        // key the snapshot holds may have been freed by a later commit.
         let blocker = match txn.update(&self.tables, row, Arc::clone(&next)) {
-            Ok(()) => return self.written(txn, row, &next, positions, appended),
+            Ok(()) => {
+                unique::check_unique(seen, &deleted, &appended)?;
+                return self.written(txn, row, &next, positions, appended);
+            }
             Err(TxnError::WriteConflict { .. }) => txn.take_blocker(),
             Err(TxnError::SnapshotTooOld { .. }) => None,
             Err(e) => return Err(txn_error(e)),
@@ -193,8 +199,8 @@ impl Store {
             }
             unique::check_unique(&latest, deleted, &appended)?;
             let (mut next, positions) = merge::next_version(&latest, deleted, &appended)?;
-            let ids_correspond = Arc::ptr_eq(&next.data, &latest.data)
-                && Arc::ptr_eq(&view_next.data, &seen.data);
+            let ids_correspond =
+                Arc::ptr_eq(&next.data, &latest.data) && Arc::ptr_eq(&view_next.data, &seen.data);
             next.own_view = Some(OwnView {
                 writer: txn.id(),
                 view: Arc::clone(&view_next),
