@@ -491,6 +491,38 @@ impl Binder<'_> {
         }
     }
 
+    /// `now()`, `current_timestamp`, `localtimestamp` (a TIMESTAMP) and
+    /// `current_date` (a DATE): the clock in UTC when the statement was
+    /// bound — one reading per statement. PostgreSQL reads it once per
+    /// transaction and gives `now()` a time zone; timestamps here have none.
+    fn clock_function(&mut self, name: &str, f: &ast::Function) -> Result<Expr> {
+        let no_arguments = match &f.args {
+            FunctionArguments::None => true,
+            FunctionArguments::List(list) => list.args.is_empty(),
+            FunctionArguments::Subquery(_) => false,
+        };
+        if !no_arguments {
+            return Err(SqlError::unsupported(format!(
+                "{name} with arguments (a precision)"
+            )));
+        }
+        let us = *self.clock_us.get_or_insert_with(|| {
+            let since = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .expect("the clock is past 1970");
+            i64::try_from(since.as_micros()).expect("µs since 1970 fit in i64")
+        });
+        Ok(Expr::Lit(match name {
+            "current_date" => {
+                let days = us.div_euclid(86_400_000_000);
+                Literal::Date(Date(
+                    i32::try_from(days).expect("days since 1970 fit in i32"),
+                ))
+            }
+            _ => Literal::Timestamp(us),
+        }))
+    }
+
     fn function(&mut self, f: &ast::Function, ctx: &ExprCtx) -> Result<Expr> {
         let name = f.name.to_string().to_lowercase();
         let func = match name.as_str() {
@@ -501,6 +533,9 @@ impl Binder<'_> {
             "max" => AggFunc::Max,
             "coalesce" | "nullif" => return self.null_function(&name, f, ctx),
             "mod" | "ascii" => return self.scalar_function(&name, f, ctx),
+            "now" | "current_timestamp" | "localtimestamp" | "current_date" => {
+                return self.clock_function(&name, f);
+            }
             _ => return Err(SqlError::unsupported(format!("function {name}()"))),
         };
         if let Some(clause) = ctx.aggs_forbidden_in {

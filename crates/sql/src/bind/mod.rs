@@ -54,6 +54,9 @@ pub(crate) struct Binder<'c> {
     unnamed: usize,
     /// The statement's parameters: their types, and their values if given.
     params: Params,
+    /// The clock as the statement's first `now()` read it (µs since the
+    /// epoch, UTC), so every clock function of one statement agrees.
+    clock_us: Option<i64>,
 }
 
 /// A subquery of an expression, joined to the query it appears in.
@@ -130,6 +133,7 @@ pub fn bind_with(
             types: declared.to_vec(),
             values,
         },
+        clock_us: None,
     };
     let root = b.query(query, None)?.plan;
     Ok(BoundStatement {
