@@ -39,7 +39,9 @@ use maestro_execution::{Executor, Granularity};
 use maestro_scheduler::{
     CancelReason, CancelToken, Cancelled, ClassId, Scheduler, catch_cancelled,
 };
-use maestro_sql::store::{MergeScope, QueryRunner, StoreRefresh, is_row_write, is_write};
+use maestro_sql::store::{
+    Conflicts, MergeScope, QueryRunner, StoreRefresh, is_row_write, is_write,
+};
 use maestro_sql::types::SqlType;
 use maestro_sql::{
     Catalog, Description, ErrorKind, Explain, LogicalPlan, ParamValue, SqlError, Statement, Store,
@@ -359,23 +361,38 @@ impl Engine {
             // As any failed statement: an open transaction becomes failed.
             Err(e) => return self.in_transaction(slot, |_| Err(e)),
         };
+        let first_of_block = matches!(slot, TxnSlot::Begun);
         if matches!(slot, TxnSlot::Open(_)) || !is_row_write(&stmt) {
             return self.in_transaction(slot, |txn| {
-                self.execute_in(txn, &stmt, sql, params, cancel, class)
+                self.execute_in(txn, &stmt, sql, params, cancel, class, Conflicts::Rebase)
             });
         }
-        // An autocommitted INSERT, UPDATE or DELETE that meets another
-        // transaction's write of its table (the unit of versioning) runs
-        // again on a fresh snapshot once that transaction finished: nothing
-        // of it was seen or kept, so this is the statement starting later —
-        // where a client would otherwise get 40001 and retry itself.
+        // An INSERT, UPDATE or DELETE that is its transaction's first
+        // statement (autocommitted, or the first of a block) and meets
+        // another transaction's write of its table runs again on a fresh
+        // snapshot once that transaction finished: nothing of it was seen or
+        // kept, so this is the statement starting later — where it would
+        // otherwise build on the older snapshot (`Conflicts`) or the client
+        // get 40001 and retry itself.
         let mut attempt = 1;
         loop {
             let mut txn = self.store.begin()?;
             let out = catch_panic(|| {
-                self.execute_in(&mut txn, &stmt, sql, params, cancel.clone(), class)
+                self.execute_in(
+                    &mut txn,
+                    &stmt,
+                    sql,
+                    params,
+                    cancel.clone(),
+                    class,
+                    Conflicts::Restart,
+                )
             });
             match out {
+                Ok(answer) if first_of_block => {
+                    *slot = TxnSlot::Open(txn);
+                    return Ok(answer);
+                }
                 Ok(answer) => {
                     self.commit(txn).map_err(txn::commit_error)?;
                     return Ok(answer);
@@ -399,6 +416,9 @@ impl Engine {
                 }
                 Err(e) => {
                     txn.abort();
+                    if first_of_block {
+                        *slot = TxnSlot::Failed;
+                    }
                     return Err(e);
                 }
             }
@@ -425,10 +445,16 @@ impl Engine {
         slot: &mut TxnSlot,
         f: impl FnOnce(&mut Transaction) -> Result<T, SqlError>,
     ) -> Result<T, SqlError> {
-        let explicit = matches!(slot, TxnSlot::Open(_));
+        let explicit = slot.in_block();
         let mut txn = match std::mem::take(slot) {
             TxnSlot::Open(t) => t,
-            _ => self.store.begin()?,
+            other => match self.store.begin() {
+                Ok(t) => t,
+                Err(e) => {
+                    *slot = other;
+                    return Err(e);
+                }
+            },
         };
         // A panic in the statement must not leave the session's state
         // behind: it aborts the transaction like an error.
@@ -453,6 +479,7 @@ impl Engine {
         params: &[ParamValue],
         cancel: CancelToken,
         class: Option<ClassId>,
+        conflicts: Conflicts,
     ) -> Result<Answer, SqlError> {
         let ctx = self.exec.context_cancellable("SQL", cancel);
         let run = |catalog: &dyn Catalog, plan: &LogicalPlan| -> Result<QueryResult, SqlError> {
@@ -466,7 +493,10 @@ impl Engine {
             .map_err(cancelled_error)?
         };
         let runner: QueryRunner = &run;
-        if let Some(written) = self.store.execute(txn, stmt, params, runner) {
+        if let Some(written) = self
+            .store
+            .execute_with(txn, stmt, params, runner, conflicts)
+        {
             return written.map(Answer::Written);
         }
         let view = self.store.view(txn);
@@ -950,12 +980,7 @@ impl Session {
                 let mut slot = txn::lock(&self.txn);
                 // BEGIN inside a transaction: PostgreSQL warns and goes on.
                 if matches!(*slot, TxnSlot::Idle) {
-                    let t = self
-                        .engine
-                        .store
-                        .begin()
-                        .map_err(|e| errors::sql_error(&e, None))?;
-                    *slot = TxnSlot::Open(t);
+                    *slot = TxnSlot::Begun;
                 }
                 Ok(Response::TransactionStart(Tag::new("BEGIN")))
             }
@@ -974,7 +999,9 @@ impl Session {
                     }
                     // As PostgreSQL: COMMIT of a failed transaction rolls back.
                     TxnSlot::Failed => Ok(Response::TransactionEnd(Tag::new("ROLLBACK"))),
-                    TxnSlot::Idle => Ok(Response::TransactionEnd(Tag::new("COMMIT"))),
+                    TxnSlot::Idle | TxnSlot::Begun => {
+                        Ok(Response::TransactionEnd(Tag::new("COMMIT")))
+                    }
                 }
             }
             Command::Rollback => {
@@ -1264,7 +1291,7 @@ impl QueryParser for Parser {
                     let described = engine.describe(&owned, &declared, &mut slot);
                     // As PostgreSQL: an error (here a failed Parse) fails
                     // the open transaction.
-                    if described.is_err() && matches!(*slot, TxnSlot::Open(_)) {
+                    if described.is_err() && matches!(*slot, TxnSlot::Open(_) | TxnSlot::Begun) {
                         *slot = TxnSlot::Failed;
                     }
                     described.map_err(|e| {

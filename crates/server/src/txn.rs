@@ -1,4 +1,5 @@
-//! A session's transaction: none (every statement autocommits), an open one
+//! A session's transaction: none (every statement autocommits), a begun one
+//! (BEGIN without a statement yet), an open one
 //! (BEGIN … COMMIT/ROLLBACK: PostgreSQL's REPEATABLE READ, one
 //! `maestro_txn::Transaction` that every statement reads and writes
 //! through), or a failed one — a statement in it failed, so it was aborted
@@ -22,8 +23,21 @@ use crate::errors::{self, error};
 pub enum TxnSlot {
     #[default]
     Idle,
+    /// BEGIN ran, no statement since: the transaction — its snapshot —
+    /// starts with the first statement, as PostgreSQL's REPEATABLE READ
+    /// takes its snapshot then. A first INSERT, UPDATE or DELETE that meets
+    /// another transaction's write of its table can therefore start over on
+    /// a fresh snapshot, unseen by the client, as an autocommitted one does.
+    Begun,
     Open(Transaction),
     Failed,
+}
+
+impl TxnSlot {
+    /// Inside a BEGIN … COMMIT block (begun, open or failed).
+    pub fn in_block(&self) -> bool {
+        !matches!(self, TxnSlot::Idle)
+    }
 }
 
 /// Shared between the session and its running statement's thread.

@@ -304,9 +304,11 @@ fn snapshots_and_write_conflicts_between_sessions() {
 
         // Two open transactions writing one table: the second waits for
         // the first's commit, then lands on top of it when the rows differ
-        // and fails (40001) on the row the first changed.
+        // and fails (40001) on the row the first changed. (B reads first,
+        // which fixes its snapshot.)
         a.batch_execute("BEGIN; UPDATE t SET v = 10").await.unwrap();
         b.batch_execute("BEGIN").await.unwrap();
+        assert_eq!(rows(&b, "SELECT count(*) FROM t").await, table(&[&["1"]]));
         let commit_a = async {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             a.batch_execute("COMMIT").await.unwrap();
@@ -323,6 +325,24 @@ fn snapshots_and_write_conflicts_between_sessions() {
             "40001"
         );
         b.batch_execute("ROLLBACK").await.unwrap();
+
+        // The first statement of a block takes the snapshot (PostgreSQL's
+        // REPEATABLE READ): one that waited for another writer of its row
+        // starts over after that commit instead of failing.
+        a.batch_execute("BEGIN; UPDATE t SET v = 12").await.unwrap();
+        b.batch_execute("BEGIN").await.unwrap();
+        let commit_a = async {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            a.batch_execute("COMMIT").await.unwrap();
+        };
+        let (updated, ()) = tokio::join!(
+            b.batch_execute("UPDATE t SET v = v - 2 WHERE k = 1"),
+            commit_a
+        );
+        updated.unwrap();
+        b.batch_execute("COMMIT").await.unwrap();
+        assert_eq!(rows(&a, "SELECT v FROM t").await, table(&[&["10"]]));
+
         // Two inserters: both commit.
         a.batch_execute("BEGIN; INSERT INTO t VALUES (3, 0)")
             .await

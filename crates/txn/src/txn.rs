@@ -36,8 +36,10 @@ impl Blocker {
     /// Waits until the blocking transaction finished, `wait_max` passed or
     /// `give_up()` holds (a cancelled statement): yields first, then
     /// sleeps with backoff. Never waits forever, so no wait-for cycle can
-    /// hang — and none can form: a waiter aborted (it holds no versions)
-    /// before it waits. Returns whether the blocker finished.
+    /// hang: the retry loops of TPC-C and `maestro serve` abort before they
+    /// wait (holding no versions, they close no cycle); the SQL store waits
+    /// holding its earlier writes, so a cycle can form there and ends when
+    /// its `wait_max` passes. Returns whether the blocker finished.
     pub fn wait(&self, wait_max: Duration, give_up: impl Fn() -> bool) -> bool {
         for _ in 0..BLOCKER_SPINS {
             if self.is_finished() {

@@ -58,7 +58,7 @@ pub use dml::{QueryRunner, Written};
 pub use durable::{FOLD_CHANGES_MIN, FoldPolicy, FoldReport, OpenError, Opened};
 pub use index::IndexDecl;
 pub use merge::{DELTA_ROWS_MAX, MERGE_ROWS_MIN, MergeReport, MergeScope, merge_rows_min};
-pub use rebase::WRITE_WAIT_MAX;
+pub use rebase::{Conflicts, WRITE_WAIT_MAX};
 pub use refresh::StoreRefresh;
 pub use spec::{ColumnSpec, ColumnType};
 
@@ -270,7 +270,11 @@ impl Store {
             };
             tables.insert(entry.name.clone(), (row, seen));
         });
-        View { tables, installed }
+        View {
+            tables,
+            installed,
+            conflicts: Conflicts::Rebase,
+        }
     }
 
     /// Runs a write — CREATE TABLE, DROP TABLE, CREATE INDEX, DROP INDEX, INSERT, UPDATE, DELETE,
@@ -283,6 +287,19 @@ impl Store {
         stmt: &Statement,
         params: &[ParamValue],
         run: QueryRunner,
+    ) -> Option<Result<Written>> {
+        self.execute_with(txn, stmt, params, run, Conflicts::Rebase)
+    }
+
+    /// [`Store::execute`], its INSERT, UPDATE, DELETE and COPY treating a
+    /// newer version of their table as `conflicts` says.
+    pub fn execute_with(
+        &self,
+        txn: &mut Transaction,
+        stmt: &Statement,
+        params: &[ParamValue],
+        run: QueryRunner,
+        conflicts: Conflicts,
     ) -> Option<Result<Written>> {
         Some(match stmt {
             Statement::CreateTable(c) if c.query.is_some() => self
@@ -307,20 +324,20 @@ impl Store {
                 .drop_indexes(txn, names, *if_exists)
                 .map(|()| Written::DropIndex),
             Statement::Insert(i) => {
-                let view = self.view(txn);
+                let view = self.view(txn).with_conflicts(conflicts);
                 self.insert(txn, &view, i, params, run).map(Written::Insert)
             }
             Statement::Update(u) => {
-                let view = self.view(txn);
+                let view = self.view(txn).with_conflicts(conflicts);
                 self.update(txn, &view, u, params, run).map(Written::Update)
             }
             Statement::Delete(d) => {
-                let view = self.view(txn);
+                let view = self.view(txn).with_conflicts(conflicts);
                 self.delete(txn, &view, d, params, run).map(Written::Delete)
             }
             Statement::Copy { .. } => match copy_from(stmt)? {
                 Ok(c) if c.file.is_some() => {
-                    let view = self.view(txn);
+                    let view = self.view(txn).with_conflicts(conflicts);
                     self.copy_file(txn, &view, &c).map(Written::Copy)
                 }
                 Ok(_) => Err(SqlError::unsupported(
@@ -503,6 +520,8 @@ pub struct View {
     /// The versions this transaction wrote over a concurrent commit, where
     /// they differ from what it reads (`rebase.rs`).
     installed: HashMap<String, Arc<Entry>>,
+    /// What a write through this view does on meeting a newer version.
+    conflicts: Conflicts,
 }
 
 impl View {
@@ -512,6 +531,16 @@ impl View {
             .get(name)
             .map(|(row, e)| (*row, e))
             .ok_or_else(|| unknown_table(name))
+    }
+
+    /// What a write through this view does on meeting a newer version.
+    fn conflicts(&self) -> Conflicts {
+        self.conflicts
+    }
+
+    /// This view with its writes treating conflicts as `conflicts` says.
+    pub fn with_conflicts(self, conflicts: Conflicts) -> View {
+        View { conflicts, ..self }
     }
 
     /// The version of `name` this transaction installed over a concurrent

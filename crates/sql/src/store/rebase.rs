@@ -63,6 +63,22 @@ use crate::error::{ErrorKind, Result, SqlError};
 /// `deadlock_timeout` (1 s): it also ends a wait-for cycle.
 pub const WRITE_WAIT_MAX: Duration = Duration::from_secs(1);
 
+/// What a write does when its table has a newer version than its
+/// snapshot's, committed or being written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conflicts {
+    /// Wait for the writer, then apply the change on top of the newest
+    /// version when the rows differ (the module doc): for statements after
+    /// others in their transaction.
+    Rebase,
+    /// Fail at once with 40001 (the holder, if any, left for
+    /// `Transaction::take_blocker`): for a statement the caller can run
+    /// again on a fresh snapshot because its transaction has done nothing
+    /// else — an autocommitted one, or the first of a block — which then
+    /// sees the other write instead of building on an older snapshot.
+    Restart,
+}
+
 /// What the transaction that wrote a version over a newer one than its
 /// snapshot's reads of the table (module doc).
 #[derive(Debug)]
@@ -146,6 +162,11 @@ impl Store {
             Ok(()) => {
                 unique::check_unique(seen, &deleted, &appended)?;
                 return self.written(txn, row, &next, positions, appended);
+            }
+            Err(e @ (TxnError::WriteConflict { .. } | TxnError::SnapshotTooOld { .. }))
+                if view.conflicts() == Conflicts::Restart =>
+            {
+                return Err(txn_error(e));
             }
             Err(TxnError::WriteConflict { .. }) => txn.take_blocker(),
             Err(TxnError::SnapshotTooOld { .. }) => None,

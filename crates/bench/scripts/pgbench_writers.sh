@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Concurrent writers through the wire: PostgreSQL's own pgbench runs its
+# TPC-B-like transactions (BEGIN … END blocks of UPDATE/SELECT/INSERT) from
+# C clients against `maestro serve`, for each build given, side by side.
+#
+#   bash crates/bench/scripts/pgbench_writers.sh OUT REPS SECONDS "CLIENTS…" NAME=MAESTRO…
+#
+# e.g. `… docs/results/DAY/pgbench 3 5 "1 4 16" before=/tmp/m-old after=target/release/maestro`.
+# Needs pgbench (Debian: postgresql-client). For every repetition (the
+# builds' order rotated), script (simple_update, tpcb_like: pgbench/*.sql)
+# and client count, each build gets a fresh server with pgbench's tables at
+# scale 1 (100 000 accounts, 10 tellers, 1 branch) and one run of
+# `pgbench -n -f SCRIPT -c C -j 2 -T SECONDS --max-tries 1000` (a
+# serialization failure, 40001, is retried by pgbench and counted). Writes
+# OUT/pgbench.json: every run, and per script and client count the median
+# [min–max] of each build's transactions/s and of the per-repetition ratio
+# of every build to the first named one.
+set -euo pipefail
+OUT=$1 REPS=$2 SECS=$3 CLIENTS=$4
+shift 4
+VARIANTS=("$@")
+PORT=${PORT:-55470}
+HERE=$(cd "$(dirname "$0")" && pwd)
+command -v pgbench >/dev/null || { echo "pgbench is missing (apt-get install postgresql-client)" >&2; exit 2; }
+mkdir -p "$OUT"
+DATA=$(mktemp -d)
+trap 'rm -rf "$DATA"' EXIT
+python3 - "$DATA" <<'PY'
+import sys
+d = sys.argv[1]
+with open(f"{d}/tellers.csv", "w") as f:
+    f.writelines(f"{t},1,0,\n" for t in range(1, 11))
+with open(f"{d}/accounts.csv", "w") as f:
+    f.writelines(f"{a},1,0,\n" for a in range(1, 100001))
+PY
+PSQL=(psql -h 127.0.0.1 -p "$PORT" -U maestro -d maestro -X -q -v ON_ERROR_STOP=1)
+RUNS="$OUT/runs.jsonl"
+: > "$RUNS"
+n=${#VARIANTS[@]}
+for rep in $(seq 1 "$REPS"); do
+  for script in simple_update tpcb_like; do
+    for c in $CLIENTS; do
+      for k in $(seq 0 $((n - 1))); do
+        v=${VARIANTS[$(( (k + rep - 1) % n ))]}
+        name=${v%%=*} bin=${v#*=}
+        "$bin" serve --port "$PORT" > "$OUT/serve-$name.log" 2>&1 &
+        pid=$!
+        for _ in $(seq 1 100); do "${PSQL[@]}" -c "select 1" >/dev/null 2>&1 && break; sleep 0.2; done
+        "${PSQL[@]}" -f "$HERE/pgbench/init.sql" \
+          -c "\\copy pgbench_tellers from '$DATA/tellers.csv' csv" \
+          -c "\\copy pgbench_accounts from '$DATA/accounts.csv' csv" >/dev/null
+        log="$OUT/$name-$script-c$c-r$rep.txt"
+        pgbench -h 127.0.0.1 -p "$PORT" -U maestro -n -f "$HERE/pgbench/$script.sql" \
+          -c "$c" -j 2 -T "$SECS" --max-tries 1000 maestro > "$log" 2>&1 || true
+        kill "$pid"; wait "$pid" 2>/dev/null || true
+        python3 - "$log" "$name" "$script" "$c" "$rep" >> "$RUNS" <<'PY'
+import json, re, sys
+log, name, script, clients, rep = sys.argv[1:]
+text = open(log).read()
+def num(pattern):
+    m = re.search(pattern, text)
+    return float(m.group(1)) if m else None
+print(json.dumps({
+    "variant": name, "script": script, "clients": int(clients), "rep": int(rep),
+    "tps": num(r"tps = ([0-9.]+)"),
+    "processed": num(r"actually processed: (\d+)"),
+    "failed": num(r"number of failed transactions: (\d+)"),
+    "retried": num(r"number of transactions retried: (\d+)"),
+    "retries": num(r"total number of retries: (\d+)"),
+    "latency_ms": num(r"latency average = ([0-9.]+) ms"),
+    "aborted": "aborted" in text,
+}))
+PY
+        echo "rep $rep $script c=$c $name: $(grep -h 'tps =' "$log" || echo 'no tps (see log)')"
+      done
+    done
+  done
+done
+python3 - "$RUNS" "$OUT/pgbench.json" "${VARIANTS[@]}" <<'PY'
+import json, statistics, sys
+runs_path, out, *variants = sys.argv[1:]
+names = [v.split("=", 1)[0] for v in variants]
+runs = [json.loads(l) for l in open(runs_path)]
+summary = []
+for script in ("simple_update", "tpcb_like"):
+    for c in sorted({r["clients"] for r in runs}):
+        row = {"script": script, "clients": c}
+        sel = [r for r in runs if r["script"] == script and r["clients"] == c]
+        for n in names:
+            tps = [r["tps"] or 0.0 for r in sel if r["variant"] == n]
+            retried = [r["retried"] or 0 for r in sel if r["variant"] == n]
+            row[n] = {"tps_median": statistics.median(tps), "tps_min": min(tps),
+                      "tps_max": max(tps), "retried_median": statistics.median(retried)}
+        for n in names[1:]:
+            ratios = []
+            for rep in sorted({r["rep"] for r in sel}):
+                a = [r["tps"] for r in sel if r["rep"] == rep and r["variant"] == n]
+                b = [r["tps"] for r in sel if r["rep"] == rep and r["variant"] == names[0]]
+                if a and b and a[0] and b[0]:
+                    ratios.append(a[0] / b[0])
+            if ratios:
+                row[f"{n}_over_{names[0]}"] = {"median": statistics.median(ratios),
+                                               "min": min(ratios), "max": max(ratios)}
+        summary.append(row)
+json.dump({"variants": variants, "runs": runs, "summary": summary}, open(out, "w"), indent=1)
+for row in summary:
+    print(json.dumps(row))
+PY
