@@ -3,9 +3,15 @@
 # TPC-B-like transactions (BEGIN … END blocks of UPDATE/SELECT/INSERT) from
 # C clients against `maestro serve`, for each build given, side by side.
 #
-#   bash crates/bench/scripts/pgbench_writers.sh OUT REPS SECONDS "CLIENTS…" NAME=MAESTRO…
+#   bash crates/bench/scripts/pgbench_writers.sh OUT REPS SECONDS "CLIENTS…" NAME=SERVER…
 #
-# e.g. `… docs/results/DAY/pgbench 3 5 "1 4 16" before=/tmp/m-old after=target/release/maestro`.
+# e.g. `… docs/results/DAY/pgbench 3 5 "1 4 16" before=/tmp/m-old after=target/release/maestro
+# postgres=pg:/usr/lib/postgresql/15/bin`. SERVER is a `maestro` binary, or `pg:BINDIR`
+# for PostgreSQL itself as the peer: a fresh cluster per run (initdb, run as the
+# `postgres` user), in memory as far as PostgreSQL goes (fsync, synchronous_commit and
+# full_page_writes off: `maestro serve` without --data-dir logs nothing), and every
+# transaction REPEATABLE READ (PostgreSQL's default is READ COMMITTED; Maestro's is
+# snapshot isolation, i.e. REPEATABLE READ).
 # Needs pgbench (Debian: postgresql-client). For every repetition (the
 # builds' order rotated), script (simple_update, tpcb_like: pgbench/*.sql)
 # and client count, each build gets a fresh server with pgbench's tables at
@@ -43,8 +49,27 @@ for rep in $(seq 1 "$REPS"); do
       for k in $(seq 0 $((n - 1))); do
         v=${VARIANTS[$(( (k + rep - 1) % n ))]}
         name=${v%%=*} bin=${v#*=}
-        "$bin" serve --port "$PORT" > "$OUT/serve-$name.log" 2>&1 &
-        pid=$!
+        export PGOPTIONS=
+        if [[ $bin == pg:* ]]; then
+          pgdir=$(mktemp -d)
+          chown postgres "$pgdir"
+          runuser -u postgres -- "${bin#pg:}/initdb" -D "$pgdir/data" -U maestro --auth trust \
+            > "$DATA/serve-$name.log" 2>&1
+          runuser -u postgres -- "${bin#pg:}/postgres" -D "$pgdir/data" -p "$PORT" -k "$pgdir" \
+            -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
+            -c full_page_writes=off -c max_connections=100 >> "$DATA/serve-$name.log" 2>&1 &
+          pid=$!
+          for _ in $(seq 1 100); do
+            psql -h 127.0.0.1 -p "$PORT" -U maestro -d postgres -X -q -c "create database maestro" \
+              >/dev/null 2>&1 && break
+            sleep 0.2
+          done
+          export PGOPTIONS="-c default_transaction_isolation=repeatable\\ read"
+        else
+          pgdir=
+          "$bin" serve --port "$PORT" > "$DATA/serve-$name.log" 2>&1 &
+          pid=$!
+        fi
         for _ in $(seq 1 100); do "${PSQL[@]}" -c "select 1" >/dev/null 2>&1 && break; sleep 0.2; done
         "${PSQL[@]}" -f "$HERE/pgbench/init.sql" \
           -c "\\copy pgbench_tellers from '$DATA/tellers.csv' csv" \
@@ -53,6 +78,7 @@ for rep in $(seq 1 "$REPS"); do
         pgbench -h 127.0.0.1 -p "$PORT" -U maestro -n -f "$HERE/pgbench/$script.sql" \
           -c "$c" -j 2 -T "$SECS" --max-tries 1000 maestro > "$log" 2>&1 || true
         kill "$pid"; wait "$pid" 2>/dev/null || true
+        [[ -n $pgdir ]] && rm -rf "$pgdir"
         python3 - "$log" "$name" "$script" "$c" "$rep" >> "$RUNS" <<'PY'
 import json, re, sys
 log, name, script, clients, rep = sys.argv[1:]

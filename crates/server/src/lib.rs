@@ -471,6 +471,7 @@ impl Engine {
         out
     }
 
+    #[allow(clippy::too_many_arguments)] // the statement and how to run it
     fn execute_in(
         &self,
         txn: &mut Transaction,

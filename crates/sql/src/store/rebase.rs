@@ -29,6 +29,14 @@
 //!    version, which is what `T` reads of the table from now on — `T`'s
 //!    snapshot stays its snapshot, `U`'s rows stay invisible to it.
 //!
+//! A statement whose transaction has done nothing else — autocommitted, or
+//! the first of a block (`maestro serve` opens a block's transaction at its
+//! first statement) — is better run again on a fresh snapshot than rebased:
+//! it then sees the other write, and a later statement of its transaction
+//! cannot meet that write's rows as a conflict. The caller asks for that
+//! with [`Conflicts::Restart`]: 1 fails at once with 40001 and the caller
+//! waits for the holder and starts over.
+//!
 //! After 4 `T` holds the table's catalog row, so its later writes of the
 //! table meet no conflict: each computes its change on the view and applies
 //! it to both the view and the installed version, mapping the view's
