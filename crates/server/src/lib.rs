@@ -39,9 +39,7 @@ use maestro_execution::{Executor, Granularity};
 use maestro_scheduler::{
     CancelReason, CancelToken, Cancelled, ClassId, Scheduler, catch_cancelled,
 };
-use maestro_sql::store::{
-    Conflicts, MergeScope, QueryRunner, StoreRefresh, is_row_write, is_write,
-};
+use maestro_sql::store::{MergeScope, QueryRunner, StoreRefresh, is_row_write, is_write};
 use maestro_sql::types::SqlType;
 use maestro_sql::{
     Catalog, Description, ErrorKind, Explain, LogicalPlan, ParamValue, SqlError, Statement, Store,
@@ -364,64 +362,57 @@ impl Engine {
         let first_of_block = matches!(slot, TxnSlot::Begun);
         if matches!(slot, TxnSlot::Open(_)) || !is_row_write(&stmt) {
             return self.in_transaction(slot, |txn| {
-                self.execute_in(txn, &stmt, sql, params, cancel, class, Conflicts::Rebase)
+                self.execute_in(txn, &stmt, sql, params, cancel, class)
             });
         }
         // An INSERT, UPDATE or DELETE that is its transaction's first
-        // statement (autocommitted, or the first of a block) and meets
-        // another transaction's write of its table runs again on a fresh
-        // snapshot once that transaction finished: nothing of it was seen or
-        // kept, so this is the statement starting later — where it would
-        // otherwise build on the older snapshot (`Conflicts`) or the client
+        // statement (autocommitted, or the first of a block) and fails with
+        // 40001 — at the statement, or at an autocommit's commit, where its
+        // writes are installed — runs again on a fresh snapshot once the
+        // other writer finished: nothing of it was seen or kept, so this is
+        // the statement starting later, where the client would otherwise
         // get 40001 and retry itself.
         let mut attempt = 1;
         loop {
             let mut txn = self.store.begin()?;
             let out = catch_panic(|| {
-                self.execute_in(
-                    &mut txn,
-                    &stmt,
-                    sql,
-                    params,
-                    cancel.clone(),
-                    class,
-                    Conflicts::Restart,
-                )
+                self.execute_in(&mut txn, &stmt, sql, params, cancel.clone(), class)
             });
-            match out {
+            let (e, blocker) = match out {
                 Ok(answer) if first_of_block => {
                     *slot = TxnSlot::Open(txn);
                     return Ok(answer);
                 }
-                Ok(answer) => {
-                    self.commit(txn).map_err(txn::commit_error)?;
-                    return Ok(answer);
-                }
-                Err(e)
-                    if e.kind == ErrorKind::SerializationFailure
-                        && attempt < AUTOCOMMIT_ATTEMPTS_MAX
-                        && !cancel.is_cancelled() =>
-                {
+                // A failed commit aborted the transaction.
+                Ok(answer) => match self.commit(txn) {
+                    Ok(()) => return Ok(answer),
+                    Err(e) => (txn::commit_error(e), None),
+                },
+                Err(e) => {
                     let blocker = txn.take_blocker();
                     txn.abort();
-                    self.autocommit_retries.fetch_add(1, Ordering::Relaxed);
-                    attempt += 1;
-                    match blocker {
-                        Some(b) => {
-                            b.wait(CONFLICT_WAIT_MAX, || cancel.is_cancelled());
-                        }
-                        // A newer committed version: a fresh snapshot sees it.
-                        None => std::thread::yield_now(),
-                    }
+                    (e, blocker)
                 }
-                Err(e) => {
-                    txn.abort();
-                    if first_of_block {
-                        *slot = TxnSlot::Failed;
+            };
+            if e.kind == ErrorKind::SerializationFailure
+                && attempt < AUTOCOMMIT_ATTEMPTS_MAX
+                && !cancel.is_cancelled()
+            {
+                self.autocommit_retries.fetch_add(1, Ordering::Relaxed);
+                attempt += 1;
+                match blocker {
+                    Some(b) => {
+                        b.wait(CONFLICT_WAIT_MAX, || cancel.is_cancelled());
                     }
-                    return Err(e);
+                    // A newer committed version: a fresh snapshot sees it.
+                    None => std::thread::yield_now(),
                 }
+                continue;
             }
+            if first_of_block {
+                *slot = TxnSlot::Failed;
+            }
+            return Err(e);
         }
     }
 
@@ -471,7 +462,6 @@ impl Engine {
         out
     }
 
-    #[allow(clippy::too_many_arguments)] // the statement and how to run it
     fn execute_in(
         &self,
         txn: &mut Transaction,
@@ -480,7 +470,6 @@ impl Engine {
         params: &[ParamValue],
         cancel: CancelToken,
         class: Option<ClassId>,
-        conflicts: Conflicts,
     ) -> Result<Answer, SqlError> {
         let ctx = self.exec.context_cancellable("SQL", cancel);
         let run = |catalog: &dyn Catalog, plan: &LogicalPlan| -> Result<QueryResult, SqlError> {
@@ -494,10 +483,7 @@ impl Engine {
             .map_err(cancelled_error)?
         };
         let runner: QueryRunner = &run;
-        if let Some(written) = self
-            .store
-            .execute_with(txn, stmt, params, runner, conflicts)
-        {
+        if let Some(written) = self.store.execute(txn, stmt, params, runner) {
             return written.map(Answer::Written);
         }
         let view = self.store.view(txn);

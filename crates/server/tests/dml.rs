@@ -302,60 +302,47 @@ fn snapshots_and_write_conflicts_between_sessions() {
         a.batch_execute("ROLLBACK").await.unwrap();
         assert_eq!(rows(&a, "SELECT v FROM t").await, table(&[&["1"]]));
 
-        // Two open transactions writing one table: the second waits for
-        // the first's commit, then lands on top of it when the rows differ
-        // and fails (40001) on the row the first changed. (B reads first,
-        // which fixes its snapshot.)
+        // Two open transactions writing one table: neither waits for the
+        // other; rows decide (B read first, which fixes its snapshot).
         a.batch_execute("BEGIN; UPDATE t SET v = 10").await.unwrap();
         b.batch_execute("BEGIN").await.unwrap();
         assert_eq!(rows(&b, "SELECT count(*) FROM t").await, table(&[&["1"]]));
-        let commit_a = async {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            a.batch_execute("COMMIT").await.unwrap();
-        };
-        let (inserted, ()) = tokio::join!(b.batch_execute("INSERT INTO t VALUES (2, 0)"), commit_a);
-        inserted.unwrap();
+        b.batch_execute("INSERT INTO t VALUES (2, 0)")
+            .await
+            .unwrap();
+        a.batch_execute("COMMIT").await.unwrap();
         // B reads its snapshot and its own row, not A's update.
         assert_eq!(
             rows(&b, "SELECT k, v FROM t ORDER BY k").await,
             table(&[&["1", "1"], &["2", "0"]])
         );
+        // A's committed change of row 1: B's update of it fails at once.
         assert_eq!(
             fails(&b, "UPDATE t SET v = 20 WHERE k = 1").await.0,
             "40001"
         );
         b.batch_execute("ROLLBACK").await.unwrap();
 
-        // The first statement of a block takes the snapshot (PostgreSQL's
-        // REPEATABLE READ): one that waited for another writer of its row
-        // starts over after that commit instead of failing.
+        // Both change row 1 before either commits: the first to commit
+        // wins, the other fails at its COMMIT.
         a.batch_execute("BEGIN; UPDATE t SET v = 12").await.unwrap();
-        b.batch_execute("BEGIN").await.unwrap();
-        let commit_a = async {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            a.batch_execute("COMMIT").await.unwrap();
-        };
-        let (updated, ()) = tokio::join!(
-            b.batch_execute("UPDATE t SET v = v - 2 WHERE k = 1"),
-            commit_a
-        );
-        updated.unwrap();
-        b.batch_execute("COMMIT").await.unwrap();
-        assert_eq!(rows(&a, "SELECT v FROM t").await, table(&[&["10"]]));
+        b.batch_execute("BEGIN; UPDATE t SET v = v - 2 WHERE k = 1")
+            .await
+            .unwrap();
+        a.batch_execute("COMMIT").await.unwrap();
+        let (code, _) = fails(&b, "COMMIT").await;
+        assert_eq!(code, "40001");
+        assert_eq!(rows(&a, "SELECT v FROM t").await, table(&[&["12"]]));
+        a.batch_execute("UPDATE t SET v = 10").await.unwrap();
 
         // Two inserters: both commit.
         a.batch_execute("BEGIN; INSERT INTO t VALUES (3, 0)")
             .await
             .unwrap();
-        let commit_a = async {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            a.batch_execute("COMMIT").await.unwrap();
-        };
-        let (inserted, ()) = tokio::join!(
-            b.batch_execute("BEGIN; INSERT INTO t VALUES (4, 0)"),
-            commit_a
-        );
-        inserted.unwrap();
+        b.batch_execute("BEGIN; INSERT INTO t VALUES (4, 0)")
+            .await
+            .unwrap();
+        a.batch_execute("COMMIT").await.unwrap();
         b.batch_execute("COMMIT").await.unwrap();
         assert_eq!(
             rows(&b, "SELECT k, v FROM t ORDER BY k").await,

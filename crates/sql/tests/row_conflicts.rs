@@ -1,9 +1,11 @@
 //! Row-level write conflicts (`store/rebase.rs`): two transactions writing
-//! different rows of one table both commit, whichever committed first; the
-//! second keeps reading its snapshot; a row both changed, a key both
-//! inserted, a merge or DDL in between fail as PostgreSQL's REPEATABLE READ
-//! fails them; a writer waits for another's uncommitted write; rebased
-//! writes survive a restart.
+//! different rows of one table both commit, whichever commits first, and
+//! neither waits for the other's block; each keeps reading its snapshot; a
+//! row both changed, a key both inserted, a merge or DDL in between fail as
+//! PostgreSQL's REPEATABLE READ fails them (at the statement when already
+//! committed, else at the commit: first committer wins); a commit waits for
+//! a table another transaction holds; an aborted transaction's pending
+//! writes are forgotten; writes installed at commit survive a restart.
 
 mod common;
 
@@ -175,9 +177,39 @@ fn a_merge_or_ddl_in_between_is_a_serialization_failure() {
 }
 
 #[test]
-fn a_writer_waits_for_an_uncommitted_write_of_its_table() {
+fn writers_do_not_wait_for_each_other_and_the_first_committer_wins() {
+    let store = accounts();
+    let mut first = store.begin().unwrap();
+    let mut second = store.begin().unwrap();
+    exec(&store, &mut first, "update acc set v = 100 where id = 1").unwrap();
+    // Not waiting for `first`'s open block: its writes are not installed.
+    exec(&store, &mut second, "update acc set v = 200 where id = 2").unwrap();
+    exec(&store, &mut second, "update acc set v = 201 where id = 1").unwrap();
+    store.commit(second).unwrap();
+    // `first` changed row 1 too and commits second: 40001 at its commit.
+    let e = store.commit(first).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::SerializationFailure);
+    assert_eq!(
+        committed(&store, "select id, v from acc order by id"),
+        ["1,201", "2,200", "3,30"]
+    );
+    // An aborted transaction's pending writes are forgotten.
+    let mut aborted = store.begin().unwrap();
+    exec(&store, &mut aborted, "insert into acc values (8, 80)").unwrap();
+    assert_eq!(store.transactions_pending(), 1);
+    aborted.abort();
+    let t = store.begin().unwrap();
+    assert_eq!(store.transactions_pending(), 0);
+    t.abort();
+    assert_eq!(committed(&store, "select count(*) from acc"), ["3"]);
+}
+
+#[test]
+fn a_commit_waits_for_a_table_another_transaction_holds() {
     let store = Arc::new(accounts());
+    // DDL holds the table (its catalog row) until the transaction ends.
     let mut holder = store.begin().unwrap();
+    exec(&store, &mut holder, "create index acc_v on acc (v)").unwrap();
     exec(&store, &mut holder, "update acc set v = 100 where id = 1").unwrap();
     let commit_after = Duration::from_millis(50);
     let started = Instant::now();
@@ -200,17 +232,13 @@ fn a_writer_waits_for_an_uncommitted_write_of_its_table() {
 
     // One that never finishes within the bound: 40001 after it.
     let mut holder = store.begin().unwrap();
-    exec(&store, &mut holder, "update acc set v = 1 where id = 1").unwrap();
+    exec(&store, &mut holder, "create index acc_id on acc (id)").unwrap();
     let mut other = store.begin().unwrap();
+    exec(&store, &mut other, "update acc set v = 2 where id = 2").unwrap();
     let started = Instant::now();
-    let e = kind(exec(
-        &store,
-        &mut other,
-        "update acc set v = 2 where id = 2",
-    ));
-    assert_eq!(e, ErrorKind::SerializationFailure);
+    let e = store.commit(other).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::SerializationFailure);
     assert!(started.elapsed() >= maestro_sql::store::WRITE_WAIT_MAX);
-    other.abort();
     holder.abort();
 }
 
@@ -265,8 +293,8 @@ fn concurrent_writers_of_one_table_lose_nothing() {
         committed(&store, "select w, count(*) from log group by w order by w"),
         expected
     );
-    // Only merges (background ones are not run here) or the wait bound
-    // could fail a transaction: neither happens, so none retried.
+    // Only a row both changed, a merge (background ones are not run here)
+    // or the wait bound could fail a transaction: none happens.
     assert_eq!(failures, 0);
 }
 

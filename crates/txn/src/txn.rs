@@ -144,6 +144,13 @@ impl Transaction {
         self.id
     }
 
+    /// A handle that tells when this transaction has finished (committed
+    /// or aborted, by any path, dropping included): lets state kept beside
+    /// a transaction be cleaned up after it.
+    pub fn handle(&self) -> Blocker {
+        Blocker(Arc::clone(&self.state))
+    }
+
     pub fn isolation(&self) -> Isolation {
         self.isolation
     }

@@ -302,6 +302,8 @@ impl Store {
             let view = self.view(txn);
             match view.tables.get(&name) {
                 Some((row, _)) => {
+                    // Dropped: its pending writes go with it.
+                    self.pending.take(txn, *row);
                     txn.delete(&self.tables, *row).map_err(txn_error)?;
                     self.drop_data(txn, *row)?;
                 }

@@ -329,6 +329,7 @@ impl Store {
             durable: Some(DurableTables { bases, changes }),
             track_changes,
             merge_wanted: Default::default(),
+            pending: Default::default(),
         })
     }
 

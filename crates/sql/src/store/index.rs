@@ -114,6 +114,10 @@ impl Store {
         };
         let column = normalize(ident);
         let table = table_name(&c.table_name)?;
+        // DDL builds on the table's version with this transaction's writes.
+        if let Ok((row, _)) = self.view(txn).entry(&table) {
+            self.install_pending(txn, row)?;
+        }
         let view = self.view(txn);
         let (_, entry) = view.entry(&table)?;
         if !entry.columns.iter().any(|s| s.name == column) {
@@ -167,6 +171,10 @@ impl Store {
                 .find(|(_, e)| e.indexes.iter().any(|d| d.name == name));
             match owner {
                 Some((row, entry)) => {
+                    let (row, entry) = (*row, Arc::clone(entry));
+                    self.install_pending(txn, row)?;
+                    let view = self.view(txn);
+                    let entry = view.entry(&entry.name)?.1;
                     view.refuse_ddl_after_rebase(&entry.name)?;
                     let indexes = entry
                         .indexes
@@ -174,7 +182,7 @@ impl Store {
                         .filter(|d| d.name != name)
                         .cloned()
                         .collect();
-                    txn.update(&self.tables, *row, Arc::new(entry.with_indexes(indexes)))
+                    txn.update(&self.tables, row, Arc::new(entry.with_indexes(indexes)))
                         .map_err(txn_error)?;
                 }
                 None if if_exists => {}

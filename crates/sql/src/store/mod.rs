@@ -36,6 +36,7 @@ mod index;
 mod keys;
 mod merge;
 mod nulls;
+mod pending;
 mod rebase;
 mod refresh;
 mod spec;
@@ -58,7 +59,7 @@ pub use dml::{QueryRunner, Written};
 pub use durable::{FOLD_CHANGES_MIN, FoldPolicy, FoldReport, OpenError, Opened};
 pub use index::IndexDecl;
 pub use merge::{DELTA_ROWS_MAX, MERGE_ROWS_MIN, MergeReport, MergeScope, merge_rows_min};
-pub use rebase::{Conflicts, WRITE_WAIT_MAX};
+pub use rebase::WRITE_WAIT_MAX;
 pub use refresh::StoreRefresh;
 pub use spec::{ColumnSpec, ColumnType};
 
@@ -181,6 +182,9 @@ pub struct Store {
     /// A write left a delta past [`merge::merge_rows_min`]: a background
     /// merge is worth running ([`Store::take_merge_request`]).
     merge_wanted: std::sync::atomic::AtomicBool,
+    /// Writes of running transactions, installed at their commit
+    /// (`pending.rs`, `rebase.rs`).
+    pending: pending::PendingWrites,
 }
 
 impl std::fmt::Debug for Store {
@@ -223,6 +227,7 @@ impl Store {
             durable: None,
             track_changes: false,
             merge_wanted: Default::default(),
+            pending: Default::default(),
         };
         store.make_lock_rows().expect("a new database commits");
         store
@@ -242,12 +247,17 @@ impl Store {
 
     /// A transaction (snapshot isolation: PostgreSQL's REPEATABLE READ).
     pub fn begin(&self) -> Result<Transaction> {
+        self.pending.purge_finished();
         self.db.begin(Isolation::Snapshot).map_err(txn_error)
     }
 
-    /// Commits `txn`, then frees the table versions no snapshot can see any
-    /// more (they are whole tables: worth freeing now).
-    pub fn commit(&self, txn: Transaction) -> Result<()> {
+    /// Installs `txn`'s writes on the newest versions of their tables
+    /// (`rebase.rs`: 40001 for a row another transaction changed since
+    /// `txn`'s snapshot, 23505 for a key it inserted) and commits it, then
+    /// frees the table versions no snapshot can see any more (they are
+    /// whole tables: worth freeing now). On an error `txn` is aborted.
+    pub fn commit(&self, mut txn: Transaction) -> Result<()> {
+        self.install_all_pending(&mut txn)?;
         let wrote = txn.commit().map_err(txn_error)?.is_some();
         if wrote {
             self.db.collect(usize::MAX);
@@ -270,11 +280,16 @@ impl Store {
             };
             tables.insert(entry.name.clone(), (row, seen));
         });
-        View {
-            tables,
-            installed,
-            conflicts: Conflicts::Rebase,
+        for (row, view) in self.pending.views(txn) {
+            tables.insert(view.name.clone(), (row, view));
         }
+        View { tables, installed }
+    }
+
+    /// Transactions whose writes wait for their commit now (tests: an
+    /// aborted one's are forgotten at the next `begin`).
+    pub fn transactions_pending(&self) -> usize {
+        self.pending.transactions()
     }
 
     /// Runs a write — CREATE TABLE, DROP TABLE, CREATE INDEX, DROP INDEX, INSERT, UPDATE, DELETE,
@@ -287,19 +302,6 @@ impl Store {
         stmt: &Statement,
         params: &[ParamValue],
         run: QueryRunner,
-    ) -> Option<Result<Written>> {
-        self.execute_with(txn, stmt, params, run, Conflicts::Rebase)
-    }
-
-    /// [`Store::execute`], its INSERT, UPDATE, DELETE and COPY treating a
-    /// newer version of their table as `conflicts` says.
-    pub fn execute_with(
-        &self,
-        txn: &mut Transaction,
-        stmt: &Statement,
-        params: &[ParamValue],
-        run: QueryRunner,
-        conflicts: Conflicts,
     ) -> Option<Result<Written>> {
         Some(match stmt {
             Statement::CreateTable(c) if c.query.is_some() => self
@@ -324,20 +326,20 @@ impl Store {
                 .drop_indexes(txn, names, *if_exists)
                 .map(|()| Written::DropIndex),
             Statement::Insert(i) => {
-                let view = self.view(txn).with_conflicts(conflicts);
+                let view = self.view(txn);
                 self.insert(txn, &view, i, params, run).map(Written::Insert)
             }
             Statement::Update(u) => {
-                let view = self.view(txn).with_conflicts(conflicts);
+                let view = self.view(txn);
                 self.update(txn, &view, u, params, run).map(Written::Update)
             }
             Statement::Delete(d) => {
-                let view = self.view(txn).with_conflicts(conflicts);
+                let view = self.view(txn);
                 self.delete(txn, &view, d, params, run).map(Written::Delete)
             }
             Statement::Copy { .. } => match copy_from(stmt)? {
                 Ok(c) if c.file.is_some() => {
-                    let view = self.view(txn).with_conflicts(conflicts);
+                    let view = self.view(txn);
                     self.copy_file(txn, &view, &c).map(Written::Copy)
                 }
                 Ok(_) => Err(SqlError::unsupported(
@@ -396,6 +398,8 @@ impl Store {
             let name = data.name().to_string();
             self.lock_name(txn, &name)?;
             if let Some((row, _)) = view.tables.get(&name) {
+                // Replaced: its pending writes go with it.
+                self.pending.take(txn, *row);
                 txn.delete(&self.tables, *row).map_err(txn_error)?;
                 self.drop_data(txn, *row)?;
             }
@@ -488,6 +492,8 @@ impl Store {
             };
             self.lock_name(&mut txn, &name)?;
             if let Some((row, _)) = view.tables.get(&name) {
+                // Replaced: its pending writes go with it.
+                self.pending.take(&txn, *row);
                 txn.delete(&self.tables, *row).map_err(txn_error)?;
                 self.drop_data(&mut txn, *row)?;
             }
@@ -520,8 +526,6 @@ pub struct View {
     /// The versions this transaction wrote over a concurrent commit, where
     /// they differ from what it reads (`rebase.rs`).
     installed: HashMap<String, Arc<Entry>>,
-    /// What a write through this view does on meeting a newer version.
-    conflicts: Conflicts,
 }
 
 impl View {
@@ -531,16 +535,6 @@ impl View {
             .get(name)
             .map(|(row, e)| (*row, e))
             .ok_or_else(|| unknown_table(name))
-    }
-
-    /// What a write through this view does on meeting a newer version.
-    fn conflicts(&self) -> Conflicts {
-        self.conflicts
-    }
-
-    /// This view with its writes treating conflicts as `conflicts` says.
-    pub fn with_conflicts(self, conflicts: Conflicts) -> View {
-        View { conflicts, ..self }
     }
 
     /// The version of `name` this transaction installed over a concurrent

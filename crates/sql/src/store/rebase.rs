@@ -1,61 +1,60 @@
-//! Row-level write conflicts for the SQL tables: a write whose table another
-//! transaction changed since this one's snapshot is applied on top of that
-//! change when the two touch different rows, as PostgreSQL's REPEATABLE
-//! READ does; only a row both changed is a conflict (40001).
+//! Row-level write conflicts for the SQL tables: two transactions writing
+//! one table both commit when they touch different rows, as under
+//! PostgreSQL's REPEATABLE READ; only a row both changed is a conflict
+//! (40001), and neither waits for the other while its block runs.
 //!
 //! The unit of versioning stays the table (one catalog row per table, its
-//! value an [`Entry`]): what changes is what happens when a write meets a
-//! newer version than its snapshot's.
+//! value an [`Entry`]); what makes conflicts per row is *when* and *on what*
+//! a transaction installs its writes.
 //!
-//! ## The protocol
+//! ## Installed at commit
 //! A write statement of transaction `T` computes its change — deleted
-//! combined ids and appended rows — from the table as `T` sees it, `S`.
-//! 1. It tries the plain write: `S`'s next version, first updater wins.
-//! 2. Refused because another transaction `U` holds an uncommitted version:
-//!    wait for `U` to finish (at most [`WRITE_WAIT_MAX`]; `T` may hold other
-//!    tables meanwhile, so a wait-for cycle can form — the bound breaks it,
-//!    with 40001), then go on with 3. Refused because a version newer than
-//!    `T`'s snapshot committed: 3.
-//! 3. Read the newest committed version `L` (past the snapshot,
-//!    `Transaction::newest`). `L` must extend `S` — the same main, its delta
-//!    `S`'s delta with more writes on top (deltas of one main only grow) and
-//!    the same columns — so every combined id of `S` names the same row in
-//!    `L`; else (a merge or DDL committed meanwhile) 40001. A row `T`
-//!    deletes (or updates) that `L` deleted is a conflict: 40001. The keys
-//!    are checked against `L` (a concurrent insert of the same key: 23505).
-//! 4. Install `L`'s next version with the change, over exactly `L`
-//!    (`Transaction::update_over`: refused if yet another version committed
-//!    after `L`, and then back to 2). It carries an [`OwnView`]: `S`'s next
-//!    version, which is what `T` reads of the table from now on — `T`'s
-//!    snapshot stays its snapshot, `U`'s rows stay invisible to it.
+//! combined ids and appended rows — from the table as `T` reads it, and
+//! keeps it (`pending.rs`): the version its snapshot read, `S`, the changes
+//! in order, and `S` with the changes — what `T` reads of the table from
+//! then on. The keys are checked against that view (early errors). Nothing
+//! is written to the catalog, so no other writer waits for `T`.
 //!
-//! A statement whose transaction has done nothing else — autocommitted, or
-//! the first of a block (`maestro serve` opens a block's transaction at its
-//! first statement) — is better run again on a fresh snapshot than rebased:
-//! it then sees the other write, and a later statement of its transaction
-//! cannot meet that write's rows as a conflict. The caller asks for that
-//! with [`Conflicts::Restart`]: 1 fails at once with 40001 and the caller
-//! waits for the holder and starts over.
+//! At `T`'s commit ([`Store::commit`]), for each table in catalog-row order:
+//! 1. Read the newest committed version `L` (past the snapshot:
+//!    `Transaction::newest`). If another transaction holds an uncommitted
+//!    version — it is installing at its own commit, a short step — wait for
+//!    it (at most [`WRITE_WAIT_MAX`]; committers install in one order, but
+//!    the bound also covers tables a transaction holds for other reasons,
+//!    below), then read again.
+//! 2. `L` must extend `S`: the same main, its delta `S`'s delta with more
+//!    writes on top (deltas of one main only grow) and the same columns, so
+//!    every combined id of `S` names the same row in `L`; else (a merge or
+//!    DDL committed meanwhile) 40001.
+//! 3. Replay the changes on `L`: ids below `S`'s id space are the same, `T`'s
+//!    own appended rows sit further by what others appended meanwhile (the
+//!    offset). A row `T` deletes (or updates) that `L` deleted is a
+//!    conflict: 40001. The keys are checked against `L`'s rows (a
+//!    concurrent insert of the same key: 23505).
+//! 4. Install the result over exactly `L` (`Transaction::update_over`,
+//!    refused if yet another version committed after `L`: back to 1), log
+//!    the changes (durable store), then commit the transaction.
 //!
-//! After 4 `T` holds the table's catalog row, so its later writes of the
-//! table meet no conflict: each computes its change on the view and applies
-//! it to both the view and the installed version, mapping the view's
-//! combined ids to the installed version's — the same below the snapshot's
-//! id space, `T`'s own appended rows shifted by the rows others appended
-//! meanwhile (the offset). When either version was merged by the write
-//! (a new dictionary string, a delta past `DELTA_ROWS_MAX`) the ids no
-//! longer correspond, and a later write of that table in `T` gets 40001.
-//!
-//! Others never read the view: it names its writer by `Transaction::id`,
-//! which no other transaction has, and every version derived from this one
-//! drops it. DDL on a table `T` wrote this way is refused in `T` (40001):
-//! it would build on the view and lose the installed rows.
+//! ## Holding a table
+//! Some writes cannot wait for the commit and are installed at once: a
+//! change that merges the table (a string its dictionary lacks, a delta past
+//! `DELTA_ROWS_MAX`: the ids no longer correspond to `L`'s), and the pending
+//! changes of a table before DDL on it in the same transaction. Those run
+//! steps 1–4 at the statement and leave `T` holding the table's catalog row
+//! until it ends — as do tables `T` created or altered. Later writes of a
+//! held table go to it directly. When `L` was not `S`, the installed version
+//! carries an [`OwnView`] — `S` with `T`'s changes, which `T` keeps reading
+//! — and later writes apply to both, ids mapped by the offset (40001 once a
+//! merge broke the mapping). Others never read the view: it names its
+//! writer by `Transaction::id`, which no other transaction has, and every
+//! version derived from this one drops it. DDL on a table held this way is
+//! refused in `T` (40001): it would build on the view and lose the rows.
 //!
 //! Why the result is snapshot isolation's: `T`'s reads are its snapshot's
-//! (plus its own writes); its write set and `U`'s are disjoint in rows (step
-//! 3), so first-committer-wins holds per row; the keys are checked against
-//! every committed row. Write skew across rows is possible, as under
-//! PostgreSQL's REPEATABLE READ.
+//! plus its own writes; its write set and every later-committed one are
+//! disjoint in rows (step 3), so first-committer-wins holds per row; the
+//! keys are checked against every committed row. Write skew across rows is
+//! possible, as under PostgreSQL's REPEATABLE READ.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -63,6 +62,7 @@ use std::time::{Duration, Instant};
 use maestro_storage::column::Table;
 use maestro_txn::{Newest, RowId, Transaction, TxnError};
 
+use super::pending::{PendingChange, PendingTable};
 use super::{Entry, Store, durable, merge, txn_error, unique};
 use crate::error::{ErrorKind, Result, SqlError};
 
@@ -70,22 +70,6 @@ use crate::error::{ErrorKind, Result, SqlError};
 /// its table before it gives up with 40001. Guessed, after PostgreSQL's
 /// `deadlock_timeout` (1 s): it also ends a wait-for cycle.
 pub const WRITE_WAIT_MAX: Duration = Duration::from_secs(1);
-
-/// What a write does when its table has a newer version than its
-/// snapshot's, committed or being written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Conflicts {
-    /// Wait for the writer, then apply the change on top of the newest
-    /// version when the rows differ (the module doc): for statements after
-    /// others in their transaction.
-    Rebase,
-    /// Fail at once with 40001 (the holder, if any, left for
-    /// `Transaction::take_blocker`): for a statement the caller can run
-    /// again on a fresh snapshot because its transaction has done nothing
-    /// else — an autocommitted one, or the first of a block — which then
-    /// sees the other write instead of building on an older snapshot.
-    Restart,
-}
 
 /// What the transaction that wrote a version over a newer one than its
 /// snapshot's reads of the table (module doc).
@@ -142,13 +126,10 @@ fn extends(later: &Entry, earlier: &Entry) -> bool {
 }
 
 impl Store {
-    /// Table `name`'s next version — the rows at combined ids `deleted`
-    /// (strictly ascending, as the hidden row-id column gives them)
-    /// removed, then `appended`'s rows appended — as seen by `txn`, applied
-    /// on top of any version committed since its snapshot that touched
-    /// other rows (module doc). A durable store records the change (by the
-    /// rows' positions in the version it applies to), in the same
-    /// transaction.
+    /// Table `name`'s next version as `txn` sees it — the rows at combined
+    /// ids `deleted` (strictly ascending, as the hidden row-id column gives
+    /// them) removed, then `appended`'s rows appended — kept until `txn`
+    /// commits, or written at once to a table `txn` holds (module doc).
     pub(super) fn replace(
         &self,
         txn: &mut Transaction,
@@ -163,42 +144,100 @@ impl Store {
             return self.replace_own(txn, row, seen, installed, &deleted, appended);
         }
         let (next, positions) = merge::next_version(seen, &deleted, &appended)?;
-        let next = Arc::new(next);
-        // The keys are checked against the version the write lands on: a
-        // key the snapshot holds may have been freed by a later commit.
-        let blocker = match txn.update(&self.tables, row, Arc::clone(&next)) {
-            Ok(()) => {
-                unique::check_unique(seen, &deleted, &appended)?;
-                return self.written(txn, row, &next, positions, appended);
-            }
-            Err(e @ (TxnError::WriteConflict { .. } | TxnError::SnapshotTooOld { .. }))
-                if view.conflicts() == Conflicts::Restart =>
-            {
-                return Err(txn_error(e));
-            }
-            Err(TxnError::WriteConflict { .. }) => txn.take_blocker(),
-            Err(TxnError::SnapshotTooOld { .. }) => None,
-            Err(e) => return Err(txn_error(e)),
-        };
-        let deadline = Instant::now() + WRITE_WAIT_MAX;
-        if let Some(b) = blocker {
-            wait_for(b, deadline)?;
+        if matches!(txn.newest(&self.tables, row), Newest::Own) {
+            // A table this transaction created, altered or installed:
+            // written in place.
+            let next = Arc::new(next);
+            txn.update(&self.tables, row, Arc::clone(&next))
+                .map_err(txn_error)?;
+            unique::check_unique(seen, &deleted, &appended)?;
+            return self.written(txn, row, &next, positions, appended);
         }
-        self.rebase(txn, row, seen, next, &deleted, appended, deadline)
+        self.fail_early(txn, row, seen, &deleted, &appended)?;
+        let change = PendingChange { deleted, appended };
+        if Arc::ptr_eq(&next.data, &seen.data) {
+            self.pending.record(txn, row, seen, next, change);
+            return Ok(());
+        }
+        // The change merged the table: its ids no longer correspond to the
+        // committed versions', so it is installed now, after the earlier
+        // pending changes, and the table held.
+        let mut table = self
+            .pending
+            .take(txn, row)
+            .unwrap_or_else(|| PendingTable::new(seen));
+        table.view = Arc::new(next);
+        table.changes.push(change);
+        self.install(txn, row, table)
     }
 
-    /// Steps 3 and 4 of the protocol, until the write lands or fails.
-    #[allow(clippy::too_many_arguments)]
-    fn rebase(
+    /// The keys, and the conflicts the commit would meet with what is
+    /// committed now, reported at the statement (as PostgreSQL reports
+    /// them): a row this change deletes that a later commit deleted
+    /// (40001), a key it inserts that the table holds — as the transaction
+    /// reads it, or as committed since (23505; a key freed by a later commit
+    /// can be taken) —, a merge or DDL since the snapshot (40001). The
+    /// commit checks again against what it lands on (module doc, 2–3),
+    /// which also catches a key this change shares with an earlier pending
+    /// one of its transaction when others committed meanwhile.
+    fn fail_early(
         &self,
         txn: &mut Transaction,
         row: RowId,
-        seen: &Entry,
-        view_next: Arc<Entry>,
+        seen: &Arc<Entry>,
         deleted: &[u32],
-        appended: Arc<Table>,
-        deadline: Instant,
+        appended: &Table,
     ) -> Result<()> {
+        let base = self
+            .pending
+            .base(txn, row)
+            .unwrap_or_else(|| Arc::clone(seen));
+        let latest = match txn.newest(&self.tables, row) {
+            Newest::Committed { value, .. } if !Arc::ptr_eq(&value, &base) => value,
+            // Nothing committed since the snapshot: the keys as it reads
+            // them (its own pending rows included).
+            _ => return unique::check_unique(seen, deleted, appended),
+        };
+        let base = &*base;
+        if !extends(&latest, base) {
+            return Err(conflict(format!(
+                "could not serialize access: table \"{}\" was merged or altered concurrently",
+                seen.name
+            )));
+        }
+        // Ids of the snapshot's rows (the transaction's own appended rows
+        // are not in `latest`).
+        let space = id_space(base);
+        let old_rows: Vec<u32> = deleted.iter().copied().filter(|&id| id < space).collect();
+        if deletes_a_deleted_row(&latest, &old_rows) {
+            return Err(concurrent_update());
+        }
+        unique::check_unique(&latest, &old_rows, appended)
+    }
+
+    /// Installs `txn`'s pending changes of the table at `row`, if any, so
+    /// that DDL in the same transaction builds on them.
+    pub(super) fn install_pending(&self, txn: &mut Transaction, row: RowId) -> Result<()> {
+        match self.pending.take(txn, row) {
+            Some(table) => self.install(txn, row, table),
+            None => Ok(()),
+        }
+    }
+
+    /// Installs every pending change of `txn` (its commit, before the
+    /// transaction itself commits).
+    pub(super) fn install_all_pending(&self, txn: &mut Transaction) -> Result<()> {
+        for (row, table) in self.pending.take_all(txn) {
+            self.install(txn, row, table)?;
+        }
+        Ok(())
+    }
+
+    /// Steps 1–4 of the protocol for one table, until its changes land or
+    /// fail.
+    fn install(&self, txn: &mut Transaction, row: RowId, table: PendingTable) -> Result<()> {
+        let deadline = Instant::now() + WRITE_WAIT_MAX;
+        let name = &table.base.name;
         loop {
             let (latest, over) = match txn.newest(&self.tables, row) {
                 Newest::Committed { value, ts } => (value, ts),
@@ -208,38 +247,69 @@ impl Store {
                 }
                 Newest::Missing => {
                     return Err(conflict(format!(
-                        "could not serialize access: table \"{}\" was dropped concurrently",
-                        seen.name
+                        "could not serialize access: table \"{name}\" was dropped concurrently"
                     )));
                 }
-                Newest::Own => panic!(
-                    "table \"{}\": a refused write found its own version at the front",
-                    seen.name
-                ),
+                Newest::Own => {
+                    panic!("table \"{name}\": changes pending for a table the transaction holds")
+                }
             };
-            if !extends(&latest, seen) {
+            if !extends(&latest, &table.base) {
                 return Err(conflict(format!(
-                    "could not serialize access: table \"{}\" was merged or altered concurrently",
-                    seen.name
+                    "could not serialize access: table \"{name}\" was merged or altered \
+                     concurrently"
                 )));
             }
-            if deletes_a_deleted_row(&latest, deleted) {
-                return Err(concurrent_update());
+            let base_space = id_space(&table.base);
+            let offset = id_space(&latest) - base_space;
+            let mut installed = Arc::clone(&latest);
+            let mut logged = Vec::with_capacity(table.changes.len());
+            for change in &table.changes {
+                if !Arc::ptr_eq(&installed.data, &latest.data) {
+                    return Err(conflict(format!(
+                        "could not serialize access: table \"{name}\" was merged by this \
+                         transaction's write over a concurrent one; retry the transaction"
+                    )));
+                }
+                let mapped = map_ids(&change.deleted, base_space, offset);
+                if deletes_a_deleted_row(&installed, &mapped) {
+                    return Err(concurrent_update());
+                }
+                unique::check_unique(&installed, &mapped, &change.appended)?;
+                let (next, positions) = merge::next_version(&installed, &mapped, &change.appended)?;
+                logged.push((next.seq, positions, Arc::clone(&change.appended)));
+                installed = Arc::new(next);
             }
-            unique::check_unique(&latest, deleted, &appended)?;
-            let (mut next, positions) = merge::next_version(&latest, deleted, &appended)?;
-            let ids_correspond =
-                Arc::ptr_eq(&next.data, &latest.data) && Arc::ptr_eq(&view_next.data, &seen.data);
-            next.own_view = Some(OwnView {
-                writer: txn.id(),
-                view: Arc::clone(&view_next),
-                base_space: id_space(seen),
-                offset: ids_correspond.then(|| id_space(&latest) - id_space(seen)),
-            });
-            let next = Arc::new(next);
-            match txn.update_over(&self.tables, row, Arc::clone(&next), over) {
-                Ok(()) => return self.written(txn, row, &next, positions, appended),
-                // Another version committed or is being written after
+            let mut installed = Arc::try_unwrap(installed)
+                .unwrap_or_else(|shared| panic!("{}: an installed version shared", shared.name));
+            if !Arc::ptr_eq(&latest, &table.base) {
+                let ids_correspond = Arc::ptr_eq(&installed.data, &latest.data)
+                    && Arc::ptr_eq(&table.view.data, &table.base.data);
+                installed.own_view = Some(OwnView {
+                    writer: txn.id(),
+                    view: Arc::clone(&table.view),
+                    base_space,
+                    offset: ids_correspond.then_some(offset),
+                });
+            }
+            let installed = Arc::new(installed);
+            match txn.update_over(&self.tables, row, Arc::clone(&installed), over) {
+                Ok(()) => {
+                    for (seq, positions, appended) in logged {
+                        self.log_change(
+                            txn,
+                            durable::Change {
+                                table: row,
+                                seq,
+                                deleted: positions,
+                                appended,
+                            },
+                        )?;
+                    }
+                    self.request_merge_if_due(&installed);
+                    return Ok(());
+                }
+                // Another version committed or is being installed after
                 // `latest`: build on that one.
                 Err(TxnError::WriteConflict { .. } | TxnError::SnapshotTooOld { .. }) => {
                     if let Some(b) = txn.take_blocker() {
@@ -274,10 +344,7 @@ impl Store {
                 seen.name
             )));
         };
-        let mapped: Vec<u32> = deleted
-            .iter()
-            .map(|&id| if id < own.base_space { id } else { id + offset })
-            .collect();
+        let mapped = map_ids(deleted, own.base_space, offset);
         if deletes_a_deleted_row(installed, &mapped) {
             return Err(concurrent_update());
         }
@@ -308,12 +375,7 @@ impl Store {
         positions: Vec<u32>,
         appended: Arc<Table>,
     ) -> Result<()> {
-        if next
-            .live_delta()
-            .is_some_and(|d| d.size() >= merge::merge_rows_min(&next.data))
-        {
-            self.request_merge();
-        }
+        self.request_merge_if_due(next);
         let change = durable::Change {
             table: row,
             seq: next.seq,
@@ -322,6 +384,27 @@ impl Store {
         };
         self.log_change(txn, change)
     }
+}
+
+impl Store {
+    /// Queues a background merge when `next` left a delta worth merging.
+    fn request_merge_if_due(&self, next: &Entry) {
+        if next
+            .live_delta()
+            .is_some_and(|d| d.size() >= merge::merge_rows_min(&next.data))
+        {
+            self.request_merge();
+        }
+    }
+}
+
+/// `deleted` (ids in a view over `base`) as ids of a version that extends
+/// `base` by `offset` more ids before the view's own appended rows.
+fn map_ids(deleted: &[u32], base_space: u32, offset: u32) -> Vec<u32> {
+    deleted
+        .iter()
+        .map(|&id| if id < base_space { id } else { id + offset })
+        .collect()
 }
 
 /// Waits for `blocker` until `deadline`; 40001 if it is still running then.

@@ -527,6 +527,22 @@ mod tests {
     }
 
     #[test]
+    fn a_later_delta_of_the_same_main_extends_an_earlier_one() {
+        let main = table(&[1, 2, 3], &["a", "b", "c"]);
+        let d1 = Delta::empty(&main)
+            .change(&main, &[0], &table(&[4], &["a"]))
+            .unwrap();
+        let d2 = d1.change(&main, &[3], &table(&[5], &["b"])).unwrap();
+        assert!(d2.extends(&d1) && d1.extends(&d1));
+        assert!(!d1.extends(&d2), "fewer rows and deletions");
+        // Another delta of the same main: another lineage, no extension.
+        let other = Delta::empty(&main)
+            .change(&main, &[0], &table(&[4], &["a"]))
+            .unwrap();
+        assert!(!other.extends(&d1));
+    }
+
+    #[test]
     fn a_change_merged_at_once_equals_the_change_then_the_merge() {
         let main = table(&[1, 2, 3], &["a", "b", "c"]);
         let d = Delta::empty(&main)
