@@ -12,22 +12,15 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{autocommit, exec, scheduler};
-use maestro_execution::{Executor, Granularity};
+use common::{autocommit, exec, query_in};
 use maestro_sql::{ErrorKind, Store, Written};
 use maestro_tpch::queries::Value;
 use maestro_txn::{Durability, DurabilityConfig, Transaction};
 
 /// The rows of `sql` as `txn` sees them, every value printed.
 fn rows(store: &Store, txn: &mut Transaction, sql: &str) -> Vec<String> {
-    let e = Executor::new(scheduler(), Granularity::Static);
-    let view = store.view(txn);
-    let (plan, _) = maestro_sql::plan(&view, sql).unwrap();
-    let ctx = e.context("store");
-    let r = e
-        .run_plan(|| maestro_sql::lower::run(&ctx, &view, &plan))
-        .unwrap();
-    r.rows
+    query_in(store, txn, sql)
+        .rows
         .iter()
         .map(|row| {
             row.iter()

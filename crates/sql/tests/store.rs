@@ -4,21 +4,14 @@
 
 mod common;
 
-use common::{autocommit, exec, scheduler};
-use maestro_execution::{Executor, Granularity};
+use common::{autocommit, exec, query_in};
 use maestro_sql::{ErrorKind, Store, Written};
 use maestro_tpch::queries::Value;
 use maestro_txn::Transaction;
 
 fn ints(store: &Store, txn: &mut Transaction, sql: &str) -> Vec<i64> {
-    let e = Executor::new(scheduler(), Granularity::Static);
-    let view = store.view(txn);
-    let (plan, _) = maestro_sql::plan(&view, sql).unwrap();
-    let ctx = e.context("store");
-    let r = e
-        .run_plan(|| maestro_sql::lower::run(&ctx, &view, &plan))
-        .unwrap();
-    r.rows
+    query_in(store, txn, sql)
+        .rows
         .iter()
         .map(|row| match row[0] {
             Value::Int(i) => i,

@@ -4,16 +4,17 @@
 //!
 //! A write builds the table's next version — its main shared, its delta
 //! changed, or a merged table when the delta cannot hold the change
-//! (`merge.rs`) — and commits it with `update`; CREATE TABLE inserts a catalog row
-//! and DROP TABLE deletes it, so DDL is transactional too. A statement reads
+//! (`merge.rs`) — and its commit installs it with `update`; CREATE TABLE
+//! inserts a catalog row and DROP TABLE deletes it, so DDL is transactional
+//! too. A statement reads
 //! the tables its transaction sees ([`View`]: its snapshot plus its own
 //! writes), so no operator pays for versioning. The unit of versioning is the
-//! table, but conflicts are per row: a write that meets a newer version of
-//! its table than its snapshot's (or waits for an uncommitted one) applies
-//! its change on top of it when the two touch different rows, and only a row
-//! both changed gets [`ErrorKind::SerializationFailure`] (`rebase.rs`).
+//! table, but conflicts are per row: a transaction's writes wait beside its
+//! snapshot (`pending.rs`) and are installed at its commit on the newest
+//! version of each table, and only a row two transactions both changed gets
+//! [`ErrorKind::SerializationFailure`] — first committer wins (`rebase.rs`).
 //! (`maestro serve` runs an autocommitted [`is_row_write`] statement that
-//! still conflicts again on a fresh snapshot.)
+//! conflicts again on a fresh snapshot.)
 //!
 //! Names: a [`View`] is a scan of the catalog (the visible rows by name; the
 //! catalog holds a few rows per table, so a scan per statement is cheap). Two

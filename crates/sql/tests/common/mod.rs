@@ -76,6 +76,20 @@ pub fn exec(
     store.execute(txn, &stmt, &[], &run).expect("a write")
 }
 
+/// The rows of the query `sql` as `txn` sees `store`'s tables.
+pub fn query_in(
+    store: &maestro_sql::Store,
+    txn: &mut maestro_txn::Transaction,
+    sql: &str,
+) -> QueryResult {
+    let e = Executor::new(scheduler(), Granularity::Static);
+    let view = store.view(txn);
+    let (plan, _) = maestro_sql::plan(&view, sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let ctx = e.context("store");
+    e.run_plan(|| maestro_sql::lower::run(&ctx, &view, &plan))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
 /// [`exec`] in a transaction of its own, committed.
 pub fn autocommit(store: &maestro_sql::Store, sql: &str) -> maestro_sql::Written {
     let mut t = store.begin().unwrap();
