@@ -1,11 +1,12 @@
 //! Row-level write conflicts (`store/rebase.rs`): two transactions writing
 //! different rows of one table both commit, whichever commits first, and
 //! neither waits for the other's block; each keeps reading its snapshot; a
-//! row both changed, a key both inserted, a merge or DDL in between fail as
-//! PostgreSQL's REPEATABLE READ fails them (at the statement when already
-//! committed, else at the commit: first committer wins); a commit waits for
-//! a table another transaction holds; an aborted transaction's pending
-//! writes are forgotten; writes installed at commit survive a restart.
+//! row both changed, a key both inserted fail as PostgreSQL's REPEATABLE
+//! READ fails them (at the statement when already committed, else at the
+//! commit: first committer wins); a background merge in between is
+//! crossed, two are not; a commit waits for a table another transaction
+//! holds; an aborted transaction's pending writes are forgotten; writes
+//! installed at commit survive a restart.
 
 mod common;
 
@@ -147,26 +148,83 @@ fn a_key_both_inserted_is_a_unique_violation() {
     assert_eq!(committed(&store, "select v from acc where id = 7"), ["72"]);
 }
 
-#[test]
-fn a_merge_or_ddl_in_between_is_a_serialization_failure() {
-    let store = accounts();
-    let mut late = store.begin().unwrap();
-    autocommit(&store, "insert into acc values (4, 40)");
+fn merge(store: &Store) {
     store
         .merge_deltas(maestro_sql::store::MergeScope::All)
         .unwrap();
-    let e = kind(exec(&store, &mut late, "insert into acc values (5, 50)"));
+}
+
+#[test]
+fn a_background_merge_in_between_is_crossed() {
+    let store = accounts();
+    // `late`'s snapshot predates writes that a merge then folds, and one
+    // after the merge.
+    let mut late = store.begin().unwrap();
+    autocommit(&store, "insert into acc values (4, 40)");
+    autocommit(&store, "delete from acc where id = 1");
+    merge(&store);
+    autocommit(&store, "update acc set v = 21 where id = 2");
+    exec(&store, &mut late, "update acc set v = 33 where id = 3").unwrap();
+    exec(&store, &mut late, "insert into acc values (5, 50)").unwrap();
+    assert_eq!(
+        rows(&store, &mut late, "select id, v from acc order by id"),
+        ["1,10", "2,20", "3,33", "5,50"]
+    );
+    exec(&store, &mut late, "update acc set v = 55 where id = 5").unwrap();
+    store.commit(late).unwrap();
+    assert_eq!(
+        committed(&store, "select id, v from acc order by id"),
+        ["2,21", "3,33", "4,40", "5,55"]
+    );
+
+    // A row the merge's folded writes deleted, and one changed after the
+    // merge: conflicts, at the statement and at the commit.
+    let mut late = store.begin().unwrap();
+    let mut later = store.begin().unwrap();
+    exec(&store, &mut later, "update acc set v = 0 where id = 2").unwrap();
+    autocommit(&store, "delete from acc where id = 4");
+    merge(&store);
+    autocommit(&store, "update acc set v = 22 where id = 2");
+    let e = kind(exec(&store, &mut late, "delete from acc where id = 4"));
     assert_eq!(e, ErrorKind::SerializationFailure);
     late.abort();
+    let e = store.commit(later).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::SerializationFailure);
 
-    // DDL on a table written over a concurrent commit, in that transaction.
+    // Two merges in between: not crossed.
+    let mut late = store.begin().unwrap();
+    autocommit(&store, "insert into acc values (6, 60)");
+    merge(&store);
+    autocommit(&store, "insert into acc values (7, 70)");
+    merge(&store);
+    let e = kind(exec(&store, &mut late, "insert into acc values (8, 80)"));
+    assert_eq!(e, ErrorKind::SerializationFailure);
+    late.abort();
+    assert_eq!(
+        committed(&store, "select id, v from acc order by id"),
+        ["2,22", "3,33", "5,55", "6,60", "7,70"]
+    );
+}
+
+#[test]
+fn ddl_after_a_write_over_a_concurrent_commit_is_refused() {
+    let store = accounts();
     let mut late = store.begin().unwrap();
     autocommit(&store, "insert into acc values (6, 60)");
     exec(&store, &mut late, "insert into acc values (8, 80)").unwrap();
     let e = kind(exec(&store, &mut late, "create index acc_v on acc (v)"));
     assert_eq!(e, ErrorKind::SerializationFailure);
     late.abort();
-    assert_eq!(committed(&store, "select count(*) from acc"), ["5"]);
+    // Without a concurrent commit, DDL after writes builds on them.
+    let mut t = store.begin().unwrap();
+    exec(&store, &mut t, "insert into acc values (9, 90)").unwrap();
+    exec(&store, &mut t, "create index acc_v on acc (v)").unwrap();
+    exec(&store, &mut t, "insert into acc values (10, 100)").unwrap();
+    store.commit(t).unwrap();
+    assert_eq!(
+        committed(&store, "select count(*) from acc where v >= 60"),
+        ["3"]
+    );
 }
 
 #[test]
@@ -306,7 +364,9 @@ fn rebased_writes_survive_a_restart() {
     let mut late = store.begin().unwrap();
     autocommit(&store, "delete from acc where id = 1");
     autocommit(&store, "insert into acc values (4, 40)");
-    // Positions in the log are those of the version the change applies to.
+    merge(&store);
+    // Positions in the log are those of the version the change applies to
+    // (here across a merge).
     exec(&store, &mut late, "update acc set v = 33 where id = 3").unwrap();
     exec(&store, &mut late, "insert into acc values (5, 50)").unwrap();
     exec(&store, &mut late, "delete from acc where id = 5").unwrap();

@@ -243,6 +243,7 @@ impl Store {
             data: Arc::clone(&data),
             null_masks: OnceLock::new(),
             own_view: None,
+            merged_from: None,
             delta: None,
         };
         let row = txn

@@ -198,6 +198,7 @@ impl<'de> Deserialize<'de> for Entry {
             data: Arc::new(data),
             null_masks: OnceLock::new(),
             own_view: None,
+            merged_from: None,
             delta: None,
         })
     }
@@ -440,6 +441,7 @@ impl Store {
                 data,
                 null_masks: OnceLock::new(),
                 own_view: None,
+                merged_from: None,
                 delta: None,
             };
             // Recovery pays the declared indexes' builds, not the first

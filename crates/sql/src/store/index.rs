@@ -60,6 +60,7 @@ impl Entry {
             delta: self.delta.clone(),
             null_masks: OnceLock::new(),
             own_view: None,
+            merged_from: self.merged_from.clone(),
         }
     }
 }

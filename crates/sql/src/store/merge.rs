@@ -47,6 +47,7 @@ use std::sync::{Arc, OnceLock};
 use maestro_storage::column::{Column, ColumnError, Delta, DeltaError, MergePlan, Table};
 use maestro_txn::RowId;
 
+use super::rebase::MergeOrigin;
 use super::{Entry, Store, txn_error};
 use crate::error::{ErrorKind, Result, SqlError};
 
@@ -165,6 +166,11 @@ fn columns_of(
 impl Entry {
     /// The next version (sequence + 1) over the main `data`, no delta.
     pub(super) fn with_data_of(&self, data: Arc<Table>) -> Entry {
+        let merged_from = if Arc::ptr_eq(&data, &self.data) {
+            self.merged_from.clone()
+        } else {
+            None
+        };
         Entry {
             name: self.name.clone(),
             columns: self.columns.clone(),
@@ -175,6 +181,7 @@ impl Entry {
             data,
             null_masks: OnceLock::new(),
             own_view: None,
+            merged_from,
             delta: None,
         }
     }
@@ -285,6 +292,10 @@ impl Store {
         let next = Entry {
             seq: now.seq,
             delta: (!rebased.is_empty()).then(|| Arc::new(rebased)),
+            merged_from: entry
+                .delta
+                .as_ref()
+                .map(|folded| Arc::new(MergeOrigin::new(&entry.data, folded))),
             ..now.with_data_of(Arc::clone(merged))
         };
         if let Err(e) = txn.update(&self.tables, row, Arc::new(next)) {

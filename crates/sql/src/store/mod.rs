@@ -127,6 +127,10 @@ pub struct Entry {
     /// Set on a version a transaction wrote over a newer one than its
     /// snapshot's: what that transaction itself reads (`rebase.rs`).
     pub(super) own_view: Option<rebase::OwnView>,
+    /// The merge that built this version's main, if a background merge did:
+    /// lets a transaction whose snapshot read the main before install its
+    /// writes on this one (`rebase.rs`). Kept while the main stays.
+    pub(super) merged_from: Option<Arc<rebase::MergeOrigin>>,
 }
 
 impl Entry {
@@ -423,6 +427,7 @@ impl Store {
                 data: Arc::clone(&data),
                 null_masks: OnceLock::new(),
                 own_view: None,
+                merged_from: None,
                 delta: None,
             };
             let row = txn
@@ -508,6 +513,7 @@ impl Store {
                 data: Arc::clone(&data),
                 null_masks: OnceLock::new(),
                 own_view: None,
+                merged_from: None,
                 delta: None,
             };
             let row = txn

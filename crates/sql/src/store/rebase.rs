@@ -22,13 +22,14 @@
 //!    it (at most [`WRITE_WAIT_MAX`]; committers install in one order, but
 //!    the bound also covers tables a transaction holds for other reasons,
 //!    below), then read again.
-//! 2. `L` must extend `S`: the same main, its delta `S`'s delta with more
-//!    writes on top (deltas of one main only grow) and the same columns, so
-//!    every combined id of `S` names the same row in `L`; else (a merge or
-//!    DDL committed meanwhile) 40001.
-//! 3. Replay the changes on `L`: ids below `S`'s id space are the same, `T`'s
-//!    own appended rows sit further by what others appended meanwhile (the
-//!    offset). A row `T` deletes (or updates) that `L` deleted is a
+//! 2. `S`'s combined ids must name `L`'s rows ([`IdMap`]): `L` has `S`'s
+//!    main and its delta extends `S`'s (deltas of one main only grow), or
+//!    `L`'s main is a background merge of `S`'s main (`Entry::merged_from`:
+//!    the delta it folded, so an id maps to its live position there, and
+//!    rows appended after that delta follow the merged main). DDL changing
+//!    the columns, a merge made by a write, or two merges in between: 40001.
+//! 3. Replay the changes on `L`, ids mapped (`T`'s own appended rows follow
+//!    `L`'s). A row `T` deletes (or updates) that `L` deleted is a
 //!    conflict: 40001. The keys are checked against `L`'s rows (a
 //!    concurrent insert of the same key: 23505).
 //! 4. Install the result over exactly `L` (`Transaction::update_over`,
@@ -59,7 +60,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use maestro_storage::column::Table;
+use maestro_storage::column::{Delta, Table};
 use maestro_txn::{Newest, RowId, Transaction, TxnError};
 
 use super::pending::{PendingChange, PendingTable};
@@ -96,6 +97,12 @@ fn concurrent_update() -> SqlError {
     conflict("could not serialize access due to concurrent update")
 }
 
+fn altered_concurrently(table: &str) -> SqlError {
+    conflict(format!(
+        "could not serialize access: table \"{table}\" was altered or merged twice concurrently"
+    ))
+}
+
 /// Combined ids a version's rows span (main and appended).
 fn id_space(entry: &Entry) -> u32 {
     let space = entry
@@ -114,15 +121,116 @@ fn deletes_a_deleted_row(entry: &Entry, deleted: &[u32]) -> bool {
     })
 }
 
-/// Whether every combined id of `earlier` names the same row in `later`.
-fn extends(later: &Entry, earlier: &Entry) -> bool {
-    Arc::ptr_eq(&later.data, &earlier.data)
-        && later.columns == earlier.columns
-        && match (earlier.live_delta(), later.live_delta()) {
-            (None, _) => true,
-            (Some(_), None) => false,
-            (Some(e), Some(l)) => l.extends(e),
+/// Where the background merge that built a version's main came from: the
+/// main it replaced — by address, compared only with a main a live
+/// snapshot holds, so the address cannot have been reused — and the delta
+/// it folded.
+#[derive(Debug)]
+pub(crate) struct MergeOrigin {
+    main_at: usize,
+    main_rows: usize,
+    folded: Arc<Delta>,
+}
+
+impl MergeOrigin {
+    pub(super) fn new(main: &Arc<Table>, folded: &Arc<Delta>) -> MergeOrigin {
+        MergeOrigin {
+            main_at: Arc::as_ptr(main) as usize,
+            main_rows: main.num_rows(),
+            folded: Arc::clone(folded),
         }
+    }
+
+    /// Whether the merge replaced `main`.
+    fn replaced(&self, main: &Arc<Table>) -> bool {
+        Arc::as_ptr(main) as usize == self.main_at && main.num_rows() == self.main_rows
+    }
+}
+
+/// How the combined ids of the version `base` a transaction read, and of its
+/// own appended rows after them, name rows of a later version `latest`.
+struct IdMap<'a> {
+    base_space: u32,
+    latest_space: u32,
+    /// The background merge between the two: the delta it folded and the
+    /// rows of the main it built.
+    merge: Option<(&'a Delta, u32)>,
+}
+
+impl<'a> IdMap<'a> {
+    /// `None` when `latest`'s ids do not follow from `base`'s: DDL, a merge
+    /// by a write, or more than one merge in between.
+    fn between(latest: &'a Entry, base: &Entry) -> Option<IdMap<'a>> {
+        if latest.columns != base.columns {
+            return None;
+        }
+        let merge = if Arc::ptr_eq(&latest.data, &base.data) {
+            // Deltas of one main only grow.
+            match (base.live_delta(), latest.live_delta()) {
+                (None, _) => None,
+                (Some(b), Some(l)) if l.extends(b) => None,
+                _ => return None,
+            }
+        } else {
+            let origin = latest.merged_from.as_ref()?;
+            if !origin.replaced(&base.data) {
+                return None;
+            }
+            let folded = &*origin.folded;
+            // The merge folded a delta older or newer than the snapshot's:
+            // either way one extends the other.
+            if base
+                .live_delta()
+                .is_some_and(|seen| !folded.extends(seen) && !seen.extends(folded))
+            {
+                return None;
+            }
+            let rows = u32::try_from(latest.data.num_rows()).expect("combined ids are u32");
+            Some((folded, rows))
+        };
+        Some(IdMap {
+            base_space: id_space(base),
+            latest_space: id_space(latest),
+            merge,
+        })
+    }
+
+    /// Row `id` of the transaction's view in `latest`; `None` when a
+    /// commit the merge folded deleted it.
+    fn map(&self, id: u32) -> Option<u32> {
+        if id >= self.base_space {
+            return Some(self.latest_space + (id - self.base_space));
+        }
+        let Some((folded, merged_rows)) = self.merge else {
+            return Some(id);
+        };
+        let folded_space = u32::try_from(folded.id_space()).expect("combined ids are u32");
+        if id >= folded_space {
+            // Appended after what the merge folded: rebased after its rows.
+            return Some(merged_rows + (id - folded_space));
+        }
+        let dead = folded.deleted();
+        if dead.binary_search(&id).is_ok() {
+            return None;
+        }
+        let dead_before = u32::try_from(dead.partition_point(|&d| d < id)).expect("u32 ids");
+        Some(id - dead_before)
+    }
+
+    /// [`IdMap::map`] of ascending ids (ascending again); `None` if a row
+    /// is gone.
+    fn map_all(&self, ids: &[u32]) -> Option<Vec<u32>> {
+        ids.iter().map(|&id| self.map(id)).collect()
+    }
+
+    /// The transaction's own rows sit this much further in `latest` than in
+    /// its view — when the ids of the rows before them did not move.
+    fn plain_offset(&self) -> Option<u32> {
+        match self.merge {
+            None => self.latest_space.checked_sub(self.base_space),
+            Some(_) => None,
+        }
+    }
 }
 
 impl Store {
@@ -198,17 +306,16 @@ impl Store {
             // them (its own pending rows included).
             _ => return unique::check_unique(seen, deleted, appended),
         };
-        let base = &*base;
-        if !extends(&latest, base) {
-            return Err(conflict(format!(
-                "could not serialize access: table \"{}\" was merged or altered concurrently",
-                seen.name
-            )));
-        }
-        // Ids of the snapshot's rows (the transaction's own appended rows
-        // are not in `latest`).
-        let space = id_space(base);
+        let Some(ids) = IdMap::between(&latest, &base) else {
+            return Err(altered_concurrently(&seen.name));
+        };
+        // The snapshot's rows (the transaction's own appended rows are not
+        // in `latest`).
+        let space = id_space(&base);
         let old_rows: Vec<u32> = deleted.iter().copied().filter(|&id| id < space).collect();
+        let Some(old_rows) = ids.map_all(&old_rows) else {
+            return Err(concurrent_update());
+        };
         if deletes_a_deleted_row(&latest, &old_rows) {
             return Err(concurrent_update());
         }
@@ -236,6 +343,9 @@ impl Store {
     /// Steps 1–4 of the protocol for one table, until its changes land or
     /// fail.
     fn install(&self, txn: &mut Transaction, row: RowId, table: PendingTable) -> Result<()> {
+        if table.changes.is_empty() {
+            return Ok(());
+        }
         let deadline = Instant::now() + WRITE_WAIT_MAX;
         let name = &table.base.name;
         loop {
@@ -254,14 +364,9 @@ impl Store {
                     panic!("table \"{name}\": changes pending for a table the transaction holds")
                 }
             };
-            if !extends(&latest, &table.base) {
-                return Err(conflict(format!(
-                    "could not serialize access: table \"{name}\" was merged or altered \
-                     concurrently"
-                )));
-            }
-            let base_space = id_space(&table.base);
-            let offset = id_space(&latest) - base_space;
+            let Some(ids) = IdMap::between(&latest, &table.base) else {
+                return Err(altered_concurrently(name));
+            };
             let mut installed = Arc::clone(&latest);
             let mut logged = Vec::with_capacity(table.changes.len());
             for change in &table.changes {
@@ -271,7 +376,9 @@ impl Store {
                          transaction's write over a concurrent one; retry the transaction"
                     )));
                 }
-                let mapped = map_ids(&change.deleted, base_space, offset);
+                let Some(mapped) = ids.map_all(&change.deleted) else {
+                    return Err(concurrent_update());
+                };
                 if deletes_a_deleted_row(&installed, &mapped) {
                     return Err(concurrent_update());
                 }
@@ -288,8 +395,8 @@ impl Store {
                 installed.own_view = Some(OwnView {
                     writer: txn.id(),
                     view: Arc::clone(&table.view),
-                    base_space,
-                    offset: ids_correspond.then_some(offset),
+                    base_space: ids.base_space,
+                    offset: ids.plain_offset().filter(|_| ids_correspond),
                 });
             }
             let installed = Arc::new(installed);
