@@ -159,7 +159,7 @@ impl CopyHandler for Session {
     {
         self.take_copy();
         let mut slot = txn::lock(&self.txn);
-        if matches!(*slot, TxnSlot::Open(_) | TxnSlot::Begun) {
+        if slot.in_block() {
             *slot = TxnSlot::Failed;
         }
         user_error(error(

@@ -1278,7 +1278,7 @@ impl QueryParser for Parser {
                     let described = engine.describe(&owned, &declared, &mut slot);
                     // As PostgreSQL: an error (here a failed Parse) fails
                     // the open transaction.
-                    if described.is_err() && matches!(*slot, TxnSlot::Open(_) | TxnSlot::Begun) {
+                    if described.is_err() && slot.in_block() {
                         *slot = TxnSlot::Failed;
                     }
                     described.map_err(|e| {

@@ -514,10 +514,7 @@ impl Binder<'_> {
         });
         Ok(Expr::Lit(match name {
             "current_date" => {
-                let days = us.div_euclid(86_400_000_000);
-                Literal::Date(Date(
-                    i32::try_from(days).expect("days since 1970 fit in i32"),
-                ))
+                Literal::Date(crate::types::timestamp_date(us).expect("today's date fits a DATE"))
             }
             _ => Literal::Timestamp(us),
         }))

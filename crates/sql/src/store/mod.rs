@@ -498,8 +498,6 @@ impl Store {
             };
             self.lock_name(&mut txn, &name)?;
             if let Some((row, _)) = view.tables.get(&name) {
-                // Replaced: its pending writes go with it.
-                self.pending.take(&txn, *row);
                 txn.delete(&self.tables, *row).map_err(txn_error)?;
                 self.drop_data(&mut txn, *row)?;
             }

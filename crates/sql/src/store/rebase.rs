@@ -195,6 +195,16 @@ impl<'a> IdMap<'a> {
         })
     }
 
+    /// Ids of a version that extends the view's base (no merge between)
+    /// by `offset` ids before the view's own appended rows.
+    fn shifted(base_space: u32, offset: u32) -> IdMap<'static> {
+        IdMap {
+            base_space,
+            latest_space: base_space + offset,
+            merge: None,
+        }
+    }
+
     /// Row `id` of the transaction's view in `latest`; `None` when a
     /// commit the merge folded deleted it.
     fn map(&self, id: u32) -> Option<u32> {
@@ -252,7 +262,8 @@ impl Store {
             return self.replace_own(txn, row, seen, installed, &deleted, appended);
         }
         let (next, positions) = merge::next_version(seen, &deleted, &appended)?;
-        if matches!(txn.newest(&self.tables, row), Newest::Own) {
+        let newest = txn.newest(&self.tables, row);
+        if matches!(newest, Newest::Own) {
             // A table this transaction created, altered or installed:
             // written in place.
             let next = Arc::new(next);
@@ -261,7 +272,7 @@ impl Store {
             unique::check_unique(seen, &deleted, &appended)?;
             return self.written(txn, row, &next, positions, appended);
         }
-        self.fail_early(txn, row, seen, &deleted, &appended)?;
+        self.fail_early(txn, row, newest, seen, &deleted, &appended)?;
         let change = PendingChange { deleted, appended };
         if Arc::ptr_eq(&next.data, &seen.data) {
             self.pending.record(txn, row, seen, next, change);
@@ -287,11 +298,13 @@ impl Store {
     /// can be taken) —, a merge or DDL since the snapshot (40001). The
     /// commit checks again against what it lands on (module doc, 2–3),
     /// which also catches a key this change shares with an earlier pending
-    /// one of its transaction when others committed meanwhile.
+    /// one of its transaction when others committed meanwhile. `newest`:
+    /// the table's newest version as the statement found it.
     fn fail_early(
         &self,
-        txn: &mut Transaction,
+        txn: &Transaction,
         row: RowId,
+        newest: Newest<Arc<Entry>>,
         seen: &Arc<Entry>,
         deleted: &[u32],
         appended: &Table,
@@ -300,7 +313,7 @@ impl Store {
             .pending
             .base(txn, row)
             .unwrap_or_else(|| Arc::clone(seen));
-        let latest = match txn.newest(&self.tables, row) {
+        let latest = match newest {
             Newest::Committed { value, .. } if !Arc::ptr_eq(&value, &base) => value,
             // Nothing committed since the snapshot: the keys as it reads
             // them (its own pending rows included).
@@ -451,7 +464,9 @@ impl Store {
                 seen.name
             )));
         };
-        let mapped = map_ids(deleted, own.base_space, offset);
+        let mapped = IdMap::shifted(own.base_space, offset)
+            .map_all(deleted)
+            .expect("no merge: every id maps");
         if deletes_a_deleted_row(installed, &mapped) {
             return Err(concurrent_update());
         }
@@ -491,9 +506,7 @@ impl Store {
         };
         self.log_change(txn, change)
     }
-}
 
-impl Store {
     /// Queues a background merge when `next` left a delta worth merging.
     fn request_merge_if_due(&self, next: &Entry) {
         if next
@@ -503,15 +516,6 @@ impl Store {
             self.request_merge();
         }
     }
-}
-
-/// `deleted` (ids in a view over `base`) as ids of a version that extends
-/// `base` by `offset` more ids before the view's own appended rows.
-fn map_ids(deleted: &[u32], base_space: u32, offset: u32) -> Vec<u32> {
-    deleted
-        .iter()
-        .map(|&id| if id < base_space { id } else { id + offset })
-        .collect()
 }
 
 /// Waits for `blocker` until `deadline`; 40001 if it is still running then.
