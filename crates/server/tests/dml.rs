@@ -362,6 +362,28 @@ fn snapshots_and_write_conflicts_between_sessions() {
     });
 }
 
+/// As in PostgreSQL's REPEATABLE READ, a block's snapshot is taken at its
+/// first statement, not at BEGIN: a commit between the two is seen, one
+/// after the first statement is not.
+#[test]
+fn a_block_takes_its_snapshot_at_its_first_statement() {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let a = server.connect().await;
+        let b = server.connect().await;
+        a.batch_execute("CREATE TABLE s (v INT); INSERT INTO s VALUES (1)")
+            .await
+            .unwrap();
+        a.batch_execute("BEGIN").await.unwrap();
+        b.batch_execute("UPDATE s SET v = 2").await.unwrap();
+        assert_eq!(rows(&a, "SELECT v FROM s").await, table(&[&["2"]]));
+        b.batch_execute("UPDATE s SET v = 3").await.unwrap();
+        assert_eq!(rows(&a, "SELECT v FROM s").await, table(&[&["2"]]));
+        a.batch_execute("COMMIT").await.unwrap();
+        assert_eq!(rows(&a, "SELECT v FROM s").await, table(&[&["3"]]));
+    });
+}
+
 #[test]
 fn a_disconnect_mid_transaction_rolls_back() {
     let server = Server::start();
