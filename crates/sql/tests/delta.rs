@@ -329,3 +329,44 @@ fn merges_while_writers_commit_lose_no_write() {
         vec![format!("[Int({})]", want.len())]
     );
 }
+
+/// `Entry::holds_nulls` (what binding asks for every nullable column of
+/// every statement's tables) reads the main's part off its cached column
+/// statistics and scans only the delta; it must agree with the masks the
+/// readers build, in the main, in the delta, after deletes and merges.
+#[test]
+fn a_column_holds_nulls_in_the_main_or_the_delta_as_its_mask_says() {
+    let store = Store::new();
+    autocommit(&store, "create table t (k bigint not null, v bigint)");
+    let check = |step: &str, expected: bool| {
+        let mut t = store.begin().unwrap();
+        let view = store.view(&mut t);
+        let (_, e) = view.entry("t").unwrap();
+        let holds = e.holds_nulls(1);
+        let masked = e.null_masks()[1].is_some();
+        // Asked again once the masks exist: from them.
+        assert_eq!(e.holds_nulls(1), masked, "{step}: cached answer");
+        assert!(!e.holds_nulls(0), "{step}: k is NOT NULL");
+        t.abort();
+        assert_eq!((holds, masked), (expected, expected), "{step}");
+    };
+    check("empty", false);
+    autocommit(&store, "insert into t values (1, 10), (2, 20)");
+    check("values in the delta", false);
+    store.merge_deltas(MergeScope::All).unwrap();
+    check("values in the main", false);
+    autocommit(&store, "insert into t values (3, null)");
+    check("a NULL in the delta", true);
+    store.merge_deltas(MergeScope::All).unwrap();
+    check("a NULL in the main", true);
+    autocommit(&store, "insert into t values (4, 40)");
+    check("a NULL in the main, values in the delta", true);
+    // Deleted rows count until a merge drops them (the masks cover every
+    // combined id).
+    autocommit(&store, "delete from t where k = 3");
+    check("the NULL row deleted", true);
+    store.merge_deltas(MergeScope::All).unwrap();
+    check("merged without it", false);
+    autocommit(&store, "update t set v = null where k = 4");
+    check("a NULL by an update", true);
+}
