@@ -7,7 +7,7 @@
 //! with 25P02 until the client ends the block.
 //!
 //! The slot sits behind a mutex that a running statement holds from its
-//! blocking thread; when a client disconnects mid-transaction the session
+//! thread; when a client disconnects mid-transaction the session
 //! and its slot are dropped, and dropping a `Transaction` aborts it.
 
 use std::sync::{Arc, Mutex, PoisonError};
