@@ -365,7 +365,7 @@ impl Engine {
         let first_of_block = matches!(slot, TxnSlot::Begun);
         if matches!(slot, TxnSlot::Open(_)) || !is_row_write(&stmt) {
             return self.in_transaction(slot, |txn| {
-                self.execute_in(txn, &stmt, sql, params, cancel, class)
+                self.execute_in(txn, &stmt, params, cancel, class)
             });
         }
         // An INSERT, UPDATE or DELETE that is its transaction's first
@@ -378,9 +378,8 @@ impl Engine {
         let mut attempt = 1;
         loop {
             let mut txn = self.store.begin()?;
-            let out = catch_panic(|| {
-                self.execute_in(&mut txn, &stmt, sql, params, cancel.clone(), class)
-            });
+            let out =
+                catch_panic(|| self.execute_in(&mut txn, &stmt, params, cancel.clone(), class));
             let (e, blocker) = match out {
                 Ok(answer) if first_of_block => {
                     *slot = TxnSlot::Open(txn);
@@ -469,7 +468,6 @@ impl Engine {
         &self,
         txn: &mut Transaction,
         stmt: &Statement,
-        sql: &str,
         params: &[ParamValue],
         cancel: CancelToken,
         class: Option<ClassId>,
@@ -490,7 +488,7 @@ impl Engine {
             return written.map(Answer::Written);
         }
         let view = self.store.view(txn);
-        let (plan, explain) = maestro_sql::plan_with(&view, sql, params)?;
+        let (plan, explain) = maestro_sql::plan_parsed(&view, stmt, params)?;
         match explain {
             Explain::Plan => return Ok(Answer::Explain(plan.explain())),
             Explain::Analyze => {

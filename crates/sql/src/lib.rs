@@ -100,8 +100,17 @@ pub fn plan_with(
     sql: &str,
     params: &[ParamValue],
 ) -> Result<(LogicalPlan, Explain), SqlError> {
-    let stmt = parse(sql)?;
-    let bound = bind::bind_with(catalog, &stmt, &[], Some(params.to_vec()))?;
+    plan_parsed(catalog, &parse(sql)?, params)
+}
+
+/// [`plan_with`] of a statement already parsed ([`parse`]): a server that
+/// parsed it to see what it is does not parse it again.
+pub fn plan_parsed(
+    catalog: &dyn Catalog,
+    stmt: &Statement,
+    params: &[ParamValue],
+) -> Result<(LogicalPlan, Explain), SqlError> {
+    let bound = bind::bind_with(catalog, stmt, &[], Some(params.to_vec()))?;
     Ok((optimize::optimize(bound.plan, catalog)?, bound.explain))
 }
 
