@@ -134,8 +134,16 @@ pub fn describe(
     sql: &str,
     declared: &[Option<SqlType>],
 ) -> Result<Description, SqlError> {
-    let stmt = parse(sql)?;
-    let bound = bind::bind_with(catalog, &stmt, declared, None)?;
+    describe_parsed(catalog, &parse(sql)?, declared)
+}
+
+/// [`describe`] of a statement already parsed.
+pub fn describe_parsed(
+    catalog: &dyn Catalog,
+    stmt: &Statement,
+    declared: &[Option<SqlType>],
+) -> Result<Description, SqlError> {
+    let bound = bind::bind_with(catalog, stmt, declared, None)?;
     Ok(Description {
         columns: if bound.explain != Explain::No {
             vec![("QUERY PLAN".to_string(), SqlType::Str)]

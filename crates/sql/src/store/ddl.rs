@@ -142,7 +142,8 @@ impl Store {
         }
         let name = table_name(&create.name)?;
         let view = self.view(txn);
-        let result = query(&view, &q.to_string(), params, run)?;
+        let stmt = sqlparser::ast::Statement::Query(Box::new(q.clone()));
+        let result = query(&view, &stmt, params, run)?;
         let mut columns: Vec<ColumnSpec> = Vec::new();
         for (col, ty) in &result.columns {
             if col.contains('\0') {

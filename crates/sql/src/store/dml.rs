@@ -7,20 +7,21 @@
 //! WHERE p`, a DELETE `SELECT row FROM t WHERE p` — run against the table
 //! with one extra column, [`ROW_COLUMN`], its row positions. So WHERE has
 //! exactly SELECT's semantics (three-valued: only rows where it is true), and
-//! the operators may return the rows in any order.
+//! the operators may return the rows in any order. The SELECTs are built as
+//! parsed statements from the write's own expressions (`generated.rs`).
 
 use maestro_storage::column::{Column, DataType, Delta, DictColumn, Table};
 use maestro_tpch::queries::{QueryResult, Value};
 use maestro_txn::Transaction;
 use sqlparser::ast::{
-    AssignmentTarget, Delete, Expr, FromTable, Insert, ObjectName, Query, SetExpr, TableFactor,
-    TableObject, TableWithJoins, Update,
+    AssignmentTarget, Delete, Expr, FromTable, Insert, ObjectName, Query, SetExpr, Statement,
+    TableFactor, TableObject, TableWithJoins, Update,
 };
 
 use super::convert::ColumnBuilder;
 use super::ddl::table_name;
+use super::generated::{self, column, select};
 use super::nulls::mask_name;
-use super::spec::{ColumnSpec, ColumnType};
 use super::{Entry, Store, View};
 use crate::bind::scope::normalize;
 use crate::catalog::{Catalog, ColumnDef, TableDef};
@@ -51,16 +52,12 @@ pub enum Written {
     Copy(u64),
 }
 
-/// Quotes an identifier for generated SQL.
-fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-/// Plans generated SQL and runs it; its errors lose their positions (they
-/// would point into the generated text, not the client's).
+/// Plans a generated SELECT (`generated.rs`) and runs it; its errors lose
+/// their positions (they would point into the generated statement, not the
+/// client's text).
 pub(crate) fn query(
     catalog: &dyn Catalog,
-    sql: &str,
+    stmt: &Statement,
     params: &[ParamValue],
     run: QueryRunner,
 ) -> Result<QueryResult> {
@@ -68,8 +65,14 @@ pub(crate) fn query(
         e.position = None;
         e
     };
-    let (plan, _) = crate::plan_with(catalog, sql, params).map_err(strip)?;
+    let (plan, _) = crate::plan_parsed(catalog, stmt, params).map_err(strip)?;
     run(catalog, &plan).map_err(strip)
+}
+
+/// A query of the client's written into a write (`INSERT … SELECT`) as a
+/// statement of its own.
+fn query_statement(q: &Query) -> Statement {
+    Statement::Query(Box::new(q.clone()))
 }
 
 /// The view with table `name` extended by [`ROW_COLUMN`], a hidden last
@@ -236,17 +239,68 @@ fn target(t: &TableWithJoins) -> Result<(String, Option<String>)> {
     }
 }
 
-fn from_clause(name: &str, alias: &Option<String>) -> String {
-    match alias {
-        Some(a) => format!("{} AS {}", quote(name), quote(a)),
-        None => quote(name),
-    }
+/// `SELECT row, <each column's new value or itself> FROM t WHERE p`: the
+/// rows an UPDATE hits and what they become (`values[i]`: column `i`'s
+/// assigned expression).
+fn update_select(
+    entry: &Entry,
+    name: &str,
+    alias: &Option<String>,
+    values: &[Option<&Expr>],
+    selection: Option<&Expr>,
+) -> Statement {
+    let items = std::iter::once(column(ROW_COLUMN))
+        .chain(values.iter().zip(&entry.columns).map(|(v, c)| match v {
+            Some(e) => generated::typed(e, c),
+            None => column(&c.name),
+        }))
+        .collect();
+    select(items, Some((name, alias.as_deref())), selection)
 }
 
-fn where_clause(selection: &Option<Expr>) -> String {
-    selection
-        .as_ref()
-        .map_or_else(String::new, |p| format!(" WHERE {p}"))
+/// `SELECT row FROM t WHERE p`: the rows a DELETE hits.
+fn delete_select(name: &str, alias: &Option<String>, selection: Option<&Expr>) -> Statement {
+    select(
+        vec![column(ROW_COLUMN)],
+        Some((name, alias.as_deref())),
+        selection,
+    )
+}
+
+/// `SELECT e1, e2, …` of VALUES rows, each value typed by its target column.
+fn values_select<'a>(
+    entry: &Entry,
+    targets: &[usize],
+    rows: impl IntoIterator<Item = &'a [Expr]>,
+) -> Statement {
+    let items = rows
+        .into_iter()
+        .flat_map(|row| {
+            row.iter()
+                .zip(targets)
+                .map(|(e, &t)| generated::typed(e, &entry.columns[t]))
+        })
+        .collect();
+    select(items, None, None)
+}
+
+/// Column `i`'s assigned expression per column of `entry`, or an error for
+/// a tuple target or a column assigned twice.
+fn assigned<'u>(entry: &Entry, upd: &'u Update) -> Result<Vec<Option<&'u Expr>>> {
+    let mut values: Vec<Option<&Expr>> = vec![None; entry.columns.len()];
+    for a in &upd.assignments {
+        let AssignmentTarget::ColumnName(col) = &a.target else {
+            return Err(SqlError::unsupported("UPDATE of a tuple of columns"));
+        };
+        let i = column_index(entry, col)?;
+        if values[i].replace(&a.value).is_some() {
+            return Err(SqlError::invalid(format!(
+                "multiple assignments to same column \"{}\"",
+                entry.columns[i].name
+            )));
+        }
+    }
+    Ok(values)
 }
 
 impl Store {
@@ -260,8 +314,8 @@ impl Store {
         declared: &[Option<crate::types::SqlType>],
     ) -> Result<Vec<crate::types::SqlType>> {
         use sqlparser::ast::Statement as S;
-        let describe = |catalog: &dyn Catalog, sql: &str| {
-            crate::describe(catalog, sql, declared)
+        let describe = |catalog: &dyn Catalog, stmt: &Statement| {
+            crate::describe_parsed(catalog, stmt, declared)
                 .map(|d| d.param_types)
                 .map_err(|mut e| {
                     e.position = None;
@@ -287,36 +341,21 @@ impl Store {
                 };
                 match source.body.as_ref() {
                     SetExpr::Values(values) => {
-                        let exprs: Vec<String> = values
-                            .rows
-                            .iter()
-                            .flat_map(|row| typed_exprs(entry, &targets, row))
-                            .collect();
-                        if exprs.is_empty() {
+                        if values.rows.iter().all(|r| r.is_empty()) {
                             return Ok(Vec::new());
                         }
-                        describe(view, &format!("SELECT {}", exprs.join(", ")))
+                        let rows = values.rows.iter().map(|r| r.as_slice());
+                        describe(view, &values_select(entry, &targets, rows))
                     }
-                    _ => describe(view, &source.to_string()),
+                    _ => describe(view, &query_statement(source)),
                 }
             }
             S::Update(upd) => {
                 let (name, alias) = target(&upd.table)?;
                 let (_, entry) = view.entry(&name)?;
-                let mut items = vec![quote(ROW_COLUMN)];
-                for a in &upd.assignments {
-                    if let AssignmentTarget::ColumnName(col) = &a.target {
-                        let i = column_index(entry, col)?;
-                        items.push(typed_expr(&a.value, &entry.columns[i]));
-                    }
-                }
-                let sql = format!(
-                    "SELECT {} FROM {}{}",
-                    items.join(", "),
-                    from_clause(&name, &alias),
-                    where_clause(&upd.selection)
-                );
-                describe(&WithRowIds { view, entry }, &sql)
+                let values = assigned(entry, upd)?;
+                let select = update_select(entry, &name, &alias, &values, upd.selection.as_ref());
+                describe(&WithRowIds { view, entry }, &select)
             }
             S::Delete(del) => {
                 let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) =
@@ -326,13 +365,8 @@ impl Store {
                 };
                 let (name, alias) = target(t)?;
                 let (_, entry) = view.entry(&name)?;
-                let sql = format!(
-                    "SELECT {} FROM {}{}",
-                    quote(ROW_COLUMN),
-                    from_clause(&name, &alias),
-                    where_clause(&del.selection)
-                );
-                describe(&WithRowIds { view, entry }, &sql)
+                let select = delete_select(&name, &alias, del.selection.as_ref());
+                describe(&WithRowIds { view, entry }, &select)
             }
             _ => Ok(Vec::new()),
         }
@@ -403,15 +437,14 @@ impl Store {
                     match row.iter().map(literal_value).collect::<Option<Vec<_>>>() {
                         Some(values) => all.rows.push(values),
                         None => {
-                            let exprs = typed_exprs(entry, &targets, row);
-                            let sql = format!("SELECT {}", exprs.join(", "));
-                            all.rows.extend(query(view, &sql, params, run)?.rows);
+                            let select = values_select(entry, &targets, [row.as_slice()]);
+                            all.rows.extend(query(view, &select, params, run)?.rows);
                         }
                     }
                 }
                 vec![all]
             }
-            _ => vec![query(view, &source.to_string(), params, run)?],
+            _ => vec![query(view, &query_statement(source), params, run)?],
         };
         let mut rows: Vec<&[Value]> = Vec::new();
         for r in &results {
@@ -444,33 +477,10 @@ impl Store {
         }
         let (name, alias) = target(&upd.table)?;
         let (_, entry) = view.entry(&name)?;
-        let mut values: Vec<Option<&Expr>> = vec![None; entry.columns.len()];
-        for a in &upd.assignments {
-            let AssignmentTarget::ColumnName(col) = &a.target else {
-                return Err(SqlError::unsupported("UPDATE of a tuple of columns"));
-            };
-            let i = column_index(entry, col)?;
-            if values[i].replace(&a.value).is_some() {
-                return Err(SqlError::invalid(format!(
-                    "multiple assignments to same column \"{}\"",
-                    entry.columns[i].name
-                )));
-            }
-        }
-        let items: Vec<String> = std::iter::once(quote(ROW_COLUMN))
-            .chain(values.iter().zip(&entry.columns).map(|(v, c)| match v {
-                Some(e) => typed_expr(e, c),
-                None => quote(&c.name),
-            }))
-            .collect();
-        let sql = format!(
-            "SELECT {} FROM {}{}",
-            items.join(", "),
-            from_clause(&name, &alias),
-            where_clause(&upd.selection)
-        );
+        let values = assigned(entry, upd)?;
+        let select = update_select(entry, &name, &alias, &values, upd.selection.as_ref());
         let catalog = WithRowIds { view, entry };
-        let result = query(&catalog, &sql, params, run)?;
+        let result = query(&catalog, &select, params, run)?;
         let hit: Vec<u32> = result
             .rows
             .iter()
@@ -511,15 +521,10 @@ impl Store {
         let (_, entry) = view.entry(&name)?;
         let hit: Vec<u32> = match &del.selection {
             None => entry.live_ids(),
-            Some(_) => {
-                let sql = format!(
-                    "SELECT {} FROM {}{}",
-                    quote(ROW_COLUMN),
-                    from_clause(&name, &alias),
-                    where_clause(&del.selection)
-                );
+            Some(selection) => {
+                let select = delete_select(&name, &alias, Some(selection));
                 let catalog = WithRowIds { view, entry };
-                query(&catalog, &sql, params, run)?
+                query(&catalog, &select, params, run)?
                     .rows
                     .iter()
                     .map(|r| row_position(&r[0]))
@@ -531,31 +536,6 @@ impl Store {
         self.replace(txn, view, &name, hit, entry.data.empty_like())?;
         Ok(n)
     }
-}
-
-/// `e` as select-list text; a bare parameter `$n` is cast to the column's
-/// type, so that Describe announces that type for it.
-fn typed_expr(e: &Expr, c: &ColumnSpec) -> String {
-    let is_param = |e: &Expr| matches!(e, Expr::Value(v) if matches!(v.value, sqlparser::ast::Value::Placeholder(_)));
-    if !is_param(e) {
-        return format!("({e})");
-    }
-    let ty = match c.ty {
-        ColumnType::Int32 => "INTEGER".to_string(),
-        ColumnType::Int64 => "BIGINT".to_string(),
-        ColumnType::Decimal { scale, .. } => format!("DECIMAL(18,{scale})"),
-        ColumnType::Date => "DATE".to_string(),
-        ColumnType::Str { .. } => "VARCHAR".to_string(),
-        ColumnType::Timestamp => "TIMESTAMP".to_string(),
-    };
-    format!("CAST({e} AS {ty})")
-}
-
-fn typed_exprs(entry: &Entry, targets: &[usize], row: &[Expr]) -> Vec<String> {
-    row.iter()
-        .zip(targets)
-        .map(|(e, &t)| typed_expr(e, &entry.columns[t]))
-        .collect()
 }
 
 /// A literal's value as a query would compute it: a number exactly, a

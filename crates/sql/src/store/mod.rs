@@ -33,6 +33,7 @@ mod copy;
 mod ddl;
 mod dml;
 mod durable;
+mod generated;
 mod index;
 mod keys;
 mod merge;
