@@ -134,8 +134,10 @@ fn serve(a: ServeArgs) -> Result<ExitCode, ExitCode> {
             engine
         }
     };
+    // Accepts connections only: every session runs on a thread of its own
+    // (`maestro_server::serve`).
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(1)
         .thread_name("maestro-serve")
         .enable_io()
         .enable_time()
