@@ -54,6 +54,11 @@ pub struct ServeArgs {
     /// `application_name=NAME`.
     #[arg(long = "class", value_name = "SPEC", value_parser = crate::flags::class_spec)]
     classes: Vec<maestro_scheduler::ClassSpec>,
+    /// Sessions served at once, each on a thread of its own; a connection
+    /// beyond them is refused with 53300 (PostgreSQL's max_connections).
+    #[arg(long, default_value_t = maestro_server::SESSIONS_MAX_DEFAULT,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    max_connections: usize,
 }
 
 pub fn run(a: ServeArgs) -> ExitCode {
@@ -134,7 +139,8 @@ fn serve(a: ServeArgs) -> Result<ExitCode, ExitCode> {
             engine
         }
     };
-    // Accepts connections only: every session runs on a thread of its own
+    engine.set_sessions_max(a.max_connections);
+    // Accepts connections (and refuses those beyond --max-connections): every session runs on a thread of its own
     // (`maestro_server::serve`).
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)

@@ -25,6 +25,7 @@ pub const QUERY_CANCELED: &str = "57014";
 pub const DIVISION_BY_ZERO: &str = "22012";
 /// A workload class's admission control rejected the statement (retryable).
 pub const INSUFFICIENT_RESOURCES: &str = "53000";
+pub const TOO_MANY_CONNECTIONS: &str = "53300";
 /// A statement or workload class memory limit stopped the statement.
 pub const OUT_OF_MEMORY: &str = "53200";
 pub const INTERNAL_ERROR: &str = "XX000";

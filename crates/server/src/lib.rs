@@ -32,7 +32,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 use std::io;
 use std::ops::RangeInclusive;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -99,6 +99,11 @@ pub struct Engine {
     prepared: Mutex<BTreeMap<u32, NewRows>>,
     /// The sessions, for cancel requests.
     sessions: Arc<Sessions>,
+    /// Sessions served at once ([`Engine::set_sessions_max`]); each has a
+    /// thread.
+    sessions_max: AtomicUsize,
+    /// Sessions whose thread runs now.
+    sessions_live: Arc<AtomicUsize>,
     /// Autocommitted writes run again after a write-write conflict.
     autocommit_retries: AtomicU64,
 }
@@ -174,8 +179,23 @@ impl Engine {
             loading: Mutex::new(None),
             prepared: Mutex::new(BTreeMap::new()),
             sessions: Arc::new(Sessions::default()),
+            sessions_max: AtomicUsize::new(SESSIONS_MAX_DEFAULT),
+            sessions_live: Arc::new(AtomicUsize::new(0)),
             autocommit_retries: AtomicU64::new(0),
         }
+    }
+
+    /// Serves at most `n` sessions at once (`maestro serve
+    /// --max-connections`): a connection beyond them is refused with
+    /// 53300, "sorry, too many clients already", as PostgreSQL's
+    /// `max_connections` does; a cancel request is still served.
+    pub fn set_sessions_max(&self, n: usize) {
+        self.sessions_max.store(n, Ordering::Relaxed);
+    }
+
+    /// Sessions whose thread runs now.
+    pub fn sessions_live(&self) -> usize {
+        self.sessions_live.load(Ordering::SeqCst)
     }
 
     /// Loads TPC-H at scale factor `sf` and puts its eight tables into the
@@ -570,9 +590,23 @@ pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> io::Result<()>
             }
         };
         let _ = socket.set_nodelay(true);
+        let cancel = Arc::new(CancelRequests(Arc::clone(&engine.sessions)));
+        // SeqCst: one order of counts for every accepting and ending session
+        // (the bound is exact: no two connections take the last place).
+        let live = engine.sessions_live.fetch_add(1, Ordering::SeqCst);
+        let live = LiveSession(Arc::clone(&engine.sessions_live), live);
+        if live.1 >= engine.sessions_max.load(Ordering::Relaxed) {
+            drop(live);
+            // Answered here, without a thread: the startup is refused with
+            // 53300; a cancel request (a connection of its own) still works.
+            tokio::spawn(async move {
+                let _ = pgwire::tokio::process_socket(socket, None, Refusing { cancel }).await;
+            });
+            continue;
+        }
         let handlers = Handlers {
             session: Arc::new(Session::new(Arc::clone(&engine))),
-            cancel: Arc::new(CancelRequests(Arc::clone(&engine.sessions))),
+            cancel,
         };
         // One thread per session, as PostgreSQL has a process per
         // connection: the session reads, plans, runs and answers on it with
@@ -586,11 +620,69 @@ pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> io::Result<()>
         };
         let spawned = std::thread::Builder::new()
             .name("maestro-session".into())
-            .spawn(move || serve_session(socket, handlers));
+            .spawn(move || {
+                let _live = live;
+                serve_session(socket, handlers)
+            });
         if let Err(e) = spawned {
             // The connection closes (its socket dropped with the closure).
             eprintln!("maestro serve: no thread for a new session: {e}");
         }
+    }
+}
+
+/// Sessions served at once unless `maestro serve --max-connections` says
+/// otherwise: PostgreSQL's default `max_connections`.
+pub const SESSIONS_MAX_DEFAULT: usize = 100;
+
+/// A place among the live sessions (and the count before it was taken),
+/// given back when dropped: when the session's thread ends, or at once if
+/// the connection is refused or its thread cannot start.
+struct LiveSession(Arc<AtomicUsize>, usize);
+
+impl Drop for LiveSession {
+    fn drop(&mut self) {
+        // SeqCst: pairs with the accept loop's fetch_add (see there).
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The handlers of a connection beyond the sessions' bound: its startup is
+/// refused (FATAL 53300, which ends the connection), its cancel request
+/// served.
+struct Refusing {
+    cancel: Arc<CancelRequests>,
+}
+
+impl PgWireServerHandlers for Refusing {
+    fn startup_handler(&self) -> Arc<impl StartupHandler> {
+        Arc::new(RefuseStartup)
+    }
+
+    fn cancel_handler(&self) -> Arc<impl CancelHandler> {
+        Arc::clone(&self.cancel)
+    }
+}
+
+struct RefuseStartup;
+
+#[async_trait]
+impl StartupHandler for RefuseStartup {
+    async fn on_startup<C>(
+        &self,
+        _client: &mut C,
+        _message: PgWireFrontendMessage,
+    ) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        Err(PgWireError::UserError(Box::new(ErrorInfo::new(
+            "FATAL".to_string(),
+            errors::TOO_MANY_CONNECTIONS.to_string(),
+            "sorry, too many clients already".to_string(),
+        ))))
     }
 }
 
