@@ -336,19 +336,28 @@ impl Engine {
         declared: &[Option<SqlType>],
         slot: &mut TxnSlot,
     ) -> Result<Description, SqlError> {
-        let stmt = maestro_sql::parse(sql)?;
+        self.describe_parsed(&maestro_sql::parse(sql)?, declared, slot)
+    }
+
+    /// [`describe`](Self::describe) of a statement already parsed.
+    pub fn describe_parsed(
+        &self,
+        stmt: &Statement,
+        declared: &[Option<SqlType>],
+        slot: &mut TxnSlot,
+    ) -> Result<Description, SqlError> {
         let view = match slot {
             TxnSlot::Open(t) => self.store.view(t),
             _ => self.store.view(&mut self.store.begin()?),
         };
-        if is_write(&stmt) {
+        if is_write(stmt) {
             return Ok(Description {
                 columns: Vec::new(),
-                param_types: self.store.describe_write(&view, &stmt, declared)?,
+                param_types: self.store.describe_write(&view, stmt, declared)?,
                 explain: false,
             });
         }
-        maestro_sql::describe(&view, sql, declared)
+        maestro_sql::describe_parsed(&view, stmt, declared)
     }
 
     /// Plans and runs one statement (a query's whole plan as one scheduler
@@ -378,15 +387,27 @@ impl Engine {
         class: Option<ClassId>,
         slot: &mut TxnSlot,
     ) -> Result<Answer, SqlError> {
-        let stmt = match maestro_sql::parse(sql) {
-            Ok(stmt) => stmt,
+        match maestro_sql::parse(sql) {
+            Ok(stmt) => self.execute_parsed_in_class(&stmt, params, cancel, class, slot),
             // As any failed statement: an open transaction becomes failed.
-            Err(e) => return self.in_transaction(slot, |_| Err(e)),
-        };
+            Err(e) => self.in_transaction(slot, |_| Err(e)),
+        }
+    }
+
+    /// [`execute_in_class`](Self::execute_in_class) of a statement already
+    /// parsed (a prepared statement's, parsed once at its Parse).
+    pub fn execute_parsed_in_class(
+        &self,
+        stmt: &Statement,
+        params: &[ParamValue],
+        cancel: CancelToken,
+        class: Option<ClassId>,
+        slot: &mut TxnSlot,
+    ) -> Result<Answer, SqlError> {
         let first_of_block = matches!(slot, TxnSlot::Begun);
-        if matches!(slot, TxnSlot::Open(_)) || !is_row_write(&stmt) {
+        if matches!(slot, TxnSlot::Open(_)) || !is_row_write(stmt) {
             return self.in_transaction(slot, |txn| {
-                self.execute_in(txn, &stmt, params, cancel, class)
+                self.execute_in(txn, stmt, params, cancel, class)
             });
         }
         // An INSERT, UPDATE or DELETE that is its transaction's first
@@ -400,7 +421,7 @@ impl Engine {
         loop {
             let mut txn = self.store.begin()?;
             let out =
-                catch_panic(|| self.execute_in(&mut txn, &stmt, params, cancel.clone(), class));
+                catch_panic(|| self.execute_in(&mut txn, stmt, params, cancel.clone(), class));
             let (e, blocker) = match out {
                 Ok(answer) if first_of_block => {
                     *slot = TxnSlot::Open(txn);
@@ -802,6 +823,9 @@ pub struct Session {
 #[derive(Clone, Debug)]
 pub struct Prepared {
     sql: String,
+    /// The statement parsed at Parse (a query for maestro-sql that parses):
+    /// each Execute runs it without parsing the text again.
+    parsed: Option<Arc<Statement>>,
     command: Command,
     columns: Vec<(String, SqlType)>,
     param_types: Vec<Type>,
@@ -1002,6 +1026,7 @@ impl Session {
         &self,
         client: &C,
         command: &Command,
+        parsed: Option<Arc<Statement>>,
         query: &str,
         offset: usize,
         text: &str,
@@ -1034,17 +1059,20 @@ impl Session {
                     None => CancelToken::for_statement(timeout, None),
                 };
                 let _running = self.running.start(token.clone());
-                let answer = in_place(move || {
-                    let _admitted =
-                        match class {
+                let answer =
+                    in_place(move || {
+                        let _admitted = match class {
                             Some(c) => Some(engine.scheduler.admit(c).map_err(|r| {
                                 error(errors::INSUFFICIENT_RESOURCES, r.to_string())
                             })?),
                             None => None,
                         };
-                    let mut slot = txn::lock(&slot);
-                    engine
-                        .execute_in_class(&sql, &params, token, class, &mut slot)
+                        let mut slot = txn::lock(&slot);
+                        match &parsed {
+                            Some(stmt) => engine
+                                .execute_parsed_in_class(stmt, &params, token, class, &mut slot),
+                            None => engine.execute_in_class(&sql, &params, token, class, &mut slot),
+                        }
                         .map_err(|e| {
                             // Positions count from the start of the whole query.
                             let pos = e.position.map(|p| {
@@ -1052,8 +1080,8 @@ impl Session {
                             });
                             errors::sql_error(&e, pos)
                         })
-                })
-                .await?;
+                    })
+                    .await?;
                 Ok(match answer {
                     Answer::Rows { columns, rows } => rows_response(&columns, rows, format),
                     Answer::Explain(plan) => text_rows(
@@ -1352,6 +1380,7 @@ impl SimpleQueryHandler for Session {
                 .run(
                     &*client,
                     &command,
+                    None,
                     query,
                     p.offset,
                     p.text,
@@ -1428,28 +1457,36 @@ impl QueryParser for Parser {
                 "parameters ($1, …) are only supported in queries (SELECT, WITH, EXPLAIN)",
             )));
         }
+        let mut parsed = None;
         let (columns, param_sql_types) = match &command {
             Command::Sql => {
                 let engine = Arc::clone(&self.engine);
                 let slot = Arc::clone(&self.txn);
                 let owned = text.to_string();
-                let d = blocking(move || {
+                let (d, stmt) = in_place(move || {
                     let mut slot = txn::lock(&slot);
-                    let described = engine.describe(&owned, &declared, &mut slot);
+                    let stmt = maestro_sql::parse(&owned).map(Arc::new);
+                    let described = stmt
+                        .as_ref()
+                        .map_err(Clone::clone)
+                        .and_then(|stmt| engine.describe_parsed(stmt, &declared, &mut slot));
                     // As PostgreSQL: an error (here a failed Parse) fails
                     // the open transaction.
                     if described.is_err() && slot.in_block() {
                         *slot = TxnSlot::Failed;
                     }
-                    described.map_err(|e| {
-                        let pos = e
-                            .position
-                            .map(|p| statement::char_position(&owned, 0, p.line, p.column));
-                        errors::sql_error(&e, pos)
-                    })
+                    described
+                        .map_err(|e| {
+                            let pos = e
+                                .position
+                                .map(|p| statement::char_position(&owned, 0, p.line, p.column));
+                            errors::sql_error(&e, pos)
+                        })
+                        .map(|d| (d, stmt.ok()))
                 })
                 .await
                 .map_err(user_error)?;
+                parsed = stmt;
                 (d.columns, d.param_types)
             }
             Command::Show(name) | Command::Function(name) => {
@@ -1472,6 +1509,7 @@ impl QueryParser for Parser {
             .collect();
         Ok(Some(Prepared {
             sql: text.to_string(),
+            parsed,
             command,
             columns,
             param_types,
@@ -1554,6 +1592,7 @@ impl ExtendedQueryHandler for Session {
         self.run(
             &*client,
             &stmt.command,
+            stmt.parsed.clone(),
             &stmt.sql,
             0,
             &stmt.sql,
