@@ -89,6 +89,14 @@ pub trait Catalog: Sync {
         let _ = (name, column);
         None
     }
+
+    /// When the transaction reading this catalog began, µs since the epoch
+    /// (UTC): what `now()` and the other clock functions answer, the same
+    /// for every statement of the transaction. `None`: no transaction (the
+    /// statement reads the clock once itself).
+    fn transaction_clock_us(&self) -> Option<i64> {
+        None
+    }
 }
 
 /// The eight loaded TPC-H tables.

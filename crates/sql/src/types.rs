@@ -163,6 +163,15 @@ const MICROS_PER_DAY: i64 = 86_400_000_000;
 
 pub use maestro_tpch::queries::format_timestamp;
 
+/// `t` as a timestamp: µs since 1970-01-01 00:00:00 UTC (the clock is past
+/// 1970, and µs since then fit an i64 for 292 000 years).
+pub fn epoch_us(t: std::time::SystemTime) -> i64 {
+    let since = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is past 1970");
+    i64::try_from(since.as_micros()).expect("µs since 1970 fit in i64")
+}
+
 /// The date of a timestamp (the day it falls on, UTC).
 pub fn timestamp_date(micros: i64) -> Option<Date> {
     i32::try_from(micros.div_euclid(MICROS_PER_DAY))

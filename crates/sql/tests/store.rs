@@ -179,3 +179,49 @@ fn loaded_tables_keep_their_nulls_through_writes_and_restarts() {
     drop(durable);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `now()` and the other clock functions answer when the transaction
+/// began, the same for every statement of it — in queries and in the rows a
+/// write stores — as PostgreSQL's transaction timestamp; a later
+/// transaction reads a later time.
+#[test]
+fn the_clock_functions_answer_the_transaction_start() {
+    let store = Store::new();
+    common::autocommit(
+        &store,
+        "create table t (k bigint not null, at timestamp not null)",
+    );
+    let now = |t: &mut maestro_txn::Transaction| {
+        common::query_in(&store, t, "select now(), current_timestamp, localtimestamp").rows[0]
+            .clone()
+    };
+    let mut t = store.begin().unwrap();
+    let first = now(&mut t);
+    assert_eq!(first[0], first[1]);
+    assert_eq!(first[0], first[2]);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!(now(&mut t), first, "a second statement of the transaction");
+    common::exec(&store, &mut t, "insert into t values (1, now())").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    common::exec(
+        &store,
+        &mut t,
+        "insert into t values (2, current_timestamp)",
+    )
+    .unwrap();
+    let stored = common::query_in(&store, &mut t, "select at from t order by k").rows;
+    assert_eq!(stored, vec![vec![first[0].clone()], vec![first[0].clone()]]);
+    store.commit(t).unwrap();
+
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let mut later = store.begin().unwrap();
+    let second = now(&mut later);
+    let (Value::Timestamp(a), Value::Timestamp(b)) = (&first[0], &second[0]) else {
+        panic!("now() is a timestamp: {first:?}, {second:?}")
+    };
+    assert!(
+        b > a,
+        "a later transaction reads a later time: {b} after {a}"
+    );
+    later.abort();
+}

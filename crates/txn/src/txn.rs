@@ -119,9 +119,18 @@ pub struct Transaction {
     /// Tables scanned (serializable mode only), possibly repeated.
     scans: Vec<Arc<dyn Rows>>,
     finished: bool,
+    /// The wall clock when it began ([`Transaction::started_at`]).
+    started_at: std::time::SystemTime,
 }
 
 impl Transaction {
+    /// The wall-clock time the transaction began: SQL's `now()` reads it,
+    /// so every statement of a transaction sees one time (as PostgreSQL's
+    /// transaction timestamp).
+    pub fn started_at(&self) -> std::time::SystemTime {
+        self.started_at
+    }
+
     pub(crate) fn begin(shared: &Arc<Shared>, isolation: Isolation) -> Result<Self, TxnError> {
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(Transaction {
@@ -134,6 +143,7 @@ impl Transaction {
             blocker: None,
             reads: Vec::new(),
             scans: Vec::new(),
+            started_at: std::time::SystemTime::now(),
             finished: false,
         })
     }

@@ -492,9 +492,11 @@ impl Binder<'_> {
     }
 
     /// `now()`, `current_timestamp`, `localtimestamp` (a TIMESTAMP) and
-    /// `current_date` (a DATE): the clock in UTC when the statement was
-    /// bound — one reading per statement. PostgreSQL reads it once per
-    /// transaction and gives `now()` a time zone; timestamps here have none.
+    /// `current_date` (a DATE): in UTC, when the statement's transaction
+    /// began ([`Catalog::transaction_clock_us`]), so every statement of a
+    /// transaction agrees, as in PostgreSQL; without a transaction, the
+    /// clock when the statement was bound (one reading per statement).
+    /// PostgreSQL gives `now()` a time zone; timestamps here have none.
     fn clock_function(&mut self, name: &str, f: &ast::Function) -> Result<Expr> {
         let no_arguments = match &f.args {
             FunctionArguments::None => true,
@@ -506,11 +508,11 @@ impl Binder<'_> {
                 "{name} with arguments (a precision)"
             )));
         }
+        let catalog = self.catalog;
         let us = *self.clock_us.get_or_insert_with(|| {
-            let since = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .expect("the clock is past 1970");
-            i64::try_from(since.as_micros()).expect("µs since 1970 fit in i64")
+            catalog
+                .transaction_clock_us()
+                .unwrap_or_else(|| crate::types::epoch_us(std::time::SystemTime::now()))
         });
         Ok(Expr::Lit(match name {
             "current_date" => {

@@ -116,6 +116,10 @@ impl Catalog for WithRowIds<'_> {
         self.view.null_mask(name, column)
     }
 
+    fn transaction_clock_us(&self) -> Option<i64> {
+        self.view.transaction_clock_us()
+    }
+
     fn table_names(&self) -> Vec<String> {
         self.view.table_names()
     }

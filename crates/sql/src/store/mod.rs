@@ -289,7 +289,11 @@ impl Store {
         for (row, view) in self.pending.views(txn) {
             tables.insert(view.name.clone(), (row, view));
         }
-        View { tables, installed }
+        View {
+            tables,
+            installed,
+            started_us: crate::types::epoch_us(txn.started_at()),
+        }
     }
 
     /// Transactions whose writes wait for their commit now (tests: an
@@ -532,6 +536,8 @@ pub struct View {
     /// The versions this transaction wrote over a concurrent commit, where
     /// they differ from what it reads (`rebase.rs`).
     installed: HashMap<String, Arc<Entry>>,
+    /// When the transaction began ([`Catalog::transaction_clock_us`]).
+    started_us: i64,
 }
 
 impl View {
@@ -618,6 +624,10 @@ impl Catalog for View {
     fn null_mask(&self, name: &str, column: usize) -> Option<Arc<Vec<bool>>> {
         let (_, e) = self.tables.get(name)?;
         e.null_masks().get(column)?.clone()
+    }
+
+    fn transaction_clock_us(&self) -> Option<i64> {
+        Some(self.started_us)
     }
 
     fn data(&self, name: &str) -> Option<&Table> {
