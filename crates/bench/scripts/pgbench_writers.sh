@@ -20,8 +20,12 @@
 # serialization failure, 40001, is retried by pgbench and counted). Writes
 # OUT/pgbench.json: every run, and per script and client count the median
 # [min–max] of each build's transactions/s and of the per-repetition ratio
-# of every build to the first named one.
+# of every build to the first named one. PROTOCOL=prepared (environment)
+# runs pgbench with `-M prepared` (Parse once, Bind/Execute per
+# transaction, as drivers with server-side prepared statements do) instead
+# of the simple query protocol; it is recorded in the JSON.
 set -euo pipefail
+PROTOCOL=${PROTOCOL:-simple}
 OUT=$1 REPS=$2 SECS=$3 CLIENTS=$4
 shift 4
 VARIANTS=("$@")
@@ -76,7 +80,7 @@ for rep in $(seq 1 "$REPS"); do
           -c "\\copy pgbench_accounts from '$DATA/accounts.csv' csv" >/dev/null
         log="$OUT/$name-$script-c$c-r$rep.txt"
         pgbench -h 127.0.0.1 -p "$PORT" -U maestro -n -f "$HERE/pgbench/$script.sql" \
-          -c "$c" -j 2 -T "$SECS" --max-tries 1000 maestro > "$log" 2>&1 || true
+          -c "$c" -j 2 -T "$SECS" --max-tries 1000 -M "$PROTOCOL" maestro > "$log" 2>&1 || true
         kill "$pid"; wait "$pid" 2>/dev/null || true
         [[ -n $pgdir ]] && rm -rf "$pgdir"
         python3 - "$log" "$name" "$script" "$c" "$rep" >> "$RUNS" <<'PY'
@@ -102,9 +106,9 @@ PY
     done
   done
 done
-python3 - "$RUNS" "$OUT/pgbench.json" "${VARIANTS[@]}" <<'PY'
+python3 - "$RUNS" "$OUT/pgbench.json" "$PROTOCOL" "${VARIANTS[@]}" <<'PY'
 import json, statistics, sys
-runs_path, out, *variants = sys.argv[1:]
+runs_path, out, protocol, *variants = sys.argv[1:]
 names = [v.split("=", 1)[0] for v in variants]
 runs = [json.loads(l) for l in open(runs_path)]
 summary = []
@@ -128,7 +132,8 @@ for script in ("simple_update", "tpcb_like"):
                 row[f"{n}_over_{names[0]}"] = {"median": statistics.median(ratios),
                                                "min": min(ratios), "max": max(ratios)}
         summary.append(row)
-json.dump({"variants": variants, "runs": runs, "summary": summary}, open(out, "w"), indent=1)
+json.dump({"variants": variants, "protocol": protocol, "runs": runs, "summary": summary},
+          open(out, "w"), indent=1)
 for row in summary:
     print(json.dumps(row))
 PY
