@@ -5,15 +5,8 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::{sqlstate, with_client};
-use tokio_postgres::{Client, NoTls};
-
-/// A self-join of lineitem on the supplier (36 M pairs at SF 0.01): long
-/// enough to be running when a cancel arrives.
-const LONG: &str = "select count(*), sum(a.l_quantity) from lineitem a, lineitem b \
-                    where a.l_suppkey = b.l_suppkey";
+use common::{LONG, cancel_until_done, sqlstate, with_client};
+use tokio_postgres::Client;
 
 /// Runs `select count(*) from nation` until it is not cancelled: a cancel
 /// request is asynchronous (as in PostgreSQL), so one still on its way when
@@ -47,15 +40,7 @@ fn cancel_request_stops_the_running_statement() {
                     c.simple_query(LONG).await.map(|_| ())
                 }
             };
-            tokio::pin!(query);
-            let result = loop {
-                tokio::select! {
-                    r = &mut query => break r,
-                    _ = tokio::time::sleep(Duration::from_millis(50)) => {
-                        token.cancel_query(NoTls).await.unwrap();
-                    }
-                }
-            };
+            let result = cancel_until_done(query, &token).await;
             let e = result.expect_err("the statement is cancelled");
             let (code, msg) = sqlstate(&e);
             assert_eq!(code, "57014", "{msg}");

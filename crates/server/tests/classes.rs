@@ -8,13 +8,8 @@
 
 mod common;
 
-use common::{Server, sqlstate};
+use common::{LONG, Server, sqlstate};
 use maestro_scheduler::ClassStats;
-
-/// A self-join of lineitem on the supplier (36 M pairs at SF 0.01), far
-/// beyond a 1 ms timeout and a 1 MiB memory limit.
-const LONG: &str = "select count(*), sum(a.l_quantity) from lineitem a, lineitem b \
-                    where a.l_suppkey = b.l_suppkey";
 
 fn stats(server: &Server, name: &str) -> ClassStats {
     server

@@ -8,7 +8,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Server, sqlstate};
+use common::{LONG, Server, cancel_until_done, sqlstate};
 use tokio_postgres::NoTls;
 
 /// Generous: a session's thread ends once its client's socket closes.
@@ -62,11 +62,6 @@ fn a_connection_beyond_the_bound_is_refused_until_a_session_ends() {
     });
 }
 
-/// A self-join of lineitem on the supplier (as in `cancel.rs`): long enough
-/// to be running when the cancel arrives.
-const LONG: &str = "select count(*), sum(a.l_quantity) from lineitem a, lineitem b \
-                    where a.l_suppkey = b.l_suppkey";
-
 #[test]
 fn a_cancel_request_is_served_at_the_bound() {
     let server = Server::start();
@@ -77,16 +72,7 @@ fn a_cancel_request_is_served_at_the_bound() {
             .await
             .unwrap();
         let token = c.cancel_token();
-        let query = c.simple_query(LONG);
-        tokio::pin!(query);
-        let result = loop {
-            tokio::select! {
-                r = &mut query => break r,
-                _ = tokio::time::sleep(Duration::from_millis(50)) => {
-                    token.cancel_query(NoTls).await.unwrap();
-                }
-            }
-        };
+        let result = cancel_until_done(c.simple_query(LONG), &token).await;
         let e = result.expect_err("the statement is cancelled");
         assert_eq!(sqlstate(&e).0, "57014");
     });

@@ -103,3 +103,26 @@ pub fn first_column(msgs: Vec<SimpleQueryMessage>) -> Vec<String> {
         })
         .collect()
 }
+
+/// A self-join of lineitem on the supplier (36 M pairs at SF 0.01): long
+/// enough to be running when a cancel or a timeout arrives.
+pub const LONG: &str = "select count(*), sum(a.l_quantity) from lineitem a, lineitem b \
+                        where a.l_suppkey = b.l_suppkey";
+
+/// Runs `query` while sending a cancel request with `token` every 50 ms
+/// until it returns: no timing is assumed (a cancel that arrives before the
+/// statement runs, or after it, changes nothing).
+pub async fn cancel_until_done<T>(
+    query: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+    token: &tokio_postgres::CancelToken,
+) -> Result<T, tokio_postgres::Error> {
+    tokio::pin!(query);
+    loop {
+        tokio::select! {
+            r = &mut query => return r,
+            _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {
+                token.cancel_query(NoTls).await.unwrap();
+            }
+        }
+    }
+}
