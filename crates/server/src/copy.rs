@@ -19,7 +19,7 @@ use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 
 use crate::errors::{self, error, sql_error, user_error};
 use crate::txn::{self, TxnSlot};
-use crate::{Answer, Session, blocking, written_tag};
+use crate::{Answer, Session, on_session_thread, written_tag};
 
 /// A COPY FROM STDIN in progress: what to copy, and the data so far.
 pub struct PendingCopy {
@@ -45,14 +45,13 @@ impl Session {
         let slot = Arc::clone(&self.txn);
         if copy.file.is_some() {
             let sql = text.to_string();
-            let answer = blocking(move || {
+            let answer = on_session_thread(move || {
                 let mut slot = txn::lock(&slot);
                 let token = maestro_scheduler::CancelToken::new();
                 engine
                     .execute(&sql, &[], token, &mut slot)
                     .map_err(|e| sql_error(&e, None))
-            })
-            .await?;
+            })?;
             return match answer {
                 Answer::Written(w) => Ok(Response::Execution(written_tag(w))),
                 _ => Err(error(errors::INTERNAL_ERROR, "COPY returned rows")),
@@ -60,7 +59,7 @@ impl Session {
         }
         // The table must exist before the client sends its data.
         let table = copy.table.clone();
-        let columns = blocking(move || {
+        let columns = on_session_thread(move || {
             let mut slot = txn::lock(&slot);
             let view = match &mut *slot {
                 TxnSlot::Open(t) => engine.store().view(t),
@@ -72,8 +71,7 @@ impl Session {
             view.entry(&table)
                 .map(|(_, e)| e.columns.len())
                 .map_err(|e| sql_error(&e, None))
-        })
-        .await?;
+        })?;
         let columns = if copy.columns.is_empty() {
             columns
         } else {
@@ -131,7 +129,7 @@ impl CopyHandler for Session {
         };
         let engine = Arc::clone(&self.engine);
         let slot = Arc::clone(&self.txn);
-        let rows = blocking(move || {
+        let rows = on_session_thread(move || {
             let mut slot = txn::lock(&slot);
             engine
                 .in_transaction(&mut slot, |t| {
@@ -142,7 +140,6 @@ impl CopyHandler for Session {
                 })
                 .map_err(|e| sql_error(&e, None))
         })
-        .await
         .map_err(user_error)?;
         let tag = Tag::new("COPY").with_rows(usize::try_from(rows).unwrap_or(usize::MAX));
         client

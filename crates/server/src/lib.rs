@@ -4,8 +4,7 @@
 //! process per connection: every statement is planned and run by maestro-sql
 //! on the Maestro scheduler from that thread (the scheduler admits it as a
 //! counted caller, so a short statement runs where it was read), with no
-//! hand-off between threads; COPY and the maintenance calls run on a
-//! blocking thread (`spawn_blocking`).
+//! hand-off between threads — so do COMMIT, COPY and the maintenance calls.
 //!
 //! The simple and the extended query protocol (Parse/Bind/Describe/Execute,
 //! with `$n` parameters: [`params`]) answer with typed columns ([`encode`])
@@ -840,44 +839,25 @@ pub struct Parser {
     txn: SharedSlot,
 }
 
-/// Runs `f` on this thread. A session has a thread and a current-thread
-/// runtime of its own ([`serve`]), so blocking it holds up nobody else and
-/// a statement pays no hand-off between threads: measured with pgbench's
-/// simple-update at one client, 19 context switches per transaction with
-/// `spawn_blocking` from a shared runtime, 13–15 with `block_in_place`
-/// there, 8 on the session's own thread (0.47 instead of 0.55 ms of the
-/// server's CPU per transaction). On a multi-threaded runtime (a caller
-/// other than `serve`) the thread leaves tokio's worker set while `f` runs
-/// (`block_in_place`). A panic becomes an internal error.
-async fn in_place<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, Box<ErrorInfo>> + Send + 'static,
+/// Runs `f` — a statement, a COMMIT, a COPY's rows, a maintenance call —
+/// on this thread, the session's own ([`serve`]: a thread and a
+/// current-thread runtime per connection), so blocking it holds up nobody
+/// else and nothing is handed to another thread and back: measured with
+/// pgbench's simple-update at one client, 19 context switches per
+/// transaction with `spawn_blocking` from a shared runtime, 13–15 with
+/// `block_in_place` there, 8 on the session's own thread (0.47 instead of
+/// 0.72 ms of the server's CPU per transaction). A panic becomes an
+/// internal error.
+fn on_session_thread<T>(
+    f: impl FnOnce() -> Result<T, Box<ErrorInfo>>,
 ) -> Result<T, Box<ErrorInfo>> {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    let run = || {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
-            Err(error(
-                errors::INTERNAL_ERROR,
-                format!(
-                    "internal error: the statement's thread failed: {}",
-                    maestro_scheduler::panic_message(p.as_ref())
-                ),
-            ))
-        })
-    };
-    match Handle::current().runtime_flavor() {
-        RuntimeFlavor::MultiThread => tokio::task::block_in_place(run),
-        _ => run(),
-    }
-}
-
-/// Runs `f` on a blocking thread; a panic becomes an internal error.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, Box<ErrorInfo>> + Send + 'static,
-) -> Result<T, Box<ErrorInfo>> {
-    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
         Err(error(
             errors::INTERNAL_ERROR,
-            format!("internal error: the statement's thread failed: {e}"),
+            format!(
+                "internal error: the statement's thread failed: {}",
+                maestro_scheduler::panic_message(p.as_ref())
+            ),
         ))
     })
 }
@@ -1041,10 +1021,7 @@ impl Session {
         match command {
             Command::Copy => self.copy(text).await,
             Command::Sql => {
-                let engine = Arc::clone(&self.engine);
-                let slot = Arc::clone(&self.txn);
-                let sql = text.to_string();
-                let query = query.to_string();
+                let engine = &self.engine;
                 // Cancellable while it runs (the guard ends that, also if
                 // the client goes away and this future is dropped).
                 let timeout = self
@@ -1060,28 +1037,27 @@ impl Session {
                 };
                 let _running = self.running.start(token.clone());
                 let answer =
-                    in_place(move || {
+                    on_session_thread(|| {
                         let _admitted = match class {
                             Some(c) => Some(engine.scheduler.admit(c).map_err(|r| {
                                 error(errors::INSUFFICIENT_RESOURCES, r.to_string())
                             })?),
                             None => None,
                         };
-                        let mut slot = txn::lock(&slot);
+                        let mut slot = txn::lock(&self.txn);
                         match &parsed {
                             Some(stmt) => engine
                                 .execute_parsed_in_class(stmt, &params, token, class, &mut slot),
-                            None => engine.execute_in_class(&sql, &params, token, class, &mut slot),
+                            None => engine.execute_in_class(text, &params, token, class, &mut slot),
                         }
                         .map_err(|e| {
                             // Positions count from the start of the whole query.
-                            let pos = e.position.map(|p| {
-                                statement::char_position(&query, offset, p.line, p.column)
-                            });
+                            let pos = e
+                                .position
+                                .map(|p| statement::char_position(query, offset, p.line, p.column));
                             errors::sql_error(&e, pos)
                         })
-                    })
-                    .await?;
+                    })?;
                 Ok(match answer {
                     Answer::Rows { columns, rows } => rows_response(&columns, rows, format),
                     Answer::Explain(plan) => text_rows(
@@ -1164,12 +1140,11 @@ impl Session {
                 match taken {
                     TxnSlot::Open(t) => {
                         let engine = Arc::clone(&self.engine);
-                        blocking(move || {
+                        on_session_thread(move || {
                             engine
                                 .commit(t)
                                 .map_err(|e| errors::sql_error(&txn::commit_error(e), None))
-                        })
-                        .await?;
+                        })?;
                         Ok(Response::TransactionEnd(Tag::new("COMMIT")))
                     }
                     // As PostgreSQL: COMMIT of a failed transaction rolls back.
@@ -1214,14 +1189,13 @@ impl Session {
                 ));
             }
             let engine = Arc::clone(&self.engine);
-            blocking(move || {
+            on_session_thread(move || {
                 // On the scheduler: a merge builds its columns as fork-join tasks.
                 engine
                     .scheduler
                     .install(|| engine.store.merge_deltas(MergeScope::All))
                     .map_err(|e| errors::sql_error(&e, None))
-            })
-            .await?;
+            })?;
             return Ok(Response::Execution(Tag::new("CALL")));
         }
         if name != "maestro.load_tpch" {
@@ -1246,12 +1220,11 @@ impl Session {
             )
         })?;
         let engine = Arc::clone(&self.engine);
-        blocking(move || {
+        on_session_thread(move || {
             engine
                 .load_tpch(sf)
                 .map_err(|e| error(errors::INVALID_PARAMETER_VALUE, e))
-        })
-        .await?;
+        })?;
         Ok(Response::Execution(Tag::new("CALL")))
     }
 }
@@ -1275,12 +1248,11 @@ impl Session {
             )
         })?;
         let engine = Arc::clone(&self.engine);
-        blocking(move || {
+        on_session_thread(move || {
             engine
                 .tpch_refresh(function, set)
                 .map_err(|e| error(errors::INVALID_PARAMETER_VALUE, e))
-        })
-        .await?;
+        })?;
         Ok(Response::Execution(Tag::new("CALL")))
     }
 
@@ -1299,12 +1271,11 @@ impl Session {
             )
         })?;
         let engine = Arc::clone(&self.engine);
-        blocking(move || {
+        on_session_thread(move || {
             engine
                 .tpch_prepare_refresh(sets.0..=sets.1)
                 .map_err(|e| error(errors::INVALID_PARAMETER_VALUE, e))
-        })
-        .await?;
+        })?;
         Ok(Response::Execution(Tag::new("CALL")))
     }
 
@@ -1331,12 +1302,11 @@ impl Session {
             .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s <= 86_400.0)
             .ok_or_else(bad)?;
         let engine = Arc::clone(&self.engine);
-        blocking(move || {
+        on_session_thread(move || {
             engine
                 .load_ch(w, Duration::from_secs_f64(secs))
                 .map_err(|e| error(errors::INVALID_PARAMETER_VALUE, e))
-        })
-        .await?;
+        })?;
         Ok(Response::Execution(Tag::new("CALL")))
     }
 }
@@ -1403,12 +1373,11 @@ impl SimpleQueryHandler for Session {
             let taken = std::mem::take(&mut *txn::lock(&self.txn));
             if let TxnSlot::Open(t) = taken {
                 let engine = Arc::clone(&self.engine);
-                let committed = blocking(move || {
+                let committed = on_session_thread(move || {
                     engine
                         .commit(t)
                         .map_err(|e| errors::sql_error(&txn::commit_error(e), None))
-                })
-                .await;
+                });
                 if let Err(e) = committed {
                     out.push(Response::Error(e));
                 }
@@ -1460,16 +1429,13 @@ impl QueryParser for Parser {
         let mut parsed = None;
         let (columns, param_sql_types) = match &command {
             Command::Sql => {
-                let engine = Arc::clone(&self.engine);
-                let slot = Arc::clone(&self.txn);
-                let owned = text.to_string();
-                let (d, stmt) = in_place(move || {
-                    let mut slot = txn::lock(&slot);
-                    let stmt = maestro_sql::parse(&owned).map(Arc::new);
+                let (d, stmt) = on_session_thread(|| {
+                    let mut slot = txn::lock(&self.txn);
+                    let stmt = maestro_sql::parse(text).map(Arc::new);
                     let described = stmt
                         .as_ref()
                         .map_err(Clone::clone)
-                        .and_then(|stmt| engine.describe_parsed(stmt, &declared, &mut slot));
+                        .and_then(|stmt| self.engine.describe_parsed(stmt, &declared, &mut slot));
                     // As PostgreSQL: an error (here a failed Parse) fails
                     // the open transaction.
                     if described.is_err() && slot.in_block() {
@@ -1479,12 +1445,11 @@ impl QueryParser for Parser {
                         .map_err(|e| {
                             let pos = e
                                 .position
-                                .map(|p| statement::char_position(&owned, 0, p.line, p.column));
+                                .map(|p| statement::char_position(text, 0, p.line, p.column));
                             errors::sql_error(&e, pos)
                         })
                         .map(|d| (d, stmt.ok()))
                 })
-                .await
                 .map_err(user_error)?;
                 parsed = stmt;
                 (d.columns, d.param_types)
