@@ -140,8 +140,8 @@ fn serve(a: ServeArgs) -> Result<ExitCode, ExitCode> {
         }
     };
     engine.set_sessions_max(a.max_connections);
-    // Accepts connections (and refuses those beyond --max-connections): every session runs on a thread of its own
-    // (`maestro_server::serve`).
+    // Accepts connections (and refuses those beyond --max-connections):
+    // every session runs on a thread of its own (`maestro_server::serve`).
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .thread_name("maestro-serve")

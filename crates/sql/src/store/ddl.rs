@@ -11,7 +11,7 @@ use sqlparser::ast::{ColumnOption, CreateTable, ObjectName};
 use maestro_tpch::queries::ColumnType as ResultType;
 
 use super::convert::ColumnBuilder;
-use super::dml::{QueryRunner, query};
+use super::dml::{QueryRunner, query, query_statement};
 use super::index::{IndexDecl, free_name};
 use super::keys::{Key, KeyKind, declared_keys};
 use super::nulls::mask_name;
@@ -142,8 +142,7 @@ impl Store {
         }
         let name = table_name(&create.name)?;
         let view = self.view(txn);
-        let stmt = sqlparser::ast::Statement::Query(Box::new(q.clone()));
-        let result = query(&view, &stmt, params, run)?;
+        let result = query(&view, &query_statement(q), params, run)?;
         let mut columns: Vec<ColumnSpec> = Vec::new();
         for (col, ty) in &result.columns {
             if col.contains('\0') {

@@ -69,9 +69,9 @@ pub(crate) fn query(
     run(catalog, &plan).map_err(strip)
 }
 
-/// A query of the client's written into a write (`INSERT … SELECT`) as a
-/// statement of its own.
-fn query_statement(q: &Query) -> Statement {
+/// A query of the client's written into a write (`INSERT … SELECT`,
+/// `CREATE TABLE … AS`) as a statement of its own.
+pub(super) fn query_statement(q: &Query) -> Statement {
     Statement::Query(Box::new(q.clone()))
 }
 

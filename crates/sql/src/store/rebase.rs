@@ -266,10 +266,10 @@ impl Store {
         if matches!(newest, Newest::Own) {
             // A table this transaction created, altered or installed:
             // written in place.
+            unique::check_unique(seen, &deleted, &appended)?;
             let next = Arc::new(next);
             txn.update(&self.tables, row, Arc::clone(&next))
                 .map_err(txn_error)?;
-            unique::check_unique(seen, &deleted, &appended)?;
             return self.written(txn, row, &next, positions, appended);
         }
         self.fail_early(txn, row, newest, seen, &deleted, &appended)?;
