@@ -133,10 +133,7 @@ impl CopyHandler for Session {
             let mut slot = txn::lock(&slot);
             engine
                 .in_transaction(&mut slot, |t| {
-                    let view = engine.store().view(t);
-                    engine
-                        .store()
-                        .copy_in(t, &view, &pending.copy, &pending.data)
+                    engine.copy_in(t, &pending.copy, &pending.data)
                 })
                 .map_err(|e| sql_error(&e, None))
         })

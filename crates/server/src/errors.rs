@@ -3,6 +3,8 @@
 use maestro_sql::{ErrorKind, SqlError};
 use pgwire::error::{ErrorInfo, PgWireError};
 
+pub const GENERATED_ALWAYS: &str = "428C9";
+pub const SEQUENCE_GENERATOR_LIMIT_EXCEEDED: &str = "2200H";
 pub const SYNTAX_ERROR: &str = "42601";
 pub const UNDEFINED_TABLE: &str = "42P01";
 pub const UNDEFINED_COLUMN: &str = "42703";
@@ -95,6 +97,8 @@ pub fn sqlstate(e: &SqlError) -> &'static str {
         ErrorKind::StringTooLong => STRING_DATA_RIGHT_TRUNCATION,
         ErrorKind::BadCopyData => BAD_COPY_FILE_FORMAT,
         ErrorKind::SerializationFailure => SERIALIZATION_FAILURE,
+        ErrorKind::GeneratedAlways => GENERATED_ALWAYS,
+        ErrorKind::SequenceLimit => SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
         ErrorKind::Store if m.starts_with("could not open file") => UNDEFINED_FILE,
         ErrorKind::Store => INTERNAL_ERROR,
     }

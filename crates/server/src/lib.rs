@@ -42,7 +42,9 @@ use maestro_execution::{Executor, Granularity};
 use maestro_scheduler::{
     CancelReason, CancelToken, Cancelled, ClassId, Scheduler, catch_cancelled,
 };
-use maestro_sql::store::{MergeScope, QueryRunner, StoreRefresh, is_row_write, is_write};
+use maestro_sql::store::{
+    CopyFrom, MergeScope, QueryRunner, Returned, StoreRefresh, is_row_write, is_write,
+};
 use maestro_sql::types::SqlType;
 use maestro_sql::{
     Catalog, Description, ErrorKind, Explain, LogicalPlan, ParamValue, SqlError, Statement, Store,
@@ -117,6 +119,11 @@ pub enum Answer {
     Explain(String),
     /// A write: what it did.
     Written(Written),
+    /// A write with RETURNING: what it did, and the rows its list gave.
+    Returned {
+        written: Written,
+        returned: Returned,
+    },
 }
 
 impl Engine {
@@ -350,11 +357,7 @@ impl Engine {
             _ => self.store.view(&mut self.store.begin()?),
         };
         if is_write(stmt) {
-            return Ok(Description {
-                columns: Vec::new(),
-                param_types: self.store.describe_write(&view, stmt, declared)?,
-                explain: false,
-            });
+            return self.store.describe_write(&view, stmt, declared);
         }
         maestro_sql::describe_parsed(&view, stmt, declared)
     }
@@ -505,6 +508,27 @@ impl Engine {
         out
     }
 
+    /// COPY FROM STDIN's `data` into `copy`'s table in `txn`; the rows
+    /// copied. Default expressions of the columns it does not name run as
+    /// queries on the scheduler.
+    pub fn copy_in(
+        &self,
+        txn: &mut Transaction,
+        copy: &CopyFrom,
+        data: &[u8],
+    ) -> Result<u64, SqlError> {
+        let ctx = self.exec.context_cancellable("SQL", CancelToken::new());
+        let run = |catalog: &dyn Catalog, plan: &LogicalPlan| -> Result<QueryResult, SqlError> {
+            catch_cancelled(|| {
+                self.exec
+                    .run_plan(|| maestro_sql::lower::run(&ctx, catalog, plan))
+            })
+            .map_err(cancelled_error)?
+        };
+        let view = self.store.view(txn);
+        self.store.copy_in(txn, &view, copy, data, &run)
+    }
+
     fn execute_in(
         &self,
         txn: &mut Transaction,
@@ -525,8 +549,14 @@ impl Engine {
             .map_err(cancelled_error)?
         };
         let runner: QueryRunner = &run;
-        if let Some(written) = self.store.execute(txn, stmt, params, runner) {
-            return written.map(Answer::Written);
+        if let Some(executed) = self.store.execute_returning(txn, stmt, params, runner) {
+            return executed.map(|e| match e.returned {
+                None => Answer::Written(e.written),
+                Some(returned) => Answer::Returned {
+                    written: e.written,
+                    returned,
+                },
+            });
         }
         let view = self.store.view(txn);
         let (plan, explain) = maestro_sql::plan_parsed(&view, stmt, params)?;
@@ -1066,6 +1096,9 @@ impl Session {
                         format,
                     ),
                     Answer::Written(w) => Response::Execution(written_tag(w)),
+                    Answer::Returned { written, returned } => {
+                        returned_response(written, returned, format)
+                    }
                 })
             }
             Command::Set(assignment) => {
@@ -1567,6 +1600,22 @@ impl ExtendedQueryHandler for Session {
         .await
         .map_err(user_error)
     }
+}
+
+/// A write's RETURNING rows, completed by the write's tag (`INSERT 0 n`,
+/// `UPDATE n`, `DELETE n`: pgwire adds the count of rows sent, which is
+/// the count of rows written).
+fn returned_response(written: Written, returned: Returned, format: &Format) -> Response {
+    let mut response = rows_response(&returned.columns, returned.rows, format);
+    if let Response::Query(q) = &mut response {
+        q.set_command_tag(match written {
+            Written::Insert(_) => "INSERT 0",
+            Written::Update(_) => "UPDATE",
+            Written::Delete(_) => "DELETE",
+            other => panic!("RETURNING rows from {other:?}"),
+        });
+    }
+    response
 }
 
 /// The CommandComplete tag of a write.

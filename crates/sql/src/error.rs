@@ -50,6 +50,11 @@ pub enum ErrorKind {
     UniqueViolation,
     /// A write-write conflict with a concurrent transaction (SQLSTATE 40001).
     SerializationFailure,
+    /// A value given for a `GENERATED ALWAYS AS IDENTITY` column
+    /// (SQLSTATE 428C9).
+    GeneratedAlways,
+    /// A sequence past its type's largest value (SQLSTATE 2200H).
+    SequenceLimit,
     /// The store refused for another reason (a full catalog, …; XX000).
     Store,
 }

@@ -4,6 +4,8 @@
 //! does not fit is an error (22P04) naming its line and column, and nothing
 //! is inserted.
 
+use std::sync::Arc;
+
 use maestro_txn::Transaction;
 use sqlparser::ast::{
     CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Statement,
@@ -11,7 +13,8 @@ use sqlparser::ast::{
 
 use super::convert::ColumnBuilder;
 use super::ddl::table_name;
-use super::dml::table_of;
+use super::defaults::ColumnDefault;
+use super::dml::{QueryRunner, table_of};
 use super::spec::ColumnType;
 use super::{Store, View};
 use crate::bind::scope::normalize;
@@ -136,15 +139,18 @@ fn bad(table: &str, line: u64, what: String) -> SqlError {
 }
 
 impl Store {
-    /// Appends the rows of `data` to `copy.table`; the rows copied.
+    /// Appends the rows of `data` to `copy.table`; the rows copied. The
+    /// columns COPY does not name get their defaults (`run` evaluates
+    /// default expressions).
     pub fn copy_in(
         &self,
         txn: &mut Transaction,
         view: &View,
         copy: &CopyFrom,
         data: &[u8],
+        run: QueryRunner,
     ) -> Result<u64> {
-        let (_, entry) = view.entry(&copy.table)?;
+        let (row, entry) = view.entry(&copy.table)?;
         let order: Vec<usize> = if copy.columns.is_empty() {
             (0..entry.columns.len()).collect()
         } else {
@@ -167,14 +173,16 @@ impl Store {
                         })
                 })
                 .collect::<Result<_>>()?;
-            if let Some(m) =
-                (0..entry.columns.len()).find(|&i| !order.contains(&i) && !entry.nullable(i))
-            {
+            if let Some(m) = (0..entry.columns.len()).find(|&i| {
+                !order.contains(&i)
+                    && !entry.nullable(i)
+                    && *entry.defaults.of(i) == ColumnDefault::Null
+            }) {
                 return Err(SqlError::new(
                     ErrorKind::NotNullViolation,
                     format!(
                         "null value in column \"{}\" of relation \"{}\" violates not-null \
-                         constraint (a NOT NULL column COPY does not name)",
+                         constraint (a NOT NULL column without a default COPY does not name)",
                         entry.columns[m].name, copy.table
                     ),
                 ));
@@ -182,9 +190,6 @@ impl Store {
             order
         };
         let mut builders: Vec<ColumnBuilder> = entry.builders();
-        let unnamed: Vec<usize> = (0..entry.columns.len())
-            .filter(|i| !order.contains(i))
-            .collect();
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(false)
             .flexible(true)
@@ -219,11 +224,6 @@ impl Store {
                     "extra data after last expected column".to_string()
                 };
                 return Err(bad(&copy.table, line, what));
-            }
-            for &u in &unnamed {
-                builders[u]
-                    .push_null()
-                    .expect("a column COPY does not name is nullable");
             }
             for (field, &c) in record.iter().zip(&order) {
                 // A NULL: the text format's `\N`; in CSV an empty field of
@@ -262,13 +262,34 @@ impl Store {
             }
             rows += 1;
         }
+        // The columns COPY does not name, filled once the rows are counted
+        // (each column has a builder of its own).
+        let named: Vec<bool> = (0..entry.columns.len())
+            .map(|i| order.contains(&i))
+            .collect();
+        let mut drawn = Vec::new();
+        let fills = self.fills(txn, view, row, entry, &named, rows, run, &mut drawn)?;
+        for (i, mut fill) in fills.into_iter().enumerate() {
+            if named[i] {
+                continue;
+            }
+            for _ in 0..rows {
+                fill.push(&mut builders[i])?;
+            }
+        }
         let add = table_of(entry, builders)?;
-        self.replace(txn, view, &copy.table, Vec::new(), add)?;
+        self.replace_drawing(txn, view, &copy.table, Vec::new(), Arc::new(add), drawn)?;
         Ok(rows)
     }
 
     /// [`Store::copy_in`] of a file on the server.
-    pub fn copy_file(&self, txn: &mut Transaction, view: &View, copy: &CopyFrom) -> Result<u64> {
+    pub fn copy_file(
+        &self,
+        txn: &mut Transaction,
+        view: &View,
+        copy: &CopyFrom,
+        run: QueryRunner,
+    ) -> Result<u64> {
         let path = copy.file.as_deref().unwrap_or_default();
         let data = std::fs::read(path).map_err(|e| {
             SqlError::new(
@@ -276,6 +297,6 @@ impl Store {
                 format!("could not open file \"{path}\" for reading: {e}"),
             )
         })?;
-        self.copy_in(txn, view, copy, &data)
+        self.copy_in(txn, view, copy, &data, run)
     }
 }

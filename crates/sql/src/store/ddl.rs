@@ -8,10 +8,12 @@ use maestro_storage::column::{Column, Table};
 use maestro_txn::Transaction;
 use sqlparser::ast::{ColumnOption, CreateTable, ObjectName};
 
-use maestro_tpch::queries::ColumnType as ResultType;
+use maestro_tpch::queries::{ColumnType as ResultType, Value};
 
 use super::convert::ColumnBuilder;
+use super::defaults::{ColumnDefault, Defaults, column_default};
 use super::dml::{QueryRunner, query, query_statement};
+use super::generated;
 use super::index::{IndexDecl, free_name};
 use super::keys::{Key, KeyKind, declared_keys};
 use super::nulls::mask_name;
@@ -39,6 +41,15 @@ fn empty_table(name: &str, columns: &[ColumnSpec], nullable: &[bool]) -> Result<
     .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))
 }
 
+/// What CREATE TABLE (or CTAS) puts in the catalog.
+struct NewTable<'k> {
+    name: String,
+    columns: Vec<ColumnSpec>,
+    keys: &'k [Key],
+    defaults: Defaults,
+    data: Table,
+}
+
 /// A table's name as the catalog keys it (unqualified, or `public.`).
 pub(crate) fn table_name(name: &ObjectName) -> Result<String> {
     let parts: Vec<String> = name
@@ -60,14 +71,21 @@ pub(crate) fn table_name(name: &ObjectName) -> Result<String> {
 }
 
 impl Store {
-    /// `CREATE TABLE name (col type, …)`.
-    pub(crate) fn create_table(&self, txn: &mut Transaction, create: &CreateTable) -> Result<()> {
+    /// `CREATE TABLE name (col type [DEFAULT e | GENERATED … AS IDENTITY], …)`;
+    /// `run` evaluates each default expression once, to check it.
+    pub(crate) fn create_table(
+        &self,
+        txn: &mut Transaction,
+        create: &CreateTable,
+        run: QueryRunner,
+    ) -> Result<()> {
         if create.temporary {
             return Err(SqlError::unsupported("temporary tables"));
         }
         let name = table_name(&create.name)?;
         let mut columns: Vec<ColumnSpec> = Vec::new();
         let mut nullable: Vec<bool> = Vec::new();
+        let mut defaults: Vec<ColumnDefault> = Vec::new();
         for c in &create.columns {
             let col = normalize(&c.name);
             if col.contains('\0') {
@@ -90,6 +108,12 @@ impl Store {
                     ColumnOption::Null => said_null = true,
                     // Read by `keys::declared_keys` below.
                     ColumnOption::Unique(_) => {}
+                    // Read by `defaults::column_default` below.
+                    ColumnOption::Default(_)
+                    | ColumnOption::Generated {
+                        generation_expr: None,
+                        ..
+                    } => {}
                     other => {
                         return Err(SqlError::unsupported(format!(
                             "column option {other} on \"{col}\""
@@ -103,11 +127,20 @@ impl Store {
                     format!("conflicting NULL/NOT NULL declarations for column \"{col}\""),
                 ));
             }
-            columns.push(ColumnSpec {
-                name: col,
-                ty: ColumnType::of_ast(&c.data_type)?,
-            });
+            let (ty, default) = column_default(c, &col)?;
+            // A serial or identity column is NOT NULL, as in PostgreSQL.
+            if matches!(default, ColumnDefault::Sequence { .. }) {
+                if said_null {
+                    return Err(SqlError::new(
+                        ErrorKind::Invalid,
+                        format!("conflicting NULL/NOT NULL declarations for column \"{col}\""),
+                    ));
+                }
+                null_ok = false;
+            }
+            columns.push(ColumnSpec { name: col, ty });
             nullable.push(null_ok);
+            defaults.push(default);
         }
         let keys = declared_keys(create, &columns)?;
         // A table-level PRIMARY KEY's columns are NOT NULL too.
@@ -118,9 +151,58 @@ impl Store {
                 }
             }
         }
+        let defaults = Defaults::new(defaults)?;
+        self.check_defaults(txn, &name, &columns, &nullable, &defaults, run)?;
         let data = empty_table(&name, &columns, &nullable)?;
-        self.create_entry(txn, name, columns, &keys, data, create.if_not_exists)
+        let created = NewTable {
+            name,
+            columns,
+            keys: &keys,
+            defaults,
+            data,
+        };
+        self.create_entry(txn, created, create.if_not_exists)
             .map(|_| ())
+    }
+
+    /// Evaluates each default expression once into its column: one that
+    /// reads a column or a parameter, or whose value the column cannot hold,
+    /// fails here rather than at the first INSERT (as in PostgreSQL).
+    fn check_defaults(
+        &self,
+        txn: &mut Transaction,
+        table: &str,
+        columns: &[ColumnSpec],
+        nullable: &[bool],
+        defaults: &Defaults,
+        run: QueryRunner,
+    ) -> Result<()> {
+        let view = self.view(txn);
+        for (i, c) in columns.iter().enumerate() {
+            let Some(e) = defaults.expr(i) else {
+                continue;
+            };
+            let select = generated::select(vec![generated::typed(e, c)], None, None);
+            let in_default = |mut err: SqlError| {
+                err.message = format!("DEFAULT of column \"{}\": {}", c.name, err.message);
+                err
+            };
+            let value = query(&view, &select, &[], run)
+                .map_err(in_default)?
+                .rows
+                .pop()
+                .and_then(|mut r| r.pop())
+                .ok_or_else(|| SqlError::invalid("a DEFAULT expression without a value"))?;
+            // A NULL default of a NOT NULL column fails at the INSERT that
+            // uses it, as in PostgreSQL.
+            if value != Value::Null {
+                ColumnBuilder::new(table, c)
+                    .with_nulls(nullable[i])
+                    .push(&value)
+                    .map_err(in_default)?;
+            }
+        }
+        Ok(())
     }
 
     /// `CREATE TABLE name AS SELECT …`: the query's columns and rows (its
@@ -197,7 +279,14 @@ impl Store {
         let data = Table::new(name.clone(), stored)
             .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?;
         let rows = result.rows.len() as u64;
-        let created = self.create_entry(txn, name, columns, &[], data, create.if_not_exists)?;
+        let new = NewTable {
+            name,
+            columns,
+            keys: &[],
+            defaults: Defaults::default(),
+            data,
+        };
+        let created = self.create_entry(txn, new, create.if_not_exists)?;
         Ok(if created { rows } else { 0 })
     }
 
@@ -207,12 +296,16 @@ impl Store {
     fn create_entry(
         &self,
         txn: &mut Transaction,
-        name: String,
-        columns: Vec<ColumnSpec>,
-        keys: &[Key],
-        data: Table,
+        new: NewTable,
         if_not_exists: bool,
     ) -> Result<bool> {
+        let NewTable {
+            name,
+            columns,
+            keys,
+            defaults,
+            data,
+        } = new;
         if columns.is_empty() {
             return Err(SqlError::unsupported("a table without columns"));
         }
@@ -239,6 +332,8 @@ impl Store {
             unique_columns: singles.iter().map(|k| k.columns[0].clone()).collect(),
             keys: composite.iter().map(|k| k.columns.clone()).collect(),
             indexes,
+            defaults: Arc::new(defaults),
+            drawn: Vec::new(),
             seq: 0,
             data: Arc::clone(&data),
             null_masks: OnceLock::new(),

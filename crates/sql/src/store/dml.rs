@@ -10,18 +10,22 @@
 //! the operators may return the rows in any order. The SELECTs are built as
 //! parsed statements from the write's own expressions (`generated.rs`).
 
+use std::sync::{Arc, LazyLock};
+
 use maestro_storage::column::{Column, DataType, Delta, DictColumn, Table};
 use maestro_tpch::queries::{QueryResult, Value};
 use maestro_txn::Transaction;
 use sqlparser::ast::{
-    AssignmentTarget, Delete, Expr, FromTable, Insert, ObjectName, Query, SetExpr, Statement,
-    TableFactor, TableObject, TableWithJoins, Update,
+    AssignmentTarget, Delete, Expr, FromTable, Insert, InsertOverriding, ObjectName, Query,
+    SetExpr, Statement, TableFactor, TableObject, TableWithJoins, Update,
 };
 
 use super::convert::ColumnBuilder;
 use super::ddl::table_name;
+use super::defaults::{ColumnDefault, Fill};
 use super::generated::{self, column, select};
 use super::nulls::mask_name;
+use super::returning::{self, Returned};
 use super::{Entry, Store, View};
 use crate::bind::scope::normalize;
 use crate::catalog::{Catalog, ColumnDef, TableDef};
@@ -52,6 +56,14 @@ pub enum Written {
     Copy(u64),
 }
 
+/// What a write did, and the rows its RETURNING list gave (`None`
+/// without one).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Executed {
+    pub written: Written,
+    pub returned: Option<Returned>,
+}
+
 /// Plans a generated SELECT (`generated.rs`) and runs it; its errors lose
 /// their positions (they would point into the generated statement, not the
 /// client's text).
@@ -67,6 +79,22 @@ pub(crate) fn query(
     };
     let (plan, _) = crate::plan_parsed(catalog, stmt, params).map_err(strip)?;
     run(catalog, &plan).map_err(strip)
+}
+
+/// [`query`] with its result columns' SQL types (a RETURNING list's).
+pub(super) fn query_described(
+    catalog: &dyn Catalog,
+    stmt: &Statement,
+    params: &[ParamValue],
+    run: QueryRunner,
+) -> Result<(Vec<(String, SqlType)>, QueryResult)> {
+    let strip = |mut e: SqlError| {
+        e.position = None;
+        e
+    };
+    let (plan, _) = crate::plan_parsed(catalog, stmt, params).map_err(strip)?;
+    let columns = crate::lower::result_columns(&plan);
+    Ok((columns, run(catalog, &plan).map_err(strip)?))
 }
 
 /// A query of the client's written into a write (`INSERT … SELECT`,
@@ -126,19 +154,28 @@ impl Catalog for WithRowIds<'_> {
 }
 
 /// The rows to append, as a table of `entry`'s schema: `rows[i][j]` goes to
-/// column `targets[j]` (no column twice); the columns not among `targets`
-/// are NULL (23502 for a NOT NULL one).
-fn appended(entry: &Entry, targets: &[usize], rows: &[&[Value]]) -> Result<Table> {
+/// column `targets[j]` (no column twice); a column not among `targets`
+/// gets its [`Fill`] (NULL without one: 23502 for a NOT NULL column).
+fn appended<R: AsRef<[Value]>>(
+    entry: &Entry,
+    targets: &[usize],
+    rows: &[R],
+    fills: &mut [Fill],
+) -> Result<Table> {
     let mut builders = entry.builders();
-    let untargeted: Vec<usize> = (0..entry.columns.len())
-        .filter(|i| !targets.contains(i))
-        .collect();
     for row in rows {
-        for (&t, v) in targets.iter().zip(row.iter()) {
+        for (&t, v) in targets.iter().zip(row.as_ref()) {
             builders[t].push(v)?;
         }
-        for &u in &untargeted {
-            builders[u].push_null()?;
+    }
+    for (i, b) in builders.iter_mut().enumerate() {
+        if targets.contains(&i) {
+            continue;
+        }
+        let mut null = Fill::Null;
+        let fill = fills.get_mut(i).unwrap_or(&mut null);
+        for _ in 0..rows.len() {
+            fill.push(b)?;
         }
     }
     table_of(entry, builders)
@@ -218,7 +255,7 @@ fn sorted_once(mut hit: Vec<u32>) -> Result<Vec<u32>> {
     Ok(hit)
 }
 
-fn row_position(v: &Value) -> Result<u32> {
+pub(super) fn row_position(v: &Value) -> Result<u32> {
     match v {
         Value::Int(i) => u32::try_from(*i)
             .map_err(|_| SqlError::new(ErrorKind::Store, "row position out of range")),
@@ -288,95 +325,187 @@ fn values_select<'a>(
     select(items, None, None)
 }
 
-/// Column `i`'s assigned expression per column of `entry`, or an error for
-/// a tuple target or a column assigned twice.
-fn assigned<'u>(entry: &Entry, upd: &'u Update) -> Result<Vec<Option<&'u Expr>>> {
+/// The NULL an UPDATE's `SET c = DEFAULT` assigns to a column without a
+/// default, and to a sequence column until its values are drawn.
+static NULL_EXPR: LazyLock<Expr> = LazyLock::new(|| Expr::value(sqlparser::ast::Value::Null));
+
+/// What an UPDATE assigns.
+struct Assigned<'a> {
+    /// Per column of the table, its new value's expression (`None`: kept).
+    values: Vec<Option<&'a Expr>>,
+    /// Columns set to DEFAULT that draw from their sequence (their value
+    /// in `values` is a NULL standing in).
+    from_sequence: Vec<usize>,
+}
+
+/// Column `i`'s assigned expression per column of `entry` (`DEFAULT`: its
+/// default's), or an error for a tuple target, a column assigned twice or
+/// a `GENERATED ALWAYS` identity column set to anything but DEFAULT
+/// (428C9).
+fn assigned<'a>(entry: &'a Entry, upd: &'a Update) -> Result<Assigned<'a>> {
     let mut values: Vec<Option<&Expr>> = vec![None; entry.columns.len()];
+    let mut from_sequence = Vec::new();
     for a in &upd.assignments {
         let AssignmentTarget::ColumnName(col) = &a.target else {
             return Err(SqlError::unsupported("UPDATE of a tuple of columns"));
         };
         let i = column_index(entry, col)?;
-        if values[i].replace(&a.value).is_some() {
+        let value = if is_default_keyword(&a.value) {
+            match entry.defaults.of(i) {
+                ColumnDefault::Null => &*NULL_EXPR,
+                ColumnDefault::Expr(_) => entry.defaults.expr(i).expect("parsed with the table"),
+                ColumnDefault::Sequence { .. } => {
+                    from_sequence.push(i);
+                    &*NULL_EXPR
+                }
+            }
+        } else {
+            if let ColumnDefault::Sequence { always: true } = entry.defaults.of(i) {
+                return Err(SqlError::new(
+                    ErrorKind::GeneratedAlways,
+                    format!(
+                        "column \"{}\" can only be updated to DEFAULT: it is an identity column \
+                         defined as GENERATED ALWAYS",
+                        entry.columns[i].name
+                    ),
+                ));
+            }
+            &a.value
+        };
+        if values[i].replace(value).is_some() {
             return Err(SqlError::invalid(format!(
                 "multiple assignments to same column \"{}\"",
                 entry.columns[i].name
             )));
         }
     }
-    Ok(values)
+    Ok(Assigned {
+        values,
+        from_sequence,
+    })
 }
 
 impl Store {
     /// The parameter types of a write (`declared`: those the client gave),
     /// from the queries it would run: a parameter assigned to a column has
-    /// the column's type, one in WHERE its context's.
+    /// the column's type, one in WHERE its context's; and the columns its
+    /// RETURNING list gives (none without one).
     pub fn describe_write(
         &self,
         view: &View,
         stmt: &sqlparser::ast::Statement,
         declared: &[Option<crate::types::SqlType>],
-    ) -> Result<Vec<crate::types::SqlType>> {
+    ) -> Result<crate::Description> {
         use sqlparser::ast::Statement as S;
+        let strip = |mut e: SqlError| {
+            e.position = None;
+            e
+        };
         let describe = |catalog: &dyn Catalog, stmt: &Statement| {
             crate::describe_parsed(catalog, stmt, declared)
                 .map(|d| d.param_types)
-                .map_err(|mut e| {
-                    e.position = None;
-                    e
-                })
+                .map_err(strip)
+        };
+        let none = || crate::Description {
+            columns: Vec::new(),
+            param_types: Vec::new(),
+            explain: false,
+        };
+        // The written statement's parameters and its RETURNING list's
+        // columns (and any parameters only RETURNING uses).
+        let with_returning = |param_types: Vec<SqlType>,
+                              entry: &Entry,
+                              alias: Option<&str>,
+                              items: Option<&Vec<sqlparser::ast::SelectItem>>|
+         -> Result<crate::Description> {
+            let mut d = crate::Description {
+                columns: Vec::new(),
+                param_types,
+                explain: false,
+            };
+            if let Some(items) = items {
+                let r = returning::describe_returning(view, entry, alias, items, declared)
+                    .map_err(strip)?;
+                d.columns = r.columns;
+                if r.param_types.len() > d.param_types.len() {
+                    let known = d.param_types.len();
+                    d.param_types.extend_from_slice(&r.param_types[known..]);
+                }
+            }
+            Ok(d)
         };
         match stmt {
             S::Insert(ins) => {
-                let Some(source) = ins.source.as_deref() else {
-                    return Ok(Vec::new());
-                };
                 let TableObject::TableName(name) = &ins.table else {
-                    return Ok(Vec::new());
+                    return Ok(none());
                 };
                 let (_, entry) = view.entry(&table_name(name)?)?;
-                let targets: Vec<usize> = if ins.columns.is_empty() {
-                    (0..entry.columns.len()).collect()
-                } else {
-                    ins.columns
-                        .iter()
-                        .map(|c| column_index(entry, c))
-                        .collect::<Result<_>>()?
-                };
-                match source.body.as_ref() {
-                    SetExpr::Values(values) => {
-                        if values.rows.iter().all(|r| r.is_empty()) {
-                            return Ok(Vec::new());
+                let alias = ins.table_alias.as_ref().map(|a| normalize(&a.alias));
+                let params = match ins.source.as_deref() {
+                    None => Vec::new(),
+                    Some(source) => {
+                        let targets: Vec<usize> = if ins.columns.is_empty() {
+                            (0..entry.columns.len()).collect()
+                        } else {
+                            ins.columns
+                                .iter()
+                                .map(|c| column_index(entry, c))
+                                .collect::<Result<_>>()?
+                        };
+                        match source.body.as_ref() {
+                            SetExpr::Values(values) => {
+                                let items: Vec<Expr> = values
+                                    .rows
+                                    .iter()
+                                    .flat_map(|row| row.iter().zip(&targets))
+                                    .filter(|(e, _)| !is_default_keyword(e))
+                                    .map(|(e, &t)| generated::typed(e, &entry.columns[t]))
+                                    .collect();
+                                if items.is_empty() {
+                                    Vec::new()
+                                } else {
+                                    describe(view, &select(items, None, None))?
+                                }
+                            }
+                            _ => describe(view, &query_statement(source))?,
                         }
-                        let rows = values.rows.iter().map(|r| r.as_slice());
-                        describe(view, &values_select(entry, &targets, rows))
                     }
-                    _ => describe(view, &query_statement(source)),
-                }
+                };
+                with_returning(params, entry, alias.as_deref(), ins.returning.as_ref())
             }
             S::Update(upd) => {
                 let (name, alias) = target(&upd.table)?;
                 let (_, entry) = view.entry(&name)?;
-                let values = assigned(entry, upd)?;
-                let select = update_select(entry, &name, &alias, &values, upd.selection.as_ref());
-                describe(&WithRowIds { view, entry }, &select)
+                let assigned = assigned(entry, upd)?;
+                let select = update_select(
+                    entry,
+                    &name,
+                    &alias,
+                    &assigned.values,
+                    upd.selection.as_ref(),
+                );
+                let params = describe(&WithRowIds { view, entry }, &select)?;
+                with_returning(params, entry, alias.as_deref(), upd.returning.as_ref())
             }
             S::Delete(del) => {
                 let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) =
                     &del.from;
                 let [t] = from.as_slice() else {
-                    return Ok(Vec::new());
+                    return Ok(none());
                 };
                 let (name, alias) = target(t)?;
                 let (_, entry) = view.entry(&name)?;
                 let select = delete_select(&name, &alias, del.selection.as_ref());
-                describe(&WithRowIds { view, entry }, &select)
+                let params = describe(&WithRowIds { view, entry }, &select)?;
+                with_returning(params, entry, alias.as_deref(), del.returning.as_ref())
             }
-            _ => Ok(Vec::new()),
+            _ => Ok(none()),
         }
     }
 
-    /// `INSERT INTO t [(cols)] VALUES … | SELECT …`; the rows inserted.
+    /// `INSERT INTO t [AS a] [(cols)] [OVERRIDING … VALUE] VALUES … | SELECT
+    /// … | DEFAULT VALUES [RETURNING …]`; the rows inserted, and what
+    /// RETURNING gave.
     pub(crate) fn insert(
         &self,
         txn: &mut Transaction,
@@ -384,18 +513,20 @@ impl Store {
         ins: &Insert,
         params: &[ParamValue],
         run: QueryRunner,
-    ) -> Result<u64> {
-        if ins.returning.is_some() || ins.on.is_some() || ins.source.is_none() {
-            return Err(SqlError::unsupported(
-                "INSERT with RETURNING, ON CONFLICT or without VALUES/SELECT",
-            ));
+    ) -> Result<(u64, Option<Returned>)> {
+        if ins.on.is_some() {
+            return Err(SqlError::unsupported("INSERT … ON CONFLICT"));
         }
         let TableObject::TableName(name) = &ins.table else {
             return Err(SqlError::unsupported("INSERT into a table function"));
         };
         let name = table_name(name)?;
-        let (_, entry) = view.entry(&name)?;
-        let targets: Vec<usize> = if ins.columns.is_empty() {
+        let alias = ins.table_alias.as_ref().map(|a| normalize(&a.alias));
+        let (row, entry) = view.entry(&name)?;
+        let targets: Vec<usize> = if ins.source.is_none() {
+            // DEFAULT VALUES
+            Vec::new()
+        } else if ins.columns.is_empty() {
             (0..entry.columns.len()).collect()
         } else {
             ins.columns
@@ -403,9 +534,9 @@ impl Store {
                 .map(|c| column_index(entry, c))
                 .collect::<Result<_>>()?
         };
-        let mut seen = vec![false; entry.columns.len()];
+        let mut named = vec![false; entry.columns.len()];
         for &t in &targets {
-            if std::mem::replace(&mut seen[t], true) {
+            if std::mem::replace(&mut named[t], true) {
                 return Err(SqlError::new(
                     ErrorKind::DuplicateColumn,
                     format!(
@@ -415,57 +546,161 @@ impl Store {
                 ));
             }
         }
-        // No defaults: an unnamed column is NULL.
-        if let Some(missing) = (0..seen.len()).find(|&i| !seen[i] && !entry.nullable(i)) {
+        if let Some(missing) = (0..named.len()).find(|&i| {
+            !named[i] && !entry.nullable(i) && *entry.defaults.of(i) == ColumnDefault::Null
+        }) {
             return Err(SqlError::new(
                 ErrorKind::NotNullViolation,
                 format!(
                     "null value in column \"{}\" of relation \"{name}\" violates not-null \
-                     constraint (columns have no defaults)",
+                     constraint (the column has no default)",
                     entry.columns[missing].name
                 ),
             ));
         }
-        let source: &Query = ins.source.as_deref().expect("checked above");
-        let results: Vec<QueryResult> = match source.body.as_ref() {
+        let InsertRows {
+            mut rows,
+            mut defaulted,
+        } = self.insert_rows(view, entry, &targets, ins, params, run)?;
+        for (j, &t) in targets.iter().enumerate() {
+            let ColumnDefault::Sequence { always } = *entry.defaults.of(t) else {
+                continue;
+            };
+            match ins.overriding {
+                Some(InsertOverriding::User) => defaulted[j] = (0..rows.len()).collect(),
+                Some(InsertOverriding::System) => {}
+                None if always && defaulted[j].len() != rows.len() => {
+                    return Err(SqlError::new(
+                        ErrorKind::GeneratedAlways,
+                        format!(
+                            "cannot insert a non-DEFAULT value into column \"{}\": it is an \
+                             identity column defined as GENERATED ALWAYS (use OVERRIDING SYSTEM \
+                             VALUE to override)",
+                            entry.columns[t].name
+                        ),
+                    ));
+                }
+                None => {}
+            }
+        }
+        let mut drawn = Vec::new();
+        for (j, at) in defaulted.iter().enumerate() {
+            if at.is_empty() {
+                continue;
+            }
+            let t = targets[j];
+            match entry.defaults.of(t) {
+                ColumnDefault::Null => {}
+                ColumnDefault::Expr(_) => {
+                    let v = self.default_value(view, entry, t, run)?;
+                    for &r in at {
+                        rows[r][j] = v.clone();
+                    }
+                }
+                ColumnDefault::Sequence { .. } => {
+                    let first = self.draw(txn, row, entry, t, at.len() as u64, &mut drawn)?;
+                    for (k, &r) in at.iter().enumerate() {
+                        rows[r][j] = Value::Int(first + k as i64);
+                    }
+                }
+            }
+        }
+        let n = rows.len() as u64;
+        let mut fills = self.fills(txn, view, row, entry, &named, n, run, &mut drawn)?;
+        let add = Arc::new(appended(entry, &targets, &rows, &mut fills)?);
+        let returned = match &ins.returning {
+            Some(items) => Some(returning::returned_rows(
+                view,
+                entry,
+                alias.as_deref(),
+                Arc::clone(&add),
+                items,
+                params,
+                run,
+            )?),
+            None => None,
+        };
+        self.replace_drawing(txn, view, &name, Vec::new(), add, drawn)?;
+        Ok((n, returned))
+    }
+
+    /// An INSERT's rows, each value in `targets`' order, and per target
+    /// position the rows (ascending) whose value is the `DEFAULT` keyword
+    /// (a NULL stands there until the caller puts the default in).
+    fn insert_rows(
+        &self,
+        view: &View,
+        entry: &Entry,
+        targets: &[usize],
+        ins: &Insert,
+        params: &[ParamValue],
+        run: QueryRunner,
+    ) -> Result<InsertRows> {
+        let mut defaulted: Vec<Vec<usize>> = vec![Vec::new(); targets.len()];
+        let Some(source) = ins.source.as_deref() else {
+            // DEFAULT VALUES: one row, every column its default.
+            return Ok(InsertRows {
+                rows: vec![Vec::new()],
+                defaulted,
+            });
+        };
+        let mut rows: Vec<Vec<Value>> = Vec::new();
+        match source.body.as_ref() {
             SetExpr::Values(values)
                 if source.order_by.is_none() && source.limit_clause.is_none() =>
             {
                 // Rows of plain literals (the bulk of INSERTs) skip the
                 // planner; the others run as `SELECT e1, e2, …`.
-                let mut all = QueryResult::new(&[]);
-                for row in &values.rows {
-                    if row.len() != targets.len() {
-                        return Err(width_error(row.len(), targets.len()));
+                for (r, exprs) in values.rows.iter().enumerate() {
+                    if exprs.len() != targets.len() {
+                        return Err(width_error(exprs.len(), targets.len()));
                     }
-                    match row.iter().map(literal_value).collect::<Option<Vec<_>>>() {
-                        Some(values) => all.rows.push(values),
-                        None => {
-                            let select = values_select(entry, &targets, [row.as_slice()]);
-                            all.rows.extend(query(view, &select, params, run)?.rows);
+                    let mut row = Vec::with_capacity(exprs.len());
+                    let mut computed: Vec<usize> = Vec::new();
+                    for (j, e) in exprs.iter().enumerate() {
+                        if is_default_keyword(e) {
+                            defaulted[j].push(r);
+                            row.push(Value::Null);
+                        } else if let Some(v) = literal_value(e) {
+                            row.push(v);
+                        } else {
+                            computed.push(j);
+                            row.push(Value::Null);
                         }
                     }
+                    if !computed.is_empty() {
+                        let columns: Vec<usize> = computed.iter().map(|&j| targets[j]).collect();
+                        let select = if computed.len() == exprs.len() {
+                            values_select(entry, &columns, [exprs.as_slice()])
+                        } else {
+                            let some: Vec<Expr> =
+                                computed.iter().map(|&j| exprs[j].clone()).collect();
+                            values_select(entry, &columns, [some.as_slice()])
+                        };
+                        let values = query(view, &select, params, run)?
+                            .rows
+                            .pop()
+                            .ok_or_else(|| SqlError::invalid("a VALUES row without values"))?;
+                        for (&j, v) in computed.iter().zip(values) {
+                            row[j] = v;
+                        }
+                    }
+                    rows.push(row);
                 }
-                vec![all]
             }
-            _ => vec![query(view, &query_statement(source), params, run)?],
-        };
-        let mut rows: Vec<&[Value]> = Vec::new();
-        for r in &results {
-            for row in &r.rows {
-                if row.len() != targets.len() {
-                    return Err(width_error(row.len(), targets.len()));
+            _ => {
+                rows = query(view, &query_statement(source), params, run)?.rows;
+                if let Some(r) = rows.iter().find(|r| r.len() != targets.len()) {
+                    return Err(width_error(r.len(), targets.len()));
                 }
-                rows.push(row);
             }
         }
-        let add = appended(entry, &targets, &rows)?;
-        self.replace(txn, view, &name, Vec::new(), add)?;
-        Ok(rows.len() as u64)
+        Ok(InsertRows { rows, defaulted })
     }
 
-    /// `UPDATE t SET c = e, … [WHERE p]`: the untouched rows kept, the
-    /// updated ones appended; the rows updated.
+    /// `UPDATE t SET c = e | DEFAULT, … [WHERE p] [RETURNING …]`: the
+    /// untouched rows kept, the updated ones appended; the rows updated, and
+    /// what RETURNING gave (the rows as updated).
     pub(crate) fn update(
         &self,
         txn: &mut Transaction,
@@ -473,33 +708,58 @@ impl Store {
         upd: &Update,
         params: &[ParamValue],
         run: QueryRunner,
-    ) -> Result<u64> {
-        if upd.from.is_some() || upd.returning.is_some() || upd.limit.is_some() {
-            return Err(SqlError::unsupported(
-                "UPDATE with FROM, RETURNING or LIMIT",
-            ));
+    ) -> Result<(u64, Option<Returned>)> {
+        if upd.from.is_some() || upd.limit.is_some() {
+            return Err(SqlError::unsupported("UPDATE with FROM or LIMIT"));
         }
         let (name, alias) = target(&upd.table)?;
-        let (_, entry) = view.entry(&name)?;
-        let values = assigned(entry, upd)?;
-        let select = update_select(entry, &name, &alias, &values, upd.selection.as_ref());
+        let (row, entry) = view.entry(&name)?;
+        let assigned = assigned(entry, upd)?;
+        let select = update_select(
+            entry,
+            &name,
+            &alias,
+            &assigned.values,
+            upd.selection.as_ref(),
+        );
         let catalog = WithRowIds { view, entry };
-        let result = query(&catalog, &select, params, run)?;
+        let mut result = query(&catalog, &select, params, run)?;
         let hit: Vec<u32> = result
             .rows
             .iter()
             .map(|r| row_position(&r[0]))
             .collect::<Result<_>>()?;
+        let mut drawn = Vec::new();
+        for &c in &assigned.from_sequence {
+            let n = result.rows.len() as u64;
+            let first = self.draw(txn, row, entry, c, n, &mut drawn)?;
+            for (k, r) in result.rows.iter_mut().enumerate() {
+                r[1 + c] = Value::Int(first + k as i64);
+            }
+        }
         let targets: Vec<usize> = (0..entry.columns.len()).collect();
         let rows: Vec<&[Value]> = result.rows.iter().map(|r| &r[1..]).collect();
-        let add = appended(entry, &targets, &rows)?;
+        let add = Arc::new(appended(entry, &targets, &rows, &mut [])?);
+        let returned = match &upd.returning {
+            Some(items) => Some(returning::returned_rows(
+                view,
+                entry,
+                alias.as_deref(),
+                Arc::clone(&add),
+                items,
+                params,
+                run,
+            )?),
+            None => None,
+        };
         let hit = sorted_once(hit)?;
         let n = hit.len() as u64;
-        self.replace(txn, view, &name, hit, add)?;
-        Ok(n)
+        self.replace_drawing(txn, view, &name, hit, add, drawn)?;
+        Ok((n, returned))
     }
 
-    /// `DELETE FROM t [WHERE p]`; the rows deleted.
+    /// `DELETE FROM t [WHERE p] [RETURNING …]`; the rows deleted, and
+    /// what RETURNING gave (the rows as they were).
     pub(crate) fn delete(
         &self,
         txn: &mut Transaction,
@@ -507,15 +767,9 @@ impl Store {
         del: &Delete,
         params: &[ParamValue],
         run: QueryRunner,
-    ) -> Result<u64> {
-        if del.using.is_some()
-            || del.returning.is_some()
-            || del.limit.is_some()
-            || !del.tables.is_empty()
-        {
-            return Err(SqlError::unsupported(
-                "DELETE with USING, RETURNING or LIMIT",
-            ));
+    ) -> Result<(u64, Option<Returned>)> {
+        if del.using.is_some() || del.limit.is_some() || !del.tables.is_empty() {
+            return Err(SqlError::unsupported("DELETE with USING or LIMIT"));
         }
         let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) = &del.from;
         let [t] = from.as_slice() else {
@@ -523,29 +777,53 @@ impl Store {
         };
         let (name, alias) = target(t)?;
         let (_, entry) = view.entry(&name)?;
-        let hit: Vec<u32> = match &del.selection {
-            None => entry.live_ids(),
-            Some(selection) => {
+        let catalog = WithRowIds { view, entry };
+        let (hit, returned) = match (&del.selection, &del.returning) {
+            (None, None) => (entry.live_ids(), None),
+            (selection, Some(items)) => {
+                let items = returning::expanded(items, entry, alias.as_deref())?;
+                let select =
+                    returning::returning_select(&name, alias.as_deref(), items, selection.as_ref());
+                let (hit, returned) = returning::run_returning(&catalog, &select, params, run)?;
+                (hit, Some(returned))
+            }
+            (Some(selection), None) => {
                 let select = delete_select(&name, &alias, Some(selection));
-                let catalog = WithRowIds { view, entry };
-                query(&catalog, &select, params, run)?
+                let hit = query(&catalog, &select, params, run)?
                     .rows
                     .iter()
                     .map(|r| row_position(&r[0]))
-                    .collect::<Result<_>>()?
+                    .collect::<Result<_>>()?;
+                (hit, None)
             }
         };
         let hit = sorted_once(hit)?;
         let n = hit.len() as u64;
         self.replace(txn, view, &name, hit, entry.data.empty_like())?;
-        Ok(n)
+        Ok((n, returned))
     }
+}
+
+/// An INSERT's rows, each value in its target columns' order, and per
+/// target position the rows (ascending) whose value is the `DEFAULT`
+/// keyword (a NULL stands there until the default is put in).
+struct InsertRows {
+    rows: Vec<Vec<Value>>,
+    defaulted: Vec<Vec<usize>>,
+}
+
+/// Whether `e` is the `DEFAULT` keyword standing for a value (VALUES,
+/// UPDATE's SET): sqlparser reads it as an unquoted identifier, which no
+/// column can be there (DEFAULT is reserved; a column of that name is
+/// quoted).
+fn is_default_keyword(e: &Expr) -> bool {
+    matches!(e, Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
 }
 
 /// A literal's value as a query would compute it: a number exactly, a
 /// string as text (cast to the column's type like PostgreSQL's untyped
 /// literals), NULL; `None` for anything else.
-fn literal_value(e: &Expr) -> Option<Value> {
+pub(super) fn literal_value(e: &Expr) -> Option<Value> {
     use sqlparser::ast::{UnaryOperator, Value as Lit};
     let number = |s: &str| {
         let (value, scale) = super::convert::parse_number(s)?;

@@ -37,6 +37,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::codec::{decode_table, encode_table};
+use super::defaults::{ColumnDefault, Defaults};
 use super::index::IndexDecl;
 use super::spec::ColumnSpec;
 use super::{Entry, Store, txn_error};
@@ -111,6 +112,8 @@ struct EntryMetaRef<'a> {
     seq: u64,
     indexes: &'a [IndexDecl],
     keys: &'a [Vec<String>],
+    defaults: &'a [ColumnDefault],
+    drawn: &'a [i64],
 }
 
 /// [`EntryMetaRef`] read back (same field order and encodings).
@@ -121,14 +124,17 @@ struct EntryMeta {
     seq: u64,
     indexes: Vec<IndexDecl>,
     keys: Vec<Vec<String>>,
+    defaults: Vec<ColumnDefault>,
+    drawn: Vec<i64>,
 }
 
 impl<'de> Deserialize<'de> for EntryMeta {
-    /// By hand for two fields: `indexes` came later, with CREATE INDEX,
-    /// and `keys` after it, with CREATE TABLE's composite keys; a row
-    /// logged before either ends after `seq` or after `indexes` — the read
-    /// of a missing field then fails at the row's end, and the row declares
-    /// no index or no composite key. (Any other failure there would be a
+    /// By hand for the fields that came later: `indexes` with CREATE
+    /// INDEX, `keys` with CREATE TABLE's composite keys, `defaults` and
+    /// `drawn` with column defaults; a row logged before them ends after
+    /// `seq` (or a later one of them) — the read of a missing field then
+    /// fails at the row's end, and the row declares no index, no composite
+    /// key, no default. (Any other failure there would be a
     /// damaged row, which the log's and the checkpoint's checksums reject
     /// before a row is decoded.)
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<EntryMeta, D::Error> {
@@ -147,6 +153,8 @@ impl<'de> Deserialize<'de> for EntryMeta {
                     seq: s.next_element()?.ok_or_else(|| short(3))?,
                     indexes: s.next_element().ok().flatten().unwrap_or_default(),
                     keys: s.next_element().ok().flatten().unwrap_or_default(),
+                    defaults: s.next_element().ok().flatten().unwrap_or_default(),
+                    drawn: s.next_element().ok().flatten().unwrap_or_default(),
                 })
             }
         }
@@ -157,6 +165,8 @@ impl<'de> Deserialize<'de> for EntryMeta {
             "seq",
             "indexes",
             "keys",
+            "defaults",
+            "drawn",
         ];
         d.deserialize_struct("EntryMeta", FIELDS, Fields)
     }
@@ -171,6 +181,8 @@ impl Serialize for Entry {
             seq: self.seq,
             indexes: &self.indexes,
             keys: &self.keys,
+            defaults: self.defaults.declared(),
+            drawn: &self.drawn,
         }
         .serialize(s)
     }
@@ -188,12 +200,16 @@ impl<'de> Deserialize<'de> for Entry {
                 .map(|c| (c.name.clone(), c.ty.empty_column())),
         )
         .map_err(|e| de::Error::custom(format!("table {}: {e}", m.name)))?;
+        let defaults = Defaults::new(m.defaults)
+            .map_err(|e| de::Error::custom(format!("table {}: {e}", m.name)))?;
         Ok(Entry {
             name: m.name,
             columns: m.columns,
             unique_columns: m.unique_columns,
             keys: m.keys,
             indexes: m.indexes,
+            defaults: Arc::new(defaults),
+            drawn: m.drawn,
             seq: m.seq,
             data: Arc::new(data),
             null_masks: OnceLock::new(),
@@ -331,6 +347,7 @@ impl Store {
             track_changes,
             merge_wanted: Default::default(),
             pending: Default::default(),
+            sequences: Default::default(),
         })
     }
 
@@ -437,6 +454,8 @@ impl Store {
                 unique_columns: entry.unique_columns.clone(),
                 keys: entry.keys.clone(),
                 indexes: entry.indexes.clone(),
+                defaults: Arc::clone(&entry.defaults),
+                drawn: entry.drawn.clone(),
                 seq,
                 data,
                 null_masks: OnceLock::new(),

@@ -29,11 +29,21 @@ pub(crate) fn select(
     from: Option<(&str, Option<&str>)>,
     selection: Option<&Expr>,
 ) -> Statement {
+    let items = items.into_iter().map(SelectItem::UnnamedExpr).collect();
+    select_items(items, from, selection)
+}
+
+/// [`select`] of items that may carry aliases (a RETURNING list).
+pub(crate) fn select_items(
+    items: Vec<SelectItem>,
+    from: Option<(&str, Option<&str>)>,
+    selection: Option<&Expr>,
+) -> Statement {
     let mut q = TEMPLATE.clone();
     let SetExpr::Select(s) = q.body.as_mut() else {
         panic!("the template is a SELECT, not {}", q.body)
     };
-    s.projection = items.into_iter().map(SelectItem::UnnamedExpr).collect();
+    s.projection = items;
     match from {
         None => s.from.clear(),
         Some((name, alias)) => {

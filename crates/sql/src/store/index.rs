@@ -55,6 +55,8 @@ impl Entry {
             unique_columns: self.unique_columns.clone(),
             keys: self.keys.clone(),
             indexes,
+            defaults: Arc::clone(&self.defaults),
+            drawn: self.drawn.clone(),
             seq: self.seq,
             data: Arc::clone(&self.data),
             delta: self.delta.clone(),

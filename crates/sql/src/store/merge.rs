@@ -177,6 +177,8 @@ impl Entry {
             unique_columns: self.unique_columns.clone(),
             keys: self.keys.clone(),
             indexes: self.indexes.clone(),
+            defaults: Arc::clone(&self.defaults),
+            drawn: self.drawn.clone(),
             seq: self.seq + 1,
             data,
             null_masks: OnceLock::new(),

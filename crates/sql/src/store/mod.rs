@@ -31,6 +31,7 @@ mod codec;
 mod convert;
 mod copy;
 mod ddl;
+mod defaults;
 mod dml;
 mod durable;
 mod generated;
@@ -41,6 +42,7 @@ mod nulls;
 mod pending;
 mod rebase;
 mod refresh;
+mod returning;
 mod spec;
 mod unique;
 
@@ -57,12 +59,14 @@ use crate::error::{ErrorKind, Result, SqlError};
 use crate::params::ParamValue;
 
 pub use copy::{CopyFormat, CopyFrom, copy_from};
-pub use dml::{QueryRunner, Written};
+pub use defaults::{ColumnDefault, Defaults};
+pub use dml::{Executed, QueryRunner, Written};
 pub use durable::{FOLD_CHANGES_MIN, FoldPolicy, FoldReport, OpenError, Opened};
 pub use index::IndexDecl;
 pub use merge::{DELTA_ROWS_MAX, MERGE_ROWS_MIN, MergeReport, MergeScope, merge_rows_min};
 pub use rebase::WRITE_WAIT_MAX;
 pub use refresh::StoreRefresh;
+pub use returning::Returned;
 pub use spec::{ColumnSpec, ColumnType};
 
 /// Whether `stmt` is a write [`Store::execute`] runs (or COPY FROM STDIN):
@@ -112,6 +116,13 @@ pub struct Entry {
     pub keys: Vec<Vec<String>>,
     /// The indexes declared on the table (CREATE INDEX: `index.rs`).
     pub indexes: Vec<IndexDecl>,
+    /// What an INSERT puts in a column it gives no value (`defaults.rs`);
+    /// shared by the table's versions.
+    pub defaults: Arc<Defaults>,
+    /// Per column, the largest value its sequence handed to a write this
+    /// version includes (0: none; empty: no column drew): where the
+    /// sequence resumes after a restart (`defaults.rs`, "Sequences").
+    pub drawn: Vec<i64>,
     /// Write statements applied to the table since it was created (the
     /// durable store's change sequence: `durable.rs`).
     pub seq: u64,
@@ -138,6 +149,14 @@ impl Entry {
     /// The table's next version, holding `data` (same schema).
     fn with_data(&self, data: Table) -> Entry {
         self.with_data_of(Arc::new(data))
+    }
+
+    /// Records that a write drew `drawn` — (column, largest value) — from
+    /// the table's sequences (`defaults.rs`).
+    fn raise_drawn(&mut self, drawn: &[(usize, i64)]) {
+        if !drawn.is_empty() {
+            self.drawn = defaults::raised(&self.drawn, self.columns.len(), drawn);
+        }
     }
 
     /// The delta, if it holds any write.
@@ -191,6 +210,8 @@ pub struct Store {
     /// Writes of running transactions, installed at their commit
     /// (`pending.rs`, `rebase.rs`).
     pending: pending::PendingWrites,
+    /// The serial and identity columns' counters (`defaults.rs`).
+    sequences: defaults::Sequences,
 }
 
 impl std::fmt::Debug for Store {
@@ -234,6 +255,7 @@ impl Store {
             track_changes: false,
             merge_wanted: Default::default(),
             pending: Default::default(),
+            sequences: Default::default(),
         };
         store.make_lock_rows().expect("a new database commits");
         store
@@ -305,7 +327,8 @@ impl Store {
     /// Runs a write — CREATE TABLE, DROP TABLE, CREATE INDEX, DROP INDEX, INSERT, UPDATE, DELETE,
     /// COPY FROM a file — in `txn`; `None` for any other statement. On an
     /// error the caller aborts `txn` (a statement's partial writes are
-    /// not undone one by one).
+    /// not undone one by one). A RETURNING list's rows are dropped: see
+    /// [`Store::execute_returning`].
     pub fn execute(
         &self,
         txn: &mut Transaction,
@@ -313,11 +336,35 @@ impl Store {
         params: &[ParamValue],
         run: QueryRunner,
     ) -> Option<Result<Written>> {
+        self.execute_returning(txn, stmt, params, run)
+            .map(|r| r.map(|e| e.written))
+    }
+
+    /// [`Store::execute`], with the rows a RETURNING list gives.
+    pub fn execute_returning(
+        &self,
+        txn: &mut Transaction,
+        stmt: &Statement,
+        params: &[ParamValue],
+        run: QueryRunner,
+    ) -> Option<Result<Executed>> {
+        let plain = |w: Written| Executed {
+            written: w,
+            returned: None,
+        };
+        let with_rows = |w: fn(u64) -> Written| {
+            move |(n, returned): (u64, Option<Returned>)| Executed {
+                written: w(n),
+                returned,
+            }
+        };
         Some(match stmt {
             Statement::CreateTable(c) if c.query.is_some() => self
                 .create_table_as(txn, c, params, run)
-                .map(Written::CreateTableAs),
-            Statement::CreateTable(c) => self.create_table(txn, c).map(|()| Written::CreateTable),
+                .map(|n| plain(Written::CreateTableAs(n))),
+            Statement::CreateTable(c) => self
+                .create_table(txn, c, run)
+                .map(|()| plain(Written::CreateTable)),
             Statement::Drop {
                 object_type: ObjectType::Table,
                 names,
@@ -325,8 +372,10 @@ impl Store {
                 ..
             } => self
                 .drop_tables(txn, names, *if_exists)
-                .map(|()| Written::DropTable),
-            Statement::CreateIndex(c) => self.create_index(txn, c).map(|()| Written::CreateIndex),
+                .map(|()| plain(Written::DropTable)),
+            Statement::CreateIndex(c) => self
+                .create_index(txn, c)
+                .map(|()| plain(Written::CreateIndex)),
             Statement::Drop {
                 object_type: ObjectType::Index,
                 names,
@@ -334,23 +383,27 @@ impl Store {
                 ..
             } => self
                 .drop_indexes(txn, names, *if_exists)
-                .map(|()| Written::DropIndex),
+                .map(|()| plain(Written::DropIndex)),
             Statement::Insert(i) => {
                 let view = self.view(txn);
-                self.insert(txn, &view, i, params, run).map(Written::Insert)
+                self.insert(txn, &view, i, params, run)
+                    .map(with_rows(Written::Insert))
             }
             Statement::Update(u) => {
                 let view = self.view(txn);
-                self.update(txn, &view, u, params, run).map(Written::Update)
+                self.update(txn, &view, u, params, run)
+                    .map(with_rows(Written::Update))
             }
             Statement::Delete(d) => {
                 let view = self.view(txn);
-                self.delete(txn, &view, d, params, run).map(Written::Delete)
+                self.delete(txn, &view, d, params, run)
+                    .map(with_rows(Written::Delete))
             }
             Statement::Copy { .. } => match copy_from(stmt)? {
                 Ok(c) if c.file.is_some() => {
                     let view = self.view(txn);
-                    self.copy_file(txn, &view, &c).map(Written::Copy)
+                    self.copy_file(txn, &view, &c, run)
+                        .map(|n| plain(Written::Copy(n)))
                 }
                 Ok(_) => Err(SqlError::unsupported(
                     "COPY FROM STDIN here (it needs a client connection)",
@@ -428,6 +481,8 @@ impl Store {
                 unique_columns,
                 keys: Vec::new(),
                 indexes: Vec::new(),
+                defaults: Arc::default(),
+                drawn: Vec::new(),
                 seq: 0,
                 data: Arc::clone(&data),
                 null_masks: OnceLock::new(),
@@ -512,6 +567,8 @@ impl Store {
                 unique_columns: t.unique_columns,
                 keys: t.keys,
                 indexes: Vec::new(),
+                defaults: Arc::default(),
+                drawn: Vec::new(),
                 seq: 0,
                 data: Arc::clone(&data),
                 null_masks: OnceLock::new(),
@@ -584,41 +641,48 @@ pub(crate) fn unknown_table(name: &str) -> SqlError {
     )
 }
 
+/// How a table version presents itself to the binder: its declared
+/// columns with their SQL types and whether this version holds NULLs in
+/// them, its row count, and its keys over columns without NULLs.
+pub(crate) fn entry_def(e: &Entry) -> TableDef {
+    let mut def = table_def(&e.data);
+    def.rows = e.num_rows();
+    // The declared columns, not the hidden mask columns after them.
+    def.columns.truncate(e.columns.len());
+    // The declared types (a TIMESTAMP is an Int64 column underneath)
+    // and which columns hold NULLs in this version.
+    for (i, (c, spec)) in def.columns.iter_mut().zip(&e.columns).enumerate() {
+        c.ty = spec.ty.sql_type();
+        c.nullable = e.holds_nulls(i);
+    }
+    // A key over a column holding NULLs is no key: its NULL rows may
+    // repeat (GROUP BY reading the others back at one of them would
+    // fold them).
+    let holds_nulls = |c: &String| {
+        e.columns
+            .iter()
+            .position(|s| &s.name == c)
+            .is_some_and(|i| e.holds_nulls(i))
+    };
+    def.unique_columns = e
+        .unique_columns
+        .iter()
+        .filter(|c| !holds_nulls(c))
+        .cloned()
+        .collect();
+    def.keys = e
+        .keys
+        .iter()
+        .filter(|k| !k.iter().any(holds_nulls))
+        .cloned()
+        .collect();
+    def
+}
+
 impl Catalog for View {
     fn table(&self, name: &str) -> Option<TableDef> {
         let (_, e) = self.tables.get(name)?;
-        let mut def = table_def(&e.data);
-        def.rows = e.num_rows();
-        // The declared columns, not the hidden mask columns after them.
-        def.columns.truncate(e.columns.len());
-        // The declared types (a TIMESTAMP is an Int64 column underneath)
-        // and which columns hold NULLs in this version.
-        for (i, (c, spec)) in def.columns.iter_mut().zip(&e.columns).enumerate() {
-            c.ty = spec.ty.sql_type();
-            c.nullable = e.holds_nulls(i);
-        }
-        // A key over a column holding NULLs is no key: its NULL rows may
-        // repeat (GROUP BY reading the others back at one of them would
-        // fold them).
-        let holds_nulls = |c: &String| {
-            e.columns
-                .iter()
-                .position(|s| &s.name == c)
-                .is_some_and(|i| e.holds_nulls(i))
-        };
-        def.unique_columns = e
-            .unique_columns
-            .iter()
-            .filter(|c| !holds_nulls(c))
-            .cloned()
-            .collect();
-        def.keys = e
-            .keys
-            .iter()
-            .filter(|k| !k.iter().any(holds_nulls))
-            .cloned()
-            .collect();
-        Some(def)
+        Some(entry_def(e))
     }
 
     fn null_mask(&self, name: &str, column: usize) -> Option<Arc<Vec<bool>>> {

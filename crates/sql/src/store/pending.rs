@@ -22,6 +22,9 @@ pub(super) struct PendingChange {
     /// Combined ids deleted, in the transaction's view as it was then.
     pub(super) deleted: Vec<u32>,
     pub(super) appended: Arc<Table>,
+    /// (column, largest value) per sequence the statement drew from
+    /// (`defaults.rs`): raised in the version the commit installs.
+    pub(super) drawn: Vec<(usize, i64)>,
 }
 
 /// A table a transaction changed and has not installed.

@@ -254,14 +254,34 @@ impl Store {
         view: &super::View,
         name: &str,
         deleted: Vec<u32>,
-        appended: Table,
+        appended: impl Into<Arc<Table>>,
+    ) -> Result<()> {
+        self.replace_drawing(txn, view, name, deleted, appended.into(), Vec::new())
+    }
+
+    /// [`Store::replace`] by a write that drew `drawn` — (column, largest
+    /// value) — from the table's sequences: the versions it makes record
+    /// them (`defaults.rs`, "Sequences").
+    pub(super) fn replace_drawing(
+        &self,
+        txn: &mut Transaction,
+        view: &super::View,
+        name: &str,
+        deleted: Vec<u32>,
+        appended: Arc<Table>,
+        drawn: Vec<(usize, i64)>,
     ) -> Result<()> {
         let (row, seen) = view.entry(name)?;
-        let appended = Arc::new(appended);
         if let Some(installed) = view.installed(name) {
-            return self.replace_own(txn, row, seen, installed, &deleted, appended);
+            let change = PendingChange {
+                deleted,
+                appended,
+                drawn,
+            };
+            return self.replace_own(txn, row, seen, installed, change);
         }
-        let (next, positions) = merge::next_version(seen, &deleted, &appended)?;
+        let (mut next, positions) = merge::next_version(seen, &deleted, &appended)?;
+        next.raise_drawn(&drawn);
         let newest = txn.newest(&self.tables, row);
         if matches!(newest, Newest::Own) {
             // A table this transaction created, altered or installed:
@@ -273,7 +293,11 @@ impl Store {
             return self.written(txn, row, &next, positions, appended);
         }
         self.fail_early(txn, row, newest, seen, &deleted, &appended)?;
-        let change = PendingChange { deleted, appended };
+        let change = PendingChange {
+            deleted,
+            appended,
+            drawn,
+        };
         if Arc::ptr_eq(&next.data, &seen.data) {
             self.pending.record(txn, row, seen, next, change);
             return Ok(());
@@ -396,7 +420,9 @@ impl Store {
                     return Err(concurrent_update());
                 }
                 unique::check_unique(&installed, &mapped, &change.appended)?;
-                let (next, positions) = merge::next_version(&installed, &mapped, &change.appended)?;
+                let (mut next, positions) =
+                    merge::next_version(&installed, &mapped, &change.appended)?;
+                next.raise_drawn(&change.drawn);
                 logged.push((next.seq, positions, Arc::clone(&change.appended)));
                 installed = Arc::new(next);
             }
@@ -450,9 +476,14 @@ impl Store {
         row: RowId,
         seen: &Entry,
         installed: &Entry,
-        deleted: &[u32],
-        appended: Arc<Table>,
+        change: PendingChange,
     ) -> Result<()> {
+        let PendingChange {
+            deleted,
+            appended,
+            drawn,
+        } = change;
+        let (deleted, drawn) = (deleted.as_slice(), drawn.as_slice());
         let own = installed
             .own_view
             .as_ref()
@@ -471,8 +502,10 @@ impl Store {
             return Err(concurrent_update());
         }
         unique::check_unique(installed, &mapped, &appended)?;
-        let (view_next, _) = merge::next_version(seen, deleted, &appended)?;
+        let (mut view_next, _) = merge::next_version(seen, deleted, &appended)?;
+        view_next.raise_drawn(drawn);
         let (mut next, positions) = merge::next_version(installed, &mapped, &appended)?;
+        next.raise_drawn(drawn);
         let ids_correspond =
             Arc::ptr_eq(&next.data, &installed.data) && Arc::ptr_eq(&view_next.data, &seen.data);
         next.own_view = Some(OwnView {

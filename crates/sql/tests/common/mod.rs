@@ -76,6 +76,25 @@ pub fn exec(
     store.execute(txn, &stmt, &[], &run).expect("a write")
 }
 
+/// [`exec`] of a write with RETURNING: what it did and the rows it gave.
+pub fn exec_returning(
+    store: &maestro_sql::Store,
+    txn: &mut maestro_txn::Transaction,
+    sql: &str,
+) -> Result<maestro_sql::store::Executed, SqlError> {
+    let e = Executor::new(scheduler(), Granularity::Static);
+    let ctx = e.context("store");
+    let run = |c: &dyn maestro_sql::Catalog,
+               p: &maestro_sql::LogicalPlan|
+     -> Result<QueryResult, SqlError> {
+        e.run_plan(|| maestro_sql::lower::run(&ctx, c, p))
+    };
+    let stmt = maestro_sql::parse(sql)?;
+    store
+        .execute_returning(txn, &stmt, &[], &run)
+        .expect("a write")
+}
+
 /// The rows of the query `sql` as `txn` sees `store`'s tables.
 pub fn query_in(
     store: &maestro_sql::Store,
