@@ -52,6 +52,25 @@ with psycopg.connect(host="127.0.0.1", port=port, user="maestro", dbname="tpch")
         raise AssertionError("no error")
     except psycopg.errors.DivisionByZero as e:
         assert e.sqlstate == "22012", e
+    # What an ORM does with a table of its own: generated keys back from
+    # INSERT ... RETURNING, defaults filled in.
+    conn.execute(
+        "create table note (id serial primary key, body text not null, "
+        "stars integer default 3, created timestamp default now())"
+    )
+    ids = [
+        conn.execute("insert into note (body) values (%s) returning id", (b,)).fetchone()[0]
+        for b in ("first", "second")
+    ]
+    assert ids == [1, 2], ids
+    row = conn.execute("select body, stars, created from note where id = %s", (2,)).fetchone()
+    assert row[:2] == ("second", 3) and isinstance(row[2], datetime.datetime), row
+    row = conn.execute(
+        "update note set stars = stars + 1 where id = %s returning id, stars", (1,)
+    ).fetchone()
+    assert row == (1, 4), row
+    cur = conn.execute("delete from note where id = %s returning body", (2,))
+    assert cur.fetchall() == [("second",)] and cur.rowcount == 1, cur.rowcount
     conn.execute("CALL maestro.load_tpch(0.01)")
     assert conn.execute("select count(*) from nation").fetchone() == (25,)
 print("psycopg: ok")
