@@ -99,6 +99,15 @@ fn committed_writes_survive_a_restart_and_a_rollback_does_not() {
     )
     .unwrap();
     exec(&store, &mut t, "delete from copy_of where id = 1").unwrap();
+    // A second change of the same table in the block, one of its rows the
+    // block's own (the commit logs each change's positions as computed at
+    // its statement when nothing committed since the snapshot).
+    exec(
+        &store,
+        &mut t,
+        "update item set n = n + 1 where id in (2, 6)",
+    )
+    .unwrap();
     store.commit(t).unwrap();
     // Rolled back: must not survive.
     let mut t = store.begin().unwrap();

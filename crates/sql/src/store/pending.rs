@@ -25,6 +25,10 @@ pub(super) struct PendingChange {
     /// (column, largest value) per sequence the statement drew from
     /// (`defaults.rs`): raised in the version the commit installs.
     pub(super) drawn: Vec<(usize, i64)>,
+    /// The deleted rows' positions in the version the statement changed
+    /// (the durable record's): what the commit logs when nothing committed
+    /// since the snapshot (`rebase.rs`, "Nothing committed since").
+    pub(super) positions: Vec<u32>,
 }
 
 /// A table a transaction changed and has not installed.

@@ -36,6 +36,13 @@
 //!    refused if yet another version committed after `L`: back to 1), log
 //!    the changes (durable store), then commit the transaction.
 //!
+//! **Nothing committed since.** When `L` is `S` itself, steps 2–3 would
+//! rebuild exactly the view `T` reads (the same changes replayed on the
+//! same version, every id naming the same row), and every statement
+//! already checked its keys against those rows: the view is installed as
+//! it is, with the positions the statements computed as the log's records
+//! (one O(delta) rebuild less per table per commit).
+//!
 //! ## Holding a table
 //! Some writes cannot wait for the commit and are installed at once: a
 //! change that merges the table (a string its dictionary lacks, a delta past
@@ -277,6 +284,8 @@ impl Store {
                 deleted,
                 appended,
                 drawn,
+                // Computed against the installed version there.
+                positions: Vec::new(),
             };
             return self.replace_own(txn, row, seen, installed, change);
         }
@@ -297,6 +306,7 @@ impl Store {
             deleted,
             appended,
             drawn,
+            positions,
         };
         if Arc::ptr_eq(&next.data, &seen.data) {
             self.pending.record(txn, row, seen, next, change);
@@ -401,6 +411,12 @@ impl Store {
                     panic!("table \"{name}\": changes pending for a table the transaction holds")
                 }
             };
+            if Arc::ptr_eq(&latest, &table.base) {
+                match self.install_view(txn, row, &table, over, deadline)? {
+                    Installed::Done => return Ok(()),
+                    Installed::Overtaken => continue,
+                }
+            }
             let Some(ids) = IdMap::between(&latest, &table.base) else {
                 return Err(altered_concurrently(name));
             };
@@ -467,6 +483,55 @@ impl Store {
         }
     }
 
+    /// Step 4 alone, when nothing committed since the snapshot (the newest
+    /// version is `table.base`, committed at `over`): replaying the changes
+    /// on it would build exactly `table.view` — the same changes on the same
+    /// version, each id naming the same row — with the keys already checked
+    /// against those very rows at each statement (`fail_early` found no
+    /// newer commit), so the view is installed as it is, and the positions
+    /// the statements computed are the durable records'. Saves a rebuild of
+    /// the delta's appended rows (O(delta)) per table per commit.
+    fn install_view(
+        &self,
+        txn: &mut Transaction,
+        row: RowId,
+        table: &PendingTable,
+        over: u64,
+        deadline: Instant,
+    ) -> Result<Installed> {
+        debug_assert_eq!(
+            table.view.seq,
+            table.base.seq + table.changes.len() as u64,
+            "table {}: a pending view is its base and one version per change",
+            table.base.name
+        );
+        match txn.update_over(&self.tables, row, Arc::clone(&table.view), over) {
+            Ok(()) => {}
+            // Another version committed or is being installed meanwhile:
+            // the caller replays on it.
+            Err(TxnError::WriteConflict { .. } | TxnError::SnapshotTooOld { .. }) => {
+                if let Some(b) = txn.take_blocker() {
+                    wait_for(b, deadline)?;
+                }
+                return Ok(Installed::Overtaken);
+            }
+            Err(e) => return Err(txn_error(e)),
+        }
+        for (k, change) in table.changes.iter().enumerate() {
+            self.log_change(
+                txn,
+                durable::Change {
+                    table: row,
+                    seq: table.base.seq + 1 + k as u64,
+                    deleted: change.positions.clone(),
+                    appended: Arc::clone(&change.appended),
+                },
+            )?;
+        }
+        self.request_merge_if_due(&table.view);
+        Ok(Installed::Done)
+    }
+
     /// A later write of a table `txn` wrote over a newer version: the change
     /// goes to its view and, ids mapped, to the installed version, which
     /// `txn` holds.
@@ -482,6 +547,7 @@ impl Store {
             deleted,
             appended,
             drawn,
+            positions: _,
         } = change;
         let (deleted, drawn) = (deleted.as_slice(), drawn.as_slice());
         let own = installed
@@ -549,6 +615,14 @@ impl Store {
             self.request_merge();
         }
     }
+}
+
+/// How [`Store::install_view`] ended.
+enum Installed {
+    /// The view is the table's newest version, its changes logged.
+    Done,
+    /// Another version came first: replay on it.
+    Overtaken,
 }
 
 /// Waits for `blocker` until `deadline`; 40001 if it is still running then.
