@@ -262,10 +262,13 @@ impl Sequences {
             )
         };
         let n = i64::try_from(n).unwrap_or(i64::MAX);
-        // Relaxed: the counter's only invariant is that no value is
-        // handed out twice, which the read-modify-write alone gives.
-        let last = counter.fetch_add(n, Ordering::Relaxed).saturating_add(n);
-        if last > max || last < n {
+        // Relaxed: the counter's only invariant is that no value is handed
+        // out twice, which the read-modify-write alone gives. A draw past
+        // `max` leaves the counter where it was (as PostgreSQL's nextval).
+        let drawn = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+            c.checked_add(n).filter(|&last| last <= max)
+        });
+        let Ok(before) = drawn else {
             return Err(SqlError::new(
                 ErrorKind::SequenceLimit,
                 format!(
@@ -273,7 +276,8 @@ impl Sequences {
                     name()
                 ),
             ));
-        }
+        };
+        let last = before + n;
         Ok(last - n + 1)
     }
 }
@@ -432,6 +436,15 @@ mod tests {
         let e = s.draw(row, 0, || 0, 6, 10, name).unwrap_err();
         assert_eq!(e.kind, ErrorKind::SequenceLimit);
         assert!(e.message.contains("t_id_seq"), "{}", e.message);
+        // A refused draw takes nothing: the last values still fit.
+        assert_eq!(s.draw(row, 0, || 0, 5, 10, name).unwrap(), 6);
+        assert!(s.draw(row, 0, || 0, 1, 10, name).is_err());
+        // No wrap-around at the type's end.
+        assert_eq!(
+            s.draw(row, 2, || i64::MAX - 1, 1, i64::MAX, name).unwrap(),
+            i64::MAX
+        );
+        assert!(s.draw(row, 2, || 0, 1, i64::MAX, name).is_err());
     }
 
     #[test]
