@@ -168,22 +168,22 @@ fn load_items(db: &Database, rng: &mut TpccRng) -> Result<(), TpccError> {
         db.insert(Item {
             i_id,
             i_im_id: rng.uniform(1, 10_000) as u32,
-            i_name: rng.a_string(14, 24),
+            i_name: rng.a_string(14, 24).into(),
             i_price: rng.uniform(100, 10_000) as Money,
-            i_data: rng.data_with_original(26, 50),
+            i_data: rng.data_with_original(26, 50).into(),
         })?;
     }
     Ok(())
 }
 
 /// Street 1, street 2, city, state, zip.
-fn address(rng: &mut TpccRng) -> [String; 5] {
+fn address(rng: &mut TpccRng) -> [Text; 5] {
     [
-        rng.a_string(10, 20),
-        rng.a_string(10, 20),
-        rng.a_string(10, 20),
-        rng.state(),
-        rng.zip(),
+        rng.a_string(10, 20).into(),
+        rng.a_string(10, 20).into(),
+        rng.a_string(10, 20).into(),
+        rng.state().into(),
+        rng.zip().into(),
     ]
 }
 
@@ -191,7 +191,7 @@ fn load_warehouse(db: &Database, rng: &mut TpccRng, w_id: u16, now: u64) -> Resu
     let [w_street_1, w_street_2, w_city, w_state, w_zip] = address(rng);
     db.insert(Warehouse {
         w_id,
-        w_name: rng.a_string(6, 10),
+        w_name: rng.a_string(6, 10).into(),
         w_street_1,
         w_street_2,
         w_city,
@@ -209,7 +209,7 @@ fn load_warehouse(db: &Database, rng: &mut TpccRng, w_id: u16, now: u64) -> Resu
             s_ytd: 0,
             s_order_cnt: 0,
             s_remote_cnt: 0,
-            s_data: rng.data_with_original(26, 50),
+            s_data: rng.data_with_original(26, 50).into(),
         })?;
     }
     for d_id in 1..=DISTRICTS_PER_WAREHOUSE {
@@ -217,7 +217,7 @@ fn load_warehouse(db: &Database, rng: &mut TpccRng, w_id: u16, now: u64) -> Resu
         db.insert(District {
             d_id,
             d_w_id: w_id,
-            d_name: rng.a_string(6, 10),
+            d_name: rng.a_string(6, 10).into(),
             d_street_1,
             d_street_2,
             d_city,
@@ -251,15 +251,15 @@ fn load_customers(
             c_id,
             c_d_id: d_id,
             c_w_id: w_id,
-            c_first: rng.a_string(8, 16),
+            c_first: rng.a_string(8, 16).into(),
             c_middle: "OE".into(),
-            c_last: last_name(name),
+            c_last: last_name(name).into(),
             c_street_1,
             c_street_2,
             c_city,
             c_state,
             c_zip,
-            c_phone: rng.n_string(16, 16),
+            c_phone: rng.n_string(16, 16).into(),
             c_since: now,
             c_credit: if rng.percent(10) { "BC" } else { "GC" }.into(),
             c_credit_lim: 5_000_000,
@@ -268,7 +268,7 @@ fn load_customers(
             c_ytd_payment: 1000,
             c_payment_cnt: 1,
             c_delivery_cnt: 0,
-            c_data: rng.a_string(300, 500),
+            c_data: rng.a_string(300, 500).into(),
         })?;
         db.insert(History {
             h_c_id: c_id,
@@ -278,7 +278,7 @@ fn load_customers(
             h_w_id: w_id,
             h_date: now,
             h_amount: 1000,
-            h_data: rng.a_string(12, 24),
+            h_data: rng.a_string(12, 24).into(),
         })?;
     }
     Ok(())

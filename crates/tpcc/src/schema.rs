@@ -12,7 +12,9 @@
 //!   `ol_number: u8`, `i_id: u32`);
 //! - counters (`*_cnt`, `s_ytd`): `u32`, far above the spec's `numeric(4)`/`(8)`;
 //!   transactions add to them with `saturating_add`;
-//! - text: `String` (ASCII; the loader draws letters and digits), except the
+//! - text: [`Text`], a shared `str` (ASCII; the loader draws letters and
+//!   digits): copying a row — what every MVCC version of an updated row is —
+//!   shares its texts instead of allocating each again; except the
 //!   fixed 24-character district infos ([`DistInfo`]), kept inline because
 //!   New-Order copies one into every order line it inserts.
 
@@ -26,6 +28,11 @@ pub type Rate = i32;
 pub type Timestamp = u64;
 
 /// `s_dist_xx` / `ol_dist_info`: 24 ASCII characters, inline.
+/// A row's text: immutable and shared, so a row's copy (each MVCC version
+/// of an updated row is one) clones pointers, not strings — a Customer has
+/// twelve. A changed text is a new one.
+pub type Text = std::sync::Arc<str>;
+
 pub type DistInfo = [u8; 24];
 
 /// Decimal digits after the point of [`Money`] and [`Rate`].
@@ -58,12 +65,12 @@ pub const TABLE_NAMES: [&str; 9] = [
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Warehouse {
     pub w_id: u16,
-    pub w_name: String,
-    pub w_street_1: String,
-    pub w_street_2: String,
-    pub w_city: String,
-    pub w_state: String,
-    pub w_zip: String,
+    pub w_name: Text,
+    pub w_street_1: Text,
+    pub w_street_2: Text,
+    pub w_city: Text,
+    pub w_state: Text,
+    pub w_zip: Text,
     pub w_tax: Rate,
     pub w_ytd: Money,
 }
@@ -72,12 +79,12 @@ pub struct Warehouse {
 pub struct District {
     pub d_id: u8,
     pub d_w_id: u16,
-    pub d_name: String,
-    pub d_street_1: String,
-    pub d_street_2: String,
-    pub d_city: String,
-    pub d_state: String,
-    pub d_zip: String,
+    pub d_name: Text,
+    pub d_street_1: Text,
+    pub d_street_2: Text,
+    pub d_city: Text,
+    pub d_state: Text,
+    pub d_zip: Text,
     pub d_tax: Rate,
     pub d_ytd: Money,
     pub d_next_o_id: u32,
@@ -122,25 +129,25 @@ pub struct Customer {
     pub c_id: u16,
     pub c_d_id: u8,
     pub c_w_id: u16,
-    pub c_first: String,
-    pub c_middle: String,
-    pub c_last: String,
-    pub c_street_1: String,
-    pub c_street_2: String,
-    pub c_city: String,
-    pub c_state: String,
-    pub c_zip: String,
-    pub c_phone: String,
+    pub c_first: Text,
+    pub c_middle: Text,
+    pub c_last: Text,
+    pub c_street_1: Text,
+    pub c_street_2: Text,
+    pub c_city: Text,
+    pub c_state: Text,
+    pub c_zip: Text,
+    pub c_phone: Text,
     pub c_since: Timestamp,
     /// "GC" (good) or "BC" (bad credit).
-    pub c_credit: String,
+    pub c_credit: Text,
     pub c_credit_lim: Money,
     pub c_discount: Rate,
     pub c_balance: Money,
     pub c_ytd_payment: Money,
     pub c_payment_cnt: u32,
     pub c_delivery_cnt: u32,
-    pub c_data: String,
+    pub c_data: Text,
 }
 
 /// History has no primary key in the spec and no index here.
@@ -153,7 +160,7 @@ pub struct History {
     pub h_w_id: u16,
     pub h_date: Timestamp,
     pub h_amount: Money,
-    pub h_data: String,
+    pub h_data: Text,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -196,9 +203,9 @@ pub struct OrderLine {
 pub struct Item {
     pub i_id: u32,
     pub i_im_id: u32,
-    pub i_name: String,
+    pub i_name: Text,
     pub i_price: Money,
-    pub i_data: String,
+    pub i_data: Text,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -212,7 +219,7 @@ pub struct Stock {
     pub s_ytd: u32,
     pub s_order_cnt: u32,
     pub s_remote_cnt: u32,
-    pub s_data: String,
+    pub s_data: Text,
 }
 
 #[cfg(test)]
@@ -224,12 +231,12 @@ mod tests {
         let mut d = District {
             d_id: 1,
             d_w_id: 1,
-            d_name: String::new(),
-            d_street_1: String::new(),
-            d_street_2: String::new(),
-            d_city: String::new(),
-            d_state: String::new(),
-            d_zip: String::new(),
+            d_name: Text::from(""),
+            d_street_1: Text::from(""),
+            d_street_2: Text::from(""),
+            d_city: Text::from(""),
+            d_state: Text::from(""),
+            d_zip: Text::from(""),
             d_tax: 0,
             d_ytd: 0,
             d_next_o_id: 3001,

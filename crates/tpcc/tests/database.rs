@@ -15,7 +15,7 @@ fn lookups_find_the_rows_they_name() {
     let d = db.district_row(1, 1).unwrap().unwrap();
     assert_eq!(db.district.read(d).unwrap().d_next_o_id, 4);
     let c = db.customer_row(1, 1, 2).unwrap().unwrap();
-    assert_eq!(db.customer.read(c).unwrap().c_first, "Amy");
+    assert_eq!(&*db.customer.read(c).unwrap().c_first, "Amy");
     let named: Vec<u16> = db
         .customers_by_last_name(1, 1, 5)
         .unwrap()

@@ -72,13 +72,13 @@ fn one_warehouse_matches_the_spec() {
     );
 
     db.customer.scan(|_, c| {
-        bad_credit += usize::from(c.c_credit == "BC");
+        bad_credit += usize::from(&*c.c_credit == "BC");
         let name = parse_last_name(&c.c_last).unwrap();
         if c.c_id <= 1000 {
             assert_eq!(name, c.c_id - 1);
         }
         assert_eq!(
-            (c.c_balance, c.c_credit_lim, c.c_middle.as_str()),
+            (c.c_balance, c.c_credit_lim, &*c.c_middle),
             (-1000, 5_000_000, "OE")
         );
         assert!((300..=500).contains(&c.c_data.len()) && c.c_discount <= 5000);

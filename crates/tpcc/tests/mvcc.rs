@@ -261,7 +261,7 @@ fn payment_moves_the_amount_by_id_and_by_last_name() {
     let Outcome::Committed(TxnOutput::Payment { c_id, .. }) = done.outcome else {
         panic!("not committed: {done:?}");
     };
-    assert_eq!(customer(&db, c_id).c_last, last_name(5));
+    assert_eq!(&*customer(&db, c_id).c_last, last_name(5));
     assert_eq!(warehouse_ytd(&db), w_before + 2 * 1_234);
 }
 

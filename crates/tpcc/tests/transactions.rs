@@ -84,7 +84,10 @@ fn payment_with_bad_credit_prepends_to_c_data() {
             ..
         }
     ));
-    assert_eq!(customer_row(&db, 2).c_data, format!("2 1 1 1 1 5.00 {old}"));
+    assert_eq!(
+        &*customer_row(&db, 2).c_data,
+        format!("2 1 1 1 1 5.00 {old}")
+    );
 }
 
 #[test]

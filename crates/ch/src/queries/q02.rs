@@ -37,7 +37,7 @@ pub(super) fn run(s: &Snap) -> Answer {
     let mut items: KeyMap<u32, String> = KeyMap::default();
     s.tpcc().item.scan(&s.snapshot, |_, i| {
         if i.i_data.ends_with('b') {
-            items.insert(i.i_id, i.i_name.clone());
+            items.insert(i.i_id, i.i_name.to_string());
         }
     });
     // (i_id, supplier, quantity) of the European stock of those items, and

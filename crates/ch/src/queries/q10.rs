@@ -20,6 +20,7 @@
 use crate::answer::{Answer, Value};
 use crate::db::Snap;
 use crate::time::at;
+use maestro_tpcc::schema::Text;
 
 use super::keys::{KeyMap, customer_key, order_key};
 
@@ -57,7 +58,7 @@ pub(super) fn run(s: &Snap) -> Answer {
         }
     }
     // (c_id, c_last, c_city, c_phone, n_name) and revenue per customer.
-    type Group = (u16, String, String, String, &'static str);
+    type Group = (u16, Text, Text, Text, &'static str);
     let mut rows: Vec<(Group, i128)> = Vec::with_capacity(revenue.len());
     db.customer.scan(&s.snapshot, |_, c| {
         if let Some(&sum) = revenue.get(&customer_key(c.c_w_id, c.c_d_id, c.c_id))
@@ -89,10 +90,10 @@ pub(super) fn run(s: &Snap) -> Answer {
     for ((c_id, c_last, c_city, c_phone, n_name), sum) in rows {
         answer.push(vec![
             Value::Int(i64::from(c_id)),
-            Value::Text(c_last),
+            Value::Text(c_last.to_string()),
             Value::money(sum),
-            Value::Text(c_city),
-            Value::Text(c_phone),
+            Value::Text(c_city.to_string()),
+            Value::Text(c_phone.to_string()),
             Value::Text(n_name.to_string()),
         ]);
     }

@@ -14,6 +14,7 @@
 //! qualifying items' groups; one stock scan collects each group's distinct
 //! supplier numbers. Ties of `supplier_cnt` are ordered by the select list.
 
+use maestro_tpcc::schema::Text;
 use std::collections::BTreeSet;
 
 use crate::answer::{Answer, Value};
@@ -31,8 +32,8 @@ pub(super) fn run(s: &Snap) -> Answer {
     }
     let db = s.tpcc();
     // Group key (i_name, brand, i_price) → index; item id → group index.
-    let mut group_of_key: KeyMap<(String, String, i64), usize> = KeyMap::default();
-    let mut groups: Vec<((String, String, i64), BTreeSet<u32>)> = Vec::new();
+    let mut group_of_key: KeyMap<(Text, String, i64), usize> = KeyMap::default();
+    let mut groups: Vec<((Text, String, i64), BTreeSet<u32>)> = Vec::new();
     let mut item_group: KeyMap<u32, usize> = KeyMap::default();
     db.item.scan(&s.snapshot, |_, i| {
         if i.i_data.starts_with("zz") {
@@ -57,7 +58,7 @@ pub(super) fn run(s: &Snap) -> Answer {
             present[g] = true;
         }
     });
-    let mut rows: Vec<(&(String, String, i64), usize)> = groups
+    let mut rows: Vec<(&(Text, String, i64), usize)> = groups
         .iter()
         .zip(&present)
         .filter(|(_, p)| **p)
@@ -67,7 +68,7 @@ pub(super) fn run(s: &Snap) -> Answer {
     let mut answer = Answer::new(&["i_name", "brand", "i_price", "supplier_cnt"]);
     for ((name, brand, price), count) in rows {
         answer.push(vec![
-            Value::Text(name.clone()),
+            Value::Text(name.to_string()),
             Value::Text(brand.clone()),
             Value::money(i128::from(*price)),
             Value::Int(count as i64),

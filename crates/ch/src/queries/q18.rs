@@ -49,7 +49,7 @@ pub(super) fn run(s: &Snap) -> Answer {
     let mut last: KeyMap<u64, Option<String>> = big.iter().map(|b| (b.0, None)).collect();
     db.customer.scan(&s.snapshot, |_, c| {
         if let Some(name) = last.get_mut(&customer_key(c.c_w_id, c.c_d_id, c.c_id)) {
-            *name = Some(c.c_last.clone());
+            *name = Some(c.c_last.to_string());
         }
     });
     let mut rows: Vec<(&String, u16, u32, u64, u8, i128)> = big

@@ -85,9 +85,9 @@ pub(crate) fn run(
     c.c_balance -= amount;
     c.c_ytd_payment += amount;
     c.c_payment_cnt = c.c_payment_cnt.saturating_add(1);
-    let bad_credit = c.c_credit == "BC";
+    let bad_credit = &*c.c_credit == "BC";
     if bad_credit {
-        c.c_data = bad_credit_data(&c.c_data, c_id, input);
+        c.c_data = bad_credit_data(&c.c_data, c_id, input).into();
     }
     let c_balance = c.c_balance;
     txn.update(&db.customer, c_row, c)?;
@@ -119,7 +119,7 @@ pub(crate) fn run(
             h_w_id: w_id,
             h_date: now,
             h_amount: amount,
-            h_data,
+            h_data: h_data.into(),
         },
     )?;
     txn.add(

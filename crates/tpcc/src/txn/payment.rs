@@ -66,9 +66,9 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &PaymentInput) -> Result<TxnOutput, 
         c.c_balance -= amount;
         c.c_ytd_payment += amount;
         c.c_payment_cnt = c.c_payment_cnt.saturating_add(1);
-        let bad_credit = c.c_credit == "BC";
+        let bad_credit = &*c.c_credit == "BC";
         if bad_credit {
-            let data = bad_credit_data(&c.c_data, c_id, input);
+            let data = bad_credit_data(&c.c_data, c_id, input).into();
             let old = std::mem::replace(&mut c.c_data, data);
             txn.log(Undo::CustomerData {
                 row: c_row,
@@ -99,7 +99,7 @@ pub(super) fn run(txn: &mut Txn<'_>, input: &PaymentInput) -> Result<TxnOutput, 
             h_w_id: w_id,
             h_date: txn.now,
             h_amount: amount,
-            h_data,
+            h_data: h_data.into(),
         },
     )?;
 

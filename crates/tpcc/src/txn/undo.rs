@@ -45,7 +45,7 @@ pub(crate) enum Undo {
     /// The whole old `c_data` (moved out, not copied).
     CustomerData {
         row: RowId,
-        c_data: String,
+        c_data: crate::schema::Text,
     },
     CustomerDelivery {
         row: RowId,
@@ -103,7 +103,7 @@ impl Undo {
     /// statement account, issue 13 part 3).
     pub(crate) fn bytes(&self) -> u64 {
         let heap = match self {
-            Undo::CustomerData { c_data, .. } => c_data.capacity(),
+            Undo::CustomerData { c_data, .. } => c_data.len(),
             _ => 0,
         };
         (std::mem::size_of::<Undo>() + heap) as u64

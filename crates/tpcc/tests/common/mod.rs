@@ -21,7 +21,7 @@ pub fn seed() -> u64 {
 pub fn warehouse(w_id: u16, w_ytd: Money) -> Warehouse {
     Warehouse {
         w_id,
-        w_name: format!("W{w_id}"),
+        w_name: format!("W{w_id}").into(),
         w_street_1: "1 Main St".into(),
         w_street_2: "Suite, 5".into(),
         w_city: "Springfield".into(),
@@ -36,9 +36,9 @@ pub fn district(w_id: u16, d_id: u8, d_ytd: Money, d_next_o_id: u32) -> District
     District {
         d_id,
         d_w_id: w_id,
-        d_name: format!("D{d_id}"),
+        d_name: format!("D{d_id}").into(),
         d_street_1: "2 Elm St".into(),
-        d_street_2: String::new(),
+        d_street_2: "".into(),
         d_city: "Shelbyville".into(),
         d_state: "NV".into(),
         d_zip: "987611111".into(),
@@ -55,7 +55,7 @@ pub fn customer(w_id: u16, d_id: u8, c_id: u16, name: u16, c_first: &str) -> Cus
         c_w_id: w_id,
         c_first: c_first.into(),
         c_middle: "OE".into(),
-        c_last: last_name(name),
+        c_last: last_name(name).into(),
         c_street_1: "s1".into(),
         c_street_2: "s2".into(),
         c_city: "c".into(),
