@@ -105,7 +105,7 @@ impl CsvRow for Stock {
     );
     fn write(&self, l: &mut Line) {
         l.num(self.s_i_id).num(self.s_w_id).num(self.s_quantity);
-        for dist in &self.s_dist {
+        for dist in self.s_dist.iter() {
             l.bytes(dist);
         }
         l.num(self.s_ytd).num(self.s_order_cnt);

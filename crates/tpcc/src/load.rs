@@ -205,7 +205,7 @@ fn load_warehouse(db: &Database, rng: &mut TpccRng, w_id: u16, now: u64) -> Resu
             s_i_id: i_id,
             s_w_id: w_id,
             s_quantity: rng.uniform(10, 100) as i32,
-            s_dist: std::array::from_fn(|_| rng.a_bytes()),
+            s_dist: std::sync::Arc::new(std::array::from_fn(|_| rng.a_bytes())),
             s_ytd: 0,
             s_order_cnt: 0,
             s_remote_cnt: 0,

@@ -27,12 +27,12 @@ pub type Rate = i32;
 /// Seconds since 1970-01-01T00:00:00Z.
 pub type Timestamp = u64;
 
-/// `s_dist_xx` / `ol_dist_info`: 24 ASCII characters, inline.
 /// A row's text: immutable and shared, so a row's copy (each MVCC version
 /// of an updated row is one) clones pointers, not strings — a Customer has
 /// twelve. A changed text is a new one.
 pub type Text = std::sync::Arc<str>;
 
+/// `s_dist_xx` / `ol_dist_info`: 24 ASCII characters, inline.
 pub type DistInfo = [u8; 24];
 
 /// Decimal digits after the point of [`Money`] and [`Rate`].
@@ -215,7 +215,9 @@ pub struct Stock {
     /// Signed in the spec; New-Order keeps it in 10..=100 by adding 91.
     pub s_quantity: i32,
     /// `s_dist_01` .. `s_dist_10`: `s_dist[d_id - 1]`.
-    pub s_dist: [DistInfo; 10],
+    /// Read-only after the load, so shared by the row's versions (a New-Order
+    /// line's stock update would otherwise copy its 240 bytes).
+    pub s_dist: std::sync::Arc<[DistInfo; 10]>,
     pub s_ytd: u32,
     pub s_order_cnt: u32,
     pub s_remote_cnt: u32,

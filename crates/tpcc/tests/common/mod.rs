@@ -151,7 +151,7 @@ pub fn small_database() -> Database {
         s_i_id: 7,
         s_w_id: 1,
         s_quantity: 50,
-        s_dist: std::array::from_fn(|d| [b'a' + d as u8; 24]),
+        s_dist: std::sync::Arc::new(std::array::from_fn(|d| [b'a' + d as u8; 24])),
         s_ytd: 0,
         s_order_cnt: 0,
         s_remote_cnt: 0,
