@@ -394,12 +394,15 @@ fn declared_keys_survive_a_restart() {
         &store,
         "insert into stock values (3, 1, null, null), (3, 2, 5, null)",
     );
+    // A key made by a unique index.
+    autocommit(&store, "create unique index stock_qty on stock (qty)");
     drop(store);
 
     let (store, _) = open(&d);
     for sql in [
         "insert into stock values (1, 2, 99, 'z')",
         "insert into stock values (3, 3, 99, 'b')",
+        "insert into stock values (5, 5, 10, 'y')",
     ] {
         let mut t = store.begin().unwrap();
         let e = exec(&store, &mut t, sql).expect_err(sql);
@@ -436,4 +439,8 @@ fn declared_keys_survive_a_restart() {
     // store still enforces it on the values).
     assert!(def.unique_columns.is_empty(), "{:?}", def.unique_columns);
     assert_eq!(def.keys, [vec!["w".to_string(), "i".to_string()]]);
+    // The unique index still knows the key is its own: dropping it after
+    // the restart drops the key.
+    autocommit(&store, "drop index stock_qty");
+    autocommit(&store, "insert into stock values (5, 5, 10, 'y')");
 }

@@ -356,3 +356,49 @@ fn bad_key_declarations_are_errors_and_create_nothing() {
     // Nothing was created: the name is free.
     autocommit(&store, "create table t (a int primary key)");
 }
+
+#[test]
+fn a_unique_index_makes_a_key_until_it_is_dropped() {
+    let store = Store::new();
+    autocommit(
+        &store,
+        "create table t (id integer primary key, email varchar(40), n integer)",
+    );
+    autocommit(
+        &store,
+        "insert into t values (1, 'a@x', 1), (2, 'b@x', 1), (3, null, 2), (4, null, 3)",
+    );
+    // n repeats: no unique index on it.
+    let e = refused(&store, "create unique index t_n on t (n)");
+    assert_eq!(e.kind, ErrorKind::UniqueViolation, "{e}");
+    assert!(
+        e.message.contains("could not create unique index \"t_n\""),
+        "{e}"
+    );
+    // NULLs repeat nothing.
+    autocommit(&store, "create unique index t_email on t (email)");
+    let e = refused(&store, "insert into t values (5, 'a@x', 9)");
+    assert_eq!(e.kind, ErrorKind::UniqueViolation, "{e}");
+    let e = refused(&store, "update t set email = 'b@x' where id = 1");
+    assert_eq!(e.kind, ErrorKind::UniqueViolation, "{e}");
+    autocommit(&store, "insert into t values (5, null, 9), (6, 'c@x', 9)");
+    // A unique index on a key column is a plain index: dropping it keeps
+    // the key.
+    autocommit(&store, "create unique index t_id on t (id)");
+    autocommit(&store, "drop index t_id");
+    let e = refused(&store, "insert into t values (1, 'z@x', 0)");
+    assert_eq!(e.kind, ErrorKind::UniqueViolation, "{e}");
+    // Dropping the unique index drops its key.
+    autocommit(&store, "drop index t_email");
+    autocommit(&store, "insert into t values (7, 'a@x', 0)");
+    assert_eq!(
+        rows(&store, "select id from t where email = 'a@x'").len(),
+        2
+    );
+    // A rolled-back CREATE UNIQUE INDEX leaves no key.
+    autocommit(&store, "delete from t where id = 7");
+    let mut t = store.begin().unwrap();
+    exec(&store, &mut t, "create unique index t_e2 on t (email)").unwrap();
+    t.abort();
+    autocommit(&store, "insert into t values (8, 'a@x', 0)");
+}

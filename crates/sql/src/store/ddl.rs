@@ -332,6 +332,7 @@ impl Store {
             unique_columns: singles.iter().map(|k| k.columns[0].clone()).collect(),
             keys: composite.iter().map(|k| k.columns.clone()).collect(),
             indexes,
+            unique_indexes: Vec::new(),
             defaults: Arc::new(defaults),
             drawn: Vec::new(),
             seq: 0,

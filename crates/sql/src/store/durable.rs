@@ -114,6 +114,7 @@ struct EntryMetaRef<'a> {
     keys: &'a [Vec<String>],
     defaults: &'a [ColumnDefault],
     drawn: &'a [i64],
+    unique_indexes: &'a [String],
 }
 
 /// [`EntryMetaRef`] read back (same field order and encodings).
@@ -126,12 +127,14 @@ struct EntryMeta {
     keys: Vec<Vec<String>>,
     defaults: Vec<ColumnDefault>,
     drawn: Vec<i64>,
+    unique_indexes: Vec<String>,
 }
 
 impl<'de> Deserialize<'de> for EntryMeta {
     /// By hand for the fields that came later: `indexes` with CREATE
     /// INDEX, `keys` with CREATE TABLE's composite keys, `defaults` and
-    /// `drawn` with column defaults; a row logged before them ends after
+    /// `drawn` with column defaults, `unique_indexes` with CREATE UNIQUE
+    /// INDEX; a row logged before them ends after
     /// `seq` (or a later one of them) — the read of a missing field then
     /// fails at the row's end, and the row declares no index, no composite
     /// key, no default. (Any other failure there would be a
@@ -155,6 +158,7 @@ impl<'de> Deserialize<'de> for EntryMeta {
                     keys: s.next_element().ok().flatten().unwrap_or_default(),
                     defaults: s.next_element().ok().flatten().unwrap_or_default(),
                     drawn: s.next_element().ok().flatten().unwrap_or_default(),
+                    unique_indexes: s.next_element().ok().flatten().unwrap_or_default(),
                 })
             }
         }
@@ -167,6 +171,7 @@ impl<'de> Deserialize<'de> for EntryMeta {
             "keys",
             "defaults",
             "drawn",
+            "unique_indexes",
         ];
         d.deserialize_struct("EntryMeta", FIELDS, Fields)
     }
@@ -183,6 +188,7 @@ impl Serialize for Entry {
             keys: &self.keys,
             defaults: self.defaults.declared(),
             drawn: &self.drawn,
+            unique_indexes: &self.unique_indexes,
         }
         .serialize(s)
     }
@@ -208,6 +214,7 @@ impl<'de> Deserialize<'de> for Entry {
             unique_columns: m.unique_columns,
             keys: m.keys,
             indexes: m.indexes,
+            unique_indexes: m.unique_indexes,
             defaults: Arc::new(defaults),
             drawn: m.drawn,
             seq: m.seq,
@@ -454,6 +461,7 @@ impl Store {
                 unique_columns: entry.unique_columns.clone(),
                 keys: entry.keys.clone(),
                 indexes: entry.indexes.clone(),
+                unique_indexes: entry.unique_indexes.clone(),
                 defaults: Arc::clone(&entry.defaults),
                 drawn: entry.drawn.clone(),
                 seq,

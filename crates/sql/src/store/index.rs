@@ -22,7 +22,7 @@ use maestro_txn::Transaction;
 use sqlparser::ast::{CreateIndex, Expr as AstExpr, ObjectName};
 
 use super::ddl::table_name;
-use super::{Entry, Store, View, txn_error};
+use super::{Entry, Store, View, txn_error, unique};
 use crate::bind::scope::normalize;
 use crate::error::{ErrorKind, Result, SqlError};
 
@@ -55,6 +55,7 @@ impl Entry {
             unique_columns: self.unique_columns.clone(),
             keys: self.keys.clone(),
             indexes,
+            unique_indexes: self.unique_indexes.clone(),
             defaults: Arc::clone(&self.defaults),
             drawn: self.drawn.clone(),
             seq: self.seq,
@@ -79,13 +80,14 @@ impl View {
 }
 
 impl Store {
-    /// `CREATE INDEX [IF NOT EXISTS] [name] ON t (col)`: single-column,
-    /// plain (no UNIQUE, USING, INCLUDE, WHERE, WITH or expressions).
+    /// `CREATE [UNIQUE] INDEX [IF NOT EXISTS] [name] ON t (col)`:
+    /// single-column (no USING, INCLUDE, WHERE, WITH or expressions). A
+    /// UNIQUE index makes its column a key, enforced like a declared one
+    /// (`unique.rs`), once the rows hold no duplicate (23505 otherwise);
+    /// dropping the index drops that key. On a column that is a key
+    /// already, it is a plain index.
     pub(crate) fn create_index(&self, txn: &mut Transaction, c: &CreateIndex) -> Result<()> {
         let refuse = |what: &str| Err(SqlError::unsupported(format!("{what} in CREATE INDEX")));
-        if c.unique {
-            return refuse("UNIQUE (indexes here enforce nothing)");
-        }
         if c.concurrently || c.r#async {
             return refuse("CONCURRENTLY");
         }
@@ -148,9 +150,20 @@ impl Store {
         }
         view.refuse_ddl_after_rebase(&table)?;
         let (row, entry) = view.entry(&table)?;
+        let makes_key = c.unique && !entry.unique_columns.contains(&column);
+        if makes_key {
+            refuse_duplicates(entry, &column, &name)?;
+        }
         let mut indexes = entry.indexes.clone();
-        indexes.push(IndexDecl { name, column });
-        let next = entry.with_indexes(indexes);
+        indexes.push(IndexDecl {
+            name: name.clone(),
+            column: column.clone(),
+        });
+        let mut next = entry.with_indexes(indexes);
+        if makes_key {
+            next.unique_columns.push(column);
+            next.unique_indexes.push(name);
+        }
         // The statement pays the build, not the first query.
         next.build_indexes(&next.data);
         txn.update(&self.tables, row, Arc::new(next))
@@ -185,7 +198,19 @@ impl Store {
                         .filter(|d| d.name != name)
                         .cloned()
                         .collect();
-                    txn.update(&self.tables, row, Arc::new(entry.with_indexes(indexes)))
+                    let mut next = entry.with_indexes(indexes);
+                    // A UNIQUE index's key goes with it.
+                    if let Some(at) = next.unique_indexes.iter().position(|n| *n == name) {
+                        next.unique_indexes.remove(at);
+                        let column = &entry
+                            .indexes
+                            .iter()
+                            .find(|d| d.name == name)
+                            .expect("found above")
+                            .column;
+                        next.unique_columns.retain(|c| c != column);
+                    }
+                    txn.update(&self.tables, row, Arc::new(next))
                         .map_err(txn_error)?;
                 }
                 None if if_exists => {}
@@ -199,6 +224,24 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// 23505 when two live rows of `entry` share a value of `column` (NULLs
+/// repeat nothing), naming the index CREATE UNIQUE INDEX was to build.
+fn refuse_duplicates(entry: &Entry, column: &str, index: &str) -> Result<()> {
+    let rows = entry.materialized()?;
+    // The table's rows as the appended rows of an empty version that
+    // declares the one key: the write check finds a repeat among them.
+    let mut probe = entry.with_data_of(Arc::new(entry.data.empty_like()));
+    probe.delta = None;
+    probe.unique_columns = vec![column.to_string()];
+    probe.keys = Vec::new();
+    unique::check_unique(&probe, &[], &rows).map_err(|e| {
+        SqlError::new(
+            ErrorKind::UniqueViolation,
+            format!("could not create unique index \"{index}\": {}", e.message),
+        )
+    })
 }
 
 /// `base`, or `base1`, `base2`, … — the first name that is not `taken`

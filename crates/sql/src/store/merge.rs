@@ -177,6 +177,7 @@ impl Entry {
             unique_columns: self.unique_columns.clone(),
             keys: self.keys.clone(),
             indexes: self.indexes.clone(),
+            unique_indexes: self.unique_indexes.clone(),
             defaults: Arc::clone(&self.defaults),
             drawn: self.drawn.clone(),
             seq: self.seq + 1,

@@ -116,6 +116,9 @@ pub struct Entry {
     pub keys: Vec<Vec<String>>,
     /// The indexes declared on the table (CREATE INDEX: `index.rs`).
     pub indexes: Vec<IndexDecl>,
+    /// The indexes CREATE UNIQUE INDEX declared that made their column a
+    /// key (in `unique_columns`); dropping one drops its key (`index.rs`).
+    pub unique_indexes: Vec<String>,
     /// What an INSERT puts in a column it gives no value (`defaults.rs`);
     /// shared by the table's versions.
     pub defaults: Arc<Defaults>,
@@ -481,6 +484,7 @@ impl Store {
                 unique_columns,
                 keys: Vec::new(),
                 indexes: Vec::new(),
+                unique_indexes: Vec::new(),
                 defaults: Arc::default(),
                 drawn: Vec::new(),
                 seq: 0,
@@ -567,6 +571,7 @@ impl Store {
                 unique_columns: t.unique_columns,
                 keys: t.keys,
                 indexes: Vec::new(),
+                unique_indexes: Vec::new(),
                 defaults: Arc::default(),
                 drawn: Vec::new(),
                 seq: 0,
