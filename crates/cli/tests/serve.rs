@@ -332,6 +332,58 @@ fn serve_refuses_bad_flags() {
     }
 }
 
+/// `--max-connections N`: the (N+1)-th session is refused with 53300, and
+/// its place comes back when a session ends; a bound outside 1..=100 000
+/// is a usage error.
+#[test]
+fn serve_bounds_its_sessions() {
+    let out = maestro(&["serve", "--port", "0", "--max-connections", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::stderr(&out));
+    assert!(
+        common::stderr(&out).contains("--max-connections"),
+        "{}",
+        common::stderr(&out)
+    );
+    let server = Server::start(&["--max-connections", "1"]);
+    let url = format!("host=127.0.0.1 port={} user=maestro", server.port);
+    runtime().block_on(async {
+        let first = connect(&server).await;
+        let refused = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .err()
+            .expect("a second session is refused");
+        assert_eq!(sqlstate(&refused).0, SqlState::TOO_MANY_CONNECTIONS);
+        assert_eq!(
+            simple_rows(&first, "select 1").await,
+            [[Some("1".to_string())]]
+        );
+        drop(first);
+        // The session's thread ends after the client goes: wait for the
+        // place (bounded by WAIT; each attempt is refused or admitted).
+        let deadline = std::time::Instant::now() + common::server::WAIT;
+        let second = loop {
+            match tokio_postgres::connect(&url, tokio_postgres::NoTls).await {
+                Ok((client, connection)) => {
+                    tokio::spawn(connection);
+                    break client;
+                }
+                Err(e) => {
+                    assert_eq!(sqlstate(&e).0, SqlState::TOO_MANY_CONNECTIONS);
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "the place never came back"
+                    );
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+            }
+        };
+        assert_eq!(
+            simple_rows(&second, "select 2").await,
+            [[Some("2".to_string())]]
+        );
+    });
+}
+
 #[test]
 fn serve_starts_empty_and_call_loads_tpch() {
     let server = Server::start(&[]);
