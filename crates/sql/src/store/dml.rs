@@ -103,6 +103,16 @@ pub(super) fn query_statement(q: &Query) -> Statement {
     Statement::Query(Box::new(q.clone()))
 }
 
+/// `def` with [`ROW_COLUMN`] after its columns.
+pub(super) fn with_row_column(mut def: TableDef) -> TableDef {
+    def.columns.push(ColumnDef {
+        name: ROW_COLUMN.to_string(),
+        ty: SqlType::Int,
+        nullable: false,
+    });
+    def
+}
+
 /// The view with table `name` extended by [`ROW_COLUMN`], a hidden last
 /// column of each row's combined id (the scan computes it; no copy).
 struct WithRowIds<'v> {
@@ -112,15 +122,12 @@ struct WithRowIds<'v> {
 
 impl Catalog for WithRowIds<'_> {
     fn table(&self, name: &str) -> Option<TableDef> {
-        let mut def = self.view.table(name)?;
-        if name == self.entry.name {
-            def.columns.push(ColumnDef {
-                name: ROW_COLUMN.to_string(),
-                ty: SqlType::Int,
-                nullable: false,
-            });
-        }
-        Some(def)
+        let def = self.view.table(name)?;
+        Some(if name == self.entry.name {
+            with_row_column(def)
+        } else {
+            def
+        })
     }
 
     fn data(&self, name: &str) -> Option<&Table> {
@@ -608,18 +615,9 @@ impl Store {
         let n = rows.len() as u64;
         let mut fills = self.fills(txn, view, row, entry, &named, n, run, &mut drawn)?;
         let add = Arc::new(appended(entry, &targets, &rows, &mut fills)?);
-        let returned = match &ins.returning {
-            Some(items) => Some(returning::returned_rows(
-                view,
-                entry,
-                alias.as_deref(),
-                Arc::clone(&add),
-                items,
-                params,
-                run,
-            )?),
-            None => None,
-        };
+        let items = ins.returning.as_ref();
+        let returned =
+            returning::returned_rows(view, entry, alias.as_deref(), &add, items, params, run)?;
         self.replace_drawing(txn, view, &name, Vec::new(), add, drawn)?;
         Ok((n, returned))
     }
@@ -740,18 +738,9 @@ impl Store {
         let targets: Vec<usize> = (0..entry.columns.len()).collect();
         let rows: Vec<&[Value]> = result.rows.iter().map(|r| &r[1..]).collect();
         let add = Arc::new(appended(entry, &targets, &rows, &mut [])?);
-        let returned = match &upd.returning {
-            Some(items) => Some(returning::returned_rows(
-                view,
-                entry,
-                alias.as_deref(),
-                Arc::clone(&add),
-                items,
-                params,
-                run,
-            )?),
-            None => None,
-        };
+        let items = upd.returning.as_ref();
+        let returned =
+            returning::returned_rows(view, entry, alias.as_deref(), &add, items, params, run)?;
         let hit = sorted_once(hit)?;
         let n = hit.len() as u64;
         self.replace_drawing(txn, view, &name, hit, add, drawn)?;

@@ -15,11 +15,11 @@ use maestro_storage::column::{Delta, Table};
 use maestro_tpch::queries::{QueryResult, Value};
 use sqlparser::ast::{Expr, SelectItem, SelectItemQualifiedWildcardKind, Statement};
 
-use super::dml::{QueryRunner, ROW_COLUMN};
+use super::dml::{QueryRunner, ROW_COLUMN, with_row_column};
 use super::generated::{self, column};
 use super::{Entry, View, entry_def};
 use crate::bind::scope::normalize;
-use crate::catalog::{Catalog, ColumnDef, IndexInfo, TableDef};
+use crate::catalog::{Catalog, IndexInfo, TableDef};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::params::ParamValue;
 use crate::types::SqlType;
@@ -45,13 +45,7 @@ impl Catalog for RowsAsTable<'_> {
         if name != self.rows.name {
             return self.view.table(name);
         }
-        let mut def = entry_def(self.rows);
-        def.columns.push(ColumnDef {
-            name: ROW_COLUMN.to_string(),
-            ty: SqlType::Int,
-            nullable: false,
-        });
-        Some(def)
+        Some(with_row_column(entry_def(self.rows)))
     }
 
     fn data(&self, name: &str) -> Option<&Table> {
@@ -173,24 +167,28 @@ pub(super) fn run_returning(
     ))
 }
 
-/// The RETURNING list of a write to `entry` that appended `rows` (a table
-/// of `entry`'s schema), evaluated over them.
+/// The RETURNING list `items` (`None`: the write has none) of a write to
+/// `entry` that appended `rows` (a table of `entry`'s schema), evaluated
+/// over them.
 pub(super) fn returned_rows(
     view: &View,
     entry: &Entry,
     alias: Option<&str>,
-    rows: Arc<Table>,
-    items: &[SelectItem],
+    rows: &Arc<Table>,
+    items: Option<&Vec<SelectItem>>,
     params: &[ParamValue],
     run: QueryRunner,
-) -> Result<Returned> {
+) -> Result<Option<Returned>> {
+    let Some(items) = items else {
+        return Ok(None);
+    };
     let rows = Entry {
         delta: None,
-        ..entry.with_data_of(rows)
+        ..entry.with_data_of(Arc::clone(rows))
     };
     let catalog = RowsAsTable { view, rows: &rows };
     let select = returning_select(&entry.name, alias, expanded(items, entry, alias)?, None);
-    run_returning(&catalog, &select, params, run).map(|(_, r)| r)
+    run_returning(&catalog, &select, params, run).map(|(_, r)| Some(r))
 }
 
 /// The columns a RETURNING list of a write to `entry` would give, and its

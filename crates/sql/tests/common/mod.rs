@@ -65,15 +65,7 @@ pub fn exec(
     txn: &mut maestro_txn::Transaction,
     sql: &str,
 ) -> Result<maestro_sql::Written, SqlError> {
-    let e = Executor::new(scheduler(), Granularity::Static);
-    let ctx = e.context("store");
-    let run = |c: &dyn maestro_sql::Catalog,
-               p: &maestro_sql::LogicalPlan|
-     -> Result<QueryResult, SqlError> {
-        e.run_plan(|| maestro_sql::lower::run(&ctx, c, p))
-    };
-    let stmt = maestro_sql::parse(sql)?;
-    store.execute(txn, &stmt, &[], &run).expect("a write")
+    exec_returning(store, txn, sql).map(|e| e.written)
 }
 
 /// [`exec`] of a write with RETURNING: what it did and the rows it gave.
