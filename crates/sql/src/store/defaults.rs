@@ -17,7 +17,9 @@
 //! back when the drawing transaction aborts (gaps are allowed).
 //!
 //! The counter is one atomic per (table catalog row, column) in the store
-//! ([`Sequences`]): a draw is one `fetch_add`, so concurrent inserters never
+//! ([`Sequences`]): a statement's draw is one atomic read-modify-write for
+//! all its rows (`fetch_update`, refused past the type's end without moving
+//! the counter), so concurrent inserters never
 //! conflict over it (the table's version is MVCC data; a counter in it would
 //! make every two concurrent inserts a write-write conflict). What survives
 //! a restart is the largest value a committed write drew, kept per column in
@@ -105,16 +107,6 @@ impl Defaults {
     pub fn expr(&self, i: usize) -> Option<&Expr> {
         self.parsed.get(i)?.as_ref()
     }
-
-    /// Whether column `i` draws from a sequence.
-    pub fn is_sequence(&self, i: usize) -> bool {
-        matches!(self.of(i), ColumnDefault::Sequence { .. })
-    }
-
-    /// Whether any column draws from a sequence.
-    pub fn any_sequence(&self) -> bool {
-        (0..self.declared.len()).any(|i| self.is_sequence(i))
-    }
 }
 
 fn parse_expr(text: &str) -> Result<Expr> {
@@ -137,8 +129,8 @@ fn bad_default(text: &str) -> SqlError {
 }
 
 /// A column of CREATE TABLE: its type (a SERIAL type is its integer type)
-/// and default, from its data type and options; `None` for the default
-/// when it has none.
+/// and default ([`ColumnDefault::Null`] when it declares none), from its
+/// data type and options; two defaults are an error.
 pub(crate) fn column_default(c: &ColumnDef, col: &str) -> Result<(ColumnType, ColumnDefault)> {
     let serial = serial_type(&c.data_type);
     let ty = match serial {
@@ -456,7 +448,8 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(d.expr(1).unwrap().to_string(), "now()");
-        assert!(d.expr(0).is_none() && d.is_sequence(2) && d.any_sequence());
+        assert!(d.expr(0).is_none());
+        assert_eq!(*d.of(2), ColumnDefault::Sequence { always: true });
         assert!(
             Defaults::new(vec![ColumnDefault::Null])
                 .unwrap()
