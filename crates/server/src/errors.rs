@@ -4,6 +4,7 @@ use maestro_sql::{ErrorKind, SqlError};
 use pgwire::error::{ErrorInfo, PgWireError};
 
 pub const GENERATED_ALWAYS: &str = "428C9";
+pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
 pub const SEQUENCE_GENERATOR_LIMIT_EXCEEDED: &str = "2200H";
 pub const SYNTAX_ERROR: &str = "42601";
 pub const UNDEFINED_TABLE: &str = "42P01";
@@ -99,6 +100,7 @@ pub fn sqlstate(e: &SqlError) -> &'static str {
         ErrorKind::SerializationFailure => SERIALIZATION_FAILURE,
         ErrorKind::GeneratedAlways => GENERATED_ALWAYS,
         ErrorKind::SequenceLimit => SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
+        ErrorKind::InvalidColumnReference => INVALID_COLUMN_REFERENCE,
         ErrorKind::Store if m.starts_with("could not open file") => UNDEFINED_FILE,
         ErrorKind::Store => INTERNAL_ERROR,
     }

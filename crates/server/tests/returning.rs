@@ -126,6 +126,37 @@ fn identity_columns_answer_with_postgresql_sqlstates() {
             .await
             .unwrap_err();
         assert_eq!(sqlstate(&e).0, "42703", "{e:?}");
+        // ON CONFLICT: DO NOTHING skips, its tag counts the rows inserted;
+        // a target that names no key is 42P10; DO UPDATE is 0A000.
+        c.batch_execute("CREATE TABLE k (id INTEGER PRIMARY KEY, v INTEGER)")
+            .await
+            .unwrap();
+        let n = c
+            .execute(
+                "INSERT INTO k VALUES (1, 1), (1, 2), (2, 3) ON CONFLICT (id) DO NOTHING",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(n, 2);
+        let skipped = c
+            .query(
+                "INSERT INTO k VALUES ($1, 9) ON CONFLICT DO NOTHING RETURNING id",
+                &[&2i64],
+            )
+            .await
+            .unwrap();
+        assert!(skipped.is_empty());
+        let e = c
+            .simple_query("INSERT INTO k VALUES (3, 3) ON CONFLICT (v) DO NOTHING")
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e).0, "42P10", "{e:?}");
+        let e = c
+            .simple_query("INSERT INTO k VALUES (1, 3) ON CONFLICT (id) DO UPDATE SET v = 3")
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e).0, "0A000", "{e:?}");
         // The session stays usable.
         let row = c
             .query_one("INSERT INTO t (v) VALUES (2) RETURNING id, v", &[])

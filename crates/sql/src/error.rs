@@ -55,6 +55,8 @@ pub enum ErrorKind {
     GeneratedAlways,
     /// A sequence past its type's largest value (SQLSTATE 2200H).
     SequenceLimit,
+    /// An ON CONFLICT target that names no key (SQLSTATE 42P10).
+    InvalidColumnReference,
     /// The store refused for another reason (a full catalog, …; XX000).
     Store,
 }

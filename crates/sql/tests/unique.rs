@@ -402,3 +402,105 @@ fn a_unique_index_makes_a_key_until_it_is_dropped() {
     t.abort();
     autocommit(&store, "insert into t values (8, 'a@x', 0)");
 }
+
+#[test]
+fn on_conflict_do_nothing_skips_the_rows_whose_keys_are_taken() {
+    use maestro_sql::Written;
+    let store = Store::new();
+    autocommit(
+        &store,
+        "create table t (id integer primary key, code varchar(8) unique, w int, d int, \
+         v int, unique (w, d))",
+    );
+    autocommit(
+        &store,
+        "insert into t values (1, 'a', 1, 1, 0), (2, 'b', 1, 2, 0)",
+    );
+    // Any key: id 1 is taken, code 'b' too, and the statement's own second
+    // (3, …) repeats its first.
+    let w = autocommit(
+        &store,
+        "insert into t values (1, 'x', 9, 9, 1), (3, 'b', 9, 8, 1), (4, 'c', 2, 1, 1), \
+         (4, 'd', 2, 2, 1) on conflict do nothing",
+    );
+    assert_eq!(w, Written::Insert(1));
+    assert_eq!(rows(&store, "select id, code from t where v = 1").len(), 1);
+    // A target names the key (its columns in any order, or its index).
+    let w = autocommit(
+        &store,
+        "insert into t values (5, 'e', 2, 1, 2), (6, 'f', 3, 3, 2) on conflict (d, w) do nothing",
+    );
+    assert_eq!(w, Written::Insert(1));
+    // The target's key only: another key's repeat is still 23505.
+    let e = refused(
+        &store,
+        "insert into t values (7, 'a', 7, 7, 3) on conflict (id) do nothing",
+    );
+    assert_eq!(e.kind, ErrorKind::UniqueViolation, "{e}");
+    let w = autocommit(
+        &store,
+        "insert into t values (1, 'z', 8, 8, 3) on conflict on constraint t_pkey do nothing",
+    );
+    assert_eq!(w, Written::Insert(0));
+    let e = refused(
+        &store,
+        "insert into t values (8, 'h', 8, 8, 3) on conflict (v) do nothing",
+    );
+    assert_eq!(e.kind, ErrorKind::InvalidColumnReference, "{e}");
+    let e = refused(
+        &store,
+        "insert into t values (1, 'a', 1, 1, 0) on conflict (id) do update set v = 9",
+    );
+    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+    // RETURNING gives the rows inserted, not the skipped ones.
+    let mut t = store.begin().unwrap();
+    let out = common::exec_returning(
+        &store,
+        &mut t,
+        "insert into t values (2, 'q', 5, 5, 4), (9, 'i', 9, 9, 4) on conflict do nothing \
+         returning id",
+    )
+    .unwrap();
+    store.commit(t).unwrap();
+    assert_eq!(out.written, Written::Insert(1));
+    assert_eq!(format!("{:?}", out.returned.unwrap().rows), "[[Int(9)]]");
+}
+
+#[test]
+fn on_conflict_do_nothing_meets_a_later_commit_with_a_serialization_failure() {
+    let store = Store::new();
+    autocommit(&store, "create table t (id integer primary key, v integer)");
+    // Taken by a commit after the snapshot, seen at the statement.
+    let mut old = store.begin().unwrap();
+    common::query_in(&store, &mut old, "select count(*) from t");
+    autocommit(&store, "insert into t values (10, 0)");
+    let e = exec(
+        &store,
+        &mut old,
+        "insert into t values (10, 1) on conflict do nothing",
+    )
+    .expect_err("a key the snapshot does not show");
+    assert_eq!(e.kind, ErrorKind::SerializationFailure, "{e}");
+    old.abort();
+    // Taken by a commit between the statement and the commit.
+    let mut first = store.begin().unwrap();
+    exec(
+        &store,
+        &mut first,
+        "insert into t values (11, 1) on conflict do nothing",
+    )
+    .unwrap();
+    autocommit(&store, "insert into t values (11, 0)");
+    let e = store.commit(first).expect_err("the key went to the other");
+    assert_eq!(e.kind, ErrorKind::SerializationFailure, "{e}");
+    // Without ON CONFLICT the same race is 23505.
+    let mut plain = store.begin().unwrap();
+    exec(&store, &mut plain, "insert into t values (12, 1)").unwrap();
+    autocommit(&store, "insert into t values (12, 0)");
+    let e = store.commit(plain).expect_err("the key went to the other");
+    assert_eq!(e.kind, ErrorKind::UniqueViolation, "{e}");
+    assert_eq!(
+        rows(&store, "select v from t where id >= 10"),
+        ["[Int(0)]"; 3]
+    );
+}

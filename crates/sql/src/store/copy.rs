@@ -15,6 +15,7 @@ use super::convert::ColumnBuilder;
 use super::ddl::table_name;
 use super::defaults::ColumnDefault;
 use super::dml::{QueryRunner, table_of};
+use super::pending::ChangeNotes;
 use super::spec::ColumnType;
 use super::{Store, View};
 use crate::bind::scope::normalize;
@@ -278,7 +279,11 @@ impl Store {
             }
         }
         let add = table_of(entry, builders)?;
-        self.replace_drawing(txn, view, &copy.table, Vec::new(), Arc::new(add), drawn)?;
+        let notes = ChangeNotes {
+            drawn,
+            skips_conflicts: false,
+        };
+        self.replace_drawing(txn, view, &copy.table, Vec::new(), Arc::new(add), notes)?;
         Ok(rows)
     }
 

@@ -17,14 +17,43 @@ use maestro_txn::{Blocker, RowId, Transaction};
 
 use super::Entry;
 
+/// What a write statement says about its change besides its rows.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ChangeNotes {
+    /// (column, largest value) per sequence the statement drew from
+    /// (`defaults.rs`): raised in the version the commit installs.
+    pub(crate) drawn: Vec<(usize, i64)>,
+    /// INSERT … ON CONFLICT DO NOTHING: the statement skipped the rows
+    /// whose keys its snapshot shows taken, so a key found taken later (by
+    /// a transaction that committed after the snapshot) is 40001, as
+    /// PostgreSQL's REPEATABLE READ answers, not 23505.
+    pub(crate) skips_conflicts: bool,
+}
+
+impl ChangeNotes {
+    /// `e`, a 23505 turned into 40001 when the statement skips conflicts.
+    pub(crate) fn key_error(&self, e: crate::error::SqlError) -> crate::error::SqlError {
+        use crate::error::{ErrorKind, SqlError};
+        if self.skips_conflicts && e.kind == ErrorKind::UniqueViolation {
+            return SqlError::new(
+                ErrorKind::SerializationFailure,
+                format!(
+                    "could not serialize access due to concurrent insert ({})",
+                    e.message
+                ),
+            );
+        }
+        e
+    }
+}
+
 /// One write statement's change, as the statement saw the table.
 pub(super) struct PendingChange {
     /// Combined ids deleted, in the transaction's view as it was then.
     pub(super) deleted: Vec<u32>,
     pub(super) appended: Arc<Table>,
-    /// (column, largest value) per sequence the statement drew from
-    /// (`defaults.rs`): raised in the version the commit installs.
-    pub(super) drawn: Vec<(usize, i64)>,
+    /// What else the statement said about its change.
+    pub(super) notes: ChangeNotes,
     /// The deleted rows' positions in the version the statement changed
     /// (the durable record's): what the commit logs when nothing committed
     /// since the snapshot (`rebase.rs`, "Nothing committed since").

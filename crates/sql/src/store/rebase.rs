@@ -70,7 +70,7 @@ use std::time::{Duration, Instant};
 use maestro_storage::column::{Delta, Table};
 use maestro_txn::{Newest, RowId, Transaction, TxnError};
 
-use super::pending::{PendingChange, PendingTable};
+use super::pending::{ChangeNotes, PendingChange, PendingTable};
 use super::{Entry, Store, durable, merge, txn_error, unique};
 use crate::error::{ErrorKind, Result, SqlError};
 
@@ -263,12 +263,20 @@ impl Store {
         deleted: Vec<u32>,
         appended: impl Into<Arc<Table>>,
     ) -> Result<()> {
-        self.replace_drawing(txn, view, name, deleted, appended.into(), Vec::new())
+        self.replace_drawing(
+            txn,
+            view,
+            name,
+            deleted,
+            appended.into(),
+            ChangeNotes::default(),
+        )
     }
 
-    /// [`Store::replace`] by a write that drew `drawn` — (column, largest
-    /// value) — from the table's sequences: the versions it makes record
-    /// them (`defaults.rs`, "Sequences").
+    /// [`Store::replace`] with what the statement says about its change:
+    /// the values it drew from the table's sequences, which the versions it
+    /// makes record (`defaults.rs`, "Sequences"), and whether a taken key
+    /// is 40001 rather than 23505 ([`ChangeNotes`]).
     pub(super) fn replace_drawing(
         &self,
         txn: &mut Transaction,
@@ -276,36 +284,37 @@ impl Store {
         name: &str,
         deleted: Vec<u32>,
         appended: Arc<Table>,
-        drawn: Vec<(usize, i64)>,
+        notes: ChangeNotes,
     ) -> Result<()> {
         let (row, seen) = view.entry(name)?;
         if let Some(installed) = view.installed(name) {
             let change = PendingChange {
                 deleted,
                 appended,
-                drawn,
+                notes,
                 // Computed against the installed version there.
                 positions: Vec::new(),
             };
             return self.replace_own(txn, row, seen, installed, change);
         }
         let (mut next, positions) = merge::next_version(seen, &deleted, &appended)?;
-        next.raise_drawn(&drawn);
+        next.raise_drawn(&notes.drawn);
         let newest = txn.newest(&self.tables, row);
         if matches!(newest, Newest::Own) {
             // A table this transaction created, altered or installed:
             // written in place.
-            unique::check_unique(seen, &deleted, &appended)?;
+            unique::check_unique(seen, &deleted, &appended).map_err(|e| notes.key_error(e))?;
             let next = Arc::new(next);
             txn.update(&self.tables, row, Arc::clone(&next))
                 .map_err(txn_error)?;
             return self.written(txn, row, &next, positions, appended);
         }
-        self.fail_early(txn, row, newest, seen, &deleted, &appended)?;
+        self.fail_early(txn, row, newest, seen, &deleted, &appended)
+            .map_err(|e| notes.key_error(e))?;
         let change = PendingChange {
             deleted,
             appended,
-            drawn,
+            notes,
             positions,
         };
         if Arc::ptr_eq(&next.data, &seen.data) {
@@ -435,10 +444,11 @@ impl Store {
                 if deletes_a_deleted_row(&installed, &mapped) {
                     return Err(concurrent_update());
                 }
-                unique::check_unique(&installed, &mapped, &change.appended)?;
+                unique::check_unique(&installed, &mapped, &change.appended)
+                    .map_err(|e| change.notes.key_error(e))?;
                 let (mut next, positions) =
                     merge::next_version(&installed, &mapped, &change.appended)?;
-                next.raise_drawn(&change.drawn);
+                next.raise_drawn(&change.notes.drawn);
                 logged.push((next.seq, positions, Arc::clone(&change.appended)));
                 installed = Arc::new(next);
             }
@@ -546,10 +556,10 @@ impl Store {
         let PendingChange {
             deleted,
             appended,
-            drawn,
+            notes,
             positions: _,
         } = change;
-        let (deleted, drawn) = (deleted.as_slice(), drawn.as_slice());
+        let (deleted, drawn) = (deleted.as_slice(), notes.drawn.as_slice());
         let own = installed
             .own_view
             .as_ref()
@@ -567,7 +577,7 @@ impl Store {
         if deletes_a_deleted_row(installed, &mapped) {
             return Err(concurrent_update());
         }
-        unique::check_unique(installed, &mapped, &appended)?;
+        unique::check_unique(installed, &mapped, &appended).map_err(|e| notes.key_error(e))?;
         let (mut view_next, _) = merge::next_version(seen, deleted, &appended)?;
         view_next.raise_drawn(drawn);
         let (mut next, positions) = merge::next_version(installed, &mapped, &appended)?;

@@ -221,6 +221,83 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
     Ok(())
 }
 
+/// Which of `appended`'s rows an `INSERT … ON CONFLICT DO NOTHING` into
+/// `entry` skips: those whose value of one of `keys` (column sets) a live
+/// row of `entry` holds, or an earlier row of `appended` that is kept (a
+/// NULL in a key conflicts with nothing). Scans the key's first column of
+/// the main and of the delta once per key.
+pub(super) fn conflicting(entry: &Entry, appended: &Table, keys: &[Vec<String>]) -> Vec<bool> {
+    let rows = appended.num_rows();
+    let delta = entry.live_delta();
+    let live = |id: usize| {
+        let id = u32::try_from(id).expect("combined ids are u32");
+        delta.is_none_or(|d| d.deleted().binary_search(&id).is_err())
+    };
+    struct KeyState<'t> {
+        idx: Vec<usize>,
+        masks: Vec<usize>,
+        taken: Set<Vec<Part<'t>>>,
+    }
+    let mut states: Vec<KeyState> = Vec::with_capacity(keys.len());
+    for key in keys {
+        let Ok(idx) = key
+            .iter()
+            .map(|c| entry.data.column_index(c))
+            .collect::<std::result::Result<Vec<usize>, _>>()
+        else {
+            continue;
+        };
+        let Some(&first) = idx.first() else {
+            continue;
+        };
+        let masks: Vec<usize> = key.iter().filter_map(|c| entry.mask_column_of(c)).collect();
+        let null_in_key = |t: &Table, r: usize| masks.iter().any(|&m| null_at(t, m, r));
+        let candidates: Vec<usize> = (0..rows).filter(|&r| !null_in_key(appended, r)).collect();
+        let firsts = values_of(appended.column_at(first), &candidates);
+        let mut taken: Set<Vec<Part>> = Set::default();
+        let main = &*entry.data;
+        for r in rows_holding(main.column_at(first), &firsts) {
+            if live(r) && !null_in_key(main, r) {
+                taken.insert(tuple(&idx, main, r));
+            }
+        }
+        if let Some(d) = delta {
+            let (tail, base) = (d.appended(), d.main_rows());
+            for r in rows_holding(tail.column_at(first), &firsts) {
+                if live(base + r) && !null_in_key(tail, r) {
+                    taken.insert(tuple(&idx, tail, r));
+                }
+            }
+        }
+        states.push(KeyState { idx, masks, taken });
+    }
+    let mut skip = vec![false; rows];
+    for (r, skipped) in skip.iter_mut().enumerate() {
+        let tuples: Vec<Option<Vec<Part>>> = states
+            .iter()
+            .map(|k| {
+                (!k.masks.iter().any(|&m| null_at(appended, m, r)))
+                    .then(|| tuple(&k.idx, appended, r))
+            })
+            .collect();
+        if states
+            .iter()
+            .zip(&tuples)
+            .any(|(k, t)| t.as_ref().is_some_and(|t| k.taken.contains(t)))
+        {
+            *skipped = true;
+            continue;
+        }
+        // Kept: later rows with one of its keys conflict with it.
+        for (k, t) in states.iter_mut().zip(tuples) {
+            if let Some(t) = t {
+                k.taken.insert(t);
+            }
+        }
+    }
+    skip
+}
+
 /// The first row of `col` holding one of `keys` for which `live` holds.
 fn scan(col: &Column, keys: &Keys, live: &dyn Fn(usize) -> bool) -> Option<usize> {
     rows_holding(col, keys).find(|&r| live(r))
