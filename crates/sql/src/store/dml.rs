@@ -334,6 +334,40 @@ fn values_select<'a>(
     select(items, None, None)
 }
 
+/// An UPDATE as the SELECT that evaluates it (`update_select`), for its
+/// execution and its Describe.
+struct PlannedUpdate<'v> {
+    name: String,
+    alias: Option<String>,
+    row: maestro_txn::RowId,
+    entry: &'v Entry,
+    assigned: Assigned<'v>,
+    select: Statement,
+}
+
+impl<'v> PlannedUpdate<'v> {
+    fn of(view: &'v View, upd: &'v Update) -> Result<PlannedUpdate<'v>> {
+        let (name, alias) = target(&upd.table)?;
+        let (row, entry) = view.entry(&name)?;
+        let assigned = assigned(entry, upd)?;
+        let select = update_select(
+            entry,
+            &name,
+            &alias,
+            &assigned.values,
+            upd.selection.as_ref(),
+        );
+        Ok(PlannedUpdate {
+            name,
+            alias,
+            row,
+            entry,
+            assigned,
+            select,
+        })
+    }
+}
+
 /// The NULL an UPDATE's `SET c = DEFAULT` assigns to a column without a
 /// default, and to a sequence column until its values are drawn.
 static NULL_EXPR: LazyLock<Expr> = LazyLock::new(|| Expr::value(sqlparser::ast::Value::Null));
@@ -483,18 +517,15 @@ impl Store {
                 with_returning(params, entry, alias.as_deref(), ins.returning.as_ref())
             }
             S::Update(upd) => {
-                let (name, alias) = target(&upd.table)?;
-                let (_, entry) = view.entry(&name)?;
-                let assigned = assigned(entry, upd)?;
-                let select = update_select(
-                    entry,
-                    &name,
-                    &alias,
-                    &assigned.values,
-                    upd.selection.as_ref(),
-                );
-                let params = describe(&WithRowIds { view, entry }, &select)?;
-                with_returning(params, entry, alias.as_deref(), upd.returning.as_ref())
+                let u = PlannedUpdate::of(view, upd)?;
+                let params = describe(
+                    &WithRowIds {
+                        view,
+                        entry: u.entry,
+                    },
+                    &u.select,
+                )?;
+                with_returning(params, u.entry, u.alias.as_deref(), upd.returning.as_ref())
             }
             S::Delete(del) => {
                 let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) =
@@ -736,16 +767,14 @@ impl Store {
         if upd.from.is_some() || upd.limit.is_some() {
             return Err(SqlError::unsupported("UPDATE with FROM or LIMIT"));
         }
-        let (name, alias) = target(&upd.table)?;
-        let (row, entry) = view.entry(&name)?;
-        let assigned = assigned(entry, upd)?;
-        let select = update_select(
+        let PlannedUpdate {
+            name,
+            alias,
+            row,
             entry,
-            &name,
-            &alias,
-            &assigned.values,
-            upd.selection.as_ref(),
-        );
+            assigned,
+            select,
+        } = PlannedUpdate::of(view, upd)?;
         let catalog = WithRowIds { view, entry };
         let mut result = query(&catalog, &select, params, run)?;
         let hit: Vec<u32> = result

@@ -128,6 +128,17 @@ fn values_of<'c>(col: &'c Column, rows: &[usize]) -> Keys<'c> {
     }
 }
 
+/// The positions of `key`'s columns in `entry`'s data and the first of
+/// them; `None` for a key naming a column the data lacks or no column.
+fn key_columns(entry: &Entry, key: &[String]) -> Option<(Vec<usize>, usize)> {
+    let idx = key
+        .iter()
+        .map(|c| entry.data.column_index(c).ok())
+        .collect::<Option<Vec<usize>>>()?;
+    let first = *idx.first()?;
+    Some((idx, first))
+}
+
 /// Refuses the write of `entry` that deletes the live rows `deleted`
 /// (combined ids, any order) and appends `appended` if it would leave two
 /// live rows with one value of a key: a unique column, or a composite key
@@ -146,14 +157,7 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
     };
     let singles = entry.unique_columns.iter().map(std::slice::from_ref);
     for key in singles.chain(entry.keys.iter().map(Vec::as_slice)) {
-        let Ok(idx) = key
-            .iter()
-            .map(|c| entry.data.column_index(c))
-            .collect::<std::result::Result<Vec<usize>, _>>()
-        else {
-            continue;
-        };
-        let Some(&first) = idx.first() else {
+        let Some((idx, first)) = key_columns(entry, key) else {
             continue;
         };
         let names: Vec<&str> = key.iter().map(String::as_str).collect();
@@ -240,14 +244,7 @@ pub(super) fn conflicting(entry: &Entry, appended: &Table, keys: &[Vec<String>])
     }
     let mut states: Vec<KeyState> = Vec::with_capacity(keys.len());
     for key in keys {
-        let Ok(idx) = key
-            .iter()
-            .map(|c| entry.data.column_index(c))
-            .collect::<std::result::Result<Vec<usize>, _>>()
-        else {
-            continue;
-        };
-        let Some(&first) = idx.first() else {
+        let Some((idx, first)) = key_columns(entry, key) else {
             continue;
         };
         let masks: Vec<usize> = key.iter().filter_map(|c| entry.mask_column_of(c)).collect();
