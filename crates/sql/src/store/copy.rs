@@ -13,7 +13,6 @@ use sqlparser::ast::{
 
 use super::convert::ColumnBuilder;
 use super::ddl::table_name;
-use super::defaults::ColumnDefault;
 use super::dml::{QueryRunner, table_of};
 use super::pending::ChangeNotes;
 use super::spec::ColumnType;
@@ -174,11 +173,9 @@ impl Store {
                         })
                 })
                 .collect::<Result<_>>()?;
-            if let Some(m) = (0..entry.columns.len()).find(|&i| {
-                !order.contains(&i)
-                    && !entry.nullable(i)
-                    && *entry.defaults.of(i) == ColumnDefault::Null
-            }) {
+            if let Some(m) =
+                (0..entry.columns.len()).find(|&i| !order.contains(&i) && entry.needs_value(i))
+            {
                 return Err(SqlError::new(
                     ErrorKind::NotNullViolation,
                     format!(

@@ -285,16 +285,27 @@ pub(crate) enum Fill {
 }
 
 impl Fill {
+    /// The next row's value.
+    pub(crate) fn next_value(&mut self) -> Value {
+        match self {
+            Fill::Null => Value::Null,
+            Fill::Value(v) => v.clone(),
+            Fill::Sequence { next } => {
+                let v = *next;
+                // Past the last value drawn only once the rows are done (a
+                // draw of the type's largest value must not overflow).
+                *next = next.wrapping_add(1);
+                Value::Int(v)
+            }
+        }
+    }
+
     /// Pushes the next row's value into `b`.
     pub(crate) fn push(&mut self, b: &mut ColumnBuilder) -> Result<()> {
         match self {
             Fill::Null => b.push_null(),
             Fill::Value(v) => b.push(v),
-            Fill::Sequence { next } => {
-                let v = Value::Int(*next);
-                *next += 1;
-                b.push(&v)
-            }
+            Fill::Sequence { .. } => b.push(&self.next_value()),
         }
     }
 }
@@ -354,9 +365,33 @@ impl Store {
         Ok(first)
     }
 
-    /// The fills of the columns of `entry` a write of `rows` rows gives no
-    /// value (`named[i]`: whether it gives column `i` one); `Fill::Null` for
-    /// the others. Draws from sequences into `drawn`.
+    /// What column `i`'s default gives `n` rows of a write of `txn` to the
+    /// table at catalog row `row`, read as `entry`: NULL, its expression's
+    /// value, or `n` values drawn from its sequence (into `drawn`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn fill(
+        &self,
+        txn: &mut Transaction,
+        view: &View,
+        row: RowId,
+        entry: &Entry,
+        i: usize,
+        n: u64,
+        run: QueryRunner,
+        drawn: &mut Vec<(usize, i64)>,
+    ) -> Result<Fill> {
+        Ok(match entry.defaults.of(i) {
+            ColumnDefault::Null => Fill::Null,
+            ColumnDefault::Expr(_) => Fill::Value(self.default_value(view, entry, i, run)?),
+            ColumnDefault::Sequence { .. } => Fill::Sequence {
+                next: self.draw(txn, row, entry, i, n, drawn)?,
+            },
+        })
+    }
+
+    /// [`Store::fill`] of each column of `entry` a write of `rows` rows
+    /// gives no value (`named[i]`: whether it gives column `i` one);
+    /// `Fill::Null` for the others.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn fills(
         &self,
@@ -370,19 +405,19 @@ impl Store {
         drawn: &mut Vec<(usize, i64)>,
     ) -> Result<Vec<Fill>> {
         (0..entry.columns.len())
-            .map(|i| {
-                if named[i] {
-                    return Ok(Fill::Null);
-                }
-                Ok(match entry.defaults.of(i) {
-                    ColumnDefault::Null => Fill::Null,
-                    ColumnDefault::Expr(_) => Fill::Value(self.default_value(view, entry, i, run)?),
-                    ColumnDefault::Sequence { .. } => Fill::Sequence {
-                        next: self.draw(txn, row, entry, i, rows, drawn)?,
-                    },
-                })
+            .map(|i| match named[i] {
+                true => Ok(Fill::Null),
+                false => self.fill(txn, view, row, entry, i, rows, run, drawn),
             })
             .collect()
+    }
+}
+
+impl Entry {
+    /// Whether a write must give column `i` a value: NOT NULL without a
+    /// default (23502 otherwise).
+    pub(crate) fn needs_value(&self, i: usize) -> bool {
+        !self.nullable(i) && *self.defaults.of(i) == ColumnDefault::Null
     }
 }
 

@@ -317,19 +317,15 @@ fn delete_select(name: &str, alias: &Option<String>, selection: Option<&Expr>) -
     )
 }
 
-/// `SELECT e1, e2, …` of VALUES rows, each value typed by its target column.
+/// `SELECT e1, e2, …` of VALUES expressions, each typed by its target
+/// column (`(expression, column)` pairs).
 fn values_select<'a>(
     entry: &Entry,
-    targets: &[usize],
-    rows: impl IntoIterator<Item = &'a [Expr]>,
+    values: impl IntoIterator<Item = (&'a Expr, usize)>,
 ) -> Statement {
-    let items = rows
+    let items = values
         .into_iter()
-        .flat_map(|row| {
-            row.iter()
-                .zip(targets)
-                .map(|(e, &t)| generated::typed(e, &entry.columns[t]))
-        })
+        .map(|(e, t)| generated::typed(e, &entry.columns[t]))
         .collect();
     select(items, None, None)
 }
@@ -497,17 +493,16 @@ impl Store {
                         };
                         match source.body.as_ref() {
                             SetExpr::Values(values) => {
-                                let items: Vec<Expr> = values
+                                let given: Vec<(&Expr, usize)> = values
                                     .rows
                                     .iter()
-                                    .flat_map(|row| row.iter().zip(&targets))
+                                    .flat_map(|row| row.iter().zip(targets.iter().copied()))
                                     .filter(|(e, _)| !is_default_keyword(e))
-                                    .map(|(e, &t)| generated::typed(e, &entry.columns[t]))
                                     .collect();
-                                if items.is_empty() {
+                                if given.is_empty() {
                                     Vec::new()
                                 } else {
-                                    describe(view, &select(items, None, None))?
+                                    describe(view, &values_select(entry, given))?
                                 }
                             }
                             _ => describe(view, &query_statement(source))?,
@@ -597,9 +592,7 @@ impl Store {
                 ));
             }
         }
-        if let Some(missing) = (0..named.len()).find(|&i| {
-            !named[i] && !entry.nullable(i) && *entry.defaults.of(i) == ColumnDefault::Null
-        }) {
+        if let Some(missing) = (0..named.len()).find(|&i| !named[i] && entry.needs_value(i)) {
             return Err(SqlError::new(
                 ErrorKind::NotNullViolation,
                 format!(
@@ -639,21 +632,10 @@ impl Store {
             if at.is_empty() {
                 continue;
             }
-            let t = targets[j];
-            match entry.defaults.of(t) {
-                ColumnDefault::Null => {}
-                ColumnDefault::Expr(_) => {
-                    let v = self.default_value(view, entry, t, run)?;
-                    for &r in at {
-                        rows[r][j] = v.clone();
-                    }
-                }
-                ColumnDefault::Sequence { .. } => {
-                    let first = self.draw(txn, row, entry, t, at.len() as u64, &mut drawn)?;
-                    for (k, &r) in at.iter().enumerate() {
-                        rows[r][j] = Value::Int(first + k as i64);
-                    }
-                }
+            let n = at.len() as u64;
+            let mut fill = self.fill(txn, view, row, entry, targets[j], n, run, &mut drawn)?;
+            for &r in at {
+                rows[r][j] = fill.next_value();
             }
         }
         let n = rows.len() as u64;
@@ -724,14 +706,8 @@ impl Store {
                         }
                     }
                     if !computed.is_empty() {
-                        let columns: Vec<usize> = computed.iter().map(|&j| targets[j]).collect();
-                        let select = if computed.len() == exprs.len() {
-                            values_select(entry, &columns, [exprs.as_slice()])
-                        } else {
-                            let some: Vec<Expr> =
-                                computed.iter().map(|&j| exprs[j].clone()).collect();
-                            values_select(entry, &columns, [some.as_slice()])
-                        };
+                        let select =
+                            values_select(entry, computed.iter().map(|&j| (&exprs[j], targets[j])));
                         let values = query(view, &select, params, run)?
                             .rows
                             .pop()
@@ -785,9 +761,9 @@ impl Store {
         let mut drawn = Vec::new();
         for &c in &assigned.from_sequence {
             let n = result.rows.len() as u64;
-            let first = self.draw(txn, row, entry, c, n, &mut drawn)?;
-            for (k, r) in result.rows.iter_mut().enumerate() {
-                r[1 + c] = Value::Int(first + k as i64);
+            let mut fill = self.fill(txn, view, row, entry, c, n, run, &mut drawn)?;
+            for r in &mut result.rows {
+                r[1 + c] = fill.next_value();
             }
         }
         let targets: Vec<usize> = (0..entry.columns.len()).collect();

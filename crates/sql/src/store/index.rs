@@ -233,7 +233,6 @@ fn refuse_duplicates(entry: &Entry, column: &str, index: &str) -> Result<()> {
     // The table's rows as the appended rows of an empty version that
     // declares the one key: the write check finds a repeat among them.
     let mut probe = entry.with_data_of(Arc::new(entry.data.empty_like()));
-    probe.delta = None;
     probe.unique_columns = vec![column.to_string()];
     probe.keys = Vec::new();
     unique::check_unique(&probe, &[], &rows).map_err(|e| {

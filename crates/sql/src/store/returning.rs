@@ -36,8 +36,18 @@ pub struct Returned {
 /// an [`Entry`] of the table's columns without a delta), plus the hidden
 /// [`ROW_COLUMN`] of their positions.
 pub(super) struct RowsAsTable<'v> {
-    pub(super) view: &'v View,
-    pub(super) rows: &'v Entry,
+    view: &'v View,
+    rows: Entry,
+}
+
+impl<'v> RowsAsTable<'v> {
+    /// `view` with `entry`'s table read as `rows` (a table of its schema).
+    fn new(view: &'v View, entry: &Entry, rows: Arc<Table>) -> RowsAsTable<'v> {
+        RowsAsTable {
+            view,
+            rows: entry.with_data_of(rows),
+        }
+    }
 }
 
 impl Catalog for RowsAsTable<'_> {
@@ -45,7 +55,7 @@ impl Catalog for RowsAsTable<'_> {
         if name != self.rows.name {
             return self.view.table(name);
         }
-        Some(with_row_column(entry_def(self.rows)))
+        Some(with_row_column(entry_def(&self.rows)))
     }
 
     fn data(&self, name: &str) -> Option<&Table> {
@@ -182,11 +192,7 @@ pub(super) fn returned_rows(
     let Some(items) = items else {
         return Ok(None);
     };
-    let rows = Entry {
-        delta: None,
-        ..entry.with_data_of(Arc::clone(rows))
-    };
-    let catalog = RowsAsTable { view, rows: &rows };
+    let catalog = RowsAsTable::new(view, entry, Arc::clone(rows));
     let select = returning_select(&entry.name, alias, expanded(items, entry, alias)?, None);
     run_returning(&catalog, &select, params, run).map(|(_, r)| Some(r))
 }
@@ -200,11 +206,7 @@ pub(super) fn describe_returning(
     items: &[SelectItem],
     declared: &[Option<SqlType>],
 ) -> Result<crate::Description> {
-    let rows = Entry {
-        delta: None,
-        ..entry.with_data_of(Arc::new(entry.data.empty_like()))
-    };
-    let catalog = RowsAsTable { view, rows: &rows };
+    let catalog = RowsAsTable::new(view, entry, Arc::new(entry.data.empty_like()));
     let select = returning_select(&entry.name, alias, expanded(items, entry, alias)?, None);
     let mut d = crate::describe_parsed(&catalog, &select, declared)?;
     d.columns.remove(0);
