@@ -71,6 +71,26 @@ with psycopg.connect(host="127.0.0.1", port=port, user="maestro", dbname="tpch")
     assert row == (1, 4), row
     cur = conn.execute("delete from note where id = %s returning body", (2,))
     assert cur.fetchall() == [("second",)] and cur.rowcount == 1, cur.rowcount
+    # Python's bool and float in and out of BOOLEAN, DOUBLE PRECISION and
+    # REAL columns, with the filters an application writes.
+    conn.execute(
+        "create table reading (id serial primary key, valid boolean not null, "
+        "value double precision, ratio real)"
+    )
+    with conn.cursor() as cur:
+        cur.executemany(
+            "insert into reading (valid, value, ratio) values (%s, %s, %s)",
+            [(True, 21.5, 0.1), (False, -1e-300, None), (True, float("inf"), 2.5)],
+        )
+    rows = conn.execute(
+        "select valid, value, ratio from reading where valid order by id"
+    ).fetchall()
+    assert rows == [(True, 21.5, 0.1), (True, float("inf"), 2.5)], rows
+    row = conn.execute(
+        "select count(*), sum(value) from reading where value < %s", (0.0,)
+    ).fetchone()
+    assert row == (1, -1e-300), row
+    assert conn.execute("select max(ratio) from reading").fetchone() == (2.5,)
     conn.execute("CALL maestro.load_tpch(0.01)")
     assert conn.execute("select count(*) from nation").fetchone() == (25,)
 print("psycopg: ok")

@@ -134,15 +134,28 @@ pub fn decimal_text(value: i128, scale: u8) -> String {
     )
 }
 
-/// float8's text: the shortest text that reads back as the same double, as
-/// PostgreSQL 12+ prints it (`Infinity`, `NaN` spelled its way).
+/// float8's text: the shortest digits that read back as the same double,
+/// as PostgreSQL 12+ prints them — fixed notation for decimal exponents
+/// -4 to 14, otherwise `1.5e-07`/`1e+308` (a sign and at least two
+/// exponent digits); `Infinity`, `NaN` spelled its way.
 pub fn double_text(d: f64) -> String {
     if d.is_nan() {
-        "NaN".to_string()
-    } else if d.is_infinite() {
-        if d > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
-    } else {
+        return "NaN".to_string();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
+    }
+    // Rust's `{:e}` is the shortest round-trip digits: "1.5e-7", "1e308".
+    let scientific = format!("{d:e}");
+    let (mantissa, exponent) = scientific
+        .split_once('e')
+        .expect("a finite double's {:e} has an exponent");
+    let exponent: i32 = exponent.parse().expect("an integer exponent");
+    if (-4..15).contains(&exponent) {
         format!("{d}")
+    } else {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.unsigned_abs())
     }
 }
 
@@ -230,6 +243,19 @@ mod tests {
         assert_eq!(decimal_text(10, 1), "1.0");
         assert_eq!(double_text(0.5), "0.5");
         assert_eq!(double_text(3.0), "3");
+        for (d, text) in [
+            (1e308, "1e+308"),
+            (1.5e-7, "1.5e-07"),
+            (1e-5, "1e-05"),
+            (0.0001, "0.0001"),
+            (123456789012345.0, "123456789012345"),
+            (1e15, "1e+15"),
+            (-6.02e23, "-6.02e+23"),
+            (0.1, "0.1"),
+            (-0.0, "-0"),
+        ] {
+            assert_eq!(double_text(d), text, "{d:e}");
+        }
         assert_eq!(double_text(f64::NEG_INFINITY), "-Infinity");
         assert_eq!(
             text(&Value::Str("true".into()), &Type::BOOL).as_deref(),

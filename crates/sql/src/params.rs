@@ -11,7 +11,7 @@
 use maestro_storage::column::{Date, MAX_SCALE};
 
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::plan::{CmpOp, Expr};
+use crate::plan::Expr;
 use crate::types::{Literal, SqlType, parse_exact};
 
 /// One parameter's value, of the parameter's type.
@@ -97,15 +97,12 @@ impl ParamValue {
             SqlType::Decimal(_) => parse_decimal(t)
                 .map(|(value, scale)| ParamValue::Num { value, scale })
                 .ok_or_else(|| bad_text(ty, s)),
-            SqlType::Double => t
-                .parse()
+            SqlType::Double => crate::types::parse_double(t)
                 .map(ParamValue::Double)
-                .map_err(|_| bad_text(ty, s)),
-            SqlType::Bool => match t.to_ascii_lowercase().as_str() {
-                "t" | "true" | "y" | "yes" | "on" | "1" => Ok(ParamValue::Bool(true)),
-                "f" | "false" | "n" | "no" | "off" | "0" => Ok(ParamValue::Bool(false)),
-                _ => Err(bad_text(ty, s)),
-            },
+                .ok_or_else(|| bad_text(ty, s)),
+            SqlType::Bool => crate::types::parse_bool(t)
+                .map(ParamValue::Bool)
+                .ok_or_else(|| bad_text(ty, s)),
             SqlType::Date => parse_date_text(t)
                 .map(ParamValue::Date)
                 .ok_or_else(|| bad_text(ty, s)),
@@ -126,30 +123,11 @@ impl ParamValue {
                 value: *value,
                 scale: *scale,
             }),
-            ParamValue::Double(f) => {
-                // There are no double constants: the exact decimal a finite
-                // double prints as, cast to double.
-                let text = format!("{f}");
-                let (value, scale) = parse_decimal(&text).ok_or_else(|| {
-                    SqlError::new(
-                        ErrorKind::Invalid,
-                        format!("double parameter {f} out of range for this engine"),
-                    )
-                })?;
-                Expr::Cast(
-                    Box::new(Expr::Lit(Literal::Num { value, scale })),
-                    SqlType::Double,
-                )
-            }
+            ParamValue::Double(f) => Expr::Lit(Literal::Double(*f)),
             ParamValue::Str(s) => Expr::Lit(Literal::Str(s.clone())),
             ParamValue::Date(d) => Expr::Lit(Literal::Date(*d)),
             ParamValue::Timestamp(t) => Expr::Lit(Literal::Timestamp(*t)),
-            // No boolean constants either: a comparison that holds or not.
-            ParamValue::Bool(b) => Expr::cmp(
-                CmpOp::Eq,
-                Expr::Lit(Literal::int(0)),
-                Expr::Lit(Literal::int(i64::from(!*b))),
-            ),
+            ParamValue::Bool(b) => Expr::Lit(Literal::Bool(*b)),
         })
     }
 

@@ -101,6 +101,9 @@ pub enum Literal {
         months: i32,
         days: i32,
     },
+    /// A DOUBLE PRECISION (a bound parameter's, a constant cast to one).
+    Double(f64),
+    Bool(bool),
 }
 
 impl Literal {
@@ -115,6 +118,8 @@ impl Literal {
             Literal::Timestamp(_) => SqlType::Timestamp,
             Literal::Str(_) => SqlType::Str,
             Literal::Interval { .. } => SqlType::Interval,
+            Literal::Double(_) => SqlType::Double,
+            Literal::Bool(_) => SqlType::Bool,
         }
     }
 }
@@ -136,6 +141,8 @@ impl fmt::Display for Literal {
             Literal::Interval { months, days } => {
                 write!(f, "INTERVAL '{months} months {days} days'")
             }
+            Literal::Double(d) => write!(f, "CAST('{}' AS DOUBLE PRECISION)", double_text(*d)),
+            Literal::Bool(b) => f.write_str(if *b { "TRUE" } else { "FALSE" }),
         }
     }
 }
@@ -248,6 +255,50 @@ fn round_micros(frac: &str) -> Option<i64> {
         f += 1;
     }
     Some(f)
+}
+
+/// A DOUBLE PRECISION as PostgreSQL reads one: a decimal or exponent
+/// number, `NaN`, `[+-]Infinity` (any case); not Rust's extras (`inf`).
+pub(crate) fn parse_double(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let special = ["nan", "infinity"].contains(&body.to_ascii_lowercase().as_str());
+    let numeric = body
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_digit() || b == b'.')
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'));
+    (special || numeric)
+        .then(|| s.parse::<f64>().ok())
+        .flatten()
+}
+
+/// A double as PostgreSQL's input reads it back: the shortest decimal that
+/// rounds to it, `Infinity`, `-Infinity` or `NaN`.
+pub(crate) fn double_text(d: f64) -> String {
+    if d.is_infinite() {
+        if d > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
+    } else {
+        d.to_string()
+    }
+}
+
+/// PostgreSQL's boolean input: `t`/`true`/`yes`/`on`/`1` and their
+/// negations, in any case, around blanks (a unique prefix of the words
+/// too, as `boolin` accepts).
+pub(crate) fn parse_bool(s: &str) -> Option<bool> {
+    let t = s.trim().to_ascii_lowercase();
+    let prefix_of = |word: &str| !t.is_empty() && word.starts_with(t.as_str());
+    if prefix_of("true") || prefix_of("yes") || t == "on" || t == "1" {
+        Some(true)
+    } else if prefix_of("false") || prefix_of("no") || t == "off" || t == "of" || t == "0" {
+        // "o" alone is ambiguous (on/off), as in PostgreSQL.
+        Some(false)
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]

@@ -142,7 +142,12 @@ fn build_with<R>(
                 }
                 Column::StrHeap(heap)
             }
-            ColumnType::Date => return Err(kind(name, col)),
+            // No CH column is declared with these types.
+            ColumnType::Date
+            | ColumnType::Int16
+            | ColumnType::Bool
+            | ColumnType::Float64
+            | ColumnType::Float32 => return Err(kind(name, col)),
         };
         mask.shrink_to_fit();
         nulls.push(mask.contains(&true).then(|| Arc::new(mask)));

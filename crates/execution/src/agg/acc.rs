@@ -12,6 +12,7 @@ pub(crate) enum Acc {
     Min(Vec<i64>),
     Max(Vec<i64>),
     Distinct(Vec<HashSet<i64>>),
+    SumDouble(Vec<f64>),
 }
 
 impl Acc {
@@ -26,6 +27,7 @@ impl Acc {
             AggFunc::Min => Acc::Min(Vec::new()),
             AggFunc::Max => Acc::Max(Vec::new()),
             AggFunc::CountDistinct => Acc::Distinct(Vec::new()),
+            AggFunc::SumDouble => Acc::SumDouble(Vec::new()),
         }
     }
 
@@ -41,6 +43,7 @@ impl Acc {
             Acc::Min(v) => v.push(i64::MAX),
             Acc::Max(v) => v.push(i64::MIN),
             Acc::Distinct(v) => v.push(HashSet::new()),
+            Acc::SumDouble(v) => v.push(0.0),
         }
     }
 
@@ -80,6 +83,11 @@ impl Acc {
                     sets[g as usize].insert(v);
                 }
             }
+            Acc::SumDouble(s) => {
+                for (&g, &v) in gids.iter().zip(vals) {
+                    s[g as usize] += f64::from_bits(v as u64);
+                }
+            }
         }
     }
 
@@ -98,6 +106,9 @@ impl Acc {
             Acc::Min(m) => m[g] = vals.iter().copied().fold(m[g], i64::min),
             Acc::Max(m) => m[g] = vals.iter().copied().fold(m[g], i64::max),
             Acc::Distinct(sets) => sets[g].extend(vals.iter().copied()),
+            Acc::SumDouble(s) => {
+                s[g] += vals.iter().map(|&v| f64::from_bits(v as u64)).sum::<f64>();
+            }
         }
     }
 
@@ -121,6 +132,7 @@ impl Acc {
             (Acc::Min(a), Acc::Min(b)) => a[d] = a[d].min(b[s]),
             (Acc::Max(a), Acc::Max(b)) => a[d] = a[d].max(b[s]),
             (Acc::Distinct(a), Acc::Distinct(b)) => a[d].extend(b[s].iter().copied()),
+            (Acc::SumDouble(a), Acc::SumDouble(b)) => a[d] += b[s],
             _ => unreachable!("partials of one aggregation have the same functions"),
         }
     }
@@ -136,6 +148,9 @@ impl Acc {
             }
             Acc::Min(v) | Acc::Max(v) => out.values.extend(v.into_iter().map(i128::from)),
             Acc::Distinct(sets) => out.values.extend(sets.iter().map(|s| s.len() as i128)),
+            Acc::SumDouble(v) => out
+                .values
+                .extend(v.into_iter().map(|d| i128::from(d.to_bits() as i64))),
         }
     }
 }

@@ -18,6 +18,11 @@ pub enum AggFunc {
     Max,
     /// `COUNT(DISTINCT expr)`.
     CountDistinct,
+    /// Sum of doubles, each given as its bits (`f64::to_bits` as `i64`);
+    /// each group's value is the sum's bits. Rounded at every addition, so
+    /// the last bits depend on the order the rows arrive in (as SQL
+    /// engines' double sums do).
+    SumDouble,
 }
 
 /// One aggregate of a group-by.
@@ -30,6 +35,11 @@ pub struct Agg<'a> {
 impl<'a> Agg<'a> {
     pub fn sum(e: impl Into<Expr<'a>>) -> Agg<'a> {
         Agg::of(AggFunc::Sum, e)
+    }
+
+    /// [`AggFunc::SumDouble`] of `e`, which yields doubles' bits.
+    pub fn sum_double(e: impl Into<Expr<'a>>) -> Agg<'a> {
+        Agg::of(AggFunc::SumDouble, e)
     }
 
     pub fn count() -> Agg<'a> {

@@ -151,3 +151,37 @@ fn empty_inputs_and_errors() {
     );
     assert!(aggregate(&ctx, "x", Input::all(fx.n), &[], &[Agg::sum(fx.text())]).is_err());
 }
+
+#[test]
+fn double_sums_add_the_values_behind_the_bits() {
+    // Halves of small integers: every partial sum is exact, so the order
+    // the partitions merge in cannot change a group's sum.
+    let fx = Fixture::new(12_000, 6);
+    let doubles: Vec<f64> = (0..fx.n).map(|i| (i % 97) as f64 / 2.0 - 20.0).collect();
+    let bits: Vec<i64> = doubles.iter().map(|d| d.to_bits() as i64).collect();
+    let mut expected: BTreeMap<i64, f64> = BTreeMap::new();
+    for (i, d) in doubles.iter().enumerate() {
+        *expected.entry(fx.k[i]).or_default() += d;
+    }
+    let sum = [Agg::sum_double(crate::Col::i64(&bits))];
+    for_each_policy(|ctx| {
+        let r = aggregate(ctx, "sum_double", Input::all(fx.n), &[fx.k().into()], &sum).unwrap();
+        let got: BTreeMap<i64, f64> = (0..r.len())
+            .map(|g| {
+                (
+                    r.key(0)[g],
+                    f64::from_bits(r.agg(0).values[g] as i64 as u64),
+                )
+            })
+            .collect();
+        assert_eq!(got, expected, "{}", ctx.granularity());
+        let r = aggregate(ctx, "scalar", Input::all(fx.n), &[], &sum).unwrap();
+        let total = f64::from_bits(r.agg(0).values[0] as i64 as u64);
+        assert_eq!(
+            total,
+            expected.values().sum::<f64>(),
+            "{}",
+            ctx.granularity()
+        );
+    });
+}

@@ -321,7 +321,8 @@ impl Binder<'_> {
             // A timestamp's text would need its type at run time, where it
             // is a number: not supported (CAST to DATE is).
             || to == SqlType::Str && from != SqlType::Interval && from != SqlType::Timestamp
-            || from == SqlType::Str && to != SqlType::Bool
+            || from == SqlType::Str
+            || matches!((from, to), (SqlType::Int, SqlType::Bool) | (SqlType::Bool, SqlType::Int))
             || from == SqlType::Timestamp && to == SqlType::Date;
         if !ok {
             return Err(SqlError::mismatch(format!("cannot cast {from} to {to}")));
@@ -581,8 +582,8 @@ impl Binder<'_> {
         if let Some(x) = &arg {
             let t = self.type_of(x);
             let ok = match func {
-                AggFunc::Sum | AggFunc::Avg => t.is_exact(),
-                AggFunc::Min | AggFunc::Max => t != SqlType::Bool && t != SqlType::Double,
+                AggFunc::Sum | AggFunc::Avg => t.is_numeric(),
+                AggFunc::Min | AggFunc::Max => t != SqlType::Bool,
                 _ => t != SqlType::Bool,
             };
             if !ok {
@@ -667,7 +668,7 @@ impl Binder<'_> {
         let l = coerce_to(l, rt)?;
         let r = coerce_to(r, lt)?;
         let (lt, rt) = (self.type_of(&l), self.type_of(&r));
-        if !lt.comparable(rt) || lt == SqlType::Bool || lt == SqlType::Interval {
+        if !lt.comparable(rt) || lt == SqlType::Interval {
             return Err(SqlError::mismatch(format!("cannot compare {lt} with {rt}")));
         }
         Ok(Expr::cmp(op, l, r))

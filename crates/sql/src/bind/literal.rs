@@ -1,5 +1,5 @@
-//! Constants: numbers (exact: `0.05` is a decimal of scale 2), strings,
-//! `DATE '…'` and intervals.
+//! Constants: numbers (exact: `0.05` is a decimal of scale 2), booleans,
+//! strings, `DATE '…'` and intervals.
 
 use sqlparser::ast::{self, Value};
 
@@ -24,7 +24,7 @@ pub(super) fn literal(v: &Value) -> Result<Literal> {
     match v {
         Value::Number(s, _) => number(s),
         Value::SingleQuotedString(s) => Ok(Literal::Str(s.clone())),
-        Value::Boolean(_) => Err(SqlError::unsupported("boolean literals")),
+        Value::Boolean(b) => Ok(Literal::Bool(*b)),
         other => Err(SqlError::unsupported(format!("literal {other}"))),
     }
 }
@@ -33,9 +33,18 @@ pub(super) fn literal(v: &Value) -> Result<Literal> {
 fn number(s: &str) -> Result<Literal> {
     let bad = || SqlError::new(ErrorKind::Invalid, format!("number {s} out of range"));
     if s.contains(['e', 'E']) {
-        return Err(SqlError::unsupported(format!(
-            "number {s} in exponent notation"
-        )));
+        // Exact where a decimal constant holds it (`1e3`, `2.5E-2`); a
+        // double beyond that (`1e-40`, `6.02e23`).
+        let exact = crate::store::convert::parse_number_exact(s)
+            .filter(|&(_, scale)| scale <= u32::from(MAX_SCALE))
+            .and_then(|(value, scale)| Some((i64::try_from(value).ok()?, scale as u8)));
+        return match exact {
+            Some((value, scale)) => Ok(Literal::Num { value, scale }),
+            None => crate::types::parse_double(s)
+                .filter(|d| d.is_finite())
+                .map(Literal::Double)
+                .ok_or_else(bad),
+        };
     }
     let (int, frac) = s.split_once('.').unwrap_or((s, ""));
     let scale = u8::try_from(frac.len()).map_err(|_| bad())?;

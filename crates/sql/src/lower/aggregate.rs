@@ -18,7 +18,9 @@ use maestro_execution::{
 };
 use maestro_storage::column::FxHasher;
 
-use super::compile::{columnar, eval_vector, to_exec_expr, to_pred};
+use super::compile::{
+    columnar, eval_vector, from_ordered_bits, ordered_bits, to_exec_expr, to_pred,
+};
 use super::eval::{Fault, compare, exact_ratio};
 use super::vector::{Relation, Scalar, Vector};
 use super::{Lowering, narrowed, without_nulls};
@@ -161,6 +163,15 @@ impl<'a> Lowering<'a> {
                         )),
                     }
                 }
+                // Doubles: SUM and AVG add their bits as doubles, MIN and
+                // MAX compare their ordered bits; NULLs are counted out.
+                Some(x) if is_double_sum_or_extreme(a.func, self.ty(x)) => {
+                    let v = eval_vector(self.ctx, x, SqlType::Double, rel)?;
+                    let (bits, seen) = double_argument(a.func, &v, rel.len);
+                    let last = seen_owned.len() - 1;
+                    seen_owned[last] = Some(Vector::Int(seen));
+                    Some(Vector::Int(bits))
+                }
                 Some(x) if to_exec_expr(x, rel).is_none() => {
                     let mut v = eval_vector(self.ctx, x, self.ty(x), rel)?;
                     if v.col().is_none() && (0..rel.len).any(|p| v.value_at(p) == Scalar::Null) {
@@ -240,7 +251,12 @@ impl<'a> Lowering<'a> {
                 (Some(x), None) => to_exec_expr(x, rel),
                 (None, None) => None,
             };
+            let double = a
+                .arg
+                .as_ref()
+                .is_some_and(|x| is_double_sum_or_extreme(a.func, self.ty(x)));
             exec_aggs.push(match (a.func, arg) {
+                (AggFunc::Sum | AggFunc::Avg, Some(x)) if double => Agg::sum_double(x),
                 (AggFunc::Count, Some(x)) if o.is_some() => Agg::sum(x),
                 (AggFunc::CountStar | AggFunc::Count, _) => Agg::count(),
                 (AggFunc::Sum, Some(x)) => Agg::sum(x),
@@ -342,12 +358,36 @@ impl<'a> Lowering<'a> {
         let empty = groups.is_empty() && selected == 0;
         for (i, (id, a)) in aggs.iter().enumerate() {
             let c = g.agg(i);
+            let double = a
+                .arg
+                .as_ref()
+                .is_some_and(|x| is_double_sum_or_extreme(a.func, self.ty(x)));
+            let as_double = |v: i128| f64::from_bits(v as i64 as u64);
             let v = match a.func {
                 AggFunc::Count | AggFunc::CountStar | AggFunc::CountDistinct => {
                     Vector::Int(c.values.iter().map(|&x| x as i64).collect())
                 }
                 // SUM, AVG, MIN, MAX of no rows: NULL.
                 _ if empty => Vector::Values(vec![Scalar::Null]),
+                AggFunc::Sum if double => {
+                    Vector::Double(c.values.iter().map(|&v| as_double(v)).collect())
+                }
+                AggFunc::Avg if double => {
+                    let j = seen_at[i].expect("a double argument counts its values");
+                    Vector::Double(
+                        c.values
+                            .iter()
+                            .zip(&g.agg(j).values)
+                            .map(|(&s, &n)| as_double(s) / (n.max(1) as f64))
+                            .collect(),
+                    )
+                }
+                AggFunc::Min | AggFunc::Max if double => Vector::Double(
+                    c.values
+                        .iter()
+                        .map(|&v| from_ordered_bits(v as i64))
+                        .collect(),
+                ),
                 AggFunc::Sum => Vector::Wide {
                     values: c.values.clone(),
                     scale: c.scale,
@@ -453,7 +493,8 @@ impl<'a> Lowering<'a> {
             .collect())
     }
 
-    /// MIN/MAX values back in the argument's type.
+    /// MIN/MAX values back in the argument's type (not doubles': the
+    /// caller decodes their ordered bits).
     fn extreme(
         &self,
         arg: &Expr,
@@ -481,4 +522,38 @@ impl<'a> Lowering<'a> {
             }),
         })
     }
+}
+
+/// Whether aggregate `func` of a `ty` argument runs on doubles' bits
+/// ([`double_argument`]).
+fn is_double_sum_or_extreme(func: AggFunc, ty: SqlType) -> bool {
+    ty == SqlType::Double
+        && matches!(
+            func,
+            AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max
+        )
+}
+
+/// A double argument `v` of `len` rows as the operator aggregates it: the
+/// bits of each value for SUM/AVG (0.0 at a NULL), its ordered bits for
+/// MIN/MAX (the accumulator's start at a NULL, so it changes nothing), and
+/// a 0/1 not-NULL indicator whose sum per group counts the values.
+fn double_argument(func: AggFunc, v: &Vector, len: usize) -> (Vec<i64>, Vec<i64>) {
+    (0..len)
+        .map(|p| {
+            let d = match v.value_at(p) {
+                Scalar::Double(d) => Some(d),
+                Scalar::Null => None,
+                other => super::eval::as_f64(&other),
+            };
+            let bits = match (func, d) {
+                (AggFunc::Min | AggFunc::Max, Some(d)) => ordered_bits(d),
+                (AggFunc::Min, None) => i64::MAX,
+                (AggFunc::Max, None) => i64::MIN,
+                (_, Some(d)) => d.to_bits() as i64,
+                (_, None) => 0,
+            };
+            (bits, i64::from(d.is_some()))
+        })
+        .unzip()
 }

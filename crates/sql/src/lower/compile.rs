@@ -37,7 +37,7 @@ fn exec_lit(l: &Literal) -> Option<Lit<'_>> {
         Literal::Date(d) => Some(Lit::Date(*d)),
         Literal::Timestamp(t) => Some(Lit::Int(*t)),
         Literal::Str(s) => Some(Lit::Str(s)),
-        Literal::Interval { .. } => None,
+        Literal::Interval { .. } | Literal::Double(_) | Literal::Bool(_) => None,
     }
 }
 
@@ -565,6 +565,14 @@ pub(crate) fn columnar(v: Vector<'_>) -> Result<Vector<'_>> {
                 .collect(),
         ));
     }
+    if vals.iter().all(|s| matches!(s, Scalar::Bool(_))) {
+        // false before true, as PostgreSQL orders booleans.
+        return Ok(Vector::Int(
+            vals.iter()
+                .map(|s| i64::from(*s == Scalar::Bool(true)))
+                .collect(),
+        ));
+    }
     if vals.iter().all(|s| matches!(s, Scalar::Date(_))) {
         return Ok(Vector::Dates(
             vals.iter()
@@ -614,16 +622,49 @@ pub(crate) fn columnar(v: Vector<'_>) -> Result<Vector<'_>> {
     ))
 }
 
-/// An `i64` whose order is the order of the doubles (IEEE total order).
-fn ordered_bits(d: f64) -> i64 {
+/// An `i64` whose order is the order of the doubles (IEEE total order);
+/// [`from_ordered_bits`] undoes it.
+pub(crate) fn ordered_bits(d: f64) -> i64 {
     let b = d.to_bits() as i64;
     b ^ (((b >> 63) as u64) >> 1) as i64
+}
+
+/// The double [`ordered_bits`] made `o` from (the map is its own inverse:
+/// it flips the bits after the sign bit of negative numbers).
+pub(crate) fn from_ordered_bits(o: i64) -> f64 {
+    f64::from_bits((o ^ (((o >> 63) as u64) >> 1) as i64) as u64)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use maestro_storage::column::{Column, StrHeap};
+
+    #[test]
+    fn ordered_bits_order_the_doubles_and_come_back() {
+        let ds = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -2.5,
+            -0.0,
+            0.0,
+            1e-300,
+            3.0,
+            f64::INFINITY,
+        ];
+        for w in ds.windows(2) {
+            assert!(
+                ordered_bits(w[0]) < ordered_bits(w[1]),
+                "{} < {}",
+                w[0],
+                w[1]
+            );
+        }
+        for d in ds {
+            assert_eq!(from_ordered_bits(ordered_bits(d)).to_bits(), d.to_bits());
+        }
+        assert!(ordered_bits(f64::NAN) > ordered_bits(f64::INFINITY));
+    }
 
     use super::native_pred;
     use crate::lower::vector::{Relation, Vector};

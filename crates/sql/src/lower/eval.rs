@@ -272,7 +272,13 @@ pub(crate) fn cast(v: Scalar, t: SqlType) -> Eval {
                 scale: t.scale(),
             }
         }
-        (Scalar::Str(s), SqlType::Double) => Scalar::Double(parse_double(&s).ok_or(invalid)?),
+        (Scalar::Str(s), SqlType::Double) => {
+            Scalar::Double(crate::types::parse_double(&s).ok_or(invalid)?)
+        }
+        (Scalar::Str(s), SqlType::Bool) => {
+            Scalar::Bool(crate::types::parse_bool(&s).ok_or(invalid)?)
+        }
+        (Scalar::Num { value, scale: 0 }, SqlType::Bool) => Scalar::Bool(value != 0),
         (v @ Scalar::Str(_), SqlType::Str) => v,
         (Scalar::Num { value, scale }, SqlType::Str) => Scalar::Str(show_exact(value, scale)),
         (Scalar::Double(d), SqlType::Str) => Scalar::Str(d.to_string()),
@@ -291,26 +297,12 @@ pub(crate) fn cast(v: Scalar, t: SqlType) -> Eval {
         (v @ Scalar::Num { scale: 0, .. }, SqlType::Timestamp) => v,
         (Scalar::Bool(b), SqlType::Str) => Scalar::Str(b.to_string()),
         (v @ Scalar::Bool(_), SqlType::Bool) => v,
+        (Scalar::Bool(b), SqlType::Int) => Scalar::Num {
+            value: i128::from(b),
+            scale: 0,
+        },
         _ => Scalar::Null,
     })
-}
-
-/// A DOUBLE PRECISION as PostgreSQL reads one: a decimal or exponent
-/// number, `NaN`, `[+-]Infinity` (any case); not Rust's extras (`inf`).
-fn parse_double(s: &str) -> Option<f64> {
-    let s = s.trim();
-    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let special = ["nan", "infinity"].contains(&body.to_ascii_lowercase().as_str());
-    let numeric = body
-        .bytes()
-        .next()
-        .is_some_and(|b| b.is_ascii_digit() || b == b'.')
-        && body
-            .bytes()
-            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'));
-    (special || numeric)
-        .then(|| s.parse::<f64>().ok())
-        .flatten()
 }
 
 fn show_exact(value: i128, scale: u8) -> String {
@@ -344,6 +336,8 @@ pub(crate) fn literal(l: &Literal) -> Scalar {
         },
         Literal::Str(s) => Scalar::Str(s.clone()),
         Literal::Interval { .. } => Scalar::Null,
+        Literal::Double(d) => Scalar::Double(*d),
+        Literal::Bool(b) => Scalar::Bool(*b),
     }
 }
 
@@ -378,7 +372,7 @@ fn gcd(mut a: u128, mut b: u128) -> u128 {
     a
 }
 
-fn as_f64(v: &Scalar) -> Option<f64> {
+pub(crate) fn as_f64(v: &Scalar) -> Option<f64> {
     match *v {
         Scalar::Num { value, scale } => Some(ratio_f64(value, pow10(scale))),
         Scalar::Double(d) => Some(d),

@@ -55,18 +55,14 @@ impl<'a> Lowering<'a> {
                     rows: Some(RowIds::ascending(Arc::clone(&ids))),
                 };
                 // A NULL mask is by table row: taken at the candidates.
-                let v = match self.catalog.null_mask(table, i) {
-                    Some(nulls) => Vector::Masked {
-                        values: Box::new(base),
-                        nulls: Arc::new(
-                            ids.iter()
-                                .map(|&r| nulls.get(r as usize).copied().unwrap_or(false))
-                                .collect(),
-                        ),
-                    },
-                    None => base,
-                };
-                (id, v)
+                let nulls = self.catalog.null_mask(table, i).map(|nulls| {
+                    Arc::new(
+                        ids.iter()
+                            .map(|&r| nulls.get(r as usize).copied().unwrap_or(false))
+                            .collect(),
+                    )
+                });
+                (id, self.stored_vector(id, base, ids.len(), nulls))
             })
             .collect();
         let rel = Relation {

@@ -29,7 +29,7 @@ use maestro_execution::{
     ExecContext, Expr as ExecExpr, Input, JoinKind as ExecJoinKind, JoinOutput, JoinTable,
     MAX_KEYS, NO_ROW, Order, Pred, Residual, SortKey, select, sort,
 };
-use maestro_storage::column::Date;
+use maestro_storage::column::{Column, Date};
 use maestro_tpch::queries::{ColumnType, QueryResult, Value, ratio_f64};
 
 use crate::bind::type_of;
@@ -42,7 +42,7 @@ use eval::{Fault, eval_row, eval_with};
 use vector::{Relation, RowIds, Scalar, Vector};
 
 /// A constant converted to `to` at bind time: `Ok(None)` if the result is
-/// no literal (a DOUBLE, an exact number past 64 bits), an error if the
+/// no literal (an exact number past 64 bits), an error if the
 /// constant does not convert (a string that is no number: 22P02).
 pub(crate) fn cast_literal(
     l: &crate::types::Literal,
@@ -59,7 +59,9 @@ pub(crate) fn cast_literal(
             .map(|value| Literal::Num { value, scale }),
         Scalar::Date(d) => Some(Literal::Date(Date(d))),
         Scalar::Str(s) => Some(Literal::Str(s)),
-        _ => None,
+        Scalar::Double(d) => Some(Literal::Double(d)),
+        Scalar::Bool(b) => Some(Literal::Bool(b)),
+        Scalar::Null => None,
     })
 }
 
@@ -485,27 +487,63 @@ impl<'a> Lowering<'a> {
                         tail: delta.map(|d| d.appended().column_at(i)),
                         rows: ids.clone().map(RowIds::ascending),
                     };
-                    // A column with NULLs: its values under its NULL mask,
-                    // as the padded side of an outer join is.
-                    let v = match self.catalog.null_mask(table, i) {
-                        Some(nulls) => Vector::Masked {
-                            // The mask is by combined id; a scan through
-                            // live ids reads it at those ids.
-                            nulls: match &ids {
-                                Some(ids) => {
-                                    Arc::new(ids.iter().map(|&r| nulls[r as usize]).collect())
-                                }
-                                None => nulls,
-                            },
-                            values: Box::new(base),
-                        },
-                        None => base,
-                    };
-                    (id, v)
+                    // The mask is by combined id; a scan through live ids
+                    // reads it at those ids.
+                    let nulls = self.catalog.null_mask(table, i).map(|nulls| match &ids {
+                        Some(ids) => Arc::new(ids.iter().map(|&r| nulls[r as usize]).collect()),
+                        None => nulls,
+                    });
+                    (id, self.stored_vector(id, base, len, nulls))
                 })
                 .collect(),
         };
         Ok((rel, deleted))
+    }
+
+    /// A stored column's `len` values as plan column `id` reads them: a
+    /// BOOLEAN's or a DOUBLE PRECISION's stored integers (their encoding:
+    /// `store::spec::ColumnType`) decoded into the column's type, and a
+    /// column with NULLs under its mask (`nulls`, by position), as the
+    /// padded side of an outer join is.
+    pub(super) fn stored_vector(
+        &self,
+        id: ColumnId,
+        base: Vector<'a>,
+        len: usize,
+        nulls: Option<Arc<Vec<bool>>>,
+    ) -> Vector<'a> {
+        let raw = |p: usize| match base.value_at(p) {
+            Scalar::Num { value, .. } => value,
+            other => unreachable!("an encoded column holds integers, not {other:?}"),
+        };
+        let values = match (&base, self.plan.column(id).ty) {
+            (
+                Vector::Base {
+                    column: Column::Int32(_),
+                    ..
+                },
+                SqlType::Bool,
+            ) => Vector::Values((0..len).map(|p| Scalar::Bool(raw(p) != 0)).collect()),
+            (
+                Vector::Base {
+                    column: Column::Int64(_),
+                    ..
+                },
+                SqlType::Double,
+            ) => Vector::Double(
+                (0..len)
+                    .map(|p| f64::from_bits(raw(p) as i64 as u64))
+                    .collect(),
+            ),
+            _ => base,
+        };
+        match nulls {
+            Some(nulls) => Vector::Masked {
+                values: Box::new(values),
+                nulls,
+            },
+            None => values,
+        }
     }
 
     fn filter(&self, rel: Relation<'a>, predicate: &[Expr]) -> Result<Relation<'a>> {

@@ -30,17 +30,23 @@ enum Values {
     Str(StrHeap),
     /// Microseconds since the epoch.
     Timestamp(Vec<i64>),
+    /// 0 or 1 (`ColumnType::Bool`).
+    Bool(Vec<i32>),
+    /// The doubles' bits (`ColumnType::Float64` and `Float32`).
+    Float(Vec<i64>),
 }
 
 impl<'s> ColumnBuilder<'s> {
     pub fn new(table: &'s str, spec: &'s ColumnSpec) -> ColumnBuilder<'s> {
         let values = match spec.ty {
-            ColumnType::Int32 => Values::Int32(Vec::new()),
+            ColumnType::Int32 | ColumnType::Int16 => Values::Int32(Vec::new()),
             ColumnType::Int64 => Values::Int64(Vec::new()),
             ColumnType::Decimal { .. } => Values::Decimal(Vec::new()),
             ColumnType::Date => Values::Date(Vec::new()),
             ColumnType::Str { .. } => Values::Str(StrHeap::new()),
             ColumnType::Timestamp => Values::Timestamp(Vec::new()),
+            ColumnType::Bool => Values::Bool(Vec::new()),
+            ColumnType::Float64 | ColumnType::Float32 => Values::Float(Vec::new()),
         };
         ColumnBuilder {
             spec,
@@ -81,8 +87,10 @@ impl<'s> ColumnBuilder<'s> {
     /// What a NULL row holds under its mask.
     fn push_placeholder(&mut self) {
         match &mut self.values {
-            Values::Int32(v) | Values::Date(v) => v.push(0),
-            Values::Int64(v) | Values::Decimal(v) | Values::Timestamp(v) => v.push(0),
+            Values::Int32(v) | Values::Date(v) | Values::Bool(v) => v.push(0),
+            Values::Int64(v) | Values::Decimal(v) | Values::Timestamp(v) | Values::Float(v) => {
+                v.push(0)
+            }
             Values::Str(h) => h.push(""),
         }
     }
@@ -164,6 +172,14 @@ impl<'s> ColumnBuilder<'s> {
                 out.push(crate::types::parse_timestamp(s).ok_or_else(invalid)?);
                 Ok(())
             }
+            Values::Bool(out) => {
+                out.push(i32::from(crate::types::parse_bool(s).ok_or_else(invalid)?));
+                Ok(())
+            }
+            Values::Float(_) => {
+                let d = crate::types::parse_double(s).ok_or_else(invalid)?;
+                self.push_float(d)
+            }
             _ => {
                 let (value, scale) = parse_number(s.trim()).ok_or_else(invalid)?;
                 self.push_exact(value, scale)
@@ -188,7 +204,8 @@ impl<'s> ColumnBuilder<'s> {
             ),
             Values::Date(v) => Column::Date(v),
             Values::Str(h) => Column::StrHeap(h),
-            Values::Timestamp(v) => Column::Int64(v),
+            Values::Timestamp(v) | Values::Float(v) => Column::Int64(v),
+            Values::Bool(v) => Column::Int32(v),
         }
     }
 
@@ -200,7 +217,11 @@ impl<'s> ColumnBuilder<'s> {
         match &mut self.values {
             Values::Int32(out) => {
                 let v = rescale(value, scale, 0).ok_or_else(out_of_range)?;
-                out.push(i32::try_from(v).map_err(|_| out_of_range())?);
+                let v = i32::try_from(v).map_err(|_| out_of_range())?;
+                if spec.ty == ColumnType::Int16 && i16::try_from(v).is_err() {
+                    return Err(out_of_range());
+                }
+                out.push(v);
             }
             Values::Int64(out) => {
                 let v = rescale(value, scale, 0).ok_or_else(out_of_range)?;
@@ -223,12 +244,46 @@ impl<'s> ColumnBuilder<'s> {
                 let text = Value::Decimal { value, scale }.to_text();
                 return self.push_text_value(&text);
             }
-            Values::Date(_) | Values::Timestamp(_) => return Err(self.mismatch("a number")),
+            Values::Float(_) => {
+                // The double nearest the decimal (Rust's parse), as
+                // PostgreSQL's numeric-to-float8 cast.
+                let d: f64 = Value::Decimal { value, scale }
+                    .to_text()
+                    .parse()
+                    .map_err(|_| out_of_range())?;
+                return self.push_float(d);
+            }
+            Values::Date(_) | Values::Timestamp(_) | Values::Bool(_) => {
+                return Err(self.mismatch("a number"));
+            }
+        }
+        Ok(())
+    }
+
+    /// A double into a REAL or DOUBLE PRECISION column: a REAL keeps the
+    /// shortest decimal of the value's `f32`, and one beyond the `f32`'s
+    /// range is out of range (22003), as PostgreSQL's float4 cast.
+    fn push_float(&mut self, d: f64) -> Result<()> {
+        let stored = if self.spec.ty == ColumnType::Float32 {
+            let f = d as f32;
+            if f.is_infinite() && d.is_finite() {
+                return Err(self.out_of_range());
+            }
+            f.to_string().parse::<f64>().unwrap_or(f64::from(f))
+        } else {
+            d
+        };
+        match &mut self.values {
+            Values::Float(out) => out.push(stored.to_bits() as i64),
+            _ => unreachable!("push_float on a {:?} column", self.spec.ty),
         }
         Ok(())
     }
 
     fn push_double(&mut self, d: f64) -> Result<()> {
+        if let Values::Float(_) = self.values {
+            return self.push_float(d);
+        }
         if !d.is_finite() {
             return Err(self.out_of_range());
         }
@@ -318,8 +373,19 @@ pub(crate) fn rescale(value: i128, from: u8, to: u8) -> Option<i128> {
 }
 
 /// `[-+]digits[.digits]` (or `[-+].digits`, `digits.`, an exponent
-/// `e[-+]n`) as `value / 10^scale`.
+/// `e[-+]n`) as `value / 10^scale`, rounded to 30 fractional digits.
 pub(crate) fn parse_number(s: &str) -> Option<(i128, u8)> {
+    let (value, scale) = parse_number_exact(s)?;
+    // More fractional digits than any column keeps: round to 30 first.
+    if scale > 30 {
+        return Some((rescale(value, u8::try_from(scale).ok()?, 30)?, 30));
+    }
+    Some((value, scale as u8))
+}
+
+/// [`parse_number`] without the rounding: `value / 10^scale` exactly, for
+/// any scale; `None` past 128 bits.
+pub(crate) fn parse_number_exact(s: &str) -> Option<(i128, u32)> {
     let (mantissa, exp) = match s.find(['e', 'E']) {
         Some(i) => (&s[..i], s[i + 1..].parse::<i32>().ok()?),
         None => (s, 0),
@@ -339,17 +405,16 @@ pub(crate) fn parse_number(s: &str) -> Option<(i128, u8)> {
     for c in int.bytes().chain(frac.bytes()) {
         value = value.checked_mul(10)?.checked_add(i128::from(c - b'0'))?;
     }
-    let mut scale = i32::try_from(frac.len()).ok()? - exp;
+    let mut scale = i32::try_from(frac.len()).ok()?.checked_sub(exp)?;
+    if value == 0 {
+        // Zero whatever its exponent (and no 2^31 multiplications of it).
+        scale = scale.max(0);
+    }
     while scale < 0 {
         value = value.checked_mul(10)?;
         scale += 1;
     }
-    // More fractional digits than any column keeps: round to 30 first.
-    if scale > 30 {
-        value = rescale(value, u8::try_from(scale).ok()?, 30)?;
-        scale = 30;
-    }
-    Some((if negative { -value } else { value }, scale as u8))
+    Some((if negative { -value } else { value }, scale as u32))
 }
 
 #[cfg(test)]
@@ -363,6 +428,11 @@ mod tests {
         assert_eq!(parse_number("1e3"), Some((1000, 0)));
         assert_eq!(parse_number("abc"), None);
         assert_eq!(parse_number(""), None);
+        assert_eq!(parse_number("1e-40"), Some((0, 30)));
+        assert_eq!(parse_number_exact("1e-40"), Some((1, 40)));
+        assert_eq!(parse_number_exact("1e-2147483648"), None);
+        assert_eq!(parse_number_exact("1e2147483647"), None);
+        assert_eq!(parse_number_exact("0e2147483647"), Some((0, 0)));
         assert_eq!(rescale(125, 2, 1), Some(13));
         assert_eq!(rescale(-125, 2, 1), Some(-13));
         assert_eq!(rescale(124, 2, 1), Some(12));

@@ -247,11 +247,7 @@ impl Store {
                 ResultType::Date => ColumnType::Date,
                 ResultType::Timestamp => ColumnType::Timestamp,
                 ResultType::Str => ColumnType::Str { max_chars: None },
-                ResultType::Double => {
-                    return Err(SqlError::unsupported(format!(
-                        "a DOUBLE column (\"{col}\") in a stored table: CAST it to DECIMAL(p,s)"
-                    )));
-                }
+                ResultType::Double => ColumnType::Float64,
             };
             columns.push(ColumnSpec {
                 name: col.clone(),

@@ -171,7 +171,10 @@ pub(crate) fn column_default(c: &ColumnDef, col: &str) -> Result<(ColumnType, Co
                             .join(" ")
                     )));
                 }
-                if !matches!(ty, ColumnType::Int32 | ColumnType::Int64) {
+                if !matches!(
+                    ty,
+                    ColumnType::Int16 | ColumnType::Int32 | ColumnType::Int64
+                ) {
                     return Err(SqlError::new(
                         ErrorKind::TypeMismatch,
                         format!(
@@ -192,8 +195,7 @@ pub(crate) fn column_default(c: &ColumnDef, col: &str) -> Result<(ColumnType, Co
 }
 
 /// The integer type of `SMALLSERIAL`/`SERIAL`/`BIGSERIAL` (and their
-/// `SERIAL2/4/8` spellings); `None` for any other type. (A SMALLINT
-/// column is an INTEGER here, as SMALLINT is.)
+/// `SERIAL2/4/8` spellings); `None` for any other type.
 fn serial_type(t: &AstType) -> Option<ColumnType> {
     let AstType::Custom(name, modifiers) = t else {
         return None;
@@ -205,7 +207,8 @@ fn serial_type(t: &AstType) -> Option<ColumnType> {
         return None;
     }
     match value.to_ascii_lowercase().as_str() {
-        "serial" | "serial4" | "smallserial" | "serial2" => Some(ColumnType::Int32),
+        "smallserial" | "serial2" => Some(ColumnType::Int16),
+        "serial" | "serial4" => Some(ColumnType::Int32),
         "bigserial" | "serial8" => Some(ColumnType::Int64),
         _ => None,
     }
@@ -214,6 +217,7 @@ fn serial_type(t: &AstType) -> Option<ColumnType> {
 /// The largest value a sequence of a column of type `ty` hands out.
 pub(crate) fn sequence_max(ty: ColumnType) -> i64 {
     match ty {
+        ColumnType::Int16 => i64::from(i16::MAX),
         ColumnType::Int32 => i64::from(i32::MAX),
         _ => i64::MAX,
     }

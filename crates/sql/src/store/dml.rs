@@ -920,9 +920,16 @@ fn is_default_keyword(e: &Expr) -> bool {
 /// literals), NULL; `None` for anything else.
 pub(super) fn literal_value(e: &Expr) -> Option<Value> {
     use sqlparser::ast::{UnaryOperator, Value as Lit};
-    let number = |s: &str| {
-        let (value, scale) = super::convert::parse_number(s)?;
-        Some(Value::Decimal { value, scale })
+    // Exactly where a decimal holds it; a double past 30 fractional
+    // digits or 128 bits (`1e-40`, `1e50`), as the binder's constants.
+    let number = |s: &str| match super::convert::parse_number_exact(s) {
+        Some((value, scale @ 0..=30)) => Some(Value::Decimal {
+            value,
+            scale: scale as u8,
+        }),
+        _ => crate::types::parse_double(s)
+            .filter(|d| d.is_finite())
+            .map(Value::Double),
     };
     match e {
         Expr::Value(v) => match &v.value {

@@ -92,6 +92,9 @@ pub(crate) fn typed(e: &Expr, c: &ColumnSpec) -> Expr {
         ColumnType::Date => DataType::Date,
         ColumnType::Str { .. } => DataType::Varchar(None::<CharacterLength>),
         ColumnType::Timestamp => DataType::Timestamp(None, TimezoneInfo::None),
+        ColumnType::Int16 => DataType::SmallInt(None),
+        ColumnType::Bool => DataType::Boolean,
+        ColumnType::Float64 | ColumnType::Float32 => DataType::DoublePrecision,
     };
     Expr::Cast {
         kind: CastKind::Cast,

@@ -125,11 +125,17 @@ impl Store {
         }
         let view = self.view(txn);
         let (_, entry) = view.entry(&table)?;
-        if !entry.columns.iter().any(|s| s.name == column) {
-            return Err(SqlError::new(
-                ErrorKind::UnknownColumn,
-                format!("column \"{column}\" does not exist"),
-            ));
+        match entry.columns.iter().find(|s| s.name == column) {
+            None => {
+                return Err(SqlError::new(
+                    ErrorKind::UnknownColumn,
+                    format!("column \"{column}\" does not exist"),
+                ));
+            }
+            Some(s) if s.ty.is_encoded() => {
+                return refuse(&format!("a {} column", s.ty.pg_name()));
+            }
+            Some(_) => {}
         }
         let name = match &c.name {
             Some(n) => table_name(n)?,

@@ -103,11 +103,22 @@ pub(super) fn declared_keys(create: &CreateTable, columns: &[ColumnSpec]) -> Res
             ));
         }
         for (i, c) in k.columns.iter().enumerate() {
-            if !columns.iter().any(|s| &s.name == c) {
-                return Err(SqlError::new(
-                    ErrorKind::UnknownColumn,
-                    format!("column \"{c}\" named in key does not exist"),
-                ));
+            match columns.iter().find(|s| &s.name == c) {
+                None => {
+                    return Err(SqlError::new(
+                        ErrorKind::UnknownColumn,
+                        format!("column \"{c}\" named in key does not exist"),
+                    ));
+                }
+                // Its index would compare the encoding with the constants.
+                Some(s) if s.ty.is_encoded() => {
+                    return Err(SqlError::unsupported(format!(
+                        "a {} key on a {} column",
+                        k.kind.sql(),
+                        s.ty.pg_name()
+                    )));
+                }
+                Some(_) => {}
             }
             if k.columns[..i].contains(c) {
                 return Err(SqlError::new(

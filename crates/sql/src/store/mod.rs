@@ -28,7 +28,7 @@
 //! the rows it changed, not its table: `durable.rs`.
 
 mod codec;
-mod convert;
+pub(crate) mod convert;
 mod copy;
 mod ddl;
 mod defaults;

@@ -28,6 +28,18 @@ pub enum ColumnType {
     /// `TIMESTAMP [WITHOUT TIME ZONE]`: microseconds since 1970-01-01
     /// 00:00:00 UTC in an `Int64` column.
     Timestamp,
+    /// `SMALLINT`: an `Int32` column holding -32768..=32767.
+    Int16,
+    /// `BOOLEAN`: 0 or 1 in an `Int32` column (false orders before true,
+    /// as in PostgreSQL); read as SQL booleans (`lower`'s stored vectors).
+    Bool,
+    /// `DOUBLE PRECISION`: the `f64`'s bits in an `Int64` column, read as
+    /// doubles (`lower`'s stored vectors).
+    Float64,
+    /// `REAL`: a double holding the shortest decimal that rounds to the
+    /// `f32` of the value (so it prints as PostgreSQL prints the REAL),
+    /// stored as [`ColumnType::Float64`] is.
+    Float32,
 }
 
 /// A stored column: its name and declared type.
@@ -58,6 +70,24 @@ impl ColumnType {
         Ok(match t {
             AstType::Int(_) | AstType::Integer(_) | AstType::Int4(_) => ColumnType::Int32,
             AstType::BigInt(_) | AstType::Int8(_) => ColumnType::Int64,
+            AstType::SmallInt(_) | AstType::Int2(_) => ColumnType::Int16,
+            AstType::Bool | AstType::Boolean => ColumnType::Bool,
+            AstType::DoublePrecision | AstType::Float8 | AstType::Double(ExactNumberInfo::None) => {
+                ColumnType::Float64
+            }
+            AstType::Real | AstType::Float4 => ColumnType::Float32,
+            // PostgreSQL: FLOAT(1)..FLOAT(24) is REAL, FLOAT(25)..FLOAT(53)
+            // and bare FLOAT are DOUBLE PRECISION.
+            AstType::Float(info) => match info {
+                ExactNumberInfo::None => ColumnType::Float64,
+                ExactNumberInfo::Precision(1..=24) => ColumnType::Float32,
+                ExactNumberInfo::Precision(25..=53) => ColumnType::Float64,
+                _ => {
+                    return Err(SqlError::invalid(format!(
+                        "precision for type float must be between 1 and 53 (got {t})"
+                    )));
+                }
+            },
             AstType::Decimal(info) | AstType::Numeric(info) | AstType::Dec(info) => {
                 let (precision, scale) = match info {
                     // PostgreSQL's bare NUMERIC keeps any scale; a stored
@@ -112,8 +142,9 @@ impl ColumnType {
             },
             other => {
                 return Err(SqlError::unsupported(format!(
-                    "column type {other} (stored columns are INTEGER, BIGINT, DECIMAL(p,s), \
-                     DATE, TIMESTAMP, VARCHAR(n)/CHAR(n)/TEXT)"
+                    "column type {other} (stored columns are SMALLINT, INTEGER, BIGINT, \
+                     DECIMAL(p,s), REAL, DOUBLE PRECISION, BOOLEAN, DATE, TIMESTAMP, \
+                     VARCHAR(n)/CHAR(n)/TEXT)"
                 )));
             }
         })
@@ -123,6 +154,8 @@ impl ColumnType {
     pub fn sql_type(self) -> crate::types::SqlType {
         match self {
             ColumnType::Timestamp => crate::types::SqlType::Timestamp,
+            ColumnType::Bool => crate::types::SqlType::Bool,
+            ColumnType::Float64 | ColumnType::Float32 => crate::types::SqlType::Double,
             other => crate::types::SqlType::of_column(other.data_type()),
         }
     }
@@ -130,12 +163,12 @@ impl ColumnType {
     /// The column-store type holding it.
     pub fn data_type(self) -> DataType {
         match self {
-            ColumnType::Int32 => DataType::Int32,
+            ColumnType::Int32 | ColumnType::Int16 | ColumnType::Bool => DataType::Int32,
             ColumnType::Int64 => DataType::Int64,
             ColumnType::Decimal { scale, .. } => DataType::Decimal { scale },
             ColumnType::Date => DataType::Date,
             ColumnType::Str { .. } => DataType::StrHeap,
-            ColumnType::Timestamp => DataType::Int64,
+            ColumnType::Timestamp | ColumnType::Float64 | ColumnType::Float32 => DataType::Int64,
         }
     }
 
@@ -148,15 +181,14 @@ impl ColumnType {
 
     /// An empty column of this type.
     pub fn empty_column(self) -> Column {
-        match self {
-            ColumnType::Int32 => Column::Int32(Vec::new()),
-            ColumnType::Int64 => Column::Int64(Vec::new()),
-            ColumnType::Decimal { scale, .. } => Column::Decimal(
+        match self.data_type() {
+            DataType::Int32 => Column::Int32(Vec::new()),
+            DataType::Int64 => Column::Int64(Vec::new()),
+            DataType::Decimal { scale } => Column::Decimal(
                 DecimalColumn::new(scale, Vec::new()).expect("the scale was checked"),
             ),
-            ColumnType::Date => Column::Date(Vec::new()),
-            ColumnType::Str { .. } => Column::StrHeap(StrHeap::new()),
-            ColumnType::Timestamp => Column::Int64(Vec::new()),
+            DataType::Date => Column::Date(Vec::new()),
+            DataType::Str | DataType::StrHeap => Column::StrHeap(StrHeap::new()),
         }
     }
 
@@ -169,7 +201,22 @@ impl ColumnType {
             ColumnType::Date => "date",
             ColumnType::Str { .. } => "character varying",
             ColumnType::Timestamp => "timestamp without time zone",
+            ColumnType::Int16 => "smallint",
+            ColumnType::Bool => "boolean",
+            ColumnType::Float64 => "double precision",
+            ColumnType::Float32 => "real",
         }
+    }
+
+    /// Whether the stored integers are this type's encoding of other
+    /// values (booleans, doubles' bits) rather than the values themselves:
+    /// such a column cannot be a key or an index, whose searches compare
+    /// the stored integers with the statement's constants.
+    pub fn is_encoded(self) -> bool {
+        matches!(
+            self,
+            ColumnType::Bool | ColumnType::Float64 | ColumnType::Float32
+        )
     }
 }
 

@@ -1,0 +1,333 @@
+//! Stored SMALLINT, BOOLEAN, REAL and DOUBLE PRECISION columns: values in
+//! (literals, casts, text), checked against the type (22003, 22P02, 42804),
+//! read back by scans, filters, index scans, aggregates and sorts, changed
+//! by UPDATE, NULL where written so, and kept across a restart.
+
+mod common;
+
+use common::{autocommit, exec, query_in};
+use maestro_sql::{ErrorKind, Store};
+use maestro_tpch::queries::Value;
+use maestro_txn::{Durability, DurabilityConfig};
+
+fn rows(store: &Store, sql: &str) -> Vec<Vec<Value>> {
+    let mut t = store.begin().unwrap();
+    let r = query_in(store, &mut t, sql).rows;
+    t.abort();
+    r
+}
+
+fn fails(store: &Store, sql: &str) -> ErrorKind {
+    let mut t = store.begin().unwrap();
+    let e = exec(store, &mut t, sql).expect_err(sql);
+    t.abort();
+    e.kind
+}
+
+fn b(v: bool) -> Value {
+    Value::Str(v.to_string())
+}
+
+fn d(v: f64) -> Value {
+    Value::Double(v)
+}
+
+fn i(v: i64) -> Value {
+    Value::Int(v)
+}
+
+fn measurements() -> Store {
+    let store = Store::new();
+    autocommit(
+        &store,
+        "create table m (id integer primary key, small smallint, ok boolean not null, \
+         x double precision, r real, f float(10), g float)",
+    );
+    autocommit(
+        &store,
+        "insert into m values \
+         (1, -32768, true, 1.5, 0.1, 2.5, 1e3), \
+         (2, 32767, false, -0.25, 1e-3, 0, 6.02e23), \
+         (3, null, 'yes', null, null, null, 1e-40), \
+         (4, 7, 'off', 1e308, 3.4e38, null, null)",
+    );
+    store
+}
+
+#[test]
+fn values_of_the_new_types_are_stored_and_read_back() {
+    let store = measurements();
+    assert_eq!(
+        rows(
+            &store,
+            "select id, small, ok, x, r, f, g from m order by id"
+        ),
+        vec![
+            vec![i(1), i(-32768), b(true), d(1.5), d(0.1), d(2.5), d(1000.0)],
+            vec![
+                i(2),
+                i(32767),
+                b(false),
+                d(-0.25),
+                d(0.001),
+                d(0.0),
+                d(6.02e23)
+            ],
+            vec![
+                i(3),
+                Value::Null,
+                b(true),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                d(1e-40)
+            ],
+            vec![
+                i(4),
+                i(7),
+                b(false),
+                d(1e308),
+                d(3.4e38),
+                Value::Null,
+                Value::Null
+            ],
+        ]
+    );
+}
+
+#[test]
+fn filters_sorts_and_aggregates_read_the_values_not_their_encoding() {
+    let store = measurements();
+    let ids = |sql: &str| -> Vec<i64> {
+        rows(&store, sql)
+            .into_iter()
+            .map(|r| match r[0] {
+                Value::Int(v) => v,
+                ref other => panic!("{sql}: {other:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(ids("select id from m where ok order by id"), vec![1, 3]);
+    assert_eq!(ids("select id from m where not ok order by id"), vec![2, 4]);
+    assert_eq!(
+        ids("select id from m where ok = false order by id"),
+        vec![2, 4]
+    );
+    assert_eq!(ids("select id from m where x > 1 order by id"), vec![1, 4]);
+    assert_eq!(ids("select id from m where x < 0.0 order by id"), vec![2]);
+    assert_eq!(ids("select id from m where r = 0.1 order by id"), vec![1]);
+    assert_eq!(ids("select id from m where small < 0 order by id"), vec![1]);
+    assert_eq!(
+        ids("select id from m order by x desc nulls last, id"),
+        vec![4, 1, 2, 3]
+    );
+    assert_eq!(ids("select id from m order by ok, id"), vec![2, 4, 1, 3]);
+    assert_eq!(
+        rows(
+            &store,
+            "select ok, count(*), sum(x) from m group by ok order by ok"
+        ),
+        vec![
+            vec![b(false), i(2), d(1e308 - 0.25)],
+            vec![b(true), i(2), d(1.5)],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &store,
+            "select min(x), max(r), avg(small) from m where id <= 2"
+        ),
+        vec![vec![d(-0.25), d(0.1), d(-0.5)]]
+    );
+    // NULLs are counted out; a group of only NULLs is NULL.
+    assert_eq!(
+        rows(
+            &store,
+            "select id < 3, avg(x), sum(r), max(f), count(x) from m where id <> 4 \
+             group by id < 3 order by 1"
+        ),
+        vec![
+            vec![b(false), Value::Null, Value::Null, Value::Null, i(0)],
+            vec![b(true), d(0.625), d(0.101), d(2.5), i(2)],
+        ]
+    );
+    // An index scan on the key reads the other columns decoded too.
+    assert_eq!(
+        rows(&store, "select ok, x, r from m where id = 2"),
+        vec![vec![b(false), d(-0.25), d(0.001)]]
+    );
+}
+
+#[test]
+fn values_that_do_not_fit_the_type_are_refused() {
+    let store = measurements();
+    let cases = [
+        (
+            "insert into m (id, ok, small) values (9, true, 32768)",
+            ErrorKind::OutOfRange,
+        ),
+        (
+            "insert into m (id, ok, small) values (9, true, -32769)",
+            ErrorKind::OutOfRange,
+        ),
+        (
+            "insert into m (id, ok, r) values (9, true, 1e39)",
+            ErrorKind::OutOfRange,
+        ),
+        (
+            "insert into m (id, ok) values (9, 'maybe')",
+            ErrorKind::InvalidText,
+        ),
+        (
+            "insert into m (id, ok, x) values (9, true, 'abc')",
+            ErrorKind::InvalidText,
+        ),
+        (
+            "insert into m (id, ok) values (9, 1)",
+            ErrorKind::TypeMismatch,
+        ),
+        (
+            "insert into m (id, ok) values (9, null)",
+            ErrorKind::NotNullViolation,
+        ),
+        (
+            "update m set small = small + 1 where id = 2",
+            ErrorKind::OutOfRange,
+        ),
+    ];
+    for (sql, kind) in cases {
+        assert_eq!(fails(&store, sql), kind, "{sql}");
+    }
+    // Nothing of the refused statements is left.
+    assert_eq!(rows(&store, "select count(*) from m"), vec![vec![i(4)]]);
+}
+
+#[test]
+fn updates_change_and_null_the_new_types() {
+    let store = measurements();
+    autocommit(
+        &store,
+        "update m set ok = not ok, x = x * 2, r = null where id <= 2",
+    );
+    autocommit(&store, "update m set small = null, ok = 'f' where id = 4");
+    autocommit(&store, "delete from m where id = 3");
+    assert_eq!(
+        rows(&store, "select id, small, ok, x, r from m order by id"),
+        vec![
+            vec![i(1), i(-32768), b(false), d(3.0), Value::Null],
+            vec![i(2), i(32767), b(true), d(-0.5), Value::Null],
+            vec![i(4), Value::Null, b(false), d(1e308), d(3.4e38)],
+        ]
+    );
+}
+
+#[test]
+fn text_and_casts_become_booleans_and_doubles_as_in_postgresql() {
+    let store = Store::new();
+    autocommit(
+        &store,
+        "create table t (k integer, flag boolean, v double precision)",
+    );
+    autocommit(
+        &store,
+        "insert into t values (1, 't', 'NaN'), (2, 'FALSE', '-Infinity'), (3, ' on ', '  12.5 '), \
+         (4, cast('n' as boolean), cast(3 as double precision)), (5, 1 < 2, 7 / 2.0)",
+    );
+    // NaN is no value equal to itself: its row is compared as text.
+    let got = rows(&store, "select flag, v from t order by k");
+    assert_eq!(
+        format!("{:?}", got[0]),
+        format!("{:?}", [b(true), d(f64::NAN)])
+    );
+    assert_eq!(
+        got[1..],
+        vec![
+            vec![b(false), d(f64::NEG_INFINITY)],
+            vec![b(true), d(12.5)],
+            vec![b(false), d(3.0)],
+            vec![b(true), d(3.5)],
+        ]
+    );
+}
+
+#[test]
+fn keys_and_indexes_on_encoded_columns_are_refused() {
+    let store = Store::new();
+    for sql in [
+        "create table k (x double precision primary key)",
+        "create table k (b boolean unique)",
+        "create table k (r real, primary key (r))",
+    ] {
+        assert_eq!(fails(&store, sql), ErrorKind::Unsupported, "{sql}");
+    }
+    autocommit(&store, "create table k (s smallint primary key, b boolean)");
+    assert_eq!(
+        fails(&store, "create index on k (b)"),
+        ErrorKind::Unsupported
+    );
+    autocommit(&store, "insert into k values (1, true), (2, false)");
+    assert_eq!(
+        rows(&store, "select b from k where s = 2"),
+        vec![vec![b(false)]]
+    );
+}
+
+#[test]
+fn a_smallserial_stops_at_the_largest_smallint() {
+    let store = Store::new();
+    autocommit(&store, "create table s (id smallserial, v boolean)");
+    autocommit(&store, "insert into s (v) values (true)");
+    // Each doubling draws as many values as there are rows: 14 of them
+    // draw up to 16384, the next would need 32768.
+    for _ in 0..14 {
+        autocommit(&store, "insert into s (v) select v from s");
+    }
+    assert_eq!(
+        rows(&store, "select max(id), count(*) from s"),
+        vec![vec![i(16384), i(16384)]]
+    );
+    assert_eq!(
+        fails(&store, "insert into s (v) select v from s"),
+        ErrorKind::SequenceLimit
+    );
+    assert_eq!(
+        fails(&store, "insert into s (id) values (32768)"),
+        ErrorKind::OutOfRange
+    );
+}
+
+#[test]
+fn the_new_types_survive_a_restart() {
+    let dir = std::env::temp_dir().join(format!("maestro-sql-types-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let open = || {
+        Store::open_data_dir(&dir, DurabilityConfig::new(Durability::Sync), &|_| Ok(()))
+            .unwrap_or_else(|e| panic!("open {}: {e}", dir.display()))
+            .0
+    };
+    let expected = {
+        let store = open();
+        autocommit(
+            &store,
+            "create table m (id integer primary key, small smallint, ok boolean not null, \
+             x double precision, r real)",
+        );
+        autocommit(
+            &store,
+            "insert into m values (1, 5, true, 0.5, 0.1), (2, null, false, null, 2.5)",
+        );
+        autocommit(&store, "update m set x = -1e-300 where id = 2");
+        rows(&store, "select * from m order by id")
+    };
+    let store = open();
+    assert_eq!(rows(&store, "select * from m order by id"), expected);
+    assert_eq!(
+        fails(
+            &store,
+            "insert into m (id, ok, small) values (3, true, 40000)"
+        ),
+        ErrorKind::OutOfRange
+    );
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+}
