@@ -6,8 +6,9 @@
 //! inject a failed log flush instead: that run must end with an error, and
 //! what it acknowledged before must survive too.
 //!
-//! `cargo test` runs a short version; CI runs 24 cycles on the release
-//! binary (`cargo test -p maestro-cli --release --test crash -- --ignored`);
+//! `cargo test` runs a short version; CI runs 24 cycles (`cargo test -p
+//! maestro-cli --test crash -- --ignored`, add `--release` for more
+//! transactions between kills);
 //! `CRASH_CYCLES=N CRASH_SEED=S` runs more or replays a failure.
 
 use std::collections::HashSet;
@@ -253,7 +254,7 @@ fn killed_runs_lose_no_acknowledged_new_order() {
 }
 
 #[test]
-#[ignore = "24 crash cycles: run on the release binary (CI does)"]
+#[ignore = "24 crash cycles, about a minute: CI runs them"]
 fn killed_runs_lose_no_acknowledged_new_order_24_cycles() {
     run_cycles("long", 24);
 }
