@@ -91,6 +91,15 @@ with psycopg.connect(host="127.0.0.1", port=port, user="maestro", dbname="tpch")
     ).fetchone()
     assert row == (1, -1e-300), row
     assert conn.execute("select max(ratio) from reading").fetchone() == (2.5,)
+    # An upsert as SQLAlchemy's on_conflict_do_update writes it.
+    conn.execute("create table tally (name text primary key, n integer not null)")
+    for _ in range(3):
+        conn.execute(
+            "insert into tally (name, n) values (%s, %s) "
+            "on conflict (name) do update set n = tally.n + excluded.n",
+            ("a", 2),
+        )
+    assert conn.execute("select name, n from tally").fetchall() == [("a", 6)]
     conn.execute("CALL maestro.load_tpch(0.01)")
     assert conn.execute("select count(*) from nation").fetchone() == (25,)
 print("psycopg: ok")

@@ -3,6 +3,7 @@
 use maestro_sql::{ErrorKind, SqlError};
 use pgwire::error::{ErrorInfo, PgWireError};
 
+pub const CARDINALITY_VIOLATION: &str = "21000";
 pub const GENERATED_ALWAYS: &str = "428C9";
 pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
 pub const SEQUENCE_GENERATOR_LIMIT_EXCEEDED: &str = "2200H";
@@ -101,6 +102,7 @@ pub fn sqlstate(e: &SqlError) -> &'static str {
         ErrorKind::GeneratedAlways => GENERATED_ALWAYS,
         ErrorKind::SequenceLimit => SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
         ErrorKind::InvalidColumnReference => INVALID_COLUMN_REFERENCE,
+        ErrorKind::CardinalityViolation => CARDINALITY_VIOLATION,
         ErrorKind::Store if m.starts_with("could not open file") => UNDEFINED_FILE,
         ErrorKind::Store => INTERNAL_ERROR,
     }

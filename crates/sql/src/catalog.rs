@@ -90,6 +90,14 @@ pub trait Catalog: Sync {
         None
     }
 
+    /// Whether table `name`'s columns are reached only through its name
+    /// (`excluded.c`): an UPSERT's `excluded` rows beside the target table,
+    /// whose unqualified columns are the target's, as in PostgreSQL.
+    fn qualified_only(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
+
     /// When the transaction reading this catalog began, µs since the epoch
     /// (UTC): what `now()` and the other clock functions answer, the same
     /// for every statement of the transaction. `None`: no transaction (the

@@ -57,6 +57,9 @@ pub enum ErrorKind {
     SequenceLimit,
     /// An ON CONFLICT target that names no key (SQLSTATE 42P10).
     InvalidColumnReference,
+    /// One statement would change a row twice: two rows of an `INSERT … ON
+    /// CONFLICT DO UPDATE` with one key value (SQLSTATE 21000).
+    CardinalityViolation,
     /// The store refused for another reason (a full catalog, …; XX000).
     Store,
 }

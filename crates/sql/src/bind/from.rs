@@ -255,6 +255,7 @@ impl Binder<'_> {
             TableScope {
                 alias: alias_name.clone(),
                 columns,
+                qualified_only: self.catalog.qualified_only(&table),
             },
             at,
         )?;
@@ -311,6 +312,7 @@ impl Binder<'_> {
             TableScope {
                 alias: name.to_string(),
                 columns,
+                qualified_only: false,
             },
             at,
         )?;

@@ -12,6 +12,9 @@ pub(crate) struct TableScope {
     pub alias: String,
     /// (column name, id) in the table's order.
     pub columns: Vec<(String, ColumnId)>,
+    /// Whether its columns are reached only through its name
+    /// ([`crate::catalog::Catalog::qualified_only`]).
+    pub qualified_only: bool,
 }
 
 /// The tables visible to a SELECT's expressions; a subquery's scope has
@@ -97,6 +100,7 @@ impl Scope<'_> {
         let hits: Vec<(&str, ColumnId)> = self
             .tables
             .iter()
+            .filter(|t| !t.qualified_only)
             .filter_map(|t| find(t).map(|c| (t.alias.as_str(), c)))
             .collect();
         match hits.as_slice() {

@@ -16,9 +16,9 @@ use maestro_storage::column::{Column, DataType, Delta, DictColumn, Keep, Table};
 use maestro_tpch::queries::{QueryResult, Value};
 use maestro_txn::Transaction;
 use sqlparser::ast::{
-    AssignmentTarget, ConflictTarget, Delete, Expr, FromTable, Insert, InsertOverriding,
-    ObjectName, OnConflict, OnConflictAction, OnInsert, Query, SetExpr, Statement, TableFactor,
-    TableObject, TableWithJoins, Update,
+    Assignment, AssignmentTarget, ConflictTarget, Delete, Expr, FromTable, Insert,
+    InsertOverriding, ObjectName, OnConflict, OnConflictAction, OnInsert, Query, SetExpr,
+    Statement, TableFactor, TableObject, TableWithJoins, Update,
 };
 
 use super::convert::ColumnBuilder;
@@ -165,7 +165,7 @@ impl Catalog for WithRowIds<'_> {
 /// The rows to append, as a table of `entry`'s schema: `rows[i][j]` goes to
 /// column `targets[j]` (no column twice); a column not among `targets`
 /// gets its [`Fill`] (NULL without one: 23502 for a NOT NULL column).
-fn appended<R: AsRef<[Value]>>(
+pub(super) fn appended<R: AsRef<[Value]>>(
     entry: &Entry,
     targets: &[usize],
     rows: &[R],
@@ -345,7 +345,7 @@ impl<'v> PlannedUpdate<'v> {
     fn of(view: &'v View, upd: &'v Update) -> Result<PlannedUpdate<'v>> {
         let (name, alias) = target(&upd.table)?;
         let (row, entry) = view.entry(&name)?;
-        let assigned = assigned(entry, upd)?;
+        let assigned = assigned(entry, &upd.assignments)?;
         let select = update_select(
             entry,
             &name,
@@ -368,23 +368,26 @@ impl<'v> PlannedUpdate<'v> {
 /// default, and to a sequence column until its values are drawn.
 static NULL_EXPR: LazyLock<Expr> = LazyLock::new(|| Expr::value(sqlparser::ast::Value::Null));
 
-/// What an UPDATE assigns.
-struct Assigned<'a> {
+/// What an UPDATE (or an upsert's DO UPDATE) assigns.
+pub(super) struct Assigned<'a> {
     /// Per column of the table, its new value's expression (`None`: kept).
-    values: Vec<Option<&'a Expr>>,
+    pub values: Vec<Option<&'a Expr>>,
     /// Columns set to DEFAULT that draw from their sequence (their value
     /// in `values` is a NULL standing in).
-    from_sequence: Vec<usize>,
+    pub from_sequence: Vec<usize>,
 }
 
 /// Column `i`'s assigned expression per column of `entry` (`DEFAULT`: its
 /// default's), or an error for a tuple target, a column assigned twice or
 /// a `GENERATED ALWAYS` identity column set to anything but DEFAULT
 /// (428C9).
-fn assigned<'a>(entry: &'a Entry, upd: &'a Update) -> Result<Assigned<'a>> {
+pub(super) fn assigned<'a>(
+    entry: &'a Entry,
+    assignments: &'a [Assignment],
+) -> Result<Assigned<'a>> {
     let mut values: Vec<Option<&Expr>> = vec![None; entry.columns.len()];
     let mut from_sequence = Vec::new();
-    for a in &upd.assignments {
+    for a in assignments {
         let AssignmentTarget::ColumnName(col) = &a.target else {
             return Err(SqlError::unsupported("UPDATE of a tuple of columns"));
         };
@@ -509,6 +512,37 @@ impl Store {
                         }
                     }
                 };
+                // DO UPDATE's parameters, typed by their place in it.
+                let params = match &ins.on {
+                    Some(OnInsert::OnConflict(OnConflict {
+                        action: OnConflictAction::DoUpdate(action),
+                        ..
+                    })) => {
+                        let known: Vec<Option<SqlType>> = (0..params.len().max(declared.len()))
+                            .map(|i| {
+                                declared
+                                    .get(i)
+                                    .copied()
+                                    .flatten()
+                                    .or(params.get(i).copied())
+                            })
+                            .collect();
+                        let all = super::upsert::describe_upsert(
+                            view,
+                            entry,
+                            alias.as_deref(),
+                            action,
+                            &known,
+                        )
+                        .map_err(strip)?;
+                        if all.len() > params.len() {
+                            all
+                        } else {
+                            params
+                        }
+                    }
+                    _ => params,
+                };
                 with_returning(params, entry, alias.as_deref(), ins.returning.as_ref())
             }
             S::Update(upd) => {
@@ -555,17 +589,28 @@ impl Store {
         let name = table_name(name)?;
         let alias = ins.table_alias.as_ref().map(|a| normalize(&a.alias));
         let (row, entry) = view.entry(&name)?;
-        // ON CONFLICT DO NOTHING: the keys whose taken values skip a row.
-        let skip_keys = match &ins.on {
-            None => None,
+        let on_conflict = match &ins.on {
+            None => OnConflictDo::Fail,
             Some(OnInsert::OnConflict(OnConflict {
                 conflict_target,
                 action: OnConflictAction::DoNothing,
-            })) => Some(arbiter_keys(entry, conflict_target.as_ref())?),
-            Some(OnInsert::OnConflict(_)) => {
-                return Err(SqlError::unsupported(
-                    "ON CONFLICT … DO UPDATE (only DO NOTHING)",
+            })) => OnConflictDo::Skip(arbiter_keys(entry, conflict_target.as_ref())?),
+            Some(OnInsert::OnConflict(OnConflict {
+                conflict_target: None,
+                action: OnConflictAction::DoUpdate(_),
+            })) => {
+                return Err(SqlError::new(
+                    ErrorKind::Parse,
+                    "ON CONFLICT DO UPDATE requires inference specification or constraint name",
                 ));
+            }
+            Some(OnInsert::OnConflict(OnConflict {
+                conflict_target: Some(target),
+                action: OnConflictAction::DoUpdate(action),
+            })) => {
+                let mut keys = arbiter_keys(entry, Some(target))?;
+                let key = keys.pop().expect("a target names one key");
+                OnConflictDo::Update(key, action)
             }
             Some(other) => return Err(SqlError::unsupported(format!("INSERT … {other}"))),
         };
@@ -641,12 +686,36 @@ impl Store {
         let n = rows.len() as u64;
         let mut fills = self.fills(txn, view, row, entry, &named, n, run, &mut drawn)?;
         let mut add = appended(entry, &targets, &rows, &mut fills)?;
-        if let Some(keys) = &skip_keys {
-            add = without_conflicts(entry, add, keys)?;
-            // A repeat the snapshot shows of a key the target does not
-            // name is 23505 here; only keys taken by later commits become
-            // 40001 (`ChangeNotes::key_error`).
-            super::unique::check_unique(entry, &[], &add)?;
+        let mut hit = Vec::new();
+        match &on_conflict {
+            OnConflictDo::Fail => {}
+            OnConflictDo::Skip(keys) => {
+                add = without_conflicts(entry, add, keys)?;
+                // A repeat the snapshot shows of a key the target does not
+                // name is 23505 here; only keys taken by later commits
+                // become 40001 (`ChangeNotes::key_error`).
+                super::unique::check_unique(entry, &[], &add)?;
+            }
+            OnConflictDo::Update(key, action) => {
+                let row_of = row;
+                let up = self.upsert(
+                    txn,
+                    view,
+                    row_of,
+                    entry,
+                    alias.as_deref(),
+                    add,
+                    key,
+                    action,
+                    params,
+                    run,
+                    &mut drawn,
+                )?;
+                add = up.add;
+                hit = up.hit;
+                // As above: what the snapshot shows is 23505 now.
+                super::unique::check_unique(entry, &hit, &add)?;
+            }
         }
         let n = add.num_rows() as u64;
         let add = Arc::new(add);
@@ -655,9 +724,9 @@ impl Store {
             returning::returned_rows(view, entry, alias.as_deref(), &add, items, params, run)?;
         let notes = ChangeNotes {
             drawn,
-            skips_conflicts: skip_keys.is_some(),
+            skips_conflicts: !matches!(on_conflict, OnConflictDo::Fail),
         };
-        self.replace_drawing(txn, view, &name, Vec::new(), add, notes)?;
+        self.replace_drawing(txn, view, &name, hit, add, notes)?;
         Ok((n, returned))
     }
 
@@ -881,6 +950,17 @@ fn arbiter_keys(entry: &Entry, target: Option<&ConflictTarget>) -> Result<Vec<Ve
             "there is no unique or exclusion constraint matching the ON CONFLICT specification",
         )),
     }
+}
+
+/// What an INSERT does with a row whose key value a live row holds.
+enum OnConflictDo<'a> {
+    /// Fails the statement (23505): no ON CONFLICT clause.
+    Fail,
+    /// Skips the row (`DO NOTHING`), for these keys.
+    Skip(Vec<Vec<String>>),
+    /// Updates the row holding the value of this key (`DO UPDATE`:
+    /// `upsert.rs`).
+    Update(Vec<String>, &'a sqlparser::ast::DoUpdate),
 }
 
 /// `add` without the rows ON CONFLICT DO NOTHING skips (`keys` taken by a

@@ -71,6 +71,11 @@ pub(crate) fn column(name: &str) -> Expr {
     Expr::Identifier(quoted(name))
 }
 
+/// An identifier spelled exactly (quoted).
+pub(crate) fn ident(name: &str) -> Ident {
+    quoted(name)
+}
+
 fn quoted(name: &str) -> Ident {
     Ident::with_quote('"', name)
 }

@@ -45,6 +45,7 @@ mod refresh;
 mod returning;
 mod spec;
 mod unique;
+mod upsert;
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};

@@ -295,6 +295,62 @@ pub(super) fn conflicting(entry: &Entry, appended: &Table, keys: &[Vec<String>])
     skip
 }
 
+/// For each row of `appended`, the combined id of the live row of `entry`
+/// holding its value of `key` (`None`: no such row, or a NULL in its key):
+/// the row an `INSERT … ON CONFLICT (key) DO UPDATE` updates instead.
+/// Two rows of `appended` with one key value are 21000, as PostgreSQL's
+/// "cannot affect row a second time". Scans the key's first column of the
+/// main and of the delta once.
+pub(super) fn conflict_targets(
+    entry: &Entry,
+    appended: &Table,
+    key: &[String],
+) -> Result<Vec<Option<u32>>> {
+    let rows = appended.num_rows();
+    let Some((idx, first)) = key_columns(entry, key) else {
+        return Ok(vec![None; rows]);
+    };
+    let delta = entry.live_delta();
+    let live = |id: usize| delta.is_none_or(|d| d.deleted().binary_search(&(id as u32)).is_err());
+    let masks: Vec<usize> = key.iter().filter_map(|c| entry.mask_column_of(c)).collect();
+    let null_in_key = |t: &Table, r: usize| masks.iter().any(|&m| null_at(t, m, r));
+    let candidates: Vec<usize> = (0..rows).filter(|&r| !null_in_key(appended, r)).collect();
+    let firsts = values_of(appended.column_at(first), &candidates);
+    let mut holder: std::collections::HashMap<Vec<Part>, u32, BuildHasherDefault<FxHasher>> =
+        Default::default();
+    let main = &*entry.data;
+    for r in rows_holding(main.column_at(first), &firsts) {
+        if live(r) && !null_in_key(main, r) {
+            holder.insert(tuple(&idx, main, r), r as u32);
+        }
+    }
+    if let Some(d) = delta {
+        let (tail, base) = (d.appended(), d.main_rows());
+        for r in rows_holding(tail.column_at(first), &firsts) {
+            if live(base + r) && !null_in_key(tail, r) {
+                holder.insert(tuple(&idx, tail, r), (base + r) as u32);
+            }
+        }
+    }
+    let mut seen: Set<Vec<Part>> = Set::default();
+    let mut out = vec![None; rows];
+    for r in candidates {
+        let t = tuple(&idx, appended, r);
+        out[r] = holder.get(&t).copied();
+        if !seen.insert(t) {
+            return Err(SqlError::new(
+                ErrorKind::CardinalityViolation,
+                format!(
+                    "ON CONFLICT DO UPDATE command cannot affect row a second time: two \
+                     proposed rows have one value of ({})",
+                    key.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}
+
 /// The first row of `col` holding one of `keys` for which `live` holds.
 fn scan(col: &Column, keys: &Keys, live: &dyn Fn(usize) -> bool) -> Option<usize> {
     rows_holding(col, keys).find(|&r| live(r))

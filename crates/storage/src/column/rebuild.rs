@@ -9,11 +9,13 @@
 
 use super::builder::ColumnBuilder;
 use super::column::Column;
+use super::date::Date;
 use super::decimal::DecimalColumn;
 use super::dict::DictColumn;
 use super::error::ColumnError;
 use super::heap::StrHeap;
 use super::table::Table;
+use super::types::Value;
 
 /// Which rows of the old version survive.
 #[derive(Debug, Clone, Copy)]
@@ -193,6 +195,36 @@ impl Table {
         self.with_columns(columns)
     }
 
+    /// A table of this one's schema holding, in the order of `ids`, the rows
+    /// at those combined ids of this table followed by `tail` (a delta's
+    /// appended rows, of the same schema): rows an UPSERT updates, picked
+    /// in the order of the rows that update them. Any order, repeats allowed.
+    pub fn gather(&self, tail: Option<&Table>, ids: &[u32]) -> Result<Table, ColumnError> {
+        if let Some(t) = tail {
+            self.check_same_schema(t)?;
+        }
+        let main_rows = self.num_rows();
+        let tail_rows = tail.map_or(0, Table::num_rows);
+        if let Some(&id) = ids.iter().find(|&&id| id as usize >= main_rows + tail_rows) {
+            return Err(ColumnError::InvalidRebuild {
+                reason: format!("row {id} of a table of {} rows", main_rows + tail_rows),
+            });
+        }
+        let columns = (0..self.num_columns())
+            .map(|i| {
+                let main = self.column_at(i);
+                let at = |id: u32| match tail {
+                    Some(t) if id as usize >= main_rows => {
+                        (t.column_at(i), id as usize - main_rows)
+                    }
+                    _ => (main, id as usize),
+                };
+                gather_column(main, ids.iter().map(|&id| at(id)))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.with_columns(columns)
+    }
+
     fn check_same_schema(&self, other: &Table) -> Result<(), ColumnError> {
         if self.schema() == other.schema() {
             return Ok(());
@@ -205,6 +237,31 @@ impl Table {
             ),
         })
     }
+}
+
+/// A column of `like`'s type of the values at `picks` (column, row).
+fn gather_column<'c>(
+    like: &Column,
+    picks: impl Iterator<Item = (&'c Column, usize)>,
+) -> Result<Column, ColumnError> {
+    let int = |c: &Column, r: usize| match c.value(r) {
+        Value::Int32(v) | Value::Date(Date(v)) => i64::from(v),
+        Value::Int64(v) => v,
+        Value::Decimal(d) => d.value,
+        Value::Str(_) => unreachable!("a schema-checked string column read as a number"),
+    };
+    let text = |c: &'c Column, r: usize| c.get_str(r).expect("a string column");
+    Ok(match like {
+        Column::Int32(_) => Column::Int32(picks.map(|(c, r)| int(c, r) as i32).collect()),
+        Column::Date(_) => Column::Date(picks.map(|(c, r)| int(c, r) as i32).collect()),
+        Column::Int64(_) => Column::Int64(picks.map(|(c, r)| int(c, r)).collect()),
+        Column::Decimal(d) => Column::Decimal(DecimalColumn::new(
+            d.scale(),
+            picks.map(|(c, r)| int(c, r)).collect(),
+        )?),
+        Column::Str(_) => Column::Str(DictColumn::from_strs(picks.map(|(c, r)| text(c, r)))),
+        Column::StrHeap(_) => Column::StrHeap(StrHeap::from_strs(picks.map(|(c, r)| text(c, r)))),
+    })
 }
 
 #[cfg(test)]
@@ -233,6 +290,22 @@ mod tests {
             ],
         )
         .unwrap()
+    }
+
+    #[test]
+    fn gather_picks_rows_of_the_main_and_the_tail_in_any_order() {
+        let main = table(&[1, 2, 3], &["a", "b", "a"], &["x", "y", "z"]);
+        let tail = table(&[4, 5], &["c", "a"], &["v", "w"]);
+        let g = main.gather(Some(&tail), &[4, 0, 3, 0]).unwrap();
+        assert_eq!(g.schema(), main.schema());
+        assert_eq!(g.column("id").unwrap().as_i64().unwrap(), &[5, 1, 4, 1]);
+        assert_eq!(strings(&g, "mode"), ["a", "a", "c", "a"]);
+        assert_eq!(strings(&g, "note"), ["w", "x", "v", "x"]);
+        let price = g.column("price").unwrap().as_decimal().unwrap();
+        assert_eq!(price.values(), &[500, 100, 400, 100]);
+        assert!(main.gather(Some(&tail), &[5]).is_err());
+        assert!(main.gather(None, &[3]).is_err());
+        assert_eq!(main.gather(None, &[]).unwrap().num_rows(), 0);
     }
 
     fn strings(t: &Table, name: &str) -> Vec<String> {

@@ -1,0 +1,191 @@
+//! `INSERT … ON CONFLICT (key) DO UPDATE` (upsert): a proposed row whose key
+//! a live row holds updates that row — by the table's values and
+//! `excluded`'s — in the delta or merged, with WHERE, RETURNING, DEFAULT
+//! and aliases; the errors PostgreSQL gives (21000, 42601, 42P10, 23505);
+//! a concurrent commit of the key is 40001.
+
+mod common;
+
+use common::{autocommit, exec, exec_returning, query_in};
+use maestro_sql::store::MergeScope;
+use maestro_sql::{ErrorKind, Store, Written};
+use maestro_tpch::queries::Value;
+
+fn rows(store: &Store, sql: &str) -> Vec<Vec<Value>> {
+    let mut t = store.begin().unwrap();
+    let r = query_in(store, &mut t, sql).rows;
+    t.abort();
+    r
+}
+
+fn fails(store: &Store, sql: &str) -> ErrorKind {
+    let mut t = store.begin().unwrap();
+    let e = exec(store, &mut t, sql).expect_err(sql);
+    t.abort();
+    e.kind
+}
+
+fn ints(rows: &[&[i64]]) -> Vec<Vec<Value>> {
+    rows.iter()
+        .map(|r| r.iter().map(|&v| Value::Int(v)).collect())
+        .collect()
+}
+
+fn counter_store() -> Store {
+    let store = Store::new();
+    autocommit(
+        &store,
+        "create table kv (k integer primary key, v integer not null, n integer default 0, \
+         note text)",
+    );
+    autocommit(&store, "insert into kv (k, v) values (1, 10), (2, 20)");
+    store
+}
+
+#[test]
+fn a_conflicting_row_updates_the_row_holding_its_key() {
+    let store = counter_store();
+    let written = autocommit(
+        &store,
+        "insert into kv (k, v) values (2, 25), (3, 30) \
+         on conflict (k) do update set v = excluded.v, n = kv.n + 1",
+    );
+    assert_eq!(written, Written::Insert(2));
+    assert_eq!(
+        rows(&store, "select k, v, n from kv order by k"),
+        ints(&[&[1, 10, 0], &[2, 25, 1], &[3, 30, 0]])
+    );
+    // Unqualified columns are the table's; an alias names it too.
+    autocommit(
+        &store,
+        "insert into kv as t (k, v) values (1, 5) \
+         on conflict (k) do update set v = v + excluded.v, n = t.n + 1, note = 'merged'",
+    );
+    assert_eq!(
+        rows(&store, "select v, n, note from kv where k = 1"),
+        vec![vec![
+            Value::Int(15),
+            Value::Int(1),
+            Value::Str("merged".into())
+        ]]
+    );
+    // The same once the rows are merged into the main.
+    store.merge_deltas(MergeScope::All).unwrap();
+    autocommit(
+        &store,
+        "insert into kv (k, v) values (3, 1), (1, 1) on conflict (k) do update set n = kv.n + 10",
+    );
+    assert_eq!(
+        rows(&store, "select k, v, n from kv order by k"),
+        ints(&[&[1, 15, 11], &[2, 25, 1], &[3, 30, 10]])
+    );
+}
+
+#[test]
+fn where_default_and_returning_shape_what_is_written() {
+    let store = counter_store();
+    // WHERE false: the row is neither inserted nor updated.
+    let written = autocommit(
+        &store,
+        "insert into kv (k, v) values (1, 5) \
+         on conflict (k) do update set v = excluded.v where kv.v < excluded.v",
+    );
+    assert_eq!(written, Written::Insert(0));
+    assert_eq!(rows(&store, "select v from kv where k = 1"), ints(&[&[10]]));
+    // SET … = DEFAULT takes the column's default.
+    autocommit(&store, "update kv set n = 7 where k = 2");
+    autocommit(
+        &store,
+        "insert into kv (k, v) values (2, 0) on conflict (k) do update set n = default",
+    );
+    assert_eq!(rows(&store, "select n from kv where k = 2"), ints(&[&[0]]));
+    // RETURNING gives the inserted rows, then the updated ones.
+    let mut t = store.begin().unwrap();
+    let out = exec_returning(
+        &store,
+        &mut t,
+        "insert into kv (k, v) values (1, 11), (4, 40) \
+         on conflict (k) do update set v = kv.v + excluded.v returning k, v",
+    )
+    .unwrap();
+    store.commit(t).unwrap();
+    assert_eq!(out.written, Written::Insert(2));
+    assert_eq!(out.returned.unwrap().rows, ints(&[&[4, 40], &[1, 21]]));
+}
+
+#[test]
+fn upserts_fail_as_postgresql_does() {
+    let store = counter_store();
+    autocommit(&store, "create unique index kv_v on kv (v)");
+    let cases = [
+        // Two proposed rows with one key value.
+        (
+            "insert into kv (k, v) values (5, 1), (5, 2) on conflict (k) do update set v = 0",
+            ErrorKind::CardinalityViolation,
+        ),
+        (
+            "insert into kv (k, v) values (1, 1), (1, 2) on conflict (k) do update set v = 3",
+            ErrorKind::CardinalityViolation,
+        ),
+        // No target, or one naming no key.
+        (
+            "insert into kv (k, v) values (1, 1) on conflict do update set v = 0",
+            ErrorKind::Parse,
+        ),
+        (
+            "insert into kv (k, v) values (1, 1) on conflict (n) do update set v = 0",
+            ErrorKind::InvalidColumnReference,
+        ),
+        // The update collides with another key.
+        (
+            "insert into kv (k, v) values (1, 0) on conflict (k) do update set v = 20",
+            ErrorKind::UniqueViolation,
+        ),
+        // An insert colliding with a key the target does not name.
+        (
+            "insert into kv (k, v) values (9, 20) on conflict (k) do update set v = 0",
+            ErrorKind::UniqueViolation,
+        ),
+        (
+            "insert into kv (k, v) values (1, 0) on conflict (k) do update set nope = 1",
+            ErrorKind::UnknownColumn,
+        ),
+        (
+            "insert into kv (k, v) values (1, 0) on conflict (k) do update set v = excluded.nope",
+            ErrorKind::UnknownColumn,
+        ),
+    ];
+    for (sql, kind) in cases {
+        assert_eq!(fails(&store, sql), kind, "{sql}");
+    }
+    assert_eq!(
+        rows(&store, "select k, v, n from kv order by k"),
+        ints(&[&[1, 10, 0], &[2, 20, 0]])
+    );
+}
+
+#[test]
+fn a_key_committed_after_the_snapshot_is_a_serialization_failure() {
+    let store = counter_store();
+    let mut old = store.begin().unwrap();
+    query_in(&store, &mut old, "select count(*) from kv");
+    autocommit(&store, "insert into kv (k, v) values (3, 0)");
+    let e = exec(
+        &store,
+        &mut old,
+        "insert into kv (k, v) values (3, 1) on conflict (k) do update set v = 9",
+    )
+    .expect_err("a key the snapshot does not show");
+    assert_eq!(e.kind, ErrorKind::SerializationFailure, "{e}");
+    old.abort();
+    // Two upserts of one row: the second to commit fails.
+    let mut a = store.begin().unwrap();
+    let mut b = store.begin().unwrap();
+    let up = "insert into kv (k, v) values (1, 1) on conflict (k) do update set n = kv.n + 1";
+    exec(&store, &mut a, up).unwrap();
+    exec(&store, &mut b, up).unwrap();
+    store.commit(a).unwrap();
+    let e = store.commit(b).expect_err("the row changed under it");
+    assert_eq!(e.kind, ErrorKind::SerializationFailure, "{e}");
+    assert_eq!(rows(&store, "select n from kv where k = 1"), ints(&[&[1]]));
+}
