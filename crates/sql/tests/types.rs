@@ -331,3 +331,55 @@ fn the_new_types_survive_a_restart() {
     drop(store);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn joins_distinct_and_subqueries_read_booleans_and_doubles() {
+    let store = measurements();
+    autocommit(
+        &store,
+        "create table w (x double precision, ok boolean, label text)",
+    );
+    autocommit(
+        &store,
+        "insert into w values (1.5, true, 'a'), (-0.25, false, 'b'), (2.0, null, 'c')",
+    );
+    assert_eq!(
+        rows(
+            &store,
+            "select m.id, w.label from m join w on m.x = w.x order by m.id"
+        ),
+        vec![
+            vec![i(1), Value::Str("a".into())],
+            vec![i(2), Value::Str("b".into())]
+        ]
+    );
+    assert_eq!(
+        rows(
+            &store,
+            "select m.id from m, w where m.ok = w.ok and w.label = 'b' order by 1"
+        ),
+        vec![vec![i(2)], vec![i(4)]]
+    );
+    assert_eq!(
+        rows(&store, "select distinct ok from m order by ok"),
+        vec![vec![b(false)], vec![b(true)]]
+    );
+    assert_eq!(
+        rows(
+            &store,
+            "select count(distinct x), count(distinct ok), count(ok) from m where x is not null"
+        ),
+        vec![vec![i(3), i(2), i(3)]]
+    );
+    assert_eq!(
+        rows(
+            &store,
+            "select id from m where x in (select x from w) order by id"
+        ),
+        vec![vec![i(1)], vec![i(2)]]
+    );
+    assert_eq!(
+        rows(&store, "select label from w where ok is null"),
+        vec![vec![Value::Str("c".into())]]
+    );
+}

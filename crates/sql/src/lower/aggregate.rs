@@ -209,9 +209,13 @@ impl<'a> Lowering<'a> {
                         );
                         v = columnar(v)?;
                     }
-                    if self.ty(x).is_exact() && v.col().is_none() {
+                    if v.col().is_none()
+                        && (self.ty(x).is_exact() || a.func == AggFunc::CountDistinct)
+                    {
                         // Exact values computed row by row (a CASE whose
-                        // condition the operators do not express).
+                        // condition the operators do not express); the
+                        // doubles and booleans COUNT(DISTINCT) counts, as
+                        // codes of their order.
                         v = columnar(v)?;
                     }
                     let v = narrowed(v);

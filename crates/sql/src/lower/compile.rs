@@ -640,6 +640,11 @@ mod tests {
     use super::*;
     use maestro_storage::column::{Column, StrHeap};
 
+    use super::native_pred;
+    use crate::lower::vector::{Relation, Vector};
+    use crate::plan::{CmpOp, ColumnId, Expr};
+    use crate::types::Literal;
+
     #[test]
     fn ordered_bits_order_the_doubles_and_come_back() {
         let ds = [
@@ -665,11 +670,6 @@ mod tests {
         }
         assert!(ordered_bits(f64::NAN) > ordered_bits(f64::INFINITY));
     }
-
-    use super::native_pred;
-    use crate::lower::vector::{Relation, Vector};
-    use crate::plan::{CmpOp, ColumnId, Expr};
-    use crate::types::Literal;
 
     #[test]
     fn substring_prefix_in_a_list_is_a_native_like() {

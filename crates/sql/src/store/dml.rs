@@ -697,11 +697,10 @@ impl Store {
                 super::unique::check_unique(entry, &[], &add)?;
             }
             OnConflictDo::Update(key, action) => {
-                let row_of = row;
                 let up = self.upsert(
                     txn,
                     view,
-                    row_of,
+                    row,
                     entry,
                     alias.as_deref(),
                     add,
