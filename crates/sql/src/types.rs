@@ -275,13 +275,28 @@ pub(crate) fn parse_double(s: &str) -> Option<f64> {
         .flatten()
 }
 
-/// A double as PostgreSQL's input reads it back: the shortest decimal that
-/// rounds to it, `Infinity`, `-Infinity` or `NaN`.
-pub(crate) fn double_text(d: f64) -> String {
+/// float8's text: the shortest digits that read back as the same double,
+/// as PostgreSQL 12+ prints them — fixed notation for decimal exponents
+/// -4 to 14, otherwise `1.5e-07`/`1e+308` (a sign and at least two
+/// exponent digits); `Infinity`, `NaN` spelled its way.
+pub fn double_text(d: f64) -> String {
+    if d.is_nan() {
+        return "NaN".to_string();
+    }
     if d.is_infinite() {
-        if d > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
+        return if d > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
+    }
+    // Rust's `{:e}` is the shortest round-trip digits: "1.5e-7", "1e308".
+    let scientific = format!("{d:e}");
+    let (mantissa, exponent) = scientific
+        .split_once('e')
+        .expect("a finite double's {:e} has an exponent");
+    let exponent: i32 = exponent.parse().expect("an integer exponent");
+    if (-4..15).contains(&exponent) {
+        format!("{d}")
     } else {
-        d.to_string()
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.unsigned_abs())
     }
 }
 

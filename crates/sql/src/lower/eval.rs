@@ -281,7 +281,7 @@ pub(crate) fn cast(v: Scalar, t: SqlType) -> Eval {
         (Scalar::Num { value, scale: 0 }, SqlType::Bool) => Scalar::Bool(value != 0),
         (v @ Scalar::Str(_), SqlType::Str) => v,
         (Scalar::Num { value, scale }, SqlType::Str) => Scalar::Str(show_exact(value, scale)),
-        (Scalar::Double(d), SqlType::Str) => Scalar::Str(d.to_string()),
+        (Scalar::Double(d), SqlType::Str) => Scalar::Str(crate::types::double_text(d)),
         (Scalar::Date(d), SqlType::Str) => Scalar::Str(Date(d).to_string()),
         (v @ Scalar::Date(_), SqlType::Date) => v,
         // Only a timestamp (microseconds) casts from a number to a date:
