@@ -18,19 +18,7 @@ async fn written(c: &Client, sql: &str) -> u64 {
 
 /// The rows of a simple query, as text (NULL as "NULL").
 async fn rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
-    c.simple_query(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e:?}"))
-        .into_iter()
-        .filter_map(|m| match m {
-            SimpleQueryMessage::Row(r) => Some(
-                (0..r.len())
-                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                    .collect(),
-            ),
-            _ => None,
-        })
-        .collect()
+    common::text_rows(c, sql).await
 }
 
 fn table(rows: &[&[&str]]) -> Vec<Vec<String>> {

@@ -7,7 +7,6 @@ mod common;
 
 use common::{sqlstate, with_client};
 use futures::SinkExt;
-use tokio_postgres::SimpleQueryMessage;
 use tokio_postgres::types::Type;
 
 /// A row of table `m`: id, small, ok, x, r.
@@ -70,20 +69,7 @@ fn booleans_and_doubles_round_trip_as_their_types() {
         assert_eq!(ids(above), [1, 4]);
 
         // The text forms PostgreSQL prints.
-        let text: Vec<Vec<String>> = c
-            .simple_query("SELECT ok, x, r FROM m ORDER BY id")
-            .await
-            .unwrap()
-            .into_iter()
-            .filter_map(|m| match m {
-                SimpleQueryMessage::Row(r) => Some(
-                    (0..r.len())
-                        .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                        .collect(),
-                ),
-                _ => None,
-            })
-            .collect();
+        let text = common::text_rows(c, "SELECT ok, x, r FROM m ORDER BY id").await;
         assert_eq!(
             text,
             [

@@ -8,17 +8,14 @@ mod common;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use common::{autocommit, exec, exec_returning, query_in};
+use common::{autocommit, exec, exec_returning};
 use maestro_sql::store::Returned;
 use maestro_sql::{ErrorKind, Store, Written};
 use maestro_tpch::queries::Value;
 use maestro_txn::{Durability, DurabilityConfig};
 
 fn rows(store: &Store, sql: &str) -> Vec<Vec<Value>> {
-    let mut t = store.begin().unwrap();
-    let r = query_in(store, &mut t, sql).rows;
-    t.abort();
-    r
+    common::rows_of(store, sql)
 }
 
 fn ints(store: &Store, sql: &str) -> Vec<i64> {
@@ -32,10 +29,7 @@ fn ints(store: &Store, sql: &str) -> Vec<i64> {
 }
 
 fn fails(store: &Store, sql: &str) -> maestro_sql::SqlError {
-    let mut t = store.begin().unwrap();
-    let e = exec(store, &mut t, sql).expect_err(sql);
-    t.abort();
-    e
+    common::write_error(store, sql)
 }
 
 /// What a write returned, committed.

@@ -5,23 +5,17 @@
 
 mod common;
 
-use common::{autocommit, exec, query_in};
+use common::autocommit;
 use maestro_sql::{ErrorKind, Store};
 use maestro_tpch::queries::Value;
 use maestro_txn::{Durability, DurabilityConfig};
 
 fn rows(store: &Store, sql: &str) -> Vec<Vec<Value>> {
-    let mut t = store.begin().unwrap();
-    let r = query_in(store, &mut t, sql).rows;
-    t.abort();
-    r
+    common::rows_of(store, sql)
 }
 
 fn fails(store: &Store, sql: &str) -> ErrorKind {
-    let mut t = store.begin().unwrap();
-    let e = exec(store, &mut t, sql).expect_err(sql);
-    t.abort();
-    e.kind
+    common::write_error(store, sql).kind
 }
 
 fn b(v: bool) -> Value {

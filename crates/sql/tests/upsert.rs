@@ -12,17 +12,11 @@ use maestro_sql::{ErrorKind, Store, Written};
 use maestro_tpch::queries::Value;
 
 fn rows(store: &Store, sql: &str) -> Vec<Vec<Value>> {
-    let mut t = store.begin().unwrap();
-    let r = query_in(store, &mut t, sql).rows;
-    t.abort();
-    r
+    common::rows_of(store, sql)
 }
 
 fn fails(store: &Store, sql: &str) -> ErrorKind {
-    let mut t = store.begin().unwrap();
-    let e = exec(store, &mut t, sql).expect_err(sql);
-    t.abort();
-    e.kind
+    common::write_error(store, sql).kind
 }
 
 fn ints(rows: &[&[i64]]) -> Vec<Vec<Value>> {

@@ -94,6 +94,23 @@ pub fn sqlstate(e: &tokio_postgres::Error) -> (String, String) {
     (db.code().code().to_string(), db.message().to_string())
 }
 
+/// The rows of a simple query, as text (NULL as "NULL").
+pub async fn text_rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
+    c.simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e:?}"))
+        .into_iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(r) => Some(
+                (0..r.len())
+                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The first column of a simple query's rows, as text (NULL as "NULL").
 pub fn first_column(msgs: Vec<SimpleQueryMessage>) -> Vec<String> {
     msgs.into_iter()

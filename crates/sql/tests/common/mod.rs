@@ -101,6 +101,23 @@ pub fn query_in(
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
 }
 
+/// The rows of the query `sql` in a transaction of its own (aborted).
+pub fn rows_of(store: &maestro_sql::Store, sql: &str) -> Vec<Vec<maestro_tpch::queries::Value>> {
+    let mut t = store.begin().unwrap();
+    let r = query_in(store, &mut t, sql).rows;
+    t.abort();
+    r
+}
+
+/// The error of the write `sql`, which must fail, in a transaction of its
+/// own (aborted).
+pub fn write_error(store: &maestro_sql::Store, sql: &str) -> maestro_sql::SqlError {
+    let mut t = store.begin().unwrap();
+    let e = exec(store, &mut t, sql).expect_err(sql);
+    t.abort();
+    e
+}
+
 /// [`exec`] in a transaction of its own, committed.
 pub fn autocommit(store: &maestro_sql::Store, sql: &str) -> maestro_sql::Written {
     let mut t = store.begin().unwrap();
