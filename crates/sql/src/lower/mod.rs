@@ -1196,7 +1196,8 @@ fn column_type(t: SqlType) -> ColumnType {
         SqlType::Double => ColumnType::Double,
         SqlType::Date => ColumnType::Date,
         SqlType::Timestamp => ColumnType::Timestamp,
-        SqlType::Str | SqlType::Bool | SqlType::Interval => ColumnType::Str,
+        SqlType::Bool => ColumnType::Bool,
+        SqlType::Str | SqlType::Interval => ColumnType::Str,
     }
 }
 

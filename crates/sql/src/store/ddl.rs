@@ -248,6 +248,7 @@ impl Store {
                 ResultType::Timestamp => ColumnType::Timestamp,
                 ResultType::Str => ColumnType::Str { max_chars: None },
                 ResultType::Double => ColumnType::Float64,
+                ResultType::Bool => ColumnType::Bool,
             };
             columns.push(ColumnSpec {
                 name: col.clone(),

@@ -20,6 +20,9 @@ pub enum ColumnType {
     Date,
     /// A SQL TIMESTAMP (the SQL front end's CH tables).
     Timestamp,
+    /// A SQL BOOLEAN (the SQL front end's): its values are `Value::Str`
+    /// "true" and "false".
+    Bool,
 }
 
 /// One cell.
