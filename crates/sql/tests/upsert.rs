@@ -183,3 +183,44 @@ fn a_key_committed_after_the_snapshot_is_a_serialization_failure() {
     assert_eq!(e.kind, ErrorKind::SerializationFailure, "{e}");
     assert_eq!(rows(&store, "select n from kv where k = 1"), ints(&[&[1]]));
 }
+
+#[test]
+fn upserts_survive_a_restart() {
+    use maestro_txn::{Durability, DurabilityConfig};
+    let dir = std::env::temp_dir().join(format!("maestro-sql-upsert-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let open = || {
+        Store::open_data_dir(&dir, DurabilityConfig::new(Durability::Sync), &|_| Ok(()))
+            .unwrap_or_else(|e| panic!("open {}: {e}", dir.display()))
+            .0
+    };
+    {
+        let store = open();
+        autocommit(
+            &store,
+            "create table kv (k integer primary key, v integer not null, n integer default 0)",
+        );
+        autocommit(&store, "insert into kv (k, v) values (1, 10), (2, 20)");
+        autocommit(
+            &store,
+            "insert into kv (k, v) values (2, 21), (3, 30) \
+             on conflict (k) do update set v = excluded.v, n = kv.n + 1",
+        );
+    }
+    let store = open();
+    assert_eq!(
+        rows(&store, "select k, v, n from kv order by k"),
+        ints(&[&[1, 10, 0], &[2, 21, 1], &[3, 30, 0]])
+    );
+    // And the key still holds after the replay.
+    autocommit(
+        &store,
+        "insert into kv (k, v) values (3, 31) on conflict (k) do update set n = kv.n + 1",
+    );
+    assert_eq!(
+        rows(&store, "select k, v, n from kv where k = 3"),
+        ints(&[&[3, 30, 1]])
+    );
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+}
