@@ -377,3 +377,31 @@ fn joins_distinct_and_subqueries_read_booleans_and_doubles() {
         vec![vec![Value::Str("c".into())]]
     );
 }
+
+#[test]
+fn bool_and_bool_or_and_every_aggregate_booleans() {
+    let store = measurements();
+    assert_eq!(
+        rows(
+            &store,
+            "select bool_and(ok), bool_or(ok), every(x > 0) from m"
+        ),
+        vec![vec![b(false), b(true), b(false)]]
+    );
+    assert_eq!(
+        rows(
+            &store,
+            "select id < 3, bool_and(ok or id = 2) from m group by id < 3 order by 1"
+        ),
+        vec![vec![b(false), b(false)], vec![b(true), b(true)]]
+    );
+    assert_eq!(
+        rows(&store, "select bool_or(ok) from m where id > 10"),
+        vec![vec![Value::Null]]
+    );
+    let mut t = store.begin().unwrap();
+    let e = maestro_sql::plan(&store.view(&mut t), "select bool_and(x) from m")
+        .expect_err("bool_and of a double");
+    assert_eq!(e.kind, ErrorKind::TypeMismatch, "{e}");
+    t.abort();
+}

@@ -525,12 +525,16 @@ impl Binder<'_> {
 
     fn function(&mut self, f: &ast::Function, ctx: &ExprCtx) -> Result<Expr> {
         let name = f.name.to_string().to_lowercase();
-        let func = match name.as_str() {
-            "sum" => AggFunc::Sum,
-            "count" => AggFunc::Count,
-            "avg" => AggFunc::Avg,
-            "min" => AggFunc::Min,
-            "max" => AggFunc::Max,
+        // `bool_and`/`every` and `bool_or` are MIN and MAX of the
+        // booleans as 0/1, compared with 1 (NULL over no values, as SUM's).
+        let (func, of_booleans) = match name.as_str() {
+            "sum" => (AggFunc::Sum, false),
+            "count" => (AggFunc::Count, false),
+            "avg" => (AggFunc::Avg, false),
+            "min" => (AggFunc::Min, false),
+            "max" => (AggFunc::Max, false),
+            "bool_and" | "every" => (AggFunc::Min, true),
+            "bool_or" => (AggFunc::Max, true),
             "coalesce" | "nullif" => return self.null_function(&name, f, ctx),
             "mod" | "ascii" => return self.scalar_function(&name, f, ctx),
             "now" | "current_timestamp" | "localtimestamp" | "current_date" => {
@@ -563,7 +567,11 @@ impl Binder<'_> {
                     scope: ctx.scope,
                     aggs_forbidden_in: Some("the argument of an aggregate"),
                 };
-                let x = self.bind_expr(a, &inner)?;
+                let mut x = self.bind_expr(a, &inner)?;
+                if of_booleans {
+                    self.expect_bool(&x, &format!("{name}()"))?;
+                    x = Expr::Cast(Box::new(x), SqlType::Int);
+                }
                 let f = match (f, d) {
                     (AggFunc::Count, true) => AggFunc::CountDistinct,
                     (f, false) => f,
@@ -593,7 +601,12 @@ impl Binder<'_> {
         }
         let call = AggCall { func, arg };
         let text = format!("{f}");
-        Ok(Expr::Column(self.aggregate_column(call, text)))
+        let column = Expr::Column(self.aggregate_column(call, text));
+        Ok(if of_booleans {
+            Expr::cmp(CmpOp::Eq, column, Expr::Lit(Literal::int(1)))
+        } else {
+            column
+        })
     }
 
     /// The column of aggregate `call`, shared by equal calls.
