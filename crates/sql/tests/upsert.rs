@@ -63,6 +63,17 @@ fn a_conflicting_row_updates_the_row_holding_its_key() {
             Value::Str("merged".into())
         ]]
     );
+    // By the key's index name, and from a SELECT.
+    autocommit(
+        &store,
+        "insert into kv (k, v) select k + 1, v from kv where k = 2 \
+         on conflict on constraint kv_pkey do update set v = excluded.v + 1000",
+    );
+    assert_eq!(
+        rows(&store, "select k, v from kv where k = 3"),
+        ints(&[&[3, 1025]])
+    );
+    autocommit(&store, "update kv set v = 30 where k = 3");
     // The same once the rows are merged into the main.
     store.merge_deltas(MergeScope::All).unwrap();
     autocommit(
