@@ -12,7 +12,6 @@ use common::{autocommit, exec, exec_returning};
 use maestro_sql::store::Returned;
 use maestro_sql::{ErrorKind, Store, Written};
 use maestro_tpch::queries::Value;
-use maestro_txn::{Durability, DurabilityConfig};
 
 fn rows(store: &Store, sql: &str) -> Vec<Vec<Value>> {
     common::rows_of(store, sql)
@@ -316,13 +315,8 @@ fn copy_fills_the_columns_it_does_not_name() {
 
 #[test]
 fn a_sequence_resumes_after_a_restart_past_deleted_rows() {
-    let dir = std::env::temp_dir().join(format!("maestro-sql-defaults-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let open = || {
-        Store::open_data_dir(&dir, DurabilityConfig::new(Durability::Sync), &|_| Ok(()))
-            .unwrap_or_else(|e| panic!("open {}: {e}", dir.display()))
-            .0
-    };
+    let dir = common::fresh_data_dir("defaults");
+    let open = || common::open_durable(&dir);
     {
         let store = open();
         autocommit(

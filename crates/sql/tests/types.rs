@@ -8,7 +8,6 @@ mod common;
 use common::autocommit;
 use maestro_sql::{ErrorKind, Store};
 use maestro_tpch::queries::Value;
-use maestro_txn::{Durability, DurabilityConfig};
 
 fn rows(store: &Store, sql: &str) -> Vec<Vec<Value>> {
     common::rows_of(store, sql)
@@ -292,13 +291,8 @@ fn a_smallserial_stops_at_the_largest_smallint() {
 
 #[test]
 fn the_new_types_survive_a_restart() {
-    let dir = std::env::temp_dir().join(format!("maestro-sql-types-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let open = || {
-        Store::open_data_dir(&dir, DurabilityConfig::new(Durability::Sync), &|_| Ok(()))
-            .unwrap_or_else(|e| panic!("open {}: {e}", dir.display()))
-            .0
-    };
+    let dir = common::fresh_data_dir("types");
+    let open = || common::open_durable(&dir);
     let expected = {
         let store = open();
         autocommit(

@@ -197,14 +197,8 @@ fn a_key_committed_after_the_snapshot_is_a_serialization_failure() {
 
 #[test]
 fn upserts_survive_a_restart() {
-    use maestro_txn::{Durability, DurabilityConfig};
-    let dir = std::env::temp_dir().join(format!("maestro-sql-upsert-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let open = || {
-        Store::open_data_dir(&dir, DurabilityConfig::new(Durability::Sync), &|_| Ok(()))
-            .unwrap_or_else(|e| panic!("open {}: {e}", dir.display()))
-            .0
-    };
+    let dir = common::fresh_data_dir("upsert");
+    let open = || common::open_durable(&dir);
     {
         let store = open();
         autocommit(

@@ -118,6 +118,21 @@ pub fn write_error(store: &maestro_sql::Store, sql: &str) -> maestro_sql::SqlErr
     e
 }
 
+/// A data directory of its own for test `name` (emptied first).
+pub fn fresh_data_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("maestro-sql-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// A store on data directory `dir` (synchronous durability), recovered.
+pub fn open_durable(dir: &std::path::Path) -> maestro_sql::Store {
+    let config = maestro_txn::DurabilityConfig::new(maestro_txn::Durability::Sync);
+    maestro_sql::Store::open_data_dir(dir, config, &|_| Ok(()))
+        .unwrap_or_else(|e| panic!("open {}: {e}", dir.display()))
+        .0
+}
+
 /// [`exec`] in a transaction of its own, committed.
 pub fn autocommit(store: &maestro_sql::Store, sql: &str) -> maestro_sql::Written {
     let mut t = store.begin().unwrap();
