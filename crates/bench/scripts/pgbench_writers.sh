@@ -23,9 +23,12 @@
 # of every build to the first named one. PROTOCOL=prepared (environment)
 # runs pgbench with `-M prepared` (Parse once, Bind/Execute per
 # transaction, as drivers with server-side prepared statements do) instead
-# of the simple query protocol; it is recorded in the JSON.
+# of the simple query protocol; it is recorded in the JSON. SCRIPTS="…"
+# (environment) chooses the scripts (default "simple_update tpcb_like";
+# also `upsert`: one INSERT … ON CONFLICT DO UPDATE per transaction).
 set -euo pipefail
 PROTOCOL=${PROTOCOL:-simple}
+SCRIPTS=${SCRIPTS:-simple_update tpcb_like}
 OUT=$1 REPS=$2 SECS=$3 CLIENTS=$4
 shift 4
 VARIANTS=("$@")
@@ -48,7 +51,7 @@ RUNS="$OUT/runs.jsonl"
 : > "$RUNS"
 n=${#VARIANTS[@]}
 for rep in $(seq 1 "$REPS"); do
-  for script in simple_update tpcb_like; do
+  for script in $SCRIPTS; do
     for c in $CLIENTS; do
       for k in $(seq 0 $((n - 1))); do
         v=${VARIANTS[$(( (k + rep - 1) % n ))]}
@@ -106,13 +109,13 @@ PY
     done
   done
 done
-python3 - "$RUNS" "$OUT/pgbench.json" "$PROTOCOL" "${VARIANTS[@]}" <<'PY'
+python3 - "$RUNS" "$OUT/pgbench.json" "$PROTOCOL" "$SCRIPTS" "${VARIANTS[@]}" <<'PY'
 import json, statistics, sys
-runs_path, out, protocol, *variants = sys.argv[1:]
+runs_path, out, protocol, scripts, *variants = sys.argv[1:]
 names = [v.split("=", 1)[0] for v in variants]
 runs = [json.loads(l) for l in open(runs_path)]
 summary = []
-for script in ("simple_update", "tpcb_like"):
+for script in scripts.split():
     for c in sorted({r["clients"] for r in runs}):
         row = {"script": script, "clients": c}
         sel = [r for r in runs if r["script"] == script and r["clients"] == c]
