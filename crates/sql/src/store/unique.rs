@@ -253,7 +253,7 @@ pub(super) fn conflicting(entry: &Entry, appended: &Table, keys: &[Vec<String>])
         let firsts = values_of(appended.column_at(first), &candidates);
         let mut taken: Set<Vec<Part>> = Set::default();
         let main = &*entry.data;
-        for r in rows_holding(main.column_at(first), &firsts) {
+        for r in main_rows_holding(entry, &idx, appended, &candidates, &firsts) {
             if live(r) && !null_in_key(main, r) {
                 taken.insert(tuple(&idx, main, r));
             }
@@ -319,7 +319,7 @@ pub(super) fn conflict_targets(
     let mut holder: std::collections::HashMap<Vec<Part>, u32, BuildHasherDefault<FxHasher>> =
         Default::default();
     let main = &*entry.data;
-    for r in rows_holding(main.column_at(first), &firsts) {
+    for r in main_rows_holding(entry, &idx, appended, &candidates, &firsts) {
         if live(r) && !null_in_key(main, r) {
             holder.insert(tuple(&idx, main, r), r as u32);
         }
@@ -421,6 +421,25 @@ fn outside_main_range(entry: &Entry, i: usize, keys: &Keys) -> bool {
 
 /// The main's rows holding one of `added`'s values at `rows` in column
 /// `i`, by its sorted index.
+/// The rows of `entry`'s main whose first key column (`idx[0]`) holds one
+/// of `firsts` (the values of `appended` at `rows`): through the column's
+/// sorted index for a one-column key that has one (a point upsert then
+/// costs a search, not a scan of the column), else a scan.
+fn main_rows_holding(
+    entry: &Entry,
+    idx: &[usize],
+    appended: &Table,
+    rows: &[usize],
+    firsts: &Keys,
+) -> Vec<usize> {
+    let first = idx[0];
+    if idx.len() == 1 && entry.data.has_sorted_index(first) {
+        in_index(entry, first, appended.column_at(first), rows)
+    } else {
+        rows_holding(entry.data.column_at(first), firsts).collect()
+    }
+}
+
 fn in_index(entry: &Entry, i: usize, added: &Column, rows: &[usize]) -> Vec<usize> {
     let main = entry.data.column_at(i);
     let index = entry.data.sorted_index(i);
