@@ -419,8 +419,6 @@ fn outside_main_range(entry: &Entry, i: usize, keys: &Keys) -> bool {
     }
 }
 
-/// The main's rows holding one of `added`'s values at `rows` in column
-/// `i`, by its sorted index.
 /// The rows of `entry`'s main whose first key column (`idx[0]`) holds one
 /// of `firsts` (the values of `appended` at `rows`): through the column's
 /// sorted index for a one-column key that has one (a point upsert then
@@ -440,6 +438,8 @@ fn main_rows_holding(
     }
 }
 
+/// The main's rows holding one of `added`'s values at `rows` in column
+/// `i`, by its sorted index.
 fn in_index(entry: &Entry, i: usize, added: &Column, rows: &[usize]) -> Vec<usize> {
     let main = entry.data.column_at(i);
     let index = entry.data.sorted_index(i);
