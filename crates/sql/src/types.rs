@@ -300,6 +300,30 @@ pub fn double_text(d: f64) -> String {
     }
 }
 
+/// An `i64` whose order is the order of the doubles (IEEE total order:
+/// -NaN < -Infinity < … < -0 < +0 < … < Infinity < NaN);
+/// [`from_ordered_bits`] undoes it. REAL and DOUBLE PRECISION columns store
+/// this of their values ([`stored_double`]), so the operators' integer
+/// kernels filter, sort and find extremes on the stored column.
+pub fn ordered_bits(d: f64) -> i64 {
+    let b = d.to_bits() as i64;
+    b ^ (((b >> 63) as u64) >> 1) as i64
+}
+
+/// The double [`ordered_bits`] made `o` from (the map is its own inverse:
+/// it flips the bits after the sign bit of negative numbers).
+pub fn from_ordered_bits(o: i64) -> f64 {
+    f64::from_bits((o ^ (((o >> 63) as u64) >> 1) as i64) as u64)
+}
+
+/// What a REAL or DOUBLE PRECISION column stores for `d`: its ordered
+/// bits, every NaN as the one positive quiet NaN — PostgreSQL's NaN, equal
+/// to itself and above every number, which is where its ordered bits sort
+/// (a NaN with the sign bit would sort below -Infinity).
+pub fn stored_double(d: f64) -> i64 {
+    ordered_bits(if d.is_nan() { f64::NAN } else { d })
+}
+
 /// PostgreSQL's boolean input: `t`/`true`/`yes`/`on`/`1` and their
 /// negations, in any case, around blanks (a unique prefix of the words
 /// too, as `boolin` accepts).

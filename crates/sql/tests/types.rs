@@ -399,3 +399,162 @@ fn bool_and_bool_or_and_every_aggregate_booleans() {
     assert_eq!(e.kind, ErrorKind::TypeMismatch, "{e}");
     t.abort();
 }
+
+/// PostgreSQL's order of doubles: NaN equal to NaN and above every number,
+/// -0 equal to +0.
+fn pg_cmp(a: f64, b: f64) -> std::cmp::Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => std::cmp::Ordering::Equal,
+        (true, false) => std::cmp::Ordering::Greater,
+        (false, true) => std::cmp::Ordering::Less,
+        (false, false) => a.partial_cmp(&b).unwrap(),
+    }
+}
+
+/// Filters on stored doubles and booleans compare the stored integers
+/// (ordered bits, 0/1) with the constant's encoding; their answers must be
+/// PostgreSQL's for the awkward values (±0, ±Infinity, NaN, subnormals,
+/// NULL), on the delta and on the merged main, without NULLs and with.
+#[test]
+fn comparisons_of_stored_doubles_and_booleans_follow_postgresql() {
+    let values: [(&str, f64); 11] = [
+        ("'-Infinity'", f64::NEG_INFINITY),
+        ("-1e308", -1e308),
+        ("-2.5", -2.5),
+        ("-5e-324", -5e-324),
+        ("'-0'", -0.0),
+        ("0", 0.0),
+        ("5e-324", 5e-324),
+        ("2.5", 2.5),
+        ("1e308", 1e308),
+        ("'Infinity'", f64::INFINITY),
+        ("'NaN'", f64::NAN),
+    ];
+    let constants: [(&str, f64); 9] = [
+        ("-2.5", -2.5),
+        ("0", 0.0),
+        ("0.0", 0.0),
+        ("-0.0", -0.0),
+        ("5e-324", 5e-324),
+        ("2.5", 2.5),
+        ("1e308", 1e308),
+        ("cast('Infinity' as double precision)", f64::INFINITY),
+        ("cast('NaN' as double precision)", f64::NAN),
+    ];
+    type Holds = fn(std::cmp::Ordering) -> bool;
+    let ops: [(&str, Holds); 6] = [
+        ("=", |o| o.is_eq()),
+        ("<>", |o| o.is_ne()),
+        ("<", |o| o.is_lt()),
+        ("<=", |o| o.is_le()),
+        (">", |o| o.is_gt()),
+        (">=", |o| o.is_ge()),
+    ];
+    for nullable in [false, true] {
+        let store = Store::new();
+        let not_null = if nullable { "" } else { " not null" };
+        autocommit(
+            &store,
+            &format!(
+                "create table v (id integer primary key, x double precision{not_null}, \
+                 b boolean{not_null})"
+            ),
+        );
+        let mut rows_in: Vec<String> = values
+            .iter()
+            .enumerate()
+            .map(|(k, (text, _))| format!("({k}, {text}, {})", k % 2 == 0))
+            .collect();
+        if nullable {
+            rows_in.push(format!("({}, null, null)", values.len()));
+        }
+        autocommit(
+            &store,
+            &format!("insert into v values {}", rows_in.join(", ")),
+        );
+        for merged in [false, true] {
+            if merged {
+                store
+                    .merge_deltas(maestro_sql::store::MergeScope::All)
+                    .unwrap();
+            }
+            let ids = |sql: &str| -> Vec<i64> {
+                rows(&store, sql)
+                    .into_iter()
+                    .map(|r| match r[0] {
+                        Value::Int(v) => v,
+                        ref other => panic!("{sql}: {other:?}"),
+                    })
+                    .collect()
+            };
+            for (op, holds) in ops {
+                for (text, c) in constants {
+                    let sql = format!("select id from v where x {op} {text} order by id");
+                    let want: Vec<i64> = (0..values.len() as i64)
+                        .filter(|&k| holds(pg_cmp(values[k as usize].1, c)))
+                        .collect();
+                    assert_eq!(
+                        ids(&sql),
+                        want,
+                        "{sql} (nullable {nullable}, merged {merged})"
+                    );
+                    // The constant first: the operator flips.
+                    let sql = format!("select id from v where {text} {op} x order by id");
+                    let want: Vec<i64> = (0..values.len() as i64)
+                        .filter(|&k| holds(pg_cmp(c, values[k as usize].1)))
+                        .collect();
+                    assert_eq!(ids(&sql), want, "{sql} (nullable {nullable})");
+                }
+            }
+            let evens: Vec<i64> = (0..values.len() as i64).step_by(2).collect();
+            let odds: Vec<i64> = (1..values.len() as i64).step_by(2).collect();
+            for (sql, want) in [
+                ("select id from v where b order by id", &evens),
+                ("select id from v where b = true order by id", &evens),
+                ("select id from v where true = b order by id", &evens),
+                ("select id from v where b > false order by id", &evens),
+                ("select id from v where not b order by id", &odds),
+                ("select id from v where b = false order by id", &odds),
+                ("select id from v where b < true order by id", &odds),
+                ("select id from v where b <> true order by id", &odds),
+                (
+                    "select id from v where b and x > 0 order by id",
+                    &vec![6, 8, 10],
+                ),
+            ] {
+                assert_eq!(
+                    &ids(sql),
+                    want,
+                    "{sql} (nullable {nullable}, merged {merged})"
+                );
+            }
+            // Aggregates read the stored bits: NaN is the largest, -0 the
+            // smallest zero, NULLs counted out.
+            assert_eq!(
+                rows(
+                    &store,
+                    "select min(x), max(x), count(x), sum(x), avg(x) from v \
+                     where x > -3 and x < 3"
+                ),
+                vec![vec![d(-2.5), d(2.5), i(6), d(0.0), d(0.0)]],
+                "nullable {nullable}, merged {merged}"
+            );
+            assert_eq!(
+                rows(
+                    &store,
+                    "select b, avg(x), sum(x), min(x) from v where x > -3 and x < 3 \
+                     group by b order by b"
+                ),
+                vec![
+                    vec![b(false), d(2.5 / 3.0), d(2.5), d(-5e-324)],
+                    vec![b(true), d(-2.5 / 3.0), d(-2.5), d(-2.5)],
+                ],
+                "nullable {nullable}, merged {merged}"
+            );
+            match &rows(&store, "select max(x) from v")[0][0] {
+                Value::Double(m) => assert!(m.is_nan(), "max is NaN, got {m}"),
+                other => panic!("max(x): {other:?}"),
+            }
+        }
+    }
+}

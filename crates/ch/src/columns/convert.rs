@@ -147,7 +147,9 @@ fn build_with<R>(
             | ColumnType::Int16
             | ColumnType::Bool
             | ColumnType::Float64
-            | ColumnType::Float32 => return Err(kind(name, col)),
+            | ColumnType::Float32
+            | ColumnType::Float64Bits
+            | ColumnType::Float32Bits => return Err(kind(name, col)),
         };
         mask.shrink_to_fit();
         nulls.push(mask.contains(&true).then(|| Arc::new(mask)));

@@ -22,7 +22,7 @@ use super::compile::{
     columnar, eval_vector, from_ordered_bits, ordered_bits, to_exec_expr, to_pred,
 };
 use super::eval::{Fault, compare, exact_ratio};
-use super::vector::{Relation, Scalar, Vector};
+use super::vector::{Encoding, Relation, Scalar, Vector};
 use super::{Lowering, narrowed, without_nulls};
 use crate::error::{Result, SqlError};
 use crate::plan::{AggCall, AggFunc, ColumnId, Expr, Plan};
@@ -163,6 +163,14 @@ impl<'a> Lowering<'a> {
                         )),
                     }
                 }
+                // A stored double column without NULLs is read in place
+                // (`stored_double_arg`).
+                Some(x)
+                    if is_double_sum_or_extreme(a.func, self.ty(x))
+                        && stored_double_arg(a.func, x, rel).is_some() =>
+                {
+                    None
+                }
                 // Doubles: SUM and AVG add their bits as doubles, MIN and
                 // MAX compare their ordered bits; NULLs are counted out.
                 Some(x) if is_double_sum_or_extreme(a.func, self.ty(x)) => {
@@ -252,6 +260,9 @@ impl<'a> Lowering<'a> {
         for (((_, a), o), seen) in aggs.iter().zip(&arg_owned).zip(&seen_owned) {
             let arg = match (&a.arg, o) {
                 (_, Some(v)) => v.col().map(ExecExpr::col),
+                (Some(x), None) if is_double_sum_or_extreme(a.func, self.ty(x)) => {
+                    stored_double_arg(a.func, x, rel)
+                }
                 (Some(x), None) => to_exec_expr(x, rel),
                 (None, None) => None,
             };
@@ -292,10 +303,20 @@ impl<'a> Lowering<'a> {
         });
         // The indicator sums, after the representative position.
         let mut seen_at = Vec::new();
-        for seen in &seen_owned {
+        for ((_, a), seen) in aggs.iter().zip(&seen_owned) {
             seen_at.push(match seen.as_ref().and_then(Vector::col) {
                 Some(c) => {
                     exec_aggs.push(Agg::sum(ExecExpr::col(c)));
+                    Some(exec_aggs.len() - 1)
+                }
+                // AVG of a stored double column read in place (no NULLs):
+                // its values are the group's rows.
+                None if a.func == AggFunc::Avg
+                    && a.arg
+                        .as_ref()
+                        .is_some_and(|x| is_double_sum_or_extreme(a.func, self.ty(x))) =>
+                {
+                    exec_aggs.push(Agg::count());
                     Some(exec_aggs.len() - 1)
                 }
                 None => None,
@@ -538,11 +559,56 @@ fn is_double_sum_or_extreme(func: AggFunc, ty: SqlType) -> bool {
         )
 }
 
+/// Aggregate `func`'s argument `x` read in place when it is a stored double
+/// column without NULLs: its ordered bits for MIN and MAX, each one's
+/// double's bits for SUM and AVG (converted by the operator's tasks, in
+/// parallel, without a copy of the column).
+fn stored_double_arg<'r>(func: AggFunc, x: &Expr, rel: &'r Relation) -> Option<ExecExpr<'r>> {
+    let Expr::Column(c) = x else {
+        return None;
+    };
+    let (col, Encoding::Double) = rel.get(*c)?.encoded()? else {
+        return None;
+    };
+    Some(match func {
+        AggFunc::Min | AggFunc::Max => ExecExpr::col(col),
+        _ => ExecExpr::func(0, move |p| {
+            let o = col.i128_at(p).expect("stored doubles are integers") as i64;
+            from_ordered_bits(o).to_bits() as i64
+        }),
+    })
+}
+
 /// A double argument `v` of `len` rows as the operator aggregates it: the
 /// bits of each value for SUM/AVG (0.0 at a NULL), its ordered bits for
 /// MIN/MAX (the accumulator's start at a NULL, so it changes nothing), and
 /// a 0/1 not-NULL indicator whose sum per group counts the values.
 fn double_argument(func: AggFunc, v: &Vector, len: usize) -> (Vec<i64>, Vec<i64>) {
+    let at_null = match func {
+        AggFunc::Min => i64::MAX,
+        AggFunc::Max => i64::MIN,
+        _ => 0,
+    };
+    // A stored column: its ordered bits read as integers, not a value per row.
+    let (values, nulls) = match v {
+        Vector::Masked { values, nulls } => (&**values, Some(nulls)),
+        v => (v, None),
+    };
+    if let Some((col, Encoding::Double)) = values.encoded() {
+        return (0..len)
+            .map(|p| {
+                if nulls.is_some_and(|n| n[p]) {
+                    return (at_null, 0);
+                }
+                let o = col.i128_at(p as u32).expect("stored doubles are integers") as i64;
+                let bits = match func {
+                    AggFunc::Min | AggFunc::Max => o,
+                    _ => from_ordered_bits(o).to_bits() as i64,
+                };
+                (bits, 1)
+            })
+            .unzip();
+    }
     (0..len)
         .map(|p| {
             let d = match v.value_at(p) {
@@ -552,10 +618,8 @@ fn double_argument(func: AggFunc, v: &Vector, len: usize) -> (Vec<i64>, Vec<i64>
             };
             let bits = match (func, d) {
                 (AggFunc::Min | AggFunc::Max, Some(d)) => ordered_bits(d),
-                (AggFunc::Min, None) => i64::MAX,
-                (AggFunc::Max, None) => i64::MIN,
                 (_, Some(d)) => d.to_bits() as i64,
-                (_, None) => 0,
+                (_, None) => at_null,
             };
             (bits, i64::from(d.is_some()))
         })

@@ -11,10 +11,11 @@ use maestro_execution::{self as exec, Col, ExecContext, Input, Lit, Pred, projec
 use maestro_storage::column::Decimal;
 
 use super::eval::{Fault, compare, eval_row, truth};
-use super::vector::{Relation, Scalar, Vector};
+use super::vector::{Encoding, Relation, Scalar, Vector};
 use crate::error::{Result, SqlError};
 use crate::plan::{ArithOp, CmpOp, Expr};
 use crate::types::{Literal, SqlType};
+pub(crate) use crate::types::{from_ordered_bits, ordered_bits};
 
 fn exec_cmp(op: CmpOp) -> exec::CmpOp {
     match op {
@@ -38,6 +39,62 @@ fn exec_lit(l: &Literal) -> Option<Lit<'_>> {
         Literal::Timestamp(t) => Some(Lit::Int(*t)),
         Literal::Str(s) => Some(Lit::Str(s)),
         Literal::Interval { .. } | Literal::Double(_) | Literal::Bool(_) => None,
+    }
+}
+
+/// A stored BOOLEAN or REAL/DOUBLE PRECISION column without NULLs: its
+/// stored integers and their encoding.
+fn encoded_column<'r>(e: &Expr, rel: &'r Relation) -> Option<(Col<'r>, Encoding)> {
+    match e {
+        Expr::Column(c) => rel.get(*c)?.encoded(),
+        _ => None,
+    }
+}
+
+/// Where a stored boolean (its stored 0/1 `col`) is true.
+fn bool_true(col: Col<'_>) -> Option<Pred<'_>> {
+    Pred::cmp(col, exec::CmpOp::Eq, Lit::Int(1)).ok()
+}
+
+/// `x op l` for an encoded column `x` (its stored integers `col`) and a
+/// constant `l`, as a comparison of the stored integers with the
+/// constant's encoding — what the row-by-row evaluator answers for the
+/// decoded values ([`compare`]: PostgreSQL's order of doubles, NaN equal
+/// to NaN and above every number), since both encodings keep the values'
+/// order. A double column's zero is two stored values (-0 and +0, equal
+/// in SQL), so a comparison with zero is one with that pair's interval;
+/// a NaN constant and other literals are left to the evaluator (`None`).
+fn encoded_cmp<'r>(op: CmpOp, col: Col<'r>, encoding: Encoding, l: &Literal) -> Option<Pred<'r>> {
+    let int = |op: CmpOp, k: i64| Pred::cmp(col, exec_cmp(op), Lit::Int(k)).ok();
+    let d = match (encoding, l) {
+        (Encoding::Bool, Literal::Bool(b)) => return int(op, i64::from(*b)),
+        (Encoding::Double, Literal::Double(d)) => *d,
+        (Encoding::Double, Literal::Num { value, scale }) => super::eval::as_f64(&Scalar::Num {
+            value: (*value).into(),
+            scale: *scale,
+        })?,
+        _ => return None,
+    };
+    if d.is_nan() {
+        return None;
+    }
+    if d != 0.0 {
+        return int(op, ordered_bits(d));
+    }
+    let (minus_zero, plus_zero) = (ordered_bits(-0.0), ordered_bits(0.0));
+    let zero = || {
+        Some(Pred::and(vec![
+            int(CmpOp::Ge, minus_zero)?,
+            int(CmpOp::Le, plus_zero)?,
+        ]))
+    };
+    match op {
+        CmpOp::Lt => int(CmpOp::Lt, minus_zero),
+        CmpOp::Le => int(CmpOp::Le, plus_zero),
+        CmpOp::Gt => int(CmpOp::Gt, plus_zero),
+        CmpOp::Ge => int(CmpOp::Ge, minus_zero),
+        CmpOp::Eq => zero(),
+        CmpOp::Ne => Some(Pred::not(zero()?)),
     }
 }
 
@@ -119,6 +176,10 @@ fn native_pred<'r>(e: &Expr, rel: &'r Relation) -> Option<Pred<'r>> {
                 .collect::<Option<_>>()?,
         )),
         Expr::Not(e) => Some(Pred::not(native_pred(e, rel)?)),
+        Expr::Column(c) => match rel.get(*c)?.encoded()? {
+            (col, Encoding::Bool) => bool_true(col),
+            (_, Encoding::Double) => None,
+        },
         Expr::Cmp(CmpOp::Eq, x, l) | Expr::Cmp(CmpOp::Eq, l, x)
             if prefix_column(x).is_some() && matches!(l.as_ref(), Expr::Lit(_)) =>
         {
@@ -129,8 +190,17 @@ fn native_pred<'r>(e: &Expr, rel: &'r Relation) -> Option<Pred<'r>> {
             prefix_pred(x, n, std::slice::from_ref(l), rel)
         }
         Expr::Cmp(op, a, b) => match (a.as_ref(), b.as_ref()) {
-            (x, Expr::Lit(l)) => Pred::cmp(column(x, rel)?, exec_cmp(*op), exec_lit(l)?).ok(),
-            (Expr::Lit(l), x) => Pred::cmp(column(x, rel)?, exec_cmp(op.flip()), exec_lit(l)?).ok(),
+            (x, Expr::Lit(l)) | (Expr::Lit(l), x) => {
+                let op = if matches!(a.as_ref(), Expr::Lit(_)) {
+                    op.flip()
+                } else {
+                    *op
+                };
+                if let Some((col, encoding)) = encoded_column(x, rel) {
+                    return encoded_cmp(op, col, encoding, l);
+                }
+                Pred::cmp(column(x, rel)?, exec_cmp(op), exec_lit(l)?).ok()
+            }
             (x, y) => {
                 let (cx, cy) = (column(x, rel)?, column(y, rel)?);
                 let dict = |e: &Expr| match e {
@@ -190,7 +260,7 @@ fn cost(e: &Expr, rel: &Relation) -> Cost {
     let text = |x: &Expr| match x {
         Expr::Column(c) => rel
             .get(*c)
-            .and_then(Vector::col)
+            .and_then(|v| v.col().or_else(|| v.encoded().map(|(raw, _)| raw)))
             .map(|c| matches!(c.data(), exec::Data::Heap(_))),
         _ => None,
     };
@@ -400,6 +470,17 @@ pub(crate) fn to_pred<'r>(
             }
             Ok(Pred::func(move |p| truth(e, rel, p as usize, fault)))
         }
+        // A stored boolean with NULLs: true where not NULL and 1.
+        Expr::Column(c) => match rel.get(*c) {
+            Some(Vector::Masked { values, nulls }) => match values.encoded() {
+                Some((col, Encoding::Bool)) => Ok(Pred::and(vec![
+                    Pred::func(move |p| !nulls[p as usize]),
+                    bool_true(col).expect("a stored boolean is an Int32 column"),
+                ])),
+                _ => Ok(Pred::func(move |p| truth(e, rel, p as usize, fault))),
+            },
+            _ => Ok(Pred::func(move |p| truth(e, rel, p as usize, fault))),
+        },
         _ => Ok(Pred::func(move |p| truth(e, rel, p as usize, fault))),
     }
 }
@@ -421,6 +502,12 @@ fn masked_cmp<'r>(op: CmpOp, a: &Expr, b: &Expr, rel: &'r Relation) -> Option<Pr
         };
         rel.get(*c)?.col_with_nulls()
     }
+    fn column_vector<'r>(e: &Expr, rel: &'r Relation) -> Option<&'r Vector<'r>> {
+        match e {
+            Expr::Column(c) => rel.get(*c),
+            _ => None,
+        }
+    }
     let not_null = |nulls: &'r std::sync::Arc<Vec<bool>>| Pred::func(move |p| !nulls[p as usize]);
     let (cmp, masks) = match (a, b) {
         (x, Expr::Lit(l)) | (Expr::Lit(l), x) => {
@@ -429,11 +516,15 @@ fn masked_cmp<'r>(op: CmpOp, a: &Expr, b: &Expr, rel: &'r Relation) -> Option<Pr
             } else {
                 op
             };
-            let (col, nulls) = side(x, rel)?;
-            (
-                Pred::cmp(col, exec_cmp(op), exec_lit(l)?).ok()?,
-                vec![nulls?],
-            )
+            let Some(Vector::Masked { values, nulls }) = column_vector(x, rel) else {
+                return None;
+            };
+            let cmp = match values.encoded() {
+                Some((col, encoding)) => encoded_cmp(op, col, encoding, l)?,
+                None if values.is_dict() => return None,
+                None => Pred::cmp(values.col()?, exec_cmp(op), exec_lit(l)?).ok()?,
+            };
+            (cmp, vec![nulls])
         }
         (x, y) => {
             let ((cx, nx), (cy, ny)) = (side(x, rel)?, side(y, rel)?);
@@ -534,6 +625,11 @@ pub(crate) fn columnar(v: Vector<'_>) -> Result<Vector<'_>> {
     if v.col().is_some() {
         return Ok(v);
     }
+    // A stored boolean's 0/1 and a stored double's ordered bits are the
+    // encodings below already.
+    if let Vector::Encoded { raw, .. } = v {
+        return Ok(*raw);
+    }
     let len = match &v {
         Vector::Double(x) => x.len(),
         Vector::Values(x) => x.len(),
@@ -622,26 +718,13 @@ pub(crate) fn columnar(v: Vector<'_>) -> Result<Vector<'_>> {
     ))
 }
 
-/// An `i64` whose order is the order of the doubles (IEEE total order);
-/// [`from_ordered_bits`] undoes it.
-pub(crate) fn ordered_bits(d: f64) -> i64 {
-    let b = d.to_bits() as i64;
-    b ^ (((b >> 63) as u64) >> 1) as i64
-}
-
-/// The double [`ordered_bits`] made `o` from (the map is its own inverse:
-/// it flips the bits after the sign bit of negative numbers).
-pub(crate) fn from_ordered_bits(o: i64) -> f64 {
-    f64::from_bits((o ^ (((o >> 63) as u64) >> 1) as i64) as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use maestro_storage::column::{Column, StrHeap};
 
     use super::native_pred;
-    use crate::lower::vector::{Relation, Vector};
+    use crate::lower::vector::{Encoding, Relation, Vector};
     use crate::plan::{CmpOp, ColumnId, Expr};
     use crate::types::Literal;
 
@@ -669,6 +752,82 @@ mod tests {
             assert_eq!(from_ordered_bits(ordered_bits(d)).to_bits(), d.to_bits());
         }
         assert!(ordered_bits(f64::NAN) > ordered_bits(f64::INFINITY));
+    }
+
+    #[test]
+    fn comparisons_of_encoded_columns_are_native_on_the_stored_integers() {
+        let doubles = [-1.5, -0.0, 0.0, 2.0, f64::NAN];
+        let stored = Column::Int64(
+            doubles
+                .iter()
+                .map(|&d| crate::types::stored_double(d))
+                .collect(),
+        );
+        let flags = Column::Int32(vec![1, 0, 1, 1, 0]);
+        let encoded = |column, encoding| Vector::Encoded {
+            raw: Box::new(Vector::Base {
+                column,
+                tail: None,
+                rows: None,
+            }),
+            encoding,
+        };
+        let rel = Relation {
+            len: doubles.len(),
+            cols: vec![
+                (ColumnId(0), encoded(&stored, Encoding::Double)),
+                (ColumnId(1), encoded(&flags, Encoding::Bool)),
+            ],
+        };
+        let kept = |e: &Expr| {
+            let p = native_pred(e, &rel).expect("a native predicate");
+            let mut cand: Vec<u32> = (0..doubles.len() as u32).collect();
+            p.refine(&mut cand);
+            cand
+        };
+        let x = || Expr::Column(ColumnId(0));
+        let num = |value, scale| Expr::Lit(Literal::Num { value, scale });
+        assert_eq!(kept(&Expr::cmp(CmpOp::Eq, x(), num(0, 0))), [1, 2]);
+        assert_eq!(kept(&Expr::cmp(CmpOp::Ne, x(), num(0, 0))), [0, 3, 4]);
+        assert_eq!(kept(&Expr::cmp(CmpOp::Lt, x(), num(0, 0))), [0]);
+        assert_eq!(kept(&Expr::cmp(CmpOp::Ge, x(), num(0, 0))), [1, 2, 3, 4]);
+        assert_eq!(
+            kept(&Expr::cmp(CmpOp::Gt, num(-15, 1), x())),
+            [] as [u32; 0]
+        );
+        assert_eq!(
+            kept(&Expr::cmp(CmpOp::Le, x(), Expr::Lit(Literal::Double(2.0)))),
+            [0, 1, 2, 3]
+        );
+        assert_eq!(kept(&Expr::Column(ColumnId(1))), [0, 2, 3]);
+        assert_eq!(
+            kept(&Expr::Not(Box::new(Expr::Column(ColumnId(1))))),
+            [1, 4]
+        );
+        assert_eq!(
+            kept(&Expr::cmp(
+                CmpOp::Eq,
+                Expr::Column(ColumnId(1)),
+                Expr::Lit(Literal::Bool(false))
+            )),
+            [1, 4]
+        );
+        // A NaN constant, and a literal the encoding has no form for, are
+        // left to the row-by-row evaluator.
+        assert!(
+            native_pred(
+                &Expr::cmp(CmpOp::Eq, x(), Expr::Lit(Literal::Double(f64::NAN))),
+                &rel
+            )
+            .is_none()
+        );
+        assert!(
+            native_pred(
+                &Expr::cmp(CmpOp::Eq, x(), Expr::Lit(Literal::Str("1".into()))),
+                &rel
+            )
+            .is_none()
+        );
     }
 
     #[test]

@@ -469,7 +469,19 @@ pub(crate) fn compare(a: &Scalar, b: &Scalar) -> Option<Ordering> {
         (Scalar::Date(x), Scalar::Date(y)) => Some(x.cmp(y)),
         (Scalar::Str(x), Scalar::Str(y)) => Some(x.as_bytes().cmp(y.as_bytes())),
         (Scalar::Bool(x), Scalar::Bool(y)) => Some(x.cmp(y)),
-        _ => as_f64(a)?.partial_cmp(&as_f64(b)?),
+        _ => Some(double_cmp(as_f64(a)?, as_f64(b)?)),
+    }
+}
+
+/// PostgreSQL's order of doubles: NaN equal to NaN and above every number
+/// (so the stored doubles' ordered bits, `compile::encoded_cmp`, agree);
+/// -0 equal to +0.
+fn double_cmp(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => a.partial_cmp(&b).expect("neither is NaN"),
     }
 }
 

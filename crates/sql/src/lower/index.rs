@@ -62,7 +62,7 @@ impl<'a> Lowering<'a> {
                             .collect(),
                     )
                 });
-                (id, self.stored_vector(id, base, ids.len(), nulls))
+                (id, self.stored_vector(id, base, nulls))
             })
             .collect();
         let rel = Relation {

@@ -39,7 +39,7 @@ use crate::plan::{CmpOp, ColumnId, Direction, Expr, JoinKind, LogicalPlan, Plan}
 use crate::types::SqlType;
 use compile::{columnar, eval_vector, to_exec_expr, to_pred};
 use eval::{Fault, eval_row, eval_with};
-use vector::{Relation, RowIds, Scalar, Vector};
+use vector::{Encoding, Relation, RowIds, Scalar, Vector};
 
 /// A constant converted to `to` at bind time: `Ok(None)` if the result is
 /// no literal (an exact number past 64 bits), an error if the
@@ -493,49 +493,47 @@ impl<'a> Lowering<'a> {
                         Some(ids) => Arc::new(ids.iter().map(|&r| nulls[r as usize]).collect()),
                         None => nulls,
                     });
-                    (id, self.stored_vector(id, base, len, nulls))
+                    (id, self.stored_vector(id, base, nulls))
                 })
                 .collect(),
         };
         Ok((rel, deleted))
     }
 
-    /// A stored column's `len` values as plan column `id` reads them: a
-    /// BOOLEAN's or a DOUBLE PRECISION's stored integers (their encoding:
-    /// `store::spec::ColumnType`) decoded into the column's type, and a
-    /// column with NULLs under its mask (`nulls`, by position), as the
-    /// padded side of an outer join is.
+    /// A stored column as plan column `id` reads it: a BOOLEAN's or a
+    /// REAL's/DOUBLE PRECISION's stored integers (their encoding:
+    /// `store::spec::ColumnType`) as an encoded vector, decoded only where
+    /// read as values, and a column with NULLs under its mask (`nulls`, by
+    /// position), as the padded side of an outer join is.
     pub(super) fn stored_vector(
         &self,
         id: ColumnId,
         base: Vector<'a>,
-        len: usize,
         nulls: Option<Arc<Vec<bool>>>,
     ) -> Vector<'a> {
-        let raw = |p: usize| match base.value_at(p) {
-            Scalar::Num { value, .. } => value,
-            other => unreachable!("an encoded column holds integers, not {other:?}"),
-        };
-        let values = match (&base, self.plan.column(id).ty) {
+        let encoding = match (&base, self.plan.column(id).ty) {
             (
                 Vector::Base {
                     column: Column::Int32(_),
                     ..
                 },
                 SqlType::Bool,
-            ) => Vector::Values((0..len).map(|p| Scalar::Bool(raw(p) != 0)).collect()),
+            ) => Some(Encoding::Bool),
             (
                 Vector::Base {
                     column: Column::Int64(_),
                     ..
                 },
                 SqlType::Double,
-            ) => Vector::Double(
-                (0..len)
-                    .map(|p| f64::from_bits(raw(p) as i64 as u64))
-                    .collect(),
-            ),
-            _ => base,
+            ) => Some(Encoding::Double),
+            _ => None,
+        };
+        let values = match encoding {
+            Some(encoding) => Vector::Encoded {
+                raw: Box::new(base),
+                encoding,
+            },
+            None => base,
         };
         match nulls {
             Some(nulls) => Vector::Masked {

@@ -70,6 +70,27 @@ impl std::ops::Deref for RowIds {
     }
 }
 
+/// How a stored column's integers encode its values (`store::ColumnType`'s
+/// encoded types).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// BOOLEAN: 0 is false, 1 is true (so integer order is SQL's order).
+    Bool,
+    /// REAL and DOUBLE PRECISION: the double's ordered bits
+    /// ([`crate::types::ordered_bits`]; integer order is IEEE total order).
+    Double,
+}
+
+impl Encoding {
+    /// The value stored as `raw`.
+    pub fn decode(self, raw: i64) -> Scalar {
+        match self {
+            Encoding::Bool => Scalar::Bool(raw != 0),
+            Encoding::Double => Scalar::Double(crate::types::from_ordered_bits(raw)),
+        }
+    }
+}
+
 /// A column's values at the positions of a relation.
 #[derive(Clone, Debug)]
 pub(crate) enum Vector<'d> {
@@ -92,6 +113,13 @@ pub(crate) enum Vector<'d> {
         scale: u8,
     },
     Double(Vec<f64>),
+    /// A stored column whose integers encode its values (`raw`, a base
+    /// column): read lazily, so a filter compares the stored integers
+    /// (`compile::encoded_cmp`) and only the rows it keeps are ever decoded.
+    Encoded {
+        raw: Box<Vector<'d>>,
+        encoding: Encoding,
+    },
     /// Anything else, one value per position (strings, NULLs, …).
     Values(Vec<Scalar>),
     /// `values` where `nulls` is false, NULL where it is true (the padded
@@ -122,7 +150,10 @@ impl<'d> Vector<'d> {
             Vector::Dec { values, scale } => Col::decimal_raw(values, *scale),
             Vector::Dates(v) => Col::date(v),
             Vector::Wide { values, scale } => Col::wide(values, *scale),
-            Vector::Double(_) | Vector::Values(_) | Vector::Masked { .. } => return None,
+            Vector::Double(_)
+            | Vector::Encoded { .. }
+            | Vector::Values(_)
+            | Vector::Masked { .. } => return None,
         })
     }
 
@@ -150,6 +181,10 @@ impl<'d> Vector<'d> {
             Vector::Dates(v) => Scalar::Date(v[p]),
             Vector::Wide { values, scale } => num(values[p], *scale),
             Vector::Double(v) => Scalar::Double(v[p]),
+            Vector::Encoded { raw, encoding } => match raw.value_at(p) {
+                Scalar::Num { value, scale: 0 } => encoding.decode(value as i64),
+                other => unreachable!("an encoded column stores integers, not {other:?}"),
+            },
             Vector::Values(v) => v[p].clone(),
             Vector::Masked { values, nulls } => {
                 if nulls[p] {
@@ -158,6 +193,15 @@ impl<'d> Vector<'d> {
                     values.value_at(p)
                 }
             }
+        }
+    }
+
+    /// The stored integers of an encoded column, as the operators read
+    /// them, and their encoding.
+    pub fn encoded(&self) -> Option<(Col<'_>, Encoding)> {
+        match self {
+            Vector::Encoded { raw, encoding } => Some((raw.col()?, *encoding)),
+            _ => None,
         }
     }
 
@@ -272,6 +316,10 @@ fn take_vector<'d>(
             scale: *scale,
         },
         Vector::Double(x) => Vector::Double(gather(x, pos)),
+        Vector::Encoded { raw, encoding } => Vector::Encoded {
+            raw: Box::new(take_vector(raw, ctx, pos, composed)),
+            encoding: *encoding,
+        },
         Vector::Values(x) => Vector::Values(pos.iter().map(|&p| x[p as usize].clone()).collect()),
         Vector::Masked { values, nulls } => Vector::Masked {
             values: Box::new(take_vector(values, ctx, pos, composed)),

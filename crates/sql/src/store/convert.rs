@@ -32,7 +32,7 @@ enum Values {
     Timestamp(Vec<i64>),
     /// 0 or 1 (`ColumnType::Bool`).
     Bool(Vec<i32>),
-    /// The doubles' bits (`ColumnType::Float64` and `Float32`).
+    /// The doubles' ordered bits (`ColumnType::Float64` and `Float32`).
     Float(Vec<i64>),
 }
 
@@ -47,6 +47,9 @@ impl<'s> ColumnBuilder<'s> {
             ColumnType::Timestamp => Values::Timestamp(Vec::new()),
             ColumnType::Bool => Values::Bool(Vec::new()),
             ColumnType::Float64 | ColumnType::Float32 => Values::Float(Vec::new()),
+            ty @ (ColumnType::Float64Bits | ColumnType::Float32Bits) => {
+                unreachable!("{ty:?} columns are refused when their catalog row is read")
+            }
         };
         ColumnBuilder {
             spec,
@@ -274,7 +277,7 @@ impl<'s> ColumnBuilder<'s> {
             d
         };
         match &mut self.values {
-            Values::Float(out) => out.push(stored.to_bits() as i64),
+            Values::Float(out) => out.push(crate::types::stored_double(stored)),
             _ => unreachable!("push_float on a {:?} column", self.spec.ty),
         }
         Ok(())

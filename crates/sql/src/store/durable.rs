@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use super::codec::{decode_table, encode_table};
 use super::defaults::{ColumnDefault, Defaults};
 use super::index::IndexDecl;
-use super::spec::ColumnSpec;
+use super::spec::{ColumnSpec, ColumnType};
 use super::{Entry, Store, txn_error};
 
 /// What `create_data_dir` stores as the directory's meta: recovering
@@ -426,6 +426,23 @@ impl Store {
         txn.scan(&d.changes, |_, c| {
             changes.entry(c.table).or_default().push(c.clone())
         });
+        for (_, e) in &entries {
+            if let Some(c) = e
+                .columns
+                .iter()
+                .find(|c| matches!(c.ty, ColumnType::Float64Bits | ColumnType::Float32Bits))
+            {
+                return Err(OpenError::Inconsistent(format!(
+                    "table {}: column {} is a {} stored as the double's own bits, as \
+                     builds of 2026-11-28 before ordered bits wrote it; this build \
+                     cannot read it (open the directory with such a build and copy \
+                     the table out)",
+                    e.name,
+                    c.name,
+                    c.ty.pg_name()
+                )));
+            }
+        }
         let (mut rows, mut replayed) = (0u64, 0usize);
         for (row, entry) in &entries {
             let bad =
@@ -727,5 +744,18 @@ mod tests {
         );
         // A row cut inside its known fields is still an error.
         assert!(postcard::from_bytes::<Entry>(&old[..old.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn legacy_double_columns_keep_their_variant_numbers() {
+        use super::super::ColumnType;
+        // The variant numbers the logs hold: the columns of doubles stored
+        // as their own bits kept their places (recovery refuses them,
+        // `rebuild_tables`), the ordered-bit ones came after.
+        let tag = |ty| postcard::to_allocvec(&ty).unwrap();
+        assert_eq!(tag(ColumnType::Float64Bits), [8]);
+        assert_eq!(tag(ColumnType::Float32Bits), [9]);
+        assert_eq!(tag(ColumnType::Float64), [10]);
+        assert_eq!(tag(ColumnType::Float32), [11]);
     }
 }

@@ -99,7 +99,10 @@ pub(crate) fn typed(e: &Expr, c: &ColumnSpec) -> Expr {
         ColumnType::Timestamp => DataType::Timestamp(None, TimezoneInfo::None),
         ColumnType::Int16 => DataType::SmallInt(None),
         ColumnType::Bool => DataType::Boolean,
-        ColumnType::Float64 | ColumnType::Float32 => DataType::DoublePrecision,
+        ColumnType::Float64
+        | ColumnType::Float32
+        | ColumnType::Float64Bits
+        | ColumnType::Float32Bits => DataType::DoublePrecision,
     };
     Expr::Cast {
         kind: CastKind::Cast,

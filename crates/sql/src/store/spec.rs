@@ -33,8 +33,19 @@ pub enum ColumnType {
     /// `BOOLEAN`: 0 or 1 in an `Int32` column (false orders before true,
     /// as in PostgreSQL); read as SQL booleans (`lower`'s stored vectors).
     Bool,
-    /// `DOUBLE PRECISION`: the `f64`'s bits in an `Int64` column, read as
-    /// doubles (`lower`'s stored vectors).
+    /// A DOUBLE PRECISION column of a data directory written by the builds
+    /// of 2026-11-28 that stored the `f64`'s own bits; recovery refuses
+    /// such a catalog row (`store::durable`), since this build reads the
+    /// stored integers as [`ColumnType::Float64`]'s ordered bits. Never
+    /// made otherwise; it keeps its place so the logged variant numbers
+    /// after it keep theirs.
+    Float64Bits,
+    /// A REAL column of such a data directory (as [`ColumnType::Float64Bits`]).
+    Float32Bits,
+    /// `DOUBLE PRECISION`: the double's ordered bits
+    /// ([`crate::types::stored_double`]) in an `Int64` column, so integer
+    /// comparisons of the stored values order them as doubles; read as
+    /// doubles (`lower`'s encoded vectors).
     Float64,
     /// `REAL`: a double holding the shortest decimal that rounds to the
     /// `f32` of the value (so it prints as PostgreSQL prints the REAL),
@@ -155,7 +166,10 @@ impl ColumnType {
         match self {
             ColumnType::Timestamp => crate::types::SqlType::Timestamp,
             ColumnType::Bool => crate::types::SqlType::Bool,
-            ColumnType::Float64 | ColumnType::Float32 => crate::types::SqlType::Double,
+            ColumnType::Float64
+            | ColumnType::Float32
+            | ColumnType::Float64Bits
+            | ColumnType::Float32Bits => crate::types::SqlType::Double,
             other => crate::types::SqlType::of_column(other.data_type()),
         }
     }
@@ -168,7 +182,11 @@ impl ColumnType {
             ColumnType::Decimal { scale, .. } => DataType::Decimal { scale },
             ColumnType::Date => DataType::Date,
             ColumnType::Str { .. } => DataType::StrHeap,
-            ColumnType::Timestamp | ColumnType::Float64 | ColumnType::Float32 => DataType::Int64,
+            ColumnType::Timestamp
+            | ColumnType::Float64
+            | ColumnType::Float32
+            | ColumnType::Float64Bits
+            | ColumnType::Float32Bits => DataType::Int64,
         }
     }
 
@@ -203,8 +221,8 @@ impl ColumnType {
             ColumnType::Timestamp => "timestamp without time zone",
             ColumnType::Int16 => "smallint",
             ColumnType::Bool => "boolean",
-            ColumnType::Float64 => "double precision",
-            ColumnType::Float32 => "real",
+            ColumnType::Float64 | ColumnType::Float64Bits => "double precision",
+            ColumnType::Float32 | ColumnType::Float32Bits => "real",
         }
     }
 
@@ -215,7 +233,11 @@ impl ColumnType {
     pub fn is_encoded(self) -> bool {
         matches!(
             self,
-            ColumnType::Bool | ColumnType::Float64 | ColumnType::Float32
+            ColumnType::Bool
+                | ColumnType::Float64
+                | ColumnType::Float32
+                | ColumnType::Float64Bits
+                | ColumnType::Float32Bits
         )
     }
 }
