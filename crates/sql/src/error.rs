@@ -102,6 +102,12 @@ impl SqlError {
         SqlError::new(ErrorKind::Unsupported, format!("unsupported: {what}"))
     }
 
+    /// A failure of the storage under the store (a column or delta
+    /// operation refused), as `ErrorKind::Store`.
+    pub fn store(e: impl fmt::Display) -> SqlError {
+        SqlError::new(ErrorKind::Store, e.to_string())
+    }
+
     pub fn mismatch(message: impl Into<String>) -> SqlError {
         SqlError::new(ErrorKind::TypeMismatch, message)
     }

@@ -142,7 +142,16 @@ impl<'a> Lowering<'a> {
         // For SUM/AVG/MIN/MAX over NULLs: a 0/1 not-NULL indicator, whose
         // sum per group says how many values the aggregate saw.
         let mut seen_owned: Vec<Option<Vector>> = Vec::new();
-        for (_, a) in aggs {
+        // Which aggregates run on doubles' bits (`double_argument`).
+        let on_doubles: Vec<bool> = aggs
+            .iter()
+            .map(|(_, a)| {
+                a.arg
+                    .as_ref()
+                    .is_some_and(|x| is_double_sum_or_extreme(a.func, self.ty(x)))
+            })
+            .collect();
+        for ((_, a), &double) in aggs.iter().zip(&on_doubles) {
             seen_owned.push(None);
             arg_owned.push(match &a.arg {
                 // COUNT(x) counts the rows where x is not NULL: the sum of
@@ -165,15 +174,10 @@ impl<'a> Lowering<'a> {
                 }
                 // A stored double column without NULLs is read in place
                 // (`stored_double_arg`).
-                Some(x)
-                    if is_double_sum_or_extreme(a.func, self.ty(x))
-                        && stored_double_arg(a.func, x, rel).is_some() =>
-                {
-                    None
-                }
+                Some(x) if double && stored_double_arg(a.func, x, rel).is_some() => None,
                 // Doubles: SUM and AVG add their bits as doubles, MIN and
                 // MAX compare their ordered bits; NULLs are counted out.
-                Some(x) if is_double_sum_or_extreme(a.func, self.ty(x)) => {
+                Some(x) if double => {
                     let v = eval_vector(self.ctx, x, SqlType::Double, rel)?;
                     let (bits, seen) = double_argument(a.func, &v, rel.len);
                     let last = seen_owned.len() - 1;
@@ -257,19 +261,18 @@ impl<'a> Lowering<'a> {
             keys = vec![ExecExpr::col(Col::i64(&composite))];
         }
         let mut exec_aggs = Vec::new();
-        for (((_, a), o), seen) in aggs.iter().zip(&arg_owned).zip(&seen_owned) {
+        for ((((_, a), o), seen), &double) in aggs
+            .iter()
+            .zip(&arg_owned)
+            .zip(&seen_owned)
+            .zip(&on_doubles)
+        {
             let arg = match (&a.arg, o) {
                 (_, Some(v)) => v.col().map(ExecExpr::col),
-                (Some(x), None) if is_double_sum_or_extreme(a.func, self.ty(x)) => {
-                    stored_double_arg(a.func, x, rel)
-                }
+                (Some(x), None) if double => stored_double_arg(a.func, x, rel),
                 (Some(x), None) => to_exec_expr(x, rel),
                 (None, None) => None,
             };
-            let double = a
-                .arg
-                .as_ref()
-                .is_some_and(|x| is_double_sum_or_extreme(a.func, self.ty(x)));
             exec_aggs.push(match (a.func, arg) {
                 (AggFunc::Sum | AggFunc::Avg, Some(x)) if double => Agg::sum_double(x),
                 (AggFunc::Count, Some(x)) if o.is_some() => Agg::sum(x),
@@ -303,7 +306,7 @@ impl<'a> Lowering<'a> {
         });
         // The indicator sums, after the representative position.
         let mut seen_at = Vec::new();
-        for ((_, a), seen) in aggs.iter().zip(&seen_owned) {
+        for (((_, a), seen), &double) in aggs.iter().zip(&seen_owned).zip(&on_doubles) {
             seen_at.push(match seen.as_ref().and_then(Vector::col) {
                 Some(c) => {
                     exec_aggs.push(Agg::sum(ExecExpr::col(c)));
@@ -311,11 +314,7 @@ impl<'a> Lowering<'a> {
                 }
                 // AVG of a stored double column read in place (no NULLs):
                 // its values are the group's rows.
-                None if a.func == AggFunc::Avg
-                    && a.arg
-                        .as_ref()
-                        .is_some_and(|x| is_double_sum_or_extreme(a.func, self.ty(x))) =>
-                {
+                None if double && a.func == AggFunc::Avg => {
                     exec_aggs.push(Agg::count());
                     Some(exec_aggs.len() - 1)
                 }
@@ -383,10 +382,7 @@ impl<'a> Lowering<'a> {
         let empty = groups.is_empty() && selected == 0;
         for (i, (id, a)) in aggs.iter().enumerate() {
             let c = g.agg(i);
-            let double = a
-                .arg
-                .as_ref()
-                .is_some_and(|x| is_double_sum_or_extreme(a.func, self.ty(x)));
+            let double = on_doubles[i];
             let as_double = |v: i128| f64::from_bits(v as i64 as u64);
             let v = match a.func {
                 AggFunc::Count | AggFunc::CountStar | AggFunc::CountDistinct => {

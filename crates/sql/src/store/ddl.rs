@@ -38,7 +38,7 @@ fn empty_table(name: &str, columns: &[ColumnSpec], nullable: &[bool]) -> Result<
             .map(|c| (c.name.clone(), c.ty.empty_column()))
             .chain(masks),
     )
-    .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))
+    .map_err(SqlError::store)
 }
 
 /// What CREATE TABLE (or CTAS) puts in the catalog.
@@ -273,8 +273,7 @@ impl Store {
             masks.push((mask_name(&c.name), mask.expect("built with NULLs")));
         }
         stored.extend(masks);
-        let data = Table::new(name.clone(), stored)
-            .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?;
+        let data = Table::new(name.clone(), stored).map_err(SqlError::store)?;
         let rows = result.rows.len() as u64;
         let new = NewTable {
             name,

@@ -229,8 +229,7 @@ pub(crate) fn table_of(entry: &Entry, builders: Vec<ColumnBuilder>) -> Result<Ta
             .unwrap_or_else(|| Column::Int32(vec![0; rows]));
         columns.push((f.name.clone(), mask));
     }
-    Table::new(entry.name.clone(), columns)
-        .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))
+    Table::new(entry.name.clone(), columns).map_err(SqlError::store)
 }
 
 fn column_index(entry: &Entry, name: &ObjectName) -> Result<usize> {
@@ -975,7 +974,7 @@ fn without_conflicts(entry: &Entry, add: Table, keys: &[Vec<String>]) -> Result<
         .map(|(r, _)| r)
         .collect();
     add.rebuild(Keep::Rows(&kept), &add.empty_like())
-        .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))
+        .map_err(SqlError::store)
 }
 
 /// An INSERT's rows, each value in its target columns' order, and per

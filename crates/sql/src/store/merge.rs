@@ -49,7 +49,7 @@ use maestro_txn::RowId;
 
 use super::rebase::MergeOrigin;
 use super::{Entry, Store, txn_error};
-use crate::error::{ErrorKind, Result, SqlError};
+use crate::error::{Result, SqlError};
 
 /// Delta rows (appended rows + deletion marks) past which a write merges
 /// by itself instead of growing the delta: bounds what every scan reads
@@ -98,7 +98,6 @@ pub(super) fn next_version(
     deleted: &[u32],
     appended: &Table,
 ) -> Result<(Entry, Vec<u32>)> {
-    let store_error = |e: String| SqlError::new(ErrorKind::Store, e);
     let empty;
     let delta = match &entry.delta {
         Some(d) => d,
@@ -114,18 +113,16 @@ pub(super) fn next_version(
             ..entry.with_data_of(Arc::clone(&entry.data))
         },
         Ok(d) => {
-            let data = d
-                .merge(&entry.data)
-                .map_err(|e| store_error(e.to_string()))?;
+            let data = d.merge(&entry.data).map_err(SqlError::store)?;
             entry.with_data(data)
         }
         Err(DeltaError::NewString { .. }) => {
             let data = delta
                 .merge_change(&entry.data, deleted, appended)
-                .map_err(|e| store_error(e.to_string()))?;
+                .map_err(SqlError::store)?;
             entry.with_data(data)
         }
-        Err(e @ DeltaError::Invalid(_)) => return Err(store_error(e.to_string())),
+        Err(e @ DeltaError::Invalid(_)) => return Err(SqlError::store(e)),
     };
     // A merged main: its declared indexes built by this write, not by
     // the next query.
@@ -226,10 +223,7 @@ impl Store {
         }
         for (row, entry) in candidates {
             let delta = entry.delta.as_ref().expect("a candidate has a delta");
-            let merged = Arc::new(
-                merge_in_parallel(&entry.data, delta)
-                    .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?,
-            );
+            let merged = Arc::new(merge_in_parallel(&entry.data, delta).map_err(SqlError::store)?);
             // The statistics the optimizer used on the old main, computed
             // here rather than by the first query on the new one.
             for i in 0..merged.num_columns() {

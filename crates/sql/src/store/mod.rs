@@ -188,10 +188,7 @@ impl Entry {
     pub fn materialized(&self) -> Result<Arc<Table>> {
         match self.live_delta() {
             None => Ok(Arc::clone(&self.data)),
-            Some(d) => d
-                .merge(&self.data)
-                .map(Arc::new)
-                .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string())),
+            Some(d) => d.merge(&self.data).map(Arc::new).map_err(SqlError::store),
         }
     }
 }
@@ -556,10 +553,7 @@ impl Store {
             let data = if masks.is_empty() {
                 Arc::clone(&t.data)
             } else {
-                Arc::new(
-                    nulls::with_masks(&t.data, &masks)
-                        .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?,
-                )
+                Arc::new(nulls::with_masks(&t.data, &masks).map_err(SqlError::store)?)
             };
             self.lock_name(&mut txn, &name)?;
             if let Some((row, _)) = view.tables.get(&name) {

@@ -104,10 +104,7 @@ impl Store {
 /// The combined ids of `entry`'s live rows whose `column` (an integer
 /// key) is in `keys`, ascending: the main's rows, then the delta's.
 fn live_rows_with_key(entry: &Entry, column: &str, keys: &Keys) -> Result<Vec<u32>> {
-    let i = entry
-        .data
-        .column_index(column)
-        .map_err(|e| SqlError::new(ErrorKind::Store, e.to_string()))?;
+    let i = entry.data.column_index(column).map_err(SqlError::store)?;
     // A refresh set's keys are a narrow range of the table's (RF2 deletes
     // the oldest orders): the range test spares most rows the hash probe.
     let mut ids: Vec<u32> = rows_holding(entry.data.column_at(i), keys)

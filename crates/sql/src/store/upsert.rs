@@ -33,7 +33,7 @@ use super::dml::{
 use super::generated;
 use super::{Entry, Store, View, entry_def};
 use crate::catalog::{Catalog, IndexInfo, TableDef};
-use crate::error::{ErrorKind, Result, SqlError};
+use crate::error::{Result, SqlError};
 use crate::params::ParamValue;
 
 /// The name the proposed rows go by.
@@ -70,9 +70,6 @@ impl Store {
                 "ON CONFLICT DO UPDATE on a table named excluded",
             ));
         }
-        let store_error = |e: maestro_storage::column::ColumnError| {
-            SqlError::new(ErrorKind::Store, e.to_string())
-        };
         let holders = super::unique::conflict_targets(entry, &add, key)?;
         let mut inserted = Vec::new();
         let mut proposed = Vec::new();
@@ -94,11 +91,11 @@ impl Store {
         }
         let excluded = add
             .rebuild(Keep::Rows(&proposed), &add.empty_like())
-            .map_err(store_error)?;
+            .map_err(SqlError::store)?;
         let current = entry
             .data
             .gather(entry.live_delta().map(Delta::appended), &targets)
-            .map_err(store_error)?;
+            .map_err(SqlError::store)?;
         let assigned = assigned(entry, &action.assignments)?;
         let catalog = UpsertRows {
             view,
@@ -128,7 +125,7 @@ impl Store {
         let updated = appended(entry, &columns, &rows, &mut [])?;
         let add = add
             .rebuild(Keep::Rows(&inserted), &updated)
-            .map_err(store_error)?;
+            .map_err(SqlError::store)?;
         Ok(Upserted { add, hit })
     }
 }
