@@ -19,6 +19,7 @@
 //! Every statement runs in the session's open transaction or autocommits;
 //! COPY FROM STDIN takes the client's data (`copy.rs`).
 
+pub mod batched;
 pub mod cancel;
 mod copy;
 pub mod encode;
@@ -752,7 +753,7 @@ fn serve_session(socket: std::net::TcpStream, handlers: Handlers) {
         match tokio::net::TcpStream::from_std(socket) {
             // A client that vanishes ends its session; nothing else to do.
             Ok(socket) => {
-                let _ = pgwire::tokio::process_socket(socket, None, handlers).await;
+                let _ = batched::process_socket(socket, handlers).await;
             }
             Err(e) => eprintln!("maestro serve: a session's socket: {e}"),
         }
