@@ -42,6 +42,9 @@ enum Node<'a> {
     },
     /// The remainder of an integer expression by a positive constant.
     RemLit(Box<Expr<'a>>, i64),
+    /// The IEEE bits of the doubles an integer expression holds as ordered
+    /// bits ([`Expr::double_bits_of_ordered`]).
+    DoubleBits(Box<Expr<'a>>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,6 +73,7 @@ impl fmt::Debug for Expr<'_> {
             } => write!(f, "Case({then:?}, {otherwise:?})"),
             Node::Func { scale, .. } => write!(f, "Func(scale {scale})"),
             Node::RemLit(a, k) => write!(f, "({a:?} % {k})"),
+            Node::DoubleBits(a) => write!(f, "double_bits({a:?})"),
         }
     }
 }
@@ -128,6 +132,16 @@ impl<'a> Expr<'a> {
         })
     }
 
+    /// For an integer expression whose values are doubles' *ordered bits*
+    /// (`o` = the double's bits, with the bits after the sign flipped for
+    /// negative numbers, so that integer order is the doubles' order — how
+    /// the SQL store keeps REAL and DOUBLE PRECISION columns): each
+    /// double's own bits, as `AggFunc::SumDouble` adds them. The map is its
+    /// own inverse.
+    pub fn double_bits_of_ordered(self) -> Expr<'a> {
+        Expr(Node::DoubleBits(Box::new(self)))
+    }
+
     /// The constant, if this is one.
     fn as_lit(&self) -> Option<i64> {
         match self.0 {
@@ -164,11 +178,15 @@ impl<'a> Expr<'a> {
             Node::Case {
                 then, otherwise, ..
             } => then.scale()?.max(otherwise.scale()?),
-            Node::RemLit(a, _) => match a.scale()? {
+            Node::RemLit(a, _) | Node::DoubleBits(a) => match a.scale()? {
                 0 => 0,
                 s => {
                     return Err(ExecError::Type {
-                        context: "MOD".into(),
+                        context: match self.0 {
+                            Node::RemLit(..) => "MOD",
+                            _ => "a double's bits",
+                        }
+                        .into(),
                         expected: "an integer operand",
                         found: format!("scale {s}"),
                     });
@@ -209,6 +227,11 @@ impl<'a> Expr<'a> {
             Node::RemLit(a, k) => {
                 a.eval(pos, out);
                 out.iter_mut().for_each(|x| *x %= *k);
+            }
+            Node::DoubleBits(a) => {
+                a.eval(pos, out);
+                out.iter_mut()
+                    .for_each(|o| *o ^= (((*o >> 63) as u64) >> 1) as i64);
             }
             Node::Case {
                 when,
@@ -340,6 +363,33 @@ mod tests {
         assert!(Expr::col(c).rem_const(0).is_none());
         let money = Col::decimal_raw(&v, 2);
         assert!(Expr::col(money).rem_const(3).unwrap().scale().is_err());
+    }
+
+    #[test]
+    fn doubles_bits_come_back_from_their_ordered_bits() {
+        let ds = [-2.5f64, -0.0, 0.0, 1e-300, 3.0, f64::NEG_INFINITY, f64::NAN];
+        // The order-preserving map, as the SQL store writes it.
+        let ordered: Vec<i64> = ds
+            .iter()
+            .map(|d| {
+                let b = d.to_bits() as i64;
+                b ^ (((b >> 63) as u64) >> 1) as i64
+            })
+            .collect();
+        let mut sorted = ordered.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted[0], ordered[5], "-Infinity orders first");
+        let e = Expr::col(Col::i64(&ordered)).double_bits_of_ordered();
+        let bits: Vec<u64> = run(&e, ds.len() as u32).iter().map(|&b| b as u64).collect();
+        let want: Vec<u64> = ds.iter().map(|d| d.to_bits()).collect();
+        assert_eq!(bits, want);
+        let money = [1i64];
+        assert!(
+            Expr::col(Col::decimal_raw(&money, 2))
+                .double_bits_of_ordered()
+                .scale()
+                .is_err()
+        );
     }
 
     #[test]

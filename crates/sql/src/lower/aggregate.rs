@@ -557,8 +557,8 @@ fn is_double_sum_or_extreme(func: AggFunc, ty: SqlType) -> bool {
 
 /// Aggregate `func`'s argument `x` read in place when it is a stored double
 /// column without NULLs: its ordered bits for MIN and MAX, each one's
-/// double's bits for SUM and AVG (converted by the operator's tasks, in
-/// parallel, without a copy of the column).
+/// double's bits for SUM and AVG (converted batch by batch in the
+/// operator's tasks, without a copy of the column).
 fn stored_double_arg<'r>(func: AggFunc, x: &Expr, rel: &'r Relation) -> Option<ExecExpr<'r>> {
     let Expr::Column(c) = x else {
         return None;
@@ -568,10 +568,7 @@ fn stored_double_arg<'r>(func: AggFunc, x: &Expr, rel: &'r Relation) -> Option<E
     };
     Some(match func {
         AggFunc::Min | AggFunc::Max => ExecExpr::col(col),
-        _ => ExecExpr::func(0, move |p| {
-            let o = col.i128_at(p).expect("stored doubles are integers") as i64;
-            from_ordered_bits(o).to_bits() as i64
-        }),
+        _ => ExecExpr::col(col).double_bits_of_ordered(),
     })
 }
 
