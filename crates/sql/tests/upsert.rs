@@ -104,18 +104,23 @@ fn where_default_and_returning_shape_what_is_written() {
         "insert into kv (k, v) values (2, 0) on conflict (k) do update set n = default",
     );
     assert_eq!(rows(&store, "select n from kv where k = 2"), ints(&[&[0]]));
-    // RETURNING gives the inserted rows, then the updated ones.
+    // RETURNING gives the rows in the order proposed, inserted or updated
+    // (a row the WHERE rejects is left out).
     let mut t = store.begin().unwrap();
     let out = exec_returning(
         &store,
         &mut t,
-        "insert into kv (k, v) values (1, 11), (4, 40) \
-         on conflict (k) do update set v = kv.v + excluded.v returning k, v",
+        "insert into kv (k, v) values (5, 50), (1, 11), (4, 40), (2, -1), (3, 1) \
+         on conflict (k) do update set v = kv.v + excluded.v where excluded.v > 0 \
+         returning k, v",
     )
     .unwrap();
     store.commit(t).unwrap();
-    assert_eq!(out.written, Written::Insert(2));
-    assert_eq!(out.returned.unwrap().rows, ints(&[&[4, 40], &[1, 21]]));
+    assert_eq!(out.written, Written::Insert(4));
+    assert_eq!(
+        out.returned.unwrap().rows,
+        ints(&[&[5, 50], &[1, 21], &[4, 40], &[3, 1]])
+    );
 }
 
 #[test]

@@ -18,8 +18,8 @@
 //!
 //! `excluded` is [`Catalog::qualified_only`], so an unqualified column is
 //! the table's. The write then deletes the updated rows and appends the
-//! inserted ones followed by the updated ones (which RETURNING gives in
-//! that order), as UPDATE and INSERT each do.
+//! inserted and the updated ones in the order they were proposed (which
+//! RETURNING gives, as PostgreSQL does), as UPDATE and INSERT each do.
 
 use std::sync::Arc;
 
@@ -39,8 +39,9 @@ use crate::params::ParamValue;
 /// The name the proposed rows go by.
 pub(super) const EXCLUDED: &str = "excluded";
 
-/// What an upsert writes: the rows to append (the inserted ones, then the
-/// updated ones) and the combined ids of the rows it updates (ascending).
+/// What an upsert writes: the rows to append (the inserted and the updated
+/// ones, in the order proposed) and the combined ids of the rows it updates
+/// (ascending).
 pub(super) struct Upserted {
     pub add: Table,
     pub hit: Vec<u32>,
@@ -126,6 +127,19 @@ impl Store {
         let add = add
             .rebuild(Keep::Rows(&inserted), &updated)
             .map_err(SqlError::store)?;
+        // The rows in the order they were proposed, as PostgreSQL's
+        // RETURNING lists them: `proposed_at[i]` is the proposed position
+        // of appended row i (the inserted ones, then the updated ones).
+        let mut proposed_at = inserted;
+        for r in &result.rows {
+            proposed_at.push(proposed[row_position(&r[0])? as usize]);
+        }
+        if proposed_at.is_sorted() {
+            return Ok(Upserted { add, hit });
+        }
+        let mut order: Vec<u32> = (0..proposed_at.len() as u32).collect();
+        order.sort_unstable_by_key(|&i| proposed_at[i as usize]);
+        let add = add.gather(None, &order).map_err(SqlError::store)?;
         Ok(Upserted { add, hit })
     }
 }
