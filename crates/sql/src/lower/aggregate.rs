@@ -184,14 +184,20 @@ impl<'a> Lowering<'a> {
                     seen_owned[last] = Some(Vector::Int(seen));
                     Some(Vector::Int(bits))
                 }
-                Some(x) if to_exec_expr(x, rel).is_none() => {
+                Some(x) if to_exec_expr(x, rel).is_none() => 'arg: {
                     let mut v = eval_vector(self.ctx, x, self.ty(x), rel)?;
                     if v.col().is_none() && (0..rel.len).any(|p| v.value_at(p) == Scalar::Null) {
                         if a.func == AggFunc::CountDistinct {
-                            return Err(SqlError::unsupported(format!(
-                                "COUNT(DISTINCT {}) over NULL values",
-                                self.plan.show(x)
-                            )));
+                            let vals = (0..rel.len).map(|p| v.value_at(p)).collect();
+                            let (codes, nulls) = distinct_codes(vals).map_err(|what| {
+                                SqlError::unsupported(format!(
+                                    "COUNT(DISTINCT {}) of {what}",
+                                    self.plan.show(x)
+                                ))
+                            })?;
+                            let last = seen_owned.len() - 1;
+                            seen_owned[last] = Some(Vector::Int(nulls));
+                            break 'arg Some(Vector::Int(codes));
                         }
                         // NULLs are skipped: replaced by a value that
                         // changes nothing (0 for SUM and AVG, the largest
@@ -385,6 +391,18 @@ impl<'a> Lowering<'a> {
             let double = on_doubles[i];
             let as_double = |v: i128| f64::from_bits(v as i64 as u64);
             let v = match a.func {
+                // Over NULLs: the NULLs' one code counted out where a
+                // group had any (`distinct_codes`).
+                AggFunc::CountDistinct if seen_at[i].is_some() => {
+                    let j = seen_at[i].expect("checked");
+                    Vector::Int(
+                        c.values
+                            .iter()
+                            .zip(&g.agg(j).values)
+                            .map(|(&n, &nulls)| n as i64 - i64::from(nulls > 0))
+                            .collect(),
+                    )
+                }
                 AggFunc::Count | AggFunc::CountStar | AggFunc::CountDistinct => {
                     Vector::Int(c.values.iter().map(|&x| x as i64).collect())
                 }
@@ -570,6 +588,43 @@ fn stored_double_arg<'r>(func: AggFunc, x: &Expr, rel: &'r Relation) -> Option<E
         AggFunc::Min | AggFunc::Max => ExecExpr::col(col),
         _ => ExecExpr::col(col).double_bits_of_ordered(),
     })
+}
+
+/// COUNT(DISTINCT x)'s argument over values with NULLs (`vals`): codes of
+/// the values' order (`columnar`: equal values, equal codes), every NULL
+/// given one code no value has, and the 0/1 NULL indicator — so a group's
+/// count is its distinct codes less one if it held a NULL. `Err` names
+/// what cannot be coded (128-bit sums; a column spanning every `i64`).
+fn distinct_codes(vals: Vec<Scalar>) -> std::result::Result<(Vec<i64>, Vec<i64>), String> {
+    let nulls: Vec<i64> = vals.iter().map(|s| i64::from(*s == Scalar::Null)).collect();
+    let Some(fill) = vals.iter().find(|s| **s != Scalar::Null).cloned() else {
+        return Ok((vec![0; nulls.len()], nulls));
+    };
+    let filled = vals
+        .into_iter()
+        .map(|s| if s == Scalar::Null { fill.clone() } else { s })
+        .collect();
+    let coded = narrowed(columnar(Vector::Values(filled)).map_err(|e| e.to_string())?);
+    let col = coded
+        .col()
+        .filter(|c| c.is_narrow_numeric())
+        .ok_or("values past 64 bits")?;
+    let mut codes: Vec<i64> = (0..nulls.len() as u32)
+        .map(|p| col.i128_at(p).expect("narrow numbers") as i64)
+        .collect();
+    let (lo, hi) = codes
+        .iter()
+        .fold((i64::MAX, i64::MIN), |(lo, hi), &c| (lo.min(c), hi.max(c)));
+    let null_code = hi
+        .checked_add(1)
+        .or(lo.checked_sub(1))
+        .ok_or("values spanning every BIGINT")?;
+    for (c, &null) in codes.iter_mut().zip(&nulls) {
+        if null == 1 {
+            *c = null_code;
+        }
+    }
+    Ok((codes, nulls))
 }
 
 /// A double argument `v` of `len` rows as the operator aggregates it: the
