@@ -1628,6 +1628,7 @@ fn written_tag(w: Written) -> Tag {
         Written::DropTable => Tag::new("DROP TABLE"),
         Written::CreateIndex => Tag::new("CREATE INDEX"),
         Written::DropIndex => Tag::new("DROP INDEX"),
+        Written::AlterTable => Tag::new("ALTER TABLE"),
         Written::Insert(n) => Tag::new("INSERT").with_oid(0).with_rows(rows(n)),
         Written::Update(n) => Tag::new("UPDATE").with_rows(rows(n)),
         Written::Delete(n) => Tag::new("DELETE").with_rows(rows(n)),

@@ -761,3 +761,51 @@ fn copy_stores_nulls_in_nullable_columns() {
         assert_eq!(rows(&c, "SELECT count(*) FROM n").await, table(&[&["4"]]));
     });
 }
+
+#[test]
+fn alter_table_over_the_wire() {
+    with_client(async |c| {
+        c.batch_execute(
+            "CREATE TABLE t (a INT PRIMARY KEY, b TEXT); INSERT INTO t VALUES (1, 'x')",
+        )
+        .await
+        .unwrap();
+        // Simple and extended protocol (prepared: Parse, Describe, Bind, Execute).
+        c.batch_execute("ALTER TABLE t ADD COLUMN n NUMERIC(6,2) DEFAULT 1.5")
+            .await
+            .unwrap();
+        assert_eq!(
+            written(c, "ALTER TABLE t RENAME COLUMN b TO label").await,
+            0
+        );
+        let tagged = c
+            .simple_query("ALTER TABLE t ALTER COLUMN n SET NOT NULL")
+            .await
+            .unwrap();
+        assert!(
+            tagged
+                .iter()
+                .any(|m| matches!(m, SimpleQueryMessage::CommandComplete(0))),
+            "{tagged:?}"
+        );
+        assert_eq!(
+            rows(c, "SELECT a, label, n FROM t").await,
+            table(&[&["1", "x", "1.50"]])
+        );
+        assert_eq!(fails(c, "ALTER TABLE t ADD COLUMN a INT").await.0, "42701");
+        assert_eq!(fails(c, "ALTER TABLE t DROP COLUMN nope").await.0, "42703");
+        assert_eq!(
+            fails(c, "ALTER TABLE nope ADD COLUMN x INT").await.0,
+            "42P01"
+        );
+        assert_eq!(
+            fails(c, "ALTER TABLE t ALTER COLUMN n TYPE TEXT").await.0,
+            "0A000"
+        );
+        // Inside a block, rolled back.
+        c.batch_execute("BEGIN; ALTER TABLE t DROP COLUMN label; ROLLBACK")
+            .await
+            .unwrap();
+        assert_eq!(rows(c, "SELECT label FROM t").await, table(&[&["x"]]));
+    });
+}

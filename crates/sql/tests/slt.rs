@@ -143,7 +143,8 @@ impl Maestro {
                     Written::CreateTable
                     | Written::DropTable
                     | Written::CreateIndex
-                    | Written::DropIndex => 0,
+                    | Written::DropIndex
+                    | Written::AlterTable => 0,
                     Written::CreateTableAs(n)
                     | Written::Insert(n)
                     | Written::Update(n)

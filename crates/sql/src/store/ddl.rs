@@ -18,7 +18,7 @@ use super::index::{IndexDecl, free_name};
 use super::keys::{Key, KeyKind, declared_keys};
 use super::nulls::mask_name;
 use super::spec::{ColumnSpec, ColumnType};
-use super::{Entry, Store, txn_error};
+use super::{Entry, Store, View, txn_error};
 use crate::bind::scope::normalize;
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::params::ParamValue;
@@ -179,30 +179,45 @@ impl Store {
     ) -> Result<()> {
         let view = self.view(txn);
         for (i, c) in columns.iter().enumerate() {
-            let Some(e) = defaults.expr(i) else {
-                continue;
-            };
-            let select = generated::select(vec![generated::typed(e, c)], None, None);
-            let in_default = |mut err: SqlError| {
-                err.message = format!("DEFAULT of column \"{}\": {}", c.name, err.message);
-                err
-            };
-            let value = query(&view, &select, &[], run)
-                .map_err(in_default)?
-                .rows
-                .pop()
-                .and_then(|mut r| r.pop())
-                .ok_or_else(|| SqlError::invalid("a DEFAULT expression without a value"))?;
-            // A NULL default of a NOT NULL column fails at the INSERT that
-            // uses it, as in PostgreSQL.
-            if value != Value::Null {
-                ColumnBuilder::new(table, c)
-                    .with_nulls(nullable[i])
-                    .push(&value)
-                    .map_err(in_default)?;
+            if let Some(e) = defaults.expr(i) {
+                self.evaluate_default(&view, table, c, nullable[i], e, run)?;
             }
         }
         Ok(())
+    }
+
+    /// Default expression `e` of column `c`, evaluated once and checked
+    /// against the column (an expression that reads a column or a
+    /// parameter, or whose value the column cannot hold, fails here).
+    pub(super) fn evaluate_default(
+        &self,
+        view: &View,
+        table: &str,
+        c: &ColumnSpec,
+        nullable: bool,
+        e: &sqlparser::ast::Expr,
+        run: QueryRunner,
+    ) -> Result<Value> {
+        let select = generated::select(vec![generated::typed(e, c)], None, None);
+        let in_default = |mut err: SqlError| {
+            err.message = format!("DEFAULT of column \"{}\": {}", c.name, err.message);
+            err
+        };
+        let value = query(view, &select, &[], run)
+            .map_err(in_default)?
+            .rows
+            .pop()
+            .and_then(|mut r| r.pop())
+            .ok_or_else(|| SqlError::invalid("a DEFAULT expression without a value"))?;
+        // A NULL default of a NOT NULL column fails at the INSERT that
+        // uses it, as in PostgreSQL.
+        if value != Value::Null {
+            ColumnBuilder::new(table, c)
+                .with_nulls(nullable)
+                .push(&value)
+                .map_err(in_default)?;
+        }
+        Ok(value)
     }
 
     /// `CREATE TABLE name AS SELECT …`: the query's columns and rows (its

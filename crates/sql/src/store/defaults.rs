@@ -236,6 +236,16 @@ pub(crate) struct Sequences {
 }
 
 impl Sequences {
+    /// Forgets the counters of the table at catalog row `table` (its
+    /// columns moved: ALTER TABLE); the next draws start again from the
+    /// largest values committed writes drew.
+    pub(crate) fn forget(&self, table: RowId) {
+        self.counters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(t, _), _| *t != table);
+    }
+
     /// Draws `n` values from the sequence of column `column` of the table
     /// at catalog row `table`; the first (the others follow it). `floor`:
     /// the largest value committed writes drew, as far as the caller knows

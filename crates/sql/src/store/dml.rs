@@ -52,6 +52,7 @@ pub enum Written {
     DropTable,
     CreateIndex,
     DropIndex,
+    AlterTable,
     Insert(u64),
     Update(u64),
     Delete(u64),

@@ -27,6 +27,7 @@
 //! records its change (deleted positions, appended rows) so the log holds
 //! the rows it changed, not its table: `durable.rs`.
 
+mod alter;
 mod codec;
 pub(crate) mod convert;
 mod copy;
@@ -81,6 +82,7 @@ pub fn is_write(stmt: &Statement) -> bool {
                 ..
             }
             | Statement::CreateIndex(_)
+            | Statement::AlterTable(_)
             | Statement::Insert(_)
             | Statement::Update(_)
             | Statement::Delete(_)
@@ -377,6 +379,9 @@ impl Store {
             Statement::CreateIndex(c) => self
                 .create_index(txn, c)
                 .map(|()| plain(Written::CreateIndex)),
+            Statement::AlterTable(a) => self
+                .alter_table(txn, a, run)
+                .map(|()| plain(Written::AlterTable)),
             Statement::Drop {
                 object_type: ObjectType::Index,
                 names,
