@@ -66,13 +66,7 @@ fn arrives_within(s: &mut TcpStream, wait: Duration) -> bool {
 }
 
 fn connect(server: &Server) -> TcpStream {
-    let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    s.set_nodelay(true).unwrap();
-    let params = b"user\0maestro\0database\0maestro\0\0";
-    let mut startup = (8 + params.len() as i32).to_be_bytes().to_vec();
-    startup.extend_from_slice(&196608i32.to_be_bytes());
-    startup.extend_from_slice(params);
-    s.write_all(&startup).unwrap();
+    let mut s = server.raw_startup();
     // The startup's answer arrives without anything more from the client.
     let kinds = read_until(&mut s, b'Z');
     assert_eq!(kinds.first(), Some(&b'R'), "{kinds:?}");

@@ -545,14 +545,8 @@ fn ready_status(s: &mut std::net::TcpStream, sql: &str) -> u8 {
 
 #[test]
 fn ready_for_query_carries_the_transaction_status() {
-    use std::io::Write;
     let server = Server::start();
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    let params = b"user\0maestro\0database\0maestro\0\0";
-    let mut startup = (8 + params.len() as i32).to_be_bytes().to_vec();
-    startup.extend_from_slice(&196608i32.to_be_bytes());
-    startup.extend_from_slice(params);
-    s.write_all(&startup).unwrap();
+    let mut s = server.raw_startup();
     assert_eq!(ready_status(&mut s, ""), b'I');
     assert_eq!(
         ready_status(&mut s, "CREATE TABLE t (a INT NOT NULL)"),

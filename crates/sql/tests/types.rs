@@ -13,6 +13,17 @@ fn rows(store: &Store, sql: &str) -> Vec<Vec<Value>> {
     common::rows_of(store, sql)
 }
 
+/// The first column of the query `sql`'s rows, integers.
+fn ids_of(store: &Store, sql: &str) -> Vec<i64> {
+    rows(store, sql)
+        .into_iter()
+        .map(|r| match r[0] {
+            Value::Int(v) => v,
+            ref other => panic!("{sql}: {other:?}"),
+        })
+        .collect()
+}
+
 fn fails(store: &Store, sql: &str) -> ErrorKind {
     common::write_error(store, sql).kind
 }
@@ -91,15 +102,7 @@ fn values_of_the_new_types_are_stored_and_read_back() {
 #[test]
 fn filters_sorts_and_aggregates_read_the_values_not_their_encoding() {
     let store = measurements();
-    let ids = |sql: &str| -> Vec<i64> {
-        rows(&store, sql)
-            .into_iter()
-            .map(|r| match r[0] {
-                Value::Int(v) => v,
-                ref other => panic!("{sql}: {other:?}"),
-            })
-            .collect()
-    };
+    let ids = |sql: &str| ids_of(&store, sql);
     assert_eq!(ids("select id from m where ok order by id"), vec![1, 3]);
     assert_eq!(ids("select id from m where not ok order by id"), vec![2, 4]);
     assert_eq!(
@@ -478,15 +481,7 @@ fn comparisons_of_stored_doubles_and_booleans_follow_postgresql() {
                     .merge_deltas(maestro_sql::store::MergeScope::All)
                     .unwrap();
             }
-            let ids = |sql: &str| -> Vec<i64> {
-                rows(&store, sql)
-                    .into_iter()
-                    .map(|r| match r[0] {
-                        Value::Int(v) => v,
-                        ref other => panic!("{sql}: {other:?}"),
-                    })
-                    .collect()
-            };
+            let ids = |sql: &str| ids_of(&store, sql);
             for (op, holds) in ops {
                 for (text, c) in constants {
                     let sql = format!("select id from v where x {op} {text} order by id");

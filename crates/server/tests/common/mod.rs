@@ -56,6 +56,20 @@ impl Server {
         }
     }
 
+    /// A raw socket to the server, its startup message sent (user and
+    /// database `maestro`, protocol 3.0); the caller reads the answer.
+    pub fn raw_startup(&self) -> std::net::TcpStream {
+        use std::io::Write;
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_nodelay(true).unwrap();
+        let params = b"user\0maestro\0database\0maestro\0\0";
+        let mut startup = (8 + params.len() as i32).to_be_bytes().to_vec();
+        startup.extend_from_slice(&196608i32.to_be_bytes());
+        startup.extend_from_slice(params);
+        s.write_all(&startup).unwrap();
+        s
+    }
+
     pub async fn connect(&self) -> Client {
         self.connect_with("").await
     }

@@ -23,7 +23,7 @@
 //! here (0A000): a serial or identity column in ADD COLUMN, constraints in
 //! it, changing a column's type, ADD/DROP CONSTRAINT and the other forms.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use maestro_storage::column::{Column, Table};
 use maestro_tpch::queries::Value;
@@ -371,20 +371,13 @@ impl Store {
         }
         let data = Arc::new(shape.table()?);
         let next = Entry {
-            name: shape.name,
-            columns: shape.columns,
             unique_columns: shape.unique_columns,
             keys: shape.keys,
             indexes: shape.indexes,
             unique_indexes: shape.unique_indexes,
             defaults: Arc::new(Defaults::new(shape.defaults)?),
             drawn: shape.drawn,
-            seq: 0,
-            data: Arc::clone(&data),
-            null_masks: OnceLock::new(),
-            own_view: None,
-            merged_from: None,
-            delta: None,
+            ..Entry::first(shape.name, shape.columns, Arc::clone(&data))
         };
         next.build_indexes(&next.data);
         if shape.moved {

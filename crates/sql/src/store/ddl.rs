@@ -2,7 +2,7 @@
 //! statement's transaction (so a rolled-back CREATE leaves nothing, and a
 //! snapshot taken before a DROP still reads the table).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use maestro_storage::column::{Column, Table};
 use maestro_txn::Transaction;
@@ -338,20 +338,11 @@ impl Store {
         let (singles, composite): (Vec<&Key>, Vec<&Key>) =
             keys.iter().partition(|k| k.columns.len() == 1);
         let entry = Entry {
-            name,
-            columns,
             unique_columns: singles.iter().map(|k| k.columns[0].clone()).collect(),
             keys: composite.iter().map(|k| k.columns.clone()).collect(),
             indexes,
-            unique_indexes: Vec::new(),
             defaults: Arc::new(defaults),
-            drawn: Vec::new(),
-            seq: 0,
-            data: Arc::clone(&data),
-            null_masks: OnceLock::new(),
-            own_view: None,
-            merged_from: None,
-            delta: None,
+            ..Entry::first(name, columns, Arc::clone(&data))
         };
         let row = txn
             .insert(&self.tables, Arc::new(entry))

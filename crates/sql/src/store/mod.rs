@@ -152,6 +152,28 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// A table's first version — a created, loaded or altered one: `data`
+    /// as its main, no delta, change 0, and no keys, indexes, defaults or
+    /// sequence draws (the caller sets those it has).
+    fn first(name: String, columns: Vec<ColumnSpec>, data: Arc<Table>) -> Entry {
+        Entry {
+            name,
+            columns,
+            unique_columns: Vec::new(),
+            keys: Vec::new(),
+            indexes: Vec::new(),
+            unique_indexes: Vec::new(),
+            defaults: Arc::default(),
+            drawn: Vec::new(),
+            seq: 0,
+            data,
+            null_masks: OnceLock::new(),
+            own_view: None,
+            merged_from: None,
+            delta: None,
+        }
+    }
+
     /// The table's next version, holding `data` (same schema).
     fn with_data(&self, data: Table) -> Entry {
         self.with_data_of(Arc::new(data))
@@ -482,20 +504,8 @@ impl Store {
                 })
                 .collect();
             let entry = Entry {
-                name,
-                columns,
                 unique_columns,
-                keys: Vec::new(),
-                indexes: Vec::new(),
-                unique_indexes: Vec::new(),
-                defaults: Arc::default(),
-                drawn: Vec::new(),
-                seq: 0,
-                data: Arc::clone(&data),
-                null_masks: OnceLock::new(),
-                own_view: None,
-                merged_from: None,
-                delta: None,
+                ..Entry::first(name, columns, Arc::clone(&data))
             };
             let row = txn
                 .insert(&self.tables, Arc::new(entry))
@@ -566,20 +576,9 @@ impl Store {
                 self.drop_data(&mut txn, *row)?;
             }
             let entry = Entry {
-                name,
-                columns: t.columns,
                 unique_columns: t.unique_columns,
                 keys: t.keys,
-                indexes: Vec::new(),
-                unique_indexes: Vec::new(),
-                defaults: Arc::default(),
-                drawn: Vec::new(),
-                seq: 0,
-                data: Arc::clone(&data),
-                null_masks: OnceLock::new(),
-                own_view: None,
-                merged_from: None,
-                delta: None,
+                ..Entry::first(name, t.columns, Arc::clone(&data))
             };
             let row = txn
                 .insert(&self.tables, Arc::new(entry))
