@@ -103,6 +103,7 @@ pub fn sqlstate(e: &SqlError) -> &'static str {
         ErrorKind::SequenceLimit => SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
         ErrorKind::InvalidColumnReference => INVALID_COLUMN_REFERENCE,
         ErrorKind::CardinalityViolation => CARDINALITY_VIOLATION,
+        ErrorKind::InvalidParameterValue => INVALID_PARAMETER_VALUE,
         ErrorKind::Store if m.starts_with("could not open file") => UNDEFINED_FILE,
         ErrorKind::Store => INTERNAL_ERROR,
     }

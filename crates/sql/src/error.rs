@@ -60,6 +60,9 @@ pub enum ErrorKind {
     /// One statement would change a row twice: two rows of an `INSERT … ON
     /// CONFLICT DO UPDATE` with one key value (SQLSTATE 21000).
     CardinalityViolation,
+    /// An argument outside what a function takes: generate_series's step 0
+    /// (SQLSTATE 22023).
+    InvalidParameterValue,
     /// The store refused for another reason (a full catalog, …; XX000).
     Store,
 }

@@ -227,6 +227,7 @@ impl<'c> Estimator<'c> {
             Plan::SharedRef { id, .. } => self.shared.get(id).copied().unwrap_or(1.0),
             Plan::Limit { input, count, .. } => self.rows(input).min(*count as f64),
             Plan::OneRow => 1.0,
+            Plan::Series { rows, .. } => *rows as f64,
         };
         r.max(1.0)
     }

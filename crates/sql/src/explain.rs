@@ -109,6 +109,16 @@ impl LogicalPlan {
             }
             Plan::Filter { predicate, .. } => writeln!(out, "{pad}Filter {}", list(predicate)),
             Plan::OneRow => writeln!(out, "{pad}OneRow"),
+            Plan::Series {
+                column,
+                start,
+                step,
+                rows,
+            } => writeln!(
+                out,
+                "{pad}Series [{}] (start {start}, step {step}) ({rows} rows)",
+                self.column(*column).name
+            ),
             Plan::Shared { id, .. } => writeln!(out, "{pad}Shared #{id}"),
             Plan::SharedRef { id, columns } => {
                 let c: Vec<&str> = columns
@@ -220,7 +230,7 @@ impl LogicalPlan {
             out.push('\n');
         }
         match plan {
-            Plan::Scan { .. } | Plan::OneRow | Plan::SharedRef { .. } => {}
+            Plan::Scan { .. } | Plan::OneRow | Plan::Series { .. } | Plan::SharedRef { .. } => {}
             Plan::Join { left, right, .. } => {
                 self.explain_node(left, depth + 1, analysis, preorder, out);
                 self.explain_node(right, depth + 1, analysis, preorder, out);

@@ -95,7 +95,9 @@ fn place_joins(plan: Plan, est: &Estimator) -> Result<Plan> {
     let go = |p: Box<Plan>| -> Result<Box<Plan>> { Ok(Box::new(place_joins(*p, est)?)) };
     match plan {
         // Sharing runs after this: nothing to place.
-        p @ (Plan::OneRow | Plan::Shared { .. } | Plan::SharedRef { .. }) => Ok(p),
+        p @ (Plan::OneRow | Plan::Series { .. } | Plan::Shared { .. } | Plan::SharedRef { .. }) => {
+            Ok(p)
+        }
         Plan::Filter { input, predicate } if is_region(&input) => {
             let mut leaves = Vec::new();
             let mut conjuncts = predicate;
@@ -919,7 +921,9 @@ fn prune(plan: Plan, needed: &BTreeSet<ColumnId>) -> Plan {
     match plan {
         // Sharing runs after pruning (and widens a shared plan to what all
         // its references read): nothing to prune.
-        p @ (Plan::OneRow | Plan::Shared { .. } | Plan::SharedRef { .. }) => p,
+        p @ (Plan::OneRow | Plan::Series { .. } | Plan::Shared { .. } | Plan::SharedRef { .. }) => {
+            p
+        }
         Plan::Scan {
             table,
             alias,

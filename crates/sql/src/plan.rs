@@ -393,6 +393,14 @@ pub enum Plan {
     },
     /// One row without columns: the input of `SELECT` without FROM.
     OneRow,
+    /// `generate_series(start, stop[, step])` in FROM: `rows` integers
+    /// `start`, `start + step`, … as `column`.
+    Series {
+        column: ColumnId,
+        start: i64,
+        step: i64,
+        rows: usize,
+    },
     /// The statement's result columns, named.
     Project {
         input: Box<Plan>,
@@ -441,6 +449,7 @@ impl Plan {
                 .chain(aggs.iter().map(|a| a.0))
                 .collect(),
             Plan::Project { .. } | Plan::OneRow => Vec::new(),
+            Plan::Series { column, .. } => vec![*column],
         }
     }
 }
@@ -506,14 +515,19 @@ impl Plan {
                 id,
                 input: go(input),
             },
-            p @ (Plan::Scan { .. } | Plan::OneRow | Plan::SharedRef { .. }) => p,
+            p @ (Plan::Scan { .. }
+            | Plan::OneRow
+            | Plan::Series { .. }
+            | Plan::SharedRef { .. }) => p,
         }
     }
 
     /// The node's inputs.
     pub fn children(&self) -> Vec<&Plan> {
         match self {
-            Plan::Scan { .. } | Plan::OneRow | Plan::SharedRef { .. } => Vec::new(),
+            Plan::Scan { .. } | Plan::OneRow | Plan::Series { .. } | Plan::SharedRef { .. } => {
+                Vec::new()
+            }
             Plan::Join { left, right, .. } => vec![left, right],
             Plan::Filter { input, .. }
             | Plan::Map { input, .. }
@@ -542,9 +556,11 @@ impl Plan {
                 .chain(aggs.iter().filter_map(|a| a.1.arg.as_ref()))
                 .collect(),
             Plan::Sort { keys, .. } => keys.iter().map(|k| &k.0).collect(),
-            Plan::Limit { .. } | Plan::OneRow | Plan::Shared { .. } | Plan::SharedRef { .. } => {
-                Vec::new()
-            }
+            Plan::Limit { .. }
+            | Plan::OneRow
+            | Plan::Series { .. }
+            | Plan::Shared { .. }
+            | Plan::SharedRef { .. } => Vec::new(),
             Plan::Project { outputs, .. } => outputs.iter().map(|o| &o.1).collect(),
         }
     }

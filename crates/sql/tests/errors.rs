@@ -216,6 +216,15 @@ fn unsupported_constructs_are_named() {
             "DISTINCT ON",
         ),
         ("select upper(n_name) from nation", "function upper()"),
+        (
+            "select * from generate_series(1, 1000000000000)",
+            "a series of 1000000000000 rows (at most 100000000 here)",
+        ),
+        (
+            "select * from generate_series(1)",
+            "generate_series with 1 arguments",
+        ),
+        ("select * from json_each(1)", "table function json_each"),
         ("insert into nation values (1)", "INSERT"),
         ("create table t (a int)", "CREATE TABLE"),
         (

@@ -305,4 +305,6 @@ slt!(
     transactions,
     indexes,
     stored_nulls,
+    alter,
+    series,
 );

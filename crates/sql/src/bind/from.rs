@@ -173,8 +173,18 @@ impl Binder<'_> {
             TableFactor::Table {
                 name, alias, args, ..
             } => {
-                if args.is_some() {
-                    return Err(SqlError::unsupported("table functions").at(t.span()));
+                if let Some(args) = args {
+                    let is_series = matches!(
+                        name.0.as_slice(),
+                        [ast::ObjectNamePart::Identifier(f)] if normalize(f) == "generate_series"
+                    );
+                    if !is_series {
+                        return Err(SqlError::unsupported(format!(
+                            "table function {name} (generate_series is the one here)"
+                        ))
+                        .at(t.span()));
+                    }
+                    return self.series(t, args, alias.as_ref(), scope);
                 }
                 (name, alias)
             }

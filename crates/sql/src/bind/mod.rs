@@ -9,6 +9,7 @@ mod expr;
 mod from;
 mod literal;
 pub(crate) mod scope;
+mod series;
 mod subquery;
 
 use sqlparser::ast::{

@@ -427,6 +427,15 @@ impl<'a> Lowering<'a> {
                 len: 1,
                 cols: Vec::new(),
             }),
+            Plan::Series {
+                column,
+                start,
+                step,
+                rows,
+            } => Ok(Relation {
+                len: *rows,
+                cols: vec![(*column, Vector::Int(series(*start, *step, *rows)))],
+            }),
         }
     }
 
@@ -1174,6 +1183,19 @@ fn key_expr<'r>(e: &Expr, rel: &'r Relation, owned: Option<&'r Vector>) -> Resul
 
 /// 128-bit values as 64-bit ones when they all fit (the operators' keys
 /// and aggregate arguments are 64-bit).
+/// `rows` integers from `start` by `step` (the binder checked they fit).
+fn series(start: i64, step: i64, rows: usize) -> Vec<i64> {
+    let mut v = Vec::with_capacity(rows);
+    let mut x = start;
+    for k in 0..rows {
+        v.push(x);
+        if k + 1 < rows {
+            x += step;
+        }
+    }
+    v
+}
+
 pub(crate) fn narrowed(v: Vector<'_>) -> Vector<'_> {
     match v {
         Vector::Wide { values, scale } => {
