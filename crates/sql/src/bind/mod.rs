@@ -10,6 +10,8 @@ mod from;
 mod literal;
 pub(crate) mod scope;
 mod series;
+
+pub use series::SERIES_ROWS_MAX;
 mod subquery;
 
 use sqlparser::ast::{
