@@ -10,9 +10,9 @@ mod from;
 mod literal;
 pub(crate) mod scope;
 mod series;
+mod subquery;
 
 pub use series::SERIES_ROWS_MAX;
-mod subquery;
 
 use sqlparser::ast::{
     self, GroupByExpr, LimitClause, OrderByKind, SelectItem, SelectItemQualifiedWildcardKind,
