@@ -100,6 +100,24 @@ with psycopg.connect(host="127.0.0.1", port=port, user="maestro", dbname="tpch")
             ("a", 2),
         )
     assert conn.execute("select name, n from tally").fetchall() == [("a", 6)]
+    # A migration as Alembic writes one, then rows from generate_series.
+    conn.execute("alter table tally add column seen timestamp")
+    conn.execute("alter table tally add column weight double precision not null default 1")
+    conn.execute("alter table tally rename column n to hits")
+    conn.execute(
+        "insert into tally (name, hits) select 'g' || cast(g as text), g "
+        "from generate_series(1, %s) as g",
+        (4,),
+    )
+    row = conn.execute(
+        "select count(*), sum(hits), count(distinct seen), sum(weight) from tally"
+    ).fetchone()
+    assert row == (5, 16, 0, 5.0), row
+    # Filters on doubles and booleans, with the awkward values.
+    rows = conn.execute(
+        "select id from reading where value > %s or ratio = %s order by id", (0, 2.5)
+    ).fetchall()
+    assert rows == [(1,), (3,)], rows
     conn.execute("CALL maestro.load_tpch(0.01)")
     assert conn.execute("select count(*) from nation").fetchone() == (25,)
 print("psycopg: ok")

@@ -333,6 +333,7 @@ impl<'p> fmt::Display for Shown<'p> {
                 write!(f, "{} IS {not}NULL", s(expr))
             }
             Expr::Cast(e, t) => write!(f, "CAST({} AS {t})", s(e)),
+            Expr::Concat(a, b) => write!(f, "({} || {})", s(a), s(b)),
         }
     }
 }

@@ -122,6 +122,9 @@ pub enum Expr {
     },
     /// `CAST(expr AS ty)` between numbers, strings and dates.
     Cast(Box<Expr>, SqlType),
+    /// `a || b` of two strings (NULL if either is; the binder casts a
+    /// non-text operand to text, as PostgreSQL's `anynonarray || text`).
+    Concat(Box<Expr>, Box<Expr>),
 }
 
 impl Expr {
@@ -162,7 +165,7 @@ impl Expr {
         f(self);
         match self {
             Expr::Column(_) | Expr::Lit(_) => {}
-            Expr::Arith(_, a, b) | Expr::Cmp(_, a, b) => {
+            Expr::Arith(_, a, b) | Expr::Cmp(_, a, b) | Expr::Concat(a, b) => {
                 a.visit(f);
                 b.visit(f);
             }
@@ -196,6 +199,7 @@ impl Expr {
                 Expr::Arith(*op, Box::new(a.rewrite(f)), Box::new(b.rewrite(f)))
             }
             Expr::Cmp(op, a, b) => Expr::Cmp(*op, Box::new(a.rewrite(f)), Box::new(b.rewrite(f))),
+            Expr::Concat(a, b) => Expr::Concat(Box::new(a.rewrite(f)), Box::new(b.rewrite(f))),
             Expr::And(es) => Expr::And(es.iter().map(|e| e.rewrite(f)).collect()),
             Expr::Or(es) => Expr::Or(es.iter().map(|e| e.rewrite(f)).collect()),
             Expr::Not(e) => Expr::Not(Box::new(e.rewrite(f))),

@@ -128,6 +128,7 @@ impl Binder<'_> {
                     BinaryOperator::Multiply => self.arith(ArithOp::Mul, l, r),
                     BinaryOperator::Divide => self.arith(ArithOp::Div, l, r),
                     BinaryOperator::Modulo => self.arith(ArithOp::Mod, l, r),
+                    BinaryOperator::StringConcat => self.concat(l, r),
                     BinaryOperator::Eq => self.compare(CmpOp::Eq, l, r),
                     BinaryOperator::NotEq => self.compare(CmpOp::Ne, l, r),
                     BinaryOperator::Lt => self.compare(CmpOp::Lt, l, r),
@@ -633,6 +634,30 @@ impl Binder<'_> {
         id
     }
 
+    /// `l || r`: text, each side cast to text unless it is text (or NULL),
+    /// as PostgreSQL does for `anynonarray || text`; two non-text sides
+    /// have no `||` (42883 there, a type mismatch here).
+    fn concat(&mut self, l: Expr, r: Expr) -> Result<Expr> {
+        let text = |b: &Self, e: &Expr| e.is_null_literal() || b.type_of(e) == SqlType::Str;
+        if !text(self, &l) && !text(self, &r) {
+            return Err(SqlError::mismatch(format!(
+                "operator does not exist: {} || {}",
+                self.type_of(&l),
+                self.type_of(&r)
+            )));
+        }
+        let as_text = |b: &mut Self, e: Expr| {
+            if text(b, &e) {
+                Ok(e)
+            } else {
+                b.cast(e, SqlType::Str)
+            }
+        };
+        let l = as_text(self, l)?;
+        let r = as_text(self, r)?;
+        Ok(Expr::Concat(Box::new(l), Box::new(r)))
+    }
+
     fn expect_bool(&self, e: &Expr, what: &str) -> Result<()> {
         match self.type_of(e) {
             SqlType::Bool => Ok(()),
@@ -717,7 +742,7 @@ pub(crate) fn type_of(e: &Expr, col: &dyn Fn(ColumnId) -> SqlType) -> SqlType {
         | Expr::InList { .. }
         | Expr::Like { .. }
         | Expr::IsNull { .. } => SqlType::Bool,
-        Expr::Substring { .. } => SqlType::Str,
+        Expr::Substring { .. } | Expr::Concat(..) => SqlType::Str,
         Expr::Cast(_, t) => *t,
         Expr::Case { whens, otherwise } => {
             let mut typed = whens

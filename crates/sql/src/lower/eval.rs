@@ -194,6 +194,10 @@ pub(crate) fn eval_with(e: &Expr, col: &dyn Fn(ColumnId) -> Scalar) -> Eval {
         },
         Expr::IsNull { expr, negated } => Scalar::Bool((ev(expr)? == Scalar::Null) != *negated),
         Expr::Cast(x, t) => cast(ev(x)?, *t)?,
+        Expr::Concat(a, b) => match (ev(a)?, ev(b)?) {
+            (Scalar::Str(a), Scalar::Str(b)) => Scalar::Str(a + &b),
+            _ => Scalar::Null,
+        },
     })
 }
 
