@@ -136,6 +136,11 @@ enum Node<'a> {
     NotIn {
         ids: &'a [u32],
     },
+    /// `expr op 0` for an operator expression, evaluated on the candidates.
+    ExprSign {
+        expr: crate::expr::Expr<'a>,
+        op: CmpOp,
+    },
     Not(Box<Pred<'a>>),
     And(Vec<Pred<'a>>),
     Or(Vec<Pred<'a>>),
@@ -159,6 +164,7 @@ impl fmt::Debug for Pred<'_> {
             Node::HeapCmp { op, value, .. } => write!(f, "Str({op:?} {value:?})"),
             Node::Cols { op, .. } => write!(f, "Cols({op:?})"),
             Node::NotIn { ids } => write!(f, "NotIn({} ids)", ids.len()),
+            Node::ExprSign { expr, op } => write!(f, "Expr({expr:?} {op:?} 0)"),
             Node::Not(p) => write!(f, "Not({p:?})"),
             Node::And(ps) => write!(f, "And({ps:?})"),
             Node::Or(ps) => write!(f, "Or({ps:?})"),
@@ -349,6 +355,15 @@ impl<'a> Pred<'a> {
     }
 
     /// Any condition on a position (e.g. on several columns at once).
+    /// `expr op 0`, `expr` an operator expression over numbers (an exact
+    /// comparison's difference, `x % 4`; its types checked here):
+    /// evaluated on the candidates that reach it, batch by batch, not on
+    /// every position up front.
+    pub fn expr_vs_zero(expr: crate::expr::Expr<'a>, op: CmpOp) -> Result<Pred<'a>, ExecError> {
+        expr.scale()?;
+        Ok(Pred(Node::ExprSign { expr, op }))
+    }
+
     pub fn func(f: impl Fn(u32) -> bool + Send + Sync + 'a) -> Pred<'a> {
         Pred(Node::Func(Arc::new(f)))
     }
@@ -428,6 +443,16 @@ impl<'a> Pred<'a> {
                 cand.truncate(k);
             }
             Node::NotIn { ids } => remove_sorted(cand, ids, order),
+            Node::ExprSign { expr, op } => {
+                let mut values = Vec::with_capacity(cand.len());
+                expr.eval(cand, &mut values);
+                let mut k = 0;
+                for j in 0..cand.len() {
+                    cand[k] = cand[j];
+                    k += usize::from(op.holds(values[j].cmp(&0)));
+                }
+                cand.truncate(k);
+            }
             Node::Not(p) => {
                 let mut matched = cand.clone();
                 p.refine_ordered(&mut matched, order);

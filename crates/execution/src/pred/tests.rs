@@ -254,3 +254,28 @@ fn not_in_sorted_equals_a_naive_difference_on_random_lists() {
         assert_eq!(shuffled, want, "round {round}: descending, dead {dead:?}");
     }
 }
+
+#[test]
+fn an_expression_compared_with_zero_is_evaluated_on_the_candidates() {
+    let v: Vec<i64> = (0..10).collect();
+    let money = [150i64, 250, 100]; // 1.50, 2.50, 1.00
+    let c = Col::i64(&v);
+    // x % 3 = 0
+    let p = Pred::expr_vs_zero(Expr::col(c).rem_const(3).unwrap(), CmpOp::Eq).unwrap();
+    assert_eq!(eval(&p, 10), [0, 3, 6, 9]);
+    // After another conjunct, only its survivors are evaluated.
+    let both = Pred::and(vec![Pred::cmp(c, CmpOp::Gt, 4i64).unwrap(), p.clone()]);
+    assert_eq!(eval(&both, 10), [6, 9]);
+    // x - 1.50 > 0 across scales.
+    let m = Col::decimal_raw(&money, 2);
+    let gt = Pred::expr_vs_zero(Expr::col(m) - Expr::dec(dec("1.50")), CmpOp::Gt).unwrap();
+    assert_eq!(eval(&gt, 3), [1]);
+    let mut cand = vec![2, 0];
+    Pred::expr_vs_zero(Expr::col(m) - Expr::dec(dec("1.50")), CmpOp::Le)
+        .unwrap()
+        .refine(&mut cand);
+    assert_eq!(cand, [2, 0]);
+    // Types are checked where it is built.
+    let heap = StrHeap::from_strs(["a"]);
+    assert!(Pred::expr_vs_zero(Expr::col(Col::heap(&heap)), CmpOp::Eq).is_err());
+}

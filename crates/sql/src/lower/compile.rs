@@ -458,9 +458,7 @@ pub(crate) fn to_pred<'r>(
         )),
         Expr::Cmp(op, a, b) => {
             if let (Some(x), Some(y)) = (to_exec_expr(a, rel), to_exec_expr(b, rel)) {
-                let diff = project(ctx, "sql_compare", Input::all(rel.len), &(x - y))?.values;
-                let op = *op;
-                return Ok(Pred::func(move |p| op.holds(diff[p as usize].cmp(&0))));
+                return Ok(Pred::expr_vs_zero(x - y, exec_cmp(*op))?);
             }
             if let Some(p) = exact_vs_double(ctx, *op, a, b, rel)? {
                 return Ok(p);
