@@ -432,9 +432,9 @@ fn pack(b: &[u8]) -> u64 {
 }
 
 /// `e` as a predicate over `rel`'s positions: natively where possible; a
-/// comparison of two exact expressions through their difference, evaluated on the candidates;
-/// anything else row by row, recording an evaluation error in `fault` (the
-/// caller checks it after running the predicate).
+/// comparison of two exact expressions through their difference, evaluated
+/// on the candidates; anything else row by row, recording an evaluation
+/// error in `fault` (the caller checks it after running the predicate).
 pub(crate) fn to_pred<'r>(
     ctx: &ExecContext,
     e: &'r Expr,
