@@ -18,7 +18,7 @@ use maestro_storage::column::{Column, IndexKey, SortedIndex};
 
 use crate::catalog::Catalog;
 use crate::plan::{CmpOp, ColumnId, Expr, IndexLookup, IndexScan, Plan};
-use crate::types::Literal;
+use crate::types::{Literal, SqlType, ordered_bits};
 
 /// The share of the main's rows a lookup may select, at most, for the scan
 /// to take its rows from the index (rows ÷ rows). Guessed, not measured: an
@@ -90,7 +90,8 @@ fn pick(
         };
         let col = data.column_at(ix.column);
         let sorted = data.sorted_index(ix.column);
-        for (lookup, answers) in lookups(filter, id, col) {
+        let ty = def.columns.get(ix.column).map(|c| c.ty);
+        for (lookup, answers) in lookups(filter, id, col, ty) {
             let Some(n) = count(&sorted, col, &lookup) else {
                 continue;
             };
@@ -125,10 +126,17 @@ pub(crate) fn rows(sorted: &SortedIndex, col: &Column, lookup: &IndexLookup) -> 
     }
 }
 
-/// Every lookup on column `id` that `filter`'s conjuncts allow, with the
-/// conjuncts it answers: each equality and IN list, each bound alone, and
-/// each pair of a lower and an upper bound.
-fn lookups(filter: &[Expr], id: ColumnId, col: &Column) -> Vec<(IndexLookup, Vec<Expr>)> {
+/// Every lookup on column `id` (of SQL type `ty`) that `filter`'s
+/// conjuncts allow, with the conjuncts it answers: each equality and IN
+/// list, each bound alone, and each pair of a lower and an upper bound.
+fn lookups(
+    filter: &[Expr],
+    id: ColumnId,
+    col: &Column,
+    ty: Option<SqlType>,
+) -> Vec<(IndexLookup, Vec<Expr>)> {
+    // A REAL/DOUBLE PRECISION column's index orders the stored ordered bits.
+    let doubles = ty == Some(SqlType::Double);
     let mut out = Vec::new();
     let mut lower = Vec::new();
     let mut upper = Vec::new();
@@ -140,6 +148,26 @@ fn lookups(filter: &[Expr], id: ColumnId, col: &Column) -> Vec<(IndexLookup, Vec
                     (Expr::Lit(l), Expr::Column(c)) if *c == id => (op.flip(), l),
                     _ => continue,
                 };
+                if doubles {
+                    let Some((lo, hi)) = double_keys(lit) else {
+                        continue;
+                    };
+                    match op {
+                        CmpOp::Eq => out.push((
+                            IndexLookup::Range {
+                                lo: Bound::Included(lo),
+                                hi: Bound::Included(hi),
+                            },
+                            vec![e.clone()],
+                        )),
+                        CmpOp::Ne => {}
+                        CmpOp::Lt => upper.push((Bound::Excluded(lo), e)),
+                        CmpOp::Le => upper.push((Bound::Included(hi), e)),
+                        CmpOp::Gt => lower.push((Bound::Excluded(hi), e)),
+                        CmpOp::Ge => lower.push((Bound::Included(lo), e)),
+                    }
+                    continue;
+                }
                 let Some(k) = key(lit, col) else { continue };
                 match op {
                     CmpOp::Eq => out.push((
@@ -160,7 +188,7 @@ fn lookups(filter: &[Expr], id: ColumnId, col: &Column) -> Vec<(IndexLookup, Vec
                 expr,
                 list,
                 negated: false,
-            } if matches!(expr.as_ref(), Expr::Column(c) if *c == id) => {
+            } if !doubles && matches!(expr.as_ref(), Expr::Column(c) if *c == id) => {
                 if let Some(keys) = list.iter().map(|l| key(l, col)).collect() {
                     out.push((IndexLookup::AnyOf(keys), vec![e.clone()]));
                 }
@@ -186,6 +214,33 @@ fn lookups(filter: &[Expr], id: ColumnId, col: &Column) -> Vec<(IndexLookup, Vec
         out.push((IndexLookup::Range { lo, hi }, vec![b.clone()]));
     }
     out
+}
+
+/// The stored keys a double column holds for values equal to `l` (the
+/// smallest and the largest: a zero is -0 and +0, two stored values; any
+/// other value one), as its ordered bits (`types::stored_double`); `None`
+/// for NaN (left to the scan's filter) and non-numbers.
+fn double_keys(l: &Literal) -> Option<(IndexKey, IndexKey)> {
+    let d = match l {
+        Literal::Double(d) => *d,
+        // As the evaluator reads a number beside a double (`eval::as_f64`).
+        Literal::Num { value, scale } => {
+            maestro_tpch::queries::ratio_f64(i128::from(*value), 10i128.pow(u32::from(*scale)))
+        }
+        _ => return None,
+    };
+    if d.is_nan() {
+        return None;
+    }
+    let key = |d: f64| IndexKey::Num {
+        value: i128::from(ordered_bits(d)),
+        scale: 0,
+    };
+    Some(if d == 0.0 {
+        (key(-0.0), key(0.0))
+    } else {
+        (key(d), key(d))
+    })
 }
 
 /// `l` as a key of `col`'s index, if the filter compares them the way the

@@ -247,7 +247,7 @@ fn text_and_casts_become_booleans_and_doubles_as_in_postgresql() {
 }
 
 #[test]
-fn keys_and_indexes_on_encoded_columns_are_refused() {
+fn keys_and_unique_indexes_on_encoded_columns_are_refused() {
     let store = Store::new();
     for sql in [
         "create table k (x double precision primary key)",
@@ -257,10 +257,13 @@ fn keys_and_indexes_on_encoded_columns_are_refused() {
         assert_eq!(fails(&store, sql), ErrorKind::Unsupported, "{sql}");
     }
     autocommit(&store, "create table k (s smallint primary key, b boolean)");
+    // A plain index orders the encoding (index scans encode the constants:
+    // tests/index.rs); a UNIQUE one would be a key.
     assert_eq!(
-        fails(&store, "create index on k (b)"),
+        fails(&store, "create unique index on k (b)"),
         ErrorKind::Unsupported
     );
+    autocommit(&store, "create index on k (b)");
     autocommit(&store, "insert into k values (1, true), (2, false)");
     assert_eq!(
         rows(&store, "select b from k where s = 2"),

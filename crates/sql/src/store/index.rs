@@ -132,8 +132,10 @@ impl Store {
                     format!("column \"{column}\" does not exist"),
                 ));
             }
-            Some(s) if s.ty.is_encoded() => {
-                return refuse(&format!("a {} column", s.ty.pg_name()));
+            // A key's checks compare stored values, and a double's -0 and
+            // +0 are two of them that SQL calls equal.
+            Some(s) if c.unique && s.ty.is_encoded() => {
+                return refuse(&format!("UNIQUE on a {} column", s.ty.pg_name()));
             }
             Some(_) => {}
         }

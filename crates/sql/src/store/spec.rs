@@ -227,9 +227,11 @@ impl ColumnType {
     }
 
     /// Whether the stored integers are this type's encoding of other
-    /// values (booleans, doubles' bits) rather than the values themselves:
-    /// such a column cannot be a key or an index, whose searches compare
-    /// the stored integers with the statement's constants.
+    /// values (booleans, doubles' ordered bits) rather than the values
+    /// themselves: such a column cannot be a key, whose checks compare
+    /// stored values (a double's -0 and +0 are two that SQL calls equal);
+    /// its index orders the encoding, which keeps the values' order, and an
+    /// index scan encodes the statement's constants (`index_scan.rs`).
     pub fn is_encoded(self) -> bool {
         matches!(
             self,
