@@ -140,7 +140,9 @@ impl<'a> Lowering<'a> {
         }
         let mut arg_owned: Vec<Option<Vector>> = Vec::new();
         // For SUM/AVG/MIN/MAX over NULLs: a 0/1 not-NULL indicator, whose
-        // sum per group says how many values the aggregate saw.
+        // sum per group says how many values the aggregate saw (for
+        // COUNT(DISTINCT) over NULLs the inverse: a 0/1 NULL indicator,
+        // `distinct_codes`).
         let mut seen_owned: Vec<Option<Vector>> = Vec::new();
         // Which aggregates run on doubles' bits (`double_argument`).
         let on_doubles: Vec<bool> = aggs

@@ -191,10 +191,11 @@ fn native_pred<'r>(e: &Expr, rel: &'r Relation) -> Option<Pred<'r>> {
         }
         Expr::Cmp(op, a, b) => match (a.as_ref(), b.as_ref()) {
             (x, Expr::Lit(l)) | (Expr::Lit(l), x) => {
-                let op = if matches!(a.as_ref(), Expr::Lit(_)) {
-                    op.flip()
-                } else {
+                // The first alternative matched whenever `b` is the literal.
+                let op = if matches!(b.as_ref(), Expr::Lit(_)) {
                     *op
+                } else {
+                    op.flip()
                 };
                 if let Some((col, encoding)) = encoded_column(x, rel) {
                     return encoded_cmp(op, col, encoding, l);

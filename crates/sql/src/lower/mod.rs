@@ -1181,8 +1181,6 @@ fn key_expr<'r>(e: &Expr, rel: &'r Relation, owned: Option<&'r Vector>) -> Resul
     })
 }
 
-/// 128-bit values as 64-bit ones when they all fit (the operators' keys
-/// and aggregate arguments are 64-bit).
 /// `rows` integers from `start` by `step` (the binder checked they fit).
 fn series(start: i64, step: i64, rows: usize) -> Vec<i64> {
     let mut v = Vec::with_capacity(rows);
@@ -1196,6 +1194,8 @@ fn series(start: i64, step: i64, rows: usize) -> Vec<i64> {
     v
 }
 
+/// 128-bit values as 64-bit ones when they all fit (the operators' keys
+/// and aggregate arguments are 64-bit).
 pub(crate) fn narrowed(v: Vector<'_>) -> Vector<'_> {
     match v {
         Vector::Wide { values, scale } => {

@@ -747,6 +747,42 @@ mod tests {
     }
 
     #[test]
+    fn doubles_stored_as_their_own_bits_are_refused_at_recovery() {
+        let dir = std::env::temp_dir().join(format!("maestro-sql-legacy-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let config = || DurabilityConfig::new(maestro_txn::Durability::Sync);
+        {
+            // A catalog row as the raw-bit builds logged it.
+            let (store, _) = Store::open_data_dir(&dir, config(), &|_| Ok(())).unwrap();
+            let columns = vec![ColumnSpec {
+                name: "x".into(),
+                ty: ColumnType::Float64Bits,
+            }];
+            let data = Arc::new(
+                Table::new("t", [("x", maestro_storage::column::Column::Int64(vec![]))]).unwrap(),
+            );
+            let mut txn = store.begin().unwrap();
+            let row = txn
+                .insert(
+                    &store.tables,
+                    Arc::new(Entry::first("t".into(), columns, Arc::clone(&data))),
+                )
+                .unwrap();
+            store.put_base(&mut txn, row, &data).unwrap();
+            store.commit(txn).unwrap();
+        }
+        let e = match Store::open_data_dir(&dir, config(), &|_| Ok(())) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("a raw-bit double column was read"),
+        };
+        assert!(
+            e.contains("table t: column x is a double precision stored as the double's own bits"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn legacy_double_columns_keep_their_variant_numbers() {
         use super::super::ColumnType;
         // The variant numbers the logs hold: the columns of doubles stored
