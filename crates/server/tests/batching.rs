@@ -41,13 +41,9 @@ fn read_until(s: &mut TcpStream, last: u8) -> Vec<u8> {
     s.set_read_timeout(None).unwrap();
     let mut kinds = Vec::new();
     loop {
-        let mut head = [0u8; 5];
-        s.read_exact(&mut head).unwrap();
-        let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
-        let mut body = vec![0u8; len - 4];
-        s.read_exact(&mut body).unwrap();
-        kinds.push(head[0]);
-        if head[0] == last {
+        let (kind, _) = common::read_message(s);
+        kinds.push(kind);
+        if kind == last {
             return kinds;
         }
     }

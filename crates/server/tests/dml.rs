@@ -523,7 +523,7 @@ fn tpch_tables_live_in_the_same_store() {
 /// Sends the simple query `sql` and reads up to ReadyForQuery: its
 /// transaction status byte (`I`, `T` or `E`).
 fn ready_status(s: &mut std::net::TcpStream, sql: &str) -> u8 {
-    use std::io::{Read, Write};
+    use std::io::Write;
     if !sql.is_empty() {
         let mut m = vec![b'Q'];
         m.extend_from_slice(&(4 + sql.len() as i32 + 1).to_be_bytes());
@@ -532,12 +532,8 @@ fn ready_status(s: &mut std::net::TcpStream, sql: &str) -> u8 {
         s.write_all(&m).unwrap();
     }
     loop {
-        let mut head = [0u8; 5];
-        s.read_exact(&mut head).unwrap();
-        let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
-        let mut body = vec![0u8; len - 4];
-        s.read_exact(&mut body).unwrap();
-        if head[0] == b'Z' {
+        let (kind, body) = common::read_message(s);
+        if kind == b'Z' {
             return body[0];
         }
     }

@@ -148,40 +148,27 @@ fn lookups(
                     (Expr::Lit(l), Expr::Column(c)) if *c == id => (op.flip(), l),
                     _ => continue,
                 };
-                if doubles {
-                    let Some((lo, hi)) = double_keys(lit) else {
-                        continue;
-                    };
-                    match op {
-                        CmpOp::Eq => out.push((
-                            IndexLookup::Range {
-                                lo: Bound::Included(lo),
-                                hi: Bound::Included(hi),
-                            },
-                            vec![e.clone()],
-                        )),
-                        CmpOp::Ne => {}
-                        CmpOp::Lt => upper.push((Bound::Excluded(lo), e)),
-                        CmpOp::Le => upper.push((Bound::Included(hi), e)),
-                        CmpOp::Gt => lower.push((Bound::Excluded(hi), e)),
-                        CmpOp::Ge => lower.push((Bound::Included(lo), e)),
-                    }
-                    continue;
-                }
-                let Some(k) = key(lit, col) else { continue };
+                // The smallest and largest key equal to the literal (one
+                // key but for a double's zero: -0 and +0).
+                let keys = if doubles {
+                    double_keys(lit)
+                } else {
+                    key(lit, col).map(|k| (k.clone(), k))
+                };
+                let Some((lo, hi)) = keys else { continue };
                 match op {
                     CmpOp::Eq => out.push((
                         IndexLookup::Range {
-                            lo: Bound::Included(k.clone()),
-                            hi: Bound::Included(k),
+                            lo: Bound::Included(lo),
+                            hi: Bound::Included(hi),
                         },
                         vec![e.clone()],
                     )),
                     CmpOp::Ne => {}
-                    CmpOp::Lt => upper.push((Bound::Excluded(k), e)),
-                    CmpOp::Le => upper.push((Bound::Included(k), e)),
-                    CmpOp::Gt => lower.push((Bound::Excluded(k), e)),
-                    CmpOp::Ge => lower.push((Bound::Included(k), e)),
+                    CmpOp::Lt => upper.push((Bound::Excluded(lo), e)),
+                    CmpOp::Le => upper.push((Bound::Included(hi), e)),
+                    CmpOp::Gt => lower.push((Bound::Excluded(hi), e)),
+                    CmpOp::Ge => lower.push((Bound::Included(lo), e)),
                 }
             }
             Expr::InList {

@@ -157,3 +157,14 @@ pub async fn cancel_until_done<T>(
         }
     }
 }
+
+/// One backend message read from a raw socket: its type byte and body.
+pub fn read_message(s: &mut std::net::TcpStream) -> (u8, Vec<u8>) {
+    use std::io::Read;
+    let mut head = [0u8; 5];
+    s.read_exact(&mut head).unwrap();
+    let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    let mut body = vec![0u8; len - 4];
+    s.read_exact(&mut body).unwrap();
+    (head[0], body)
+}
