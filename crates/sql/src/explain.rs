@@ -334,6 +334,7 @@ impl<'p> fmt::Display for Shown<'p> {
             }
             Expr::Cast(e, t) => write!(f, "CAST({} AS {t})", s(e)),
             Expr::Concat(a, b) => write!(f, "({} || {})", s(a), s(b)),
+            Expr::Text(t, e) => write!(f, "{}({})", t.name(), s(e)),
         }
     }
 }

@@ -125,6 +125,30 @@ pub enum Expr {
     /// `a || b` of two strings (NULL if either is; the binder casts a
     /// non-text operand to text, as PostgreSQL's `anynonarray || text`).
     Concat(Box<Expr>, Box<Expr>),
+    /// A function of one string: `upper`, `lower`, `length` (NULL of NULL).
+    Text(TextFn, Box<Expr>),
+}
+
+/// The functions of one string ([`Expr::Text`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TextFn {
+    /// `upper(s)`: Unicode's full upper-case mapping (ß becomes SS, as
+    /// PostgreSQL under ICU; DuckDB gives ẞ).
+    Upper,
+    /// `lower(s)`: Unicode lower case.
+    Lower,
+    /// `length(s)`, `char_length(s)`: characters (an integer).
+    Length,
+}
+
+impl TextFn {
+    pub fn name(self) -> &'static str {
+        match self {
+            TextFn::Upper => "upper",
+            TextFn::Lower => "lower",
+            TextFn::Length => "length",
+        }
+    }
 }
 
 impl Expr {
@@ -170,7 +194,9 @@ impl Expr {
                 b.visit(f);
             }
             Expr::And(es) | Expr::Or(es) => es.iter().for_each(|e| e.visit(f)),
-            Expr::Not(e) | Expr::Year(e) | Expr::Ascii(e) | Expr::Cast(e, _) => e.visit(f),
+            Expr::Not(e) | Expr::Year(e) | Expr::Ascii(e) | Expr::Cast(e, _) | Expr::Text(_, e) => {
+                e.visit(f)
+            }
             Expr::InList { expr, .. }
             | Expr::Like { expr, .. }
             | Expr::Substring { expr, .. }
@@ -205,6 +231,7 @@ impl Expr {
             Expr::Not(e) => Expr::Not(Box::new(e.rewrite(f))),
             Expr::Year(e) => Expr::Year(Box::new(e.rewrite(f))),
             Expr::Ascii(e) => Expr::Ascii(Box::new(e.rewrite(f))),
+            Expr::Text(t, e) => Expr::Text(*t, Box::new(e.rewrite(f))),
             Expr::Cast(e, t) => Expr::Cast(Box::new(e.rewrite(f)), *t),
             Expr::Substring { expr, start, len } => Expr::Substring {
                 expr: Box::new(expr.rewrite(f)),

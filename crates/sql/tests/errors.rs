@@ -215,7 +215,7 @@ fn unsupported_constructs_are_named() {
             "select distinct on (n_regionkey) n_name from nation",
             "DISTINCT ON",
         ),
-        ("select upper(n_name) from nation", "function upper()"),
+        ("select initcap(n_name) from nation", "function initcap()"),
         (
             "select * from generate_series(1, 1000000000000)",
             "a series of 1000000000000 rows (at most 100000000 here)",

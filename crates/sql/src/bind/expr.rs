@@ -12,7 +12,7 @@ use super::Binder;
 use super::literal::{interval, literal, parse_date, string_value};
 use super::scope::Scope;
 use crate::error::{ErrorKind, Result, SqlError};
-use crate::plan::{AggCall, AggFunc, ArithOp, CmpOp, ColumnId, Expr};
+use crate::plan::{AggCall, AggFunc, ArithOp, CmpOp, ColumnId, Expr, TextFn};
 use crate::types::{Literal, SqlType};
 use maestro_storage::column::{Date, MAX_SCALE};
 
@@ -479,6 +479,19 @@ impl Binder<'_> {
                 let a = args.pop().expect("two arguments");
                 self.arith(ArithOp::Mod, a, b)
             }
+            ("upper" | "lower" | "length" | "char_length" | "character_length", 1) => {
+                let x = args.pop().expect("one argument");
+                let func = match name {
+                    "upper" => TextFn::Upper,
+                    "lower" => TextFn::Lower,
+                    _ => TextFn::Length,
+                };
+                match self.type_of(&x) {
+                    SqlType::Str => Ok(Expr::Text(func, Box::new(x))),
+                    _ if x.is_null_literal() => Ok(Expr::Text(func, Box::new(x))),
+                    t => Err(SqlError::mismatch(format!("{name}() of a {t} value"))),
+                }
+            }
             ("ascii", 1) => {
                 let x = args.pop().expect("one argument");
                 match self.type_of(&x) {
@@ -537,7 +550,9 @@ impl Binder<'_> {
             "bool_and" | "every" => (AggFunc::Min, true),
             "bool_or" => (AggFunc::Max, true),
             "coalesce" | "nullif" => return self.null_function(&name, f, ctx),
-            "mod" | "ascii" => return self.scalar_function(&name, f, ctx),
+            "mod" | "ascii" | "upper" | "lower" | "length" | "char_length" | "character_length" => {
+                return self.scalar_function(&name, f, ctx);
+            }
             "now" | "current_timestamp" | "localtimestamp" | "current_date" => {
                 return self.clock_function(&name, f);
             }
@@ -743,6 +758,8 @@ pub(crate) fn type_of(e: &Expr, col: &dyn Fn(ColumnId) -> SqlType) -> SqlType {
         | Expr::Like { .. }
         | Expr::IsNull { .. } => SqlType::Bool,
         Expr::Substring { .. } | Expr::Concat(..) => SqlType::Str,
+        Expr::Text(TextFn::Length, _) => SqlType::Int,
+        Expr::Text(..) => SqlType::Str,
         Expr::Cast(_, t) => *t,
         Expr::Case { whens, otherwise } => {
             let mut typed = whens

@@ -751,6 +751,7 @@ fn rejects_null(c: &Expr, values: &BTreeSet<ColumnId>) -> bool {
         match e {
             Expr::Column(_) | Expr::Lit(_) => true,
             Expr::Arith(_, a, b) | Expr::Concat(a, b) => strict(a, values) && strict(b, values),
+            Expr::Text(_, x) => strict(x, values),
             Expr::Cast(x, _) | Expr::Year(x) | Expr::Ascii(x) | Expr::Substring { expr: x, .. } => {
                 strict(x, values)
             }

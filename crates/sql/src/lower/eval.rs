@@ -23,7 +23,7 @@ use maestro_tpch::queries::ratio_f64;
 
 use super::vector::{Relation, Scalar};
 use crate::error::{ErrorKind, SqlError};
-use crate::plan::{ArithOp, ColumnId, Expr};
+use crate::plan::{ArithOp, ColumnId, Expr, TextFn};
 use crate::types::{Literal, SqlType, parse_exact};
 
 /// Why a value could not be computed (a runtime error of the statement).
@@ -194,6 +194,15 @@ pub(crate) fn eval_with(e: &Expr, col: &dyn Fn(ColumnId) -> Scalar) -> Eval {
         },
         Expr::IsNull { expr, negated } => Scalar::Bool((ev(expr)? == Scalar::Null) != *negated),
         Expr::Cast(x, t) => cast(ev(x)?, *t)?,
+        Expr::Text(t, x) => match (t, ev(x)?) {
+            (TextFn::Upper, Scalar::Str(s)) => Scalar::Str(s.to_uppercase()),
+            (TextFn::Lower, Scalar::Str(s)) => Scalar::Str(s.to_lowercase()),
+            (TextFn::Length, Scalar::Str(s)) => Scalar::Num {
+                value: s.chars().count() as i128,
+                scale: 0,
+            },
+            _ => Scalar::Null,
+        },
         Expr::Concat(a, b) => match (ev(a)?, ev(b)?) {
             (Scalar::Str(a), Scalar::Str(b)) => Scalar::Str(a + &b),
             _ => Scalar::Null,
