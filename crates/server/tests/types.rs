@@ -135,7 +135,7 @@ fn values_outside_the_types_are_errors_with_their_sqlstates() {
             ("INSERT INTO e (r) VALUES (1e39)", "22003"),
             ("INSERT INTO e (b) VALUES ('maybe')", "22P02"),
             ("INSERT INTO e (b) VALUES (2)", "42804"),
-            ("CREATE INDEX ON e (b)", "0A000"),
+            ("CREATE UNIQUE INDEX ON e (b)", "0A000"),
         ] {
             let e = c.batch_execute(sql).await.expect_err(sql);
             assert_eq!(sqlstate(&e).0, code, "{sql}: {e:?}");
