@@ -492,6 +492,46 @@ impl Binder<'_> {
                     t => Err(SqlError::mismatch(format!("{name}() of a {t} value"))),
                 }
             }
+            // |x| as the CASE it is (so the operators evaluate it on numbers).
+            ("abs", 1) => {
+                let x = args.pop().expect("one argument");
+                let t = self.type_of(&x);
+                if !t.is_numeric() && !x.is_null_literal() {
+                    return Err(SqlError::mismatch(format!("abs() of a {t} value")));
+                }
+                let negative = self.compare(CmpOp::Lt, x.clone(), Expr::Lit(Literal::int(0)))?;
+                let negated = self.arith(ArithOp::Sub, Expr::Lit(Literal::int(0)), x.clone())?;
+                Ok(Expr::Case {
+                    whens: vec![(negative, negated)],
+                    otherwise: Some(Box::new(x)),
+                })
+            }
+            // round(x[, n]) of an exact number: x at scale n, half away
+            // from zero (PostgreSQL's numeric round), as a CAST.
+            ("round", 1 | 2) => {
+                let n = match args.len() {
+                    2 => match args.pop().expect("two arguments") {
+                        Expr::Lit(Literal::Num { value, scale: 0 })
+                            if (0..=i64::from(MAX_SCALE)).contains(&value) =>
+                        {
+                            value as u8
+                        }
+                        _ => {
+                            return Err(SqlError::unsupported(format!(
+                                "round(x, n) with n other than a constant from 0 to {MAX_SCALE}"
+                            )));
+                        }
+                    },
+                    _ => 0,
+                };
+                let x = args.pop().expect("one argument");
+                match self.type_of(&x) {
+                    t if t.is_exact() || x.is_null_literal() => self.cast(x, SqlType::exact(n)),
+                    t => Err(SqlError::unsupported(format!(
+                        "round() of a {t} value (cast it to numeric)"
+                    ))),
+                }
+            }
             ("ascii", 1) => {
                 let x = args.pop().expect("one argument");
                 match self.type_of(&x) {
@@ -550,7 +590,8 @@ impl Binder<'_> {
             "bool_and" | "every" => (AggFunc::Min, true),
             "bool_or" => (AggFunc::Max, true),
             "coalesce" | "nullif" => return self.null_function(&name, f, ctx),
-            "mod" | "ascii" | "upper" | "lower" | "length" | "char_length" | "character_length" => {
+            "mod" | "ascii" | "upper" | "lower" | "length" | "char_length" | "character_length"
+            | "abs" | "round" => {
                 return self.scalar_function(&name, f, ctx);
             }
             "now" | "current_timestamp" | "localtimestamp" | "current_date" => {
