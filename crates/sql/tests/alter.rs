@@ -323,6 +323,10 @@ fn altered_tables_survive_a_restart() {
         );
         autocommit(&store, "update items set qty = 4 where id = 1");
         autocommit(&store, "alter table items rename to things");
+        // A change of defaults only keeps the data, its delta and its log.
+        autocommit(&store, "insert into things (id, label) values (5, 'five')");
+        autocommit(&store, "alter table things alter column qty set default 9");
+        autocommit(&store, "delete from things where id = 5");
         rows(&store, "select * from things order by id")
     };
     assert_eq!(
@@ -338,7 +342,7 @@ fn altered_tables_survive_a_restart() {
     autocommit(&store, "insert into things (id, label) values (4, 'four')");
     assert_eq!(
         rows(&store, "select qty from things where id = 4"),
-        vec![vec![i(3)]]
+        vec![vec![i(9)]]
     );
     drop(store);
     let store = open();

@@ -12,9 +12,11 @@
 //! durable store gets a new base of the whole table replacing its base and
 //! changes (the change sequence restarts at 0): the change records address
 //! the columns by position, which ADD and DROP move. PostgreSQL rewrites a
-//! table for some ALTERs too; here every one that changes columns copies
-//! the table once (O(rows)), and RENAME and the defaults copy it as well
-//! (simple, and rare).
+//! table for some ALTERs too; here every one that changes columns or names
+//! copies the table once (O(rows): the column store's tables own their
+//! columns, so a rename is a copy too); one that changes only defaults
+//! keeps the data, its delta and its change sequence — the logged catalog
+//! row carries the defaults.
 //!
 //! As in PostgreSQL: ADD COLUMN fills the existing rows with the default
 //! evaluated once (NULL without one; a NOT NULL column without a default on
@@ -63,11 +65,22 @@ struct Shape {
     /// Whether a column moved (ADD or DROP): the sequence counters, kept
     /// by column position, start again from `drawn`.
     moved: bool,
+    /// Whether the stored table changes (anything but the defaults).
+    reshaped: bool,
+    /// Whether `values` and `masks` hold the table's rows (`Shape::of`).
+    with_rows: bool,
 }
 
 impl Shape {
-    fn of(entry: &Entry) -> Result<Shape> {
-        let data = entry.materialized()?;
+    /// `entry`'s shape; its rows (a copy of the table) only `with_rows`
+    /// — without, `values` is empty and each nullable column's mask an
+    /// empty placeholder, for statements that change only defaults.
+    fn of(entry: &Entry, with_rows: bool) -> Result<Shape> {
+        let data = if with_rows {
+            entry.materialized()?
+        } else {
+            Arc::new(entry.data.empty_like())
+        };
         let n = entry.columns.len();
         let declared = entry.defaults.declared();
         Ok(Shape {
@@ -87,6 +100,8 @@ impl Shape {
             indexes: entry.indexes.clone(),
             unique_indexes: entry.unique_indexes.clone(),
             moved: false,
+            reshaped: false,
+            with_rows,
         })
     }
 
@@ -156,6 +171,7 @@ impl Shape {
             self.drawn.push(0);
         }
         self.moved = true;
+        self.reshaped = true;
         Ok(())
     }
 
@@ -186,6 +202,7 @@ impl Shape {
         self.unique_columns.retain(|c| c != col);
         self.keys.retain(|k| !k.iter().any(|c| c == col));
         self.moved = true;
+        self.reshaped = true;
         Ok(())
     }
 
@@ -211,6 +228,7 @@ impl Shape {
         self.keys
             .iter_mut()
             .for_each(|k| k.iter_mut().for_each(renamed));
+        self.reshaped = true;
         Ok(())
     }
 
@@ -222,6 +240,7 @@ impl Shape {
             return Err(self.not_null_violation(col));
         }
         self.masks[i] = None;
+        self.reshaped = true;
         Ok(())
     }
 
@@ -229,6 +248,7 @@ impl Shape {
         let i = self.existing(col)?;
         if self.masks[i].is_none() {
             self.masks[i] = Some(Column::Int32(vec![0; self.rows]));
+            self.reshaped = true;
         }
         Ok(())
     }
@@ -236,6 +256,7 @@ impl Shape {
     /// The table holding the altered columns (each nullable one's mask
     /// after the declared columns, `nulls.rs`).
     fn table(&self) -> Result<Table> {
+        assert!(self.with_rows, "a shape read without its rows has no table");
         let values = self
             .columns
             .iter()
@@ -282,7 +303,16 @@ impl Store {
         let view = self.view(txn);
         view.refuse_ddl_after_rebase(&name)?;
         let (row, entry) = view.entry(&name)?;
-        let mut shape = Shape::of(entry)?;
+        let defaults_only = alter.operations.iter().all(|op| {
+            matches!(
+                op,
+                AlterTableOperation::AlterColumn {
+                    op: AlterColumnOperation::SetDefault { .. } | AlterColumnOperation::DropDefault,
+                    ..
+                }
+            )
+        });
+        let mut shape = Shape::of(entry, !defaults_only)?;
         let mut renamed_to = None;
         for op in &alter.operations {
             match op {
@@ -368,6 +398,19 @@ impl Store {
                 ));
             }
             shape.name = to.clone();
+            shape.reshaped = true;
+        }
+        if !shape.reshaped {
+            // Only defaults changed (`defaults_only`, or nothing at all): the
+            // same data, delta and change sequence; the catalog row (logged)
+            // carries the defaults.
+            let next = Entry {
+                defaults: Arc::new(Defaults::new(shape.defaults)?),
+                ..entry.with_indexes(entry.indexes.clone())
+            };
+            return txn
+                .update(&self.tables, row, Arc::new(next))
+                .map_err(txn_error);
         }
         let data = Arc::new(shape.table()?);
         let next = Entry {

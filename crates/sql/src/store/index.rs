@@ -48,7 +48,7 @@ impl Entry {
 
     /// This version with `indexes` declared instead; same data, delta and
     /// change sequence (an index changes no row).
-    fn with_indexes(&self, indexes: Vec<IndexDecl>) -> Entry {
+    pub(super) fn with_indexes(&self, indexes: Vec<IndexDecl>) -> Entry {
         Entry {
             name: self.name.clone(),
             columns: self.columns.clone(),
