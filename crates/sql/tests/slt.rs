@@ -280,7 +280,28 @@ macro_rules! slt {
                 run(concat!(stringify!($name), ".slt"));
             }
         )*
+        /// The files the tests above run.
+        const LISTED: &[&str] = &[$(concat!(stringify!($name), ".slt")),*];
     };
+}
+
+/// A `.slt` file nobody lists would never run: every file in `tests/slt/`
+/// is one of the tests above (or the known bugs, run by their own test).
+#[test]
+fn every_slt_file_is_listed() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slt");
+    let mut unlisted = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("tests/slt") {
+        let name = entry.expect("a directory entry").file_name();
+        let name = name.to_string_lossy();
+        if name.ends_with(".slt") && name != "known_bugs.slt" && !LISTED.contains(&&*name) {
+            unlisted.push(name.to_string());
+        }
+    }
+    assert!(
+        unlisted.is_empty(),
+        "add {unlisted:?} to the slt! list in tests/slt.rs"
+    );
 }
 
 slt!(
