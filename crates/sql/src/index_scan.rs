@@ -18,7 +18,7 @@ use maestro_storage::column::{Column, IndexKey, SortedIndex};
 
 use crate::catalog::Catalog;
 use crate::plan::{CmpOp, ColumnId, Expr, IndexLookup, IndexScan, Plan};
-use crate::types::{Literal, SqlType, ordered_bits};
+use crate::types::{Literal, SqlType, stored_doubles_equal_to};
 
 /// The share of the main's rows a lookup may select, at most, for the scan
 /// to take its rows from the index (rows ÷ rows). Guessed, not measured: an
@@ -151,7 +151,11 @@ fn lookups(
                 // The smallest and largest key equal to the literal (one
                 // key but for a double's zero: -0 and +0).
                 let keys = if doubles {
-                    double_keys(lit)
+                    let key = |o: i64| IndexKey::Num {
+                        value: i128::from(o),
+                        scale: 0,
+                    };
+                    stored_doubles_equal_to(lit).map(|(lo, hi)| (key(lo), key(hi)))
                 } else {
                     key(lit, col).map(|k| (k.clone(), k))
                 };
@@ -201,33 +205,6 @@ fn lookups(
         out.push((IndexLookup::Range { lo, hi }, vec![b.clone()]));
     }
     out
-}
-
-/// The stored keys a double column holds for values equal to `l` (the
-/// smallest and the largest: a zero is -0 and +0, two stored values; any
-/// other value one), as its ordered bits (`types::stored_double`); `None`
-/// for NaN (left to the scan's filter) and non-numbers.
-fn double_keys(l: &Literal) -> Option<(IndexKey, IndexKey)> {
-    let d = match l {
-        Literal::Double(d) => *d,
-        // As the evaluator reads a number beside a double (`eval::as_f64`).
-        Literal::Num { value, scale } => {
-            maestro_tpch::queries::ratio_f64(i128::from(*value), 10i128.pow(u32::from(*scale)))
-        }
-        _ => return None,
-    };
-    if d.is_nan() {
-        return None;
-    }
-    let key = |d: f64| IndexKey::Num {
-        value: i128::from(ordered_bits(d)),
-        scale: 0,
-    };
-    Some(if d == 0.0 {
-        (key(-0.0), key(0.0))
-    } else {
-        (key(d), key(d))
-    })
 }
 
 /// `l` as a key of `col`'s index, if the filter compares them the way the

@@ -324,6 +324,30 @@ pub fn stored_double(d: f64) -> i64 {
     ordered_bits(if d.is_nan() { f64::NAN } else { d })
 }
 
+/// The stored values (ordered bits, [`stored_double`]) of the doubles equal
+/// to the constant `l`, as the smallest and the largest: a zero is two
+/// (-0 and +0, equal in SQL), any other number one; a number reads as the
+/// evaluator reads one beside a double (the correctly rounded quotient).
+/// `None` for NaN (equal only to NaN, which comparisons leave to the
+/// evaluator) and for constants that are no numbers. A filter on a stored
+/// double column and an index lookup on one both compare with these.
+pub fn stored_doubles_equal_to(l: &Literal) -> Option<(i64, i64)> {
+    let d = match l {
+        Literal::Double(d) => *d,
+        Literal::Num { value, scale } => {
+            maestro_tpch::queries::ratio_f64(i128::from(*value), 10i128.pow(u32::from(*scale)))
+        }
+        _ => return None,
+    };
+    if d.is_nan() {
+        None
+    } else if d == 0.0 {
+        Some((ordered_bits(-0.0), ordered_bits(0.0)))
+    } else {
+        Some((ordered_bits(d), ordered_bits(d)))
+    }
+}
+
 /// PostgreSQL's boolean input: `t`/`true`/`yes`/`on`/`1` and their
 /// negations, in any case, around blanks (a unique prefix of the words
 /// too, as `boolin` accepts).
@@ -343,6 +367,50 @@ pub(crate) fn parse_bool(s: &str) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_constant_equals_one_stored_double_or_both_zeros() {
+        let num = |value, scale| Literal::Num { value, scale };
+        let o = ordered_bits;
+        assert_eq!(stored_doubles_equal_to(&num(1, 1)), Some((o(0.1), o(0.1))));
+        assert_eq!(
+            stored_doubles_equal_to(&Literal::Double(-2.5)),
+            Some((o(-2.5), o(-2.5)))
+        );
+        assert_eq!(stored_doubles_equal_to(&num(0, 3)), Some((o(-0.0), o(0.0))));
+        assert_eq!(
+            stored_doubles_equal_to(&Literal::Double(-0.0)),
+            Some((o(-0.0), o(0.0)))
+        );
+        assert_eq!(stored_doubles_equal_to(&Literal::Double(f64::NAN)), None);
+        assert_eq!(stored_doubles_equal_to(&Literal::Str("1".into())), None);
+    }
+
+    #[test]
+    fn ordered_bits_order_the_doubles_and_come_back() {
+        let ds = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -2.5,
+            -0.0,
+            0.0,
+            1e-300,
+            3.0,
+            f64::INFINITY,
+        ];
+        for w in ds.windows(2) {
+            assert!(
+                ordered_bits(w[0]) < ordered_bits(w[1]),
+                "{} < {}",
+                w[0],
+                w[1]
+            );
+        }
+        for d in ds {
+            assert_eq!(from_ordered_bits(ordered_bits(d)).to_bits(), d.to_bits());
+        }
+        assert!(ordered_bits(f64::NAN) > ordered_bits(f64::INFINITY));
+    }
 
     #[test]
     fn timestamps_parse_and_print_as_postgresql_does() {

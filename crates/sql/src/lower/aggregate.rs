@@ -18,15 +18,13 @@ use maestro_execution::{
 };
 use maestro_storage::column::FxHasher;
 
-use super::compile::{
-    columnar, eval_vector, from_ordered_bits, ordered_bits, to_exec_expr, to_pred,
-};
+use super::compile::{columnar, eval_vector, to_exec_expr, to_pred};
 use super::eval::{Fault, compare, exact_ratio};
 use super::vector::{Encoding, Relation, Scalar, Vector};
 use super::{Lowering, narrowed, without_nulls};
 use crate::error::{Result, SqlError};
 use crate::plan::{AggCall, AggFunc, ColumnId, Expr, Plan};
-use crate::types::SqlType;
+use crate::types::{SqlType, from_ordered_bits, ordered_bits};
 
 impl<'a> Lowering<'a> {
     /// An aggregate node. A filter right below it (a scan's pushed filter,

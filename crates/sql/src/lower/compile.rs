@@ -15,7 +15,7 @@ use super::vector::{Encoding, Relation, Scalar, Vector};
 use crate::error::{Result, SqlError};
 use crate::plan::{ArithOp, CmpOp, Expr};
 use crate::types::{Literal, SqlType};
-pub(crate) use crate::types::{from_ordered_bits, ordered_bits};
+use crate::types::{ordered_bits, stored_doubles_equal_to};
 
 fn exec_cmp(op: CmpOp) -> exec::CmpOp {
     match op {
@@ -66,35 +66,21 @@ fn bool_true(col: Col<'_>) -> Option<Pred<'_>> {
 /// a NaN constant and other literals are left to the evaluator (`None`).
 fn encoded_cmp<'r>(op: CmpOp, col: Col<'r>, encoding: Encoding, l: &Literal) -> Option<Pred<'r>> {
     let int = |op: CmpOp, k: i64| Pred::cmp(col, exec_cmp(op), Lit::Int(k)).ok();
-    let d = match (encoding, l) {
+    let (lo, hi) = match (encoding, l) {
         (Encoding::Bool, Literal::Bool(b)) => return int(op, i64::from(*b)),
-        (Encoding::Double, Literal::Double(d)) => *d,
-        (Encoding::Double, Literal::Num { value, scale }) => super::eval::as_f64(&Scalar::Num {
-            value: (*value).into(),
-            scale: *scale,
-        })?,
+        (Encoding::Double, l) => stored_doubles_equal_to(l)?,
         _ => return None,
     };
-    if d.is_nan() {
-        return None;
-    }
-    if d != 0.0 {
-        return int(op, ordered_bits(d));
-    }
-    let (minus_zero, plus_zero) = (ordered_bits(-0.0), ordered_bits(0.0));
-    let zero = || {
-        Some(Pred::and(vec![
-            int(CmpOp::Ge, minus_zero)?,
-            int(CmpOp::Le, plus_zero)?,
-        ]))
-    };
+    let equal = || Some(Pred::and(vec![int(CmpOp::Ge, lo)?, int(CmpOp::Le, hi)?]));
     match op {
-        CmpOp::Lt => int(CmpOp::Lt, minus_zero),
-        CmpOp::Le => int(CmpOp::Le, plus_zero),
-        CmpOp::Gt => int(CmpOp::Gt, plus_zero),
-        CmpOp::Ge => int(CmpOp::Ge, minus_zero),
-        CmpOp::Eq => zero(),
-        CmpOp::Ne => Some(Pred::not(zero()?)),
+        CmpOp::Lt => int(CmpOp::Lt, lo),
+        CmpOp::Le => int(CmpOp::Le, hi),
+        CmpOp::Gt => int(CmpOp::Gt, hi),
+        CmpOp::Ge => int(CmpOp::Ge, lo),
+        CmpOp::Eq if lo == hi => int(CmpOp::Eq, lo),
+        CmpOp::Eq => equal(),
+        CmpOp::Ne if lo == hi => int(CmpOp::Ne, lo),
+        CmpOp::Ne => Some(Pred::not(equal()?)),
     }
 }
 
@@ -726,32 +712,6 @@ mod tests {
     use crate::lower::vector::{Encoding, Relation, Vector};
     use crate::plan::{CmpOp, ColumnId, Expr};
     use crate::types::Literal;
-
-    #[test]
-    fn ordered_bits_order_the_doubles_and_come_back() {
-        let ds = [
-            f64::NEG_INFINITY,
-            -1e300,
-            -2.5,
-            -0.0,
-            0.0,
-            1e-300,
-            3.0,
-            f64::INFINITY,
-        ];
-        for w in ds.windows(2) {
-            assert!(
-                ordered_bits(w[0]) < ordered_bits(w[1]),
-                "{} < {}",
-                w[0],
-                w[1]
-            );
-        }
-        for d in ds {
-            assert_eq!(from_ordered_bits(ordered_bits(d)).to_bits(), d.to_bits());
-        }
-        assert!(ordered_bits(f64::NAN) > ordered_bits(f64::INFINITY));
-    }
 
     #[test]
     fn comparisons_of_encoded_columns_are_native_on_the_stored_integers() {
