@@ -203,6 +203,7 @@ pub async fn process_socket<H: PgWireServerHandlers>(
         };
         let is_cancel_request = matches!(msg, PgWireFrontendMessage::CancelRequest(_));
         let holds = holds_response(&msg);
+        let mut fatal = false;
         if let Err(mut e) = process_message(
             msg,
             &mut socket,
@@ -215,20 +216,19 @@ pub async fn process_socket<H: PgWireServerHandlers>(
         .await
         {
             error_handler.on_error(&socket, &mut e);
-            let fatal = e.is_fatal();
+            fatal = e.is_fatal();
             process_error(&mut socket, e, is_extended_query).await?;
-            if fatal {
-                socket.get_mut().release();
-                socket.flush().await?;
-                break;
-            }
         }
         if is_cancel_request {
             break;
         }
-        if !holds {
+        // The client waits now, or the session ends with a FATAL error.
+        if fatal || !holds {
             socket.get_mut().release();
             socket.flush().await?;
+        }
+        if fatal {
+            break;
         }
     }
     Ok(())
