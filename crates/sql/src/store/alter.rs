@@ -132,41 +132,36 @@ impl Shape {
         )
     }
 
-    fn add(&mut self, c: &ColumnDef, if_not_exists: bool, default: Value) -> Result<()> {
-        let col = column_name(&c.name)?;
-        if self.position(&col).is_some() {
-            if if_not_exists {
-                return Ok(());
-            }
-            return Err(SqlError::new(
+    /// Whether ADD COLUMN of `col` adds it: `false` if it exists and IF NOT
+    /// EXISTS says that is fine, 42701 if it exists otherwise.
+    fn adds(&self, col: &str, if_not_exists: bool) -> Result<bool> {
+        match self.position(col) {
+            None => Ok(true),
+            Some(_) if if_not_exists => Ok(false),
+            Some(_) => Err(SqlError::new(
                 ErrorKind::DuplicateColumn,
                 format!(
                     "column \"{col}\" of relation \"{}\" already exists",
                     self.name
                 ),
-            ));
+            )),
         }
-        let (ty, declared) = column_default(c, &col)?;
-        let nullable = !c
-            .options
-            .iter()
-            .any(|o| matches!(o.option, ColumnOption::NotNull));
-        let spec = ColumnSpec {
-            name: col.clone(),
-            ty,
-        };
-        if default == Value::Null && !nullable && self.rows > 0 {
-            return Err(self.not_null_violation(&col));
+    }
+
+    /// Column `c` added, every existing row holding `default`.
+    fn add(&mut self, c: Added, default: Value) -> Result<()> {
+        if default == Value::Null && !c.nullable && self.rows > 0 {
+            return Err(self.not_null_violation(&c.spec.name));
         }
-        let mut b = ColumnBuilder::new(&self.name, &spec).with_nulls(nullable);
+        let mut b = ColumnBuilder::new(&self.name, &c.spec).with_nulls(c.nullable);
         for _ in 0..self.rows {
             b.push(&default)?;
         }
         let (values, mask) = b.finish_with_mask();
-        self.columns.push(spec);
+        self.columns.push(c.spec);
         self.values.push(values);
         self.masks.push(mask);
-        self.defaults.push(declared);
+        self.defaults.push(c.declared);
         if !self.drawn.is_empty() {
             self.drawn.push(0);
         }
@@ -271,6 +266,29 @@ impl Shape {
     }
 }
 
+/// An ADD COLUMN's column: its spec, declared default and nullability.
+struct Added {
+    spec: ColumnSpec,
+    declared: ColumnDefault,
+    nullable: bool,
+}
+
+impl Added {
+    fn of(c: &ColumnDef) -> Result<Added> {
+        let name = column_name(&c.name)?;
+        let (ty, declared) = column_default(c, &name)?;
+        let nullable = !c
+            .options
+            .iter()
+            .any(|o| matches!(o.option, ColumnOption::NotNull));
+        Ok(Added {
+            spec: ColumnSpec { name, ty },
+            declared,
+            nullable,
+        })
+    }
+}
+
 fn column_name(ident: &Ident) -> Result<String> {
     let col = normalize(ident);
     if col.contains('\0') {
@@ -323,8 +341,11 @@ impl Store {
                     ..
                 } => {
                     refuse_options(column_def)?;
-                    let value = self.added_column_value(&view, &shape, column_def, run)?;
-                    shape.add(column_def, *if_not_exists, value)?;
+                    let added = Added::of(column_def)?;
+                    if shape.adds(&added.spec.name, *if_not_exists)? {
+                        let value = self.added_column_value(&view, &shape.name, &added, run)?;
+                        shape.add(added, value)?;
+                    }
                 }
                 AlterTableOperation::DropColumn {
                     column_names,
@@ -439,27 +460,21 @@ impl Store {
     fn added_column_value(
         &self,
         view: &View,
-        shape: &Shape,
-        c: &ColumnDef,
+        table: &str,
+        c: &Added,
         run: QueryRunner,
     ) -> Result<Value> {
-        let col = column_name(&c.name)?;
-        let (ty, declared) = column_default(c, &col)?;
-        match declared {
+        match &c.declared {
             ColumnDefault::Null => Ok(Value::Null),
             ColumnDefault::Sequence { .. } => Err(SqlError::unsupported(format!(
-                "ADD COLUMN \"{col}\" with a serial type or identity (its rows would \
-                 each draw a value)"
+                "ADD COLUMN \"{}\" with a serial type or identity (its rows would \
+                 each draw a value)",
+                c.spec.name
             ))),
             ColumnDefault::Expr(_) => {
-                let check = Defaults::new(vec![declared])?;
+                let check = Defaults::new(vec![c.declared.clone()])?;
                 let e = check.expr(0).expect("an expression default");
-                let spec = ColumnSpec { name: col, ty };
-                let nullable = !c
-                    .options
-                    .iter()
-                    .any(|o| matches!(o.option, ColumnOption::NotNull));
-                self.evaluate_default(view, &shape.name, &spec, nullable, e, run)
+                self.evaluate_default(view, table, &c.spec, c.nullable, e, run)
             }
         }
     }
