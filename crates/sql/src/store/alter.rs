@@ -375,20 +375,20 @@ impl Store {
                         AlterColumnOperation::DropNotNull => shape.drop_not_null(&col)?,
                         AlterColumnOperation::SetDefault { value } => {
                             let i = shape.existing(&col)?;
-                            let declared = ColumnDefault::Expr(value.to_string());
-                            // Checked once into the column, as CREATE TABLE does.
-                            let check = Defaults::new(vec![declared.clone()])?;
-                            let e = check.expr(0).expect("an expression default");
+                            // Checked once into the column, as CREATE TABLE does
+                            // (its text parsing back is checked where the
+                            // defaults are built, below).
                             let nullable = shape.masks[i].is_some();
+                            let column = &shape.columns[i];
                             self.evaluate_default(
                                 &view,
                                 &shape.name,
-                                &shape.columns[i],
+                                column,
                                 nullable,
-                                e,
+                                value,
                                 run,
                             )?;
-                            shape.defaults[i] = declared;
+                            shape.defaults[i] = ColumnDefault::Expr(value.to_string());
                         }
                         AlterColumnOperation::DropDefault => {
                             let i = shape.existing(&col)?;
