@@ -62,7 +62,7 @@ impl Session {
         let columns = on_session_thread(move || {
             let mut slot = txn::lock(&slot);
             let view = match &mut *slot {
-                TxnSlot::Open(t) => engine.store().view(t),
+                TxnSlot::Open(t, _) => engine.store().view(t),
                 _ => {
                     let mut t = engine.store().begin().map_err(|e| sql_error(&e, None))?;
                     engine.store().view(&mut t)

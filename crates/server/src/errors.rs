@@ -41,7 +41,10 @@ pub const UNIQUE_VIOLATION: &str = "23505";
 pub const STRING_DATA_RIGHT_TRUNCATION: &str = "22001";
 pub const BAD_COPY_FILE_FORMAT: &str = "22P04";
 pub const SERIALIZATION_FAILURE: &str = "40001";
+pub const DEADLOCK_DETECTED: &str = "40P01";
+pub const LOCK_NOT_AVAILABLE: &str = "55P03";
 pub const IN_FAILED_SQL_TRANSACTION: &str = "25P02";
+pub const ACTIVE_SQL_TRANSACTION: &str = "25001";
 pub const UNDEFINED_FILE: &str = "58P01";
 
 /// An ERROR with this code and message.
@@ -99,6 +102,8 @@ pub fn sqlstate(e: &SqlError) -> &'static str {
         ErrorKind::StringTooLong => STRING_DATA_RIGHT_TRUNCATION,
         ErrorKind::BadCopyData => BAD_COPY_FILE_FORMAT,
         ErrorKind::SerializationFailure => SERIALIZATION_FAILURE,
+        ErrorKind::Deadlock => DEADLOCK_DETECTED,
+        ErrorKind::LockNotAvailable => LOCK_NOT_AVAILABLE,
         ErrorKind::GeneratedAlways => GENERATED_ALWAYS,
         ErrorKind::SequenceLimit => SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
         ErrorKind::InvalidColumnReference => INVALID_COLUMN_REFERENCE,

@@ -48,8 +48,8 @@ use maestro_sql::store::{
 };
 use maestro_sql::types::SqlType;
 use maestro_sql::{
-    Catalog, Description, ErrorKind, Explain, LogicalPlan, ParamValue, SqlError, Statement, Store,
-    Written,
+    Catalog, Description, ErrorKind, Explain, LogicalPlan, ParamValue, Rerun, SqlError, Statement,
+    Store, Written,
 };
 use maestro_tpch::queries::{QueryResult, Value};
 use maestro_tpch::{NewRows, RefreshFunction};
@@ -74,7 +74,7 @@ use tokio::net::TcpListener;
 use cancel::{CancelRequests, Registration, Running, Sessions};
 use errors::{error, user_error};
 use statement::Command;
-use txn::{SharedSlot, TxnSlot};
+use txn::{Isolation, SharedSlot, TxnSlot};
 
 /// The background merges' priority: the lowest, below statements
 /// (`maestro_scheduler::DEFAULT_PRIORITY`).
@@ -108,6 +108,8 @@ pub struct Engine {
     sessions_live: Arc<AtomicUsize>,
     /// Autocommitted writes run again after a write-write conflict.
     autocommit_retries: AtomicU64,
+    /// READ COMMITTED statements run again on a newer snapshot.
+    statement_reruns: AtomicU64,
 }
 
 /// A statement's answer.
@@ -189,6 +191,7 @@ impl Engine {
             sessions_max: AtomicUsize::new(SESSIONS_MAX_DEFAULT),
             sessions_live: Arc::new(AtomicUsize::new(0)),
             autocommit_retries: AtomicU64::new(0),
+            statement_reruns: AtomicU64::new(0),
         }
     }
 
@@ -354,7 +357,7 @@ impl Engine {
         slot: &mut TxnSlot,
     ) -> Result<Description, SqlError> {
         let view = match slot {
-            TxnSlot::Open(t) => self.store.view(t),
+            TxnSlot::Open(t, _) => self.store.view(t),
             _ => self.store.view(&mut self.store.begin()?),
         };
         if is_write(stmt) {
@@ -407,10 +410,16 @@ impl Engine {
         class: Option<ClassId>,
         slot: &mut TxnSlot,
     ) -> Result<Answer, SqlError> {
-        let first_of_block = matches!(slot, TxnSlot::Begun);
-        if matches!(slot, TxnSlot::Open(_)) || !is_row_write(stmt) {
+        let level = slot.isolation();
+        let first_of_block = matches!(slot, TxnSlot::Begun(_));
+        if matches!(slot, TxnSlot::Open(..)) || !is_row_write(stmt) {
+            let read_committed = matches!(slot, TxnSlot::Open(_, Isolation::ReadCommitted));
             return self.in_transaction(slot, |txn| {
-                self.execute_in(txn, stmt, params, cancel, class)
+                if read_committed {
+                    self.execute_read_committed(txn, stmt, params, cancel, class)
+                } else {
+                    self.execute_in(txn, stmt, params, cancel, class)
+                }
             });
         }
         // An INSERT, UPDATE or DELETE that is its transaction's first
@@ -427,7 +436,8 @@ impl Engine {
                 catch_panic(|| self.execute_in(&mut txn, stmt, params, cancel.clone(), class));
             let (e, blocker) = match out {
                 Ok(answer) if first_of_block => {
-                    *slot = TxnSlot::Open(txn);
+                    let level = level.unwrap_or_else(|| panic!("a begun block without a level"));
+                    *slot = TxnSlot::Open(txn, level);
                     return Ok(answer);
                 }
                 // A failed commit aborted the transaction.
@@ -469,6 +479,13 @@ impl Engine {
         self.autocommit_retries.load(Ordering::Relaxed)
     }
 
+    /// READ COMMITTED statements run again on a newer snapshot after
+    /// meeting a row a concurrent transaction changed (see
+    /// [`Self::execute_read_committed`]), since the engine started.
+    pub fn statement_reruns(&self) -> u64 {
+        self.statement_reruns.load(Ordering::Relaxed)
+    }
+
     /// The scheduler statements run on (its workload classes: `maestro
     /// serve --class`).
     pub fn scheduler(&self) -> &Arc<Scheduler> {
@@ -484,8 +501,9 @@ impl Engine {
         f: impl FnOnce(&mut Transaction) -> Result<T, SqlError>,
     ) -> Result<T, SqlError> {
         let explicit = slot.in_block();
+        let level = slot.isolation();
         let mut txn = match std::mem::take(slot) {
-            TxnSlot::Open(t) => t,
+            TxnSlot::Open(t, _) => t,
             other => match self.store.begin() {
                 Ok(t) => t,
                 Err(e) => {
@@ -498,7 +516,12 @@ impl Engine {
         // behind: it aborts the transaction like an error.
         let out = catch_panic(|| f(&mut txn));
         match (&out, explicit) {
-            (Ok(_), true) => *slot = TxnSlot::Open(txn),
+            (Ok(_), true) => {
+                // Only a begun or open block is run in (a failed one
+                // refuses statements first).
+                let level = level.unwrap_or_else(|| panic!("a block without a level: {slot:?}"));
+                *slot = TxnSlot::Open(txn, level);
+            }
             (Ok(_), false) => self.commit(txn).map_err(txn::commit_error)?,
             (Err(_), true) => {
                 txn.abort();
@@ -528,6 +551,35 @@ impl Engine {
         };
         let view = self.store.view(txn);
         self.store.copy_in(txn, &view, copy, data, &run)
+    }
+
+    /// A statement of a READ COMMITTED block: on a snapshot taken now
+    /// (`Store::refresh_snapshot`), and again on a newer one when it met a
+    /// row a transaction it waited for changed ([`Rerun::OnFreshSnapshot`];
+    /// nothing of the failed attempt was kept).
+    fn execute_read_committed(
+        &self,
+        txn: &mut Transaction,
+        stmt: &Statement,
+        params: &[ParamValue],
+        cancel: CancelToken,
+        class: Option<ClassId>,
+    ) -> Result<Answer, SqlError> {
+        let mut attempt = 1;
+        loop {
+            self.store.refresh_snapshot(txn)?;
+            match self.execute_in(txn, stmt, params, cancel.clone(), class) {
+                Err(e)
+                    if e.rerun == Rerun::OnFreshSnapshot
+                        && attempt < READ_COMMITTED_ATTEMPTS_MAX
+                        && !cancel.is_cancelled() =>
+                {
+                    attempt += 1;
+                    self.statement_reruns.fetch_add(1, Ordering::Relaxed);
+                }
+                out => return out,
+            }
+        }
     }
 
     fn execute_in(
@@ -588,6 +640,13 @@ impl Engine {
 /// Guessed: each attempt waits for the holder it met, so with N writers a
 /// statement loses N − 1 races at worst per round.
 const AUTOCOMMIT_ATTEMPTS_MAX: u32 = 100;
+
+/// Runs of one READ COMMITTED statement that keeps meeting rows other
+/// transactions changed before its 40001 reaches the client. Guessed: each
+/// run follows a wait for the row's holder or a newer commit, so N writers
+/// of one row make a statement run at most N times in a row unless new
+/// writers keep arriving.
+const READ_COMMITTED_ATTEMPTS_MAX: u32 = 100;
 
 /// The longest wait for a conflicting transaction before the next attempt
 /// (an open transaction block may hold its table for as long as its client
@@ -896,6 +955,25 @@ fn on_session_thread<T>(
 /// The setting that puts a session's statements in a workload class.
 const WORKLOAD_CLASS: &str = "maestro.workload_class";
 
+/// The setting naming the level blocks begin at.
+const DEFAULT_ISOLATION: &str = "default_transaction_isolation";
+
+/// The level blocks begin at unless the session chooses another.
+const DEFAULT_ISOLATION_LEVEL: Isolation = Isolation::RepeatableRead;
+
+/// The isolation level `words` name, or 22023.
+fn isolation_named(words: &str) -> Result<Isolation, Box<ErrorInfo>> {
+    Isolation::parse(words).ok_or_else(|| {
+        error(
+            errors::INVALID_PARAMETER_VALUE,
+            format!(
+                "invalid value for parameter \"transaction_isolation\": \"{words}\" (read \
+                 committed, repeatable read)"
+            ),
+        )
+    })
+}
+
 /// Default values of the settings clients ask about.
 fn default_setting(name: &str) -> Option<&'static str> {
     Some(match name {
@@ -905,9 +983,7 @@ fn default_setting(name: &str) -> Option<&'static str> {
         "datestyle" => "ISO, MDY",
         "intervalstyle" => "postgres",
         "timezone" | "log_timezone" => "UTC",
-        "transaction_isolation"
-        | "default_transaction_isolation"
-        | "transaction_isolation_level" => "repeatable read",
+        DEFAULT_ISOLATION => DEFAULT_ISOLATION_LEVEL.name(),
         "transaction_read_only" | "default_transaction_read_only" | "in_hot_standby" => "off",
         "standard_conforming_strings" | "integer_datetimes" => "on",
         "search_path" => "\"$user\", public",
@@ -979,6 +1055,14 @@ impl Session {
         }
         match name.as_str() {
             "session_authorization" => client.metadata().get("user").cloned(),
+            // The block's level, else the one a block would begin at.
+            "transaction_isolation" | "transaction_isolation_level" => {
+                let in_block = txn::lock(&self.txn).isolation();
+                match in_block {
+                    Some(level) => Some(level.name().to_string()),
+                    None => self.setting(client, DEFAULT_ISOLATION),
+                }
+            }
             // Neither SET nor the startup message chose a class: a session
             // whose application_name is a class's name runs in that class
             // (README, "Workload classes"), so a client that cannot send
@@ -989,6 +1073,15 @@ impl Session {
                 .or_else(|| default_setting(&name).map(str::to_string)),
             _ => default_setting(&name).map(str::to_string),
         }
+    }
+
+    /// The level a block begins at without naming one: the session's
+    /// `default_transaction_isolation` (SET, or the startup message).
+    fn default_isolation<C: ClientInfo>(&self, client: &C) -> Result<Isolation, Box<ErrorInfo>> {
+        let words = self
+            .setting(client, DEFAULT_ISOLATION)
+            .unwrap_or_else(|| DEFAULT_ISOLATION_LEVEL.name().to_string());
+        isolation_named(&words)?.granted()
     }
 
     /// The class `name` names: `None` for the default class (`default`,
@@ -1114,6 +1207,9 @@ impl Session {
                             None => "default".to_string(),
                         };
                         settings.insert(WORKLOAD_CLASS.to_string(), value);
+                    } else if name.eq_ignore_ascii_case(DEFAULT_ISOLATION) {
+                        let level = isolation_named(value)?.granted()?;
+                        settings.insert(DEFAULT_ISOLATION.to_string(), level.name().to_string());
                     } else {
                         settings.insert(name.clone(), value.clone());
                     }
@@ -1161,18 +1257,39 @@ impl Session {
                 };
                 Ok(text_rows(name, vec![value], format))
             }
-            Command::Begin => {
+            Command::Begin(level) => {
+                let level = match level {
+                    Some(words) => isolation_named(words)?.granted()?,
+                    None => self.default_isolation(client)?,
+                };
                 let mut slot = txn::lock(&self.txn);
                 // BEGIN inside a transaction: PostgreSQL warns and goes on.
                 if matches!(*slot, TxnSlot::Idle) {
-                    *slot = TxnSlot::Begun;
+                    *slot = TxnSlot::Begun(level);
                 }
                 Ok(Response::TransactionStart(Tag::new("BEGIN")))
+            }
+            Command::SetIsolation(words) => {
+                let level = isolation_named(words)?.granted()?;
+                let mut slot = txn::lock(&self.txn);
+                match &*slot {
+                    TxnSlot::Begun(_) => *slot = TxnSlot::Begun(level),
+                    TxnSlot::Open(..) => {
+                        return Err(error(
+                            errors::ACTIVE_SQL_TRANSACTION,
+                            "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+                        ));
+                    }
+                    // Outside a block PostgreSQL warns that it has no
+                    // effect; a failed block refused it above.
+                    TxnSlot::Idle | TxnSlot::Failed => {}
+                }
+                Ok(Response::Execution(Tag::new("SET")))
             }
             Command::Commit => {
                 let taken = std::mem::take(&mut *txn::lock(&self.txn));
                 match taken {
-                    TxnSlot::Open(t) => {
+                    TxnSlot::Open(t, _) => {
                         let engine = Arc::clone(&self.engine);
                         on_session_thread(move || {
                             engine
@@ -1183,7 +1300,7 @@ impl Session {
                     }
                     // As PostgreSQL: COMMIT of a failed transaction rolls back.
                     TxnSlot::Failed => Ok(Response::TransactionEnd(Tag::new("ROLLBACK"))),
-                    TxnSlot::Idle | TxnSlot::Begun => {
+                    TxnSlot::Idle | TxnSlot::Begun(_) => {
                         Ok(Response::TransactionEnd(Tag::new("COMMIT")))
                     }
                 }
@@ -1365,17 +1482,18 @@ impl SimpleQueryHandler for Session {
             && pieces.iter().all(|p| {
                 !matches!(
                     statement::classify(p.text),
-                    Command::Begin | Command::Commit | Command::Rollback | Command::Copy
+                    Command::Begin(_) | Command::Commit | Command::Rollback | Command::Copy
                 )
             })
             && matches!(*txn::lock(&self.txn), TxnSlot::Idle);
         if implicit {
+            let level = self.default_isolation(&*client).map_err(user_error)?;
             let t = self
                 .engine
                 .store
                 .begin()
                 .map_err(|e| user_error(errors::sql_error(&e, None)))?;
-            *txn::lock(&self.txn) = TxnSlot::Open(t);
+            *txn::lock(&self.txn) = TxnSlot::Open(t, level);
         }
         let mut out = Vec::with_capacity(pieces.len());
         for p in pieces {
@@ -1405,7 +1523,7 @@ impl SimpleQueryHandler for Session {
         if implicit {
             // A failed statement already aborted it (the slot is Failed).
             let taken = std::mem::take(&mut *txn::lock(&self.txn));
-            if let TxnSlot::Open(t) = taken {
+            if let TxnSlot::Open(t, _) = taken {
                 let engine = Arc::clone(&self.engine);
                 let committed = on_session_thread(move || {
                     engine

@@ -221,7 +221,11 @@ pub enum Command {
     /// `RESET name` / `RESET ALL` (`None`).
     Reset(Option<String>),
     Show(String),
-    Begin,
+    /// `BEGIN` / `START TRANSACTION`, with the words naming the isolation
+    /// level it asks for (`ISOLATION LEVEL READ COMMITTED`: "read committed").
+    Begin(Option<String>),
+    /// `SET TRANSACTION ISOLATION LEVEL …`: the level's words.
+    SetIsolation(String),
     Commit,
     Rollback,
     /// `COPY …`: FROM a server file runs like [`Command::Sql`]; FROM STDIN
@@ -247,7 +251,14 @@ pub fn classify(sql: &str) -> Command {
     let lower: Vec<String> = w.iter().map(|s| s.to_ascii_lowercase()).collect();
     let l: Vec<&str> = lower.iter().map(String::as_str).collect();
     match l.first().copied() {
-        Some("set") => Command::Set(set_assignment(&w[1..])),
+        Some("set") => match isolation_words(&l) {
+            Some(level) if l.get(1) == Some(&"transaction") => Command::SetIsolation(level),
+            // SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL …
+            Some(level) if l.get(2) == Some(&"characteristics") => {
+                Command::Set(Some(("default_transaction_isolation".to_string(), level)))
+            }
+            _ => Command::Set(set_assignment(&w[1..])),
+        },
         Some("reset") => Command::Reset(match l.get(1) {
             Some(&"all") | None => None,
             Some(_) => Some(unquote(w[1])),
@@ -257,7 +268,7 @@ pub fn classify(sql: &str) -> Command {
             // SHOW TRANSACTION ISOLATION LEVEL and the like.
             _ => Command::Show(l[1..].join("_")),
         },
-        Some("begin") | Some("start") => Command::Begin,
+        Some("begin") | Some("start") => Command::Begin(isolation_words(&l)),
         Some("commit") | Some("end") => Command::Commit,
         Some("rollback") | Some("abort") => Command::Rollback,
         Some("discard") => Command::Noop("DISCARD ALL"),
@@ -273,6 +284,26 @@ pub fn classify(sql: &str) -> Command {
         Some("select") => select_function(&l, &w).unwrap_or(Command::Sql),
         _ => Command::Sql,
     }
+}
+
+/// The words after `ISOLATION LEVEL` up to the next mode (`,`, `READ
+/// WRITE`, `READ ONLY`, `[NOT] DEFERRABLE`), joined by one space.
+fn isolation_words(l: &[&str]) -> Option<String> {
+    let at = l.windows(2).position(|w| w == ["isolation", "level"])?;
+    let mut words = Vec::new();
+    for (k, &word) in l[at + 2..].iter().enumerate() {
+        let next = l.get(at + 2 + k + 1).copied();
+        let mode = word == ","
+            || word == ";"
+            || word == "not"
+            || word == "deferrable"
+            || (word == "read" && matches!(next, Some("write" | "only")));
+        if mode {
+            break;
+        }
+        words.push(word);
+    }
+    Some(words.join(" "))
 }
 
 /// `SELECT f()` for the few functions clients ask about, alone in the select
@@ -411,7 +442,27 @@ mod tests {
         assert_eq!(classify("select count(*) from nation"), Command::Sql);
         assert_eq!(
             classify("BEGIN ISOLATION LEVEL SERIALIZABLE"),
-            Command::Begin
+            Command::Begin(Some("serializable".into()))
+        );
+        assert_eq!(classify("begin"), Command::Begin(None));
+        assert_eq!(
+            classify("START TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE"),
+            Command::Begin(Some("read committed".into()))
+        );
+        assert_eq!(
+            classify("begin transaction isolation level repeatable read read only"),
+            Command::Begin(Some("repeatable read".into()))
+        );
+        assert_eq!(
+            classify("SET TRANSACTION ISOLATION LEVEL READ COMMITTED"),
+            Command::SetIsolation("read committed".into())
+        );
+        assert_eq!(
+            classify("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ"),
+            Command::Set(Some((
+                "default_transaction_isolation".into(),
+                "repeatable read".into()
+            )))
         );
         assert_eq!(classify("INSERT INTO t VALUES (1)"), Command::Sql);
     }

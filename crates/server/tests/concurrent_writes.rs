@@ -1,9 +1,10 @@
 //! Autocommitted writes of one table from several sessions: writes are
 //! installed at commit, conflicts are per row (`maestro_sql` `rebase.rs`),
-//! and a statement whose commit meets a concurrent change of its rows runs
-//! again on a fresh snapshot instead of failing with 40001. Explicit
-//! transaction blocks get 40001 for a row another committed first
-//! (`dml.rs`).
+//! a write of a row an open block changed waits for that block
+//! (`row_locks.rs`), and a statement that meets a concurrent change of its
+//! rows runs again on a fresh snapshot instead of failing with 40001.
+//! REPEATABLE READ blocks get 40001 for a row another committed first
+//! (`dml.rs`); READ COMMITTED blocks in `isolation.rs`.
 
 mod common;
 
@@ -63,26 +64,37 @@ fn concurrent_autocommitted_writes_of_one_table_all_land() {
 }
 
 #[test]
-fn an_autocommitted_write_does_not_wait_for_an_open_block_and_commits_first() {
+fn an_autocommitted_write_waits_for_an_open_block_holding_its_row_and_applies_after_it() {
     let server = Server::start();
     server.rt.block_on(async {
         let a = server.connect().await;
         let c = server.connect().await;
-        a.batch_execute("CREATE TABLE t (k INT, v INT); INSERT INTO t VALUES (1, 0)")
+        a.batch_execute("CREATE TABLE t (k INT, v INT); INSERT INTO t VALUES (1, 0), (2, 0)")
             .await
             .unwrap();
-        a.batch_execute("BEGIN; UPDATE t SET v = v + 1")
+        a.batch_execute("BEGIN; UPDATE t SET v = v + 1 WHERE k = 1")
             .await
             .unwrap();
-        // A's block installs its writes at its commit: C does not wait.
+        // Another row: no wait for A's block.
+        c.batch_execute("UPDATE t SET v = v + 5 WHERE k = 2")
+            .await
+            .unwrap();
+        // A's row: C waits for A's block (`row_locks.rs`), then runs again
+        // on the row A committed, as under PostgreSQL — no 40001, no lost
+        // update.
+        let waiting = tokio::spawn(async move {
+            c.batch_execute("UPDATE t SET v = v + 10 WHERE k = 1")
+                .await
+                .map(|()| c)
+        });
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(!waiting.is_finished(), "C waits for A's row");
         let start = Instant::now();
-        c.batch_execute("UPDATE t SET v = v + 10").await.unwrap();
-        // Generous bound: waiting would take A's whole block (forever here).
-        assert!(start.elapsed() < Duration::from_secs(60));
-        // First committer wins: A changed the same row and fails.
-        let e = a.batch_execute("COMMIT").await.unwrap_err();
-        assert_eq!(e.code().map(|c| c.code()), Some("40001"), "{e}");
-        let v = first_column(a.simple_query("SELECT v FROM t").await.unwrap());
-        assert_eq!(v, ["10"], "C's update kept, A's rolled back");
+        a.batch_execute("COMMIT").await.unwrap();
+        let c = waiting.await.unwrap().expect("C's update after A's commit");
+        // Generous bound: C must not have waited for its wait's bound.
+        assert!(start.elapsed() < Duration::from_secs(5));
+        let v = first_column(c.simple_query("SELECT v FROM t ORDER BY k").await.unwrap());
+        assert_eq!(v, ["11", "5"], "both updates of row 1 kept");
     });
 }

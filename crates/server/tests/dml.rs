@@ -308,16 +308,34 @@ fn snapshots_and_write_conflicts_between_sessions() {
         );
         b.batch_execute("ROLLBACK").await.unwrap();
 
-        // Both change row 1 before either commits: the first to commit
-        // wins, the other fails at its COMMIT.
+        // Both change row 1: B's update waits at the row for A's block
+        // (`row_locks.rs`); once A committed, B's statement — its block's
+        // first, nothing of it seen — runs again on a fresh snapshot.
         a.batch_execute("BEGIN; UPDATE t SET v = 12").await.unwrap();
-        b.batch_execute("BEGIN; UPDATE t SET v = v - 2 WHERE k = 1")
-            .await
-            .unwrap();
+        let waiting = tokio::spawn(async move {
+            b.batch_execute("BEGIN; UPDATE t SET v = v - 2 WHERE k = 1")
+                .await
+                .map(|()| b)
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert!(!waiting.is_finished(), "B waits for A's row");
         a.batch_execute("COMMIT").await.unwrap();
-        let (code, _) = fails(&b, "COMMIT").await;
+        let b = waiting.await.unwrap().expect("B's update after A's commit");
+        b.batch_execute("COMMIT").await.unwrap();
+        assert_eq!(rows(&a, "SELECT v FROM t").await, table(&[&["10"]]));
+        // A later statement of a REPEATABLE READ block meeting a row
+        // another block changed and committed while it waited: 40001.
+        a.batch_execute("BEGIN; SELECT 1").await.unwrap();
+        b.batch_execute("BEGIN; UPDATE t SET v = 11").await.unwrap();
+        let waiting = tokio::spawn(async move {
+            let r = fails(&a, "UPDATE t SET v = 12").await;
+            (a, r)
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        b.batch_execute("COMMIT").await.unwrap();
+        let (a, (code, _)) = waiting.await.unwrap();
         assert_eq!(code, "40001");
-        assert_eq!(rows(&a, "SELECT v FROM t").await, table(&[&["12"]]));
+        a.batch_execute("ROLLBACK").await.unwrap();
         a.batch_execute("UPDATE t SET v = 10").await.unwrap();
 
         // Two inserters: both commit.

@@ -63,6 +63,12 @@ pub enum ErrorKind {
     /// An argument outside what a function takes: generate_series's step 0
     /// (SQLSTATE 22023).
     InvalidParameterValue,
+    /// Waiting for a row another transaction holds would close a cycle of
+    /// waits (SQLSTATE 40P01).
+    Deadlock,
+    /// A row stayed held by another transaction longer than a write waits
+    /// for it (SQLSTATE 55P03).
+    LockNotAvailable,
     /// The store refused for another reason (a full catalog, …; XX000).
     Store,
 }
@@ -74,11 +80,27 @@ pub struct Position {
     pub column: u64,
 }
 
+/// Whether a failed statement may run again, on a fresh snapshot, inside
+/// its transaction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Rerun {
+    /// The statement may have left something behind, or running it again
+    /// would meet the same error: the error ends the statement.
+    #[default]
+    Never,
+    /// A 40001 found before the statement kept anything: a row (or the
+    /// table) it would change was changed by a transaction that committed
+    /// after its snapshot. READ COMMITTED runs it again on a fresh snapshot,
+    /// as PostgreSQL re-evaluates an UPDATE on the newest row version.
+    OnFreshSnapshot,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SqlError {
     pub kind: ErrorKind,
     pub message: String,
     pub position: Option<Position>,
+    pub rerun: Rerun,
 }
 
 impl SqlError {
@@ -87,6 +109,7 @@ impl SqlError {
             kind,
             message: message.into(),
             position: None,
+            rerun: Rerun::Never,
         }
     }
 

@@ -45,7 +45,7 @@ use maestro_execution::{Executor, QueryProfile};
 use maestro_tpch::queries::QueryResult;
 
 pub use catalog::{Catalog, ColumnDef, IndexInfo, TableDef, TpchCatalog};
-pub use error::{ErrorKind, Position, SqlError};
+pub use error::{ErrorKind, Position, Rerun, SqlError};
 pub use lower::{Analysis, NodeStats};
 pub use params::ParamValue;
 pub use plan::LogicalPlan;

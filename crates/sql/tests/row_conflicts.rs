@@ -4,7 +4,10 @@
 //! row both changed, a key both inserted fail as PostgreSQL's REPEATABLE
 //! READ fails them (at the statement when already committed, else at the
 //! commit: first committer wins); a background merge in between is
-//! crossed, two are not; a commit waits for a table another transaction
+//! crossed, two are not; a writer of a row another running transaction
+//! changed waits for it (`store/row_locks.rs`), a cycle of such waits is
+//! 40P01; READ COMMITTED statements read later commits and run again on
+//! the newest row; a commit waits for a table another transaction
 //! holds; an aborted transaction's pending writes are forgotten; writes
 //! installed at commit survive a restart.
 
@@ -228,22 +231,51 @@ fn ddl_after_a_write_over_a_concurrent_commit_is_refused() {
 }
 
 #[test]
-fn writers_do_not_wait_for_each_other_and_the_first_committer_wins() {
-    let store = accounts();
+fn writers_of_other_rows_do_not_wait_and_a_writer_of_a_held_row_waits() {
+    let store = Arc::new(accounts());
     let mut first = store.begin().unwrap();
     let mut second = store.begin().unwrap();
     exec(&store, &mut first, "update acc set v = 100 where id = 1").unwrap();
-    // Not waiting for `first`'s open block: its writes are not installed.
+    // Not waiting for `first`'s open block: another row.
     exec(&store, &mut second, "update acc set v = 200 where id = 2").unwrap();
-    exec(&store, &mut second, "update acc set v = 201 where id = 1").unwrap();
-    store.commit(second).unwrap();
-    // `first` changed row 1 too and commits second: 40001 at its commit.
-    let e = store.commit(first).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::SerializationFailure);
+    assert_eq!(store.rows_locked(), 2);
+    // Row 1 is `first`'s until it ends: `second` waits there, and once
+    // `first` committed its change, REPEATABLE READ's answer is 40001.
+    let (second, e) = std::thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let e = kind(exec(
+                &store,
+                &mut second,
+                "update acc set v = 201 where id = 1",
+            ));
+            (second, e)
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!waiter.is_finished(), "the writer of a held row waits");
+        store.commit(first).unwrap();
+        waiter.join().unwrap()
+    });
+    assert_eq!(e, ErrorKind::SerializationFailure);
+    second.abort();
     assert_eq!(
         committed(&store, "select id, v from acc order by id"),
-        ["1,201", "2,200", "3,30"]
+        ["1,100", "2,20", "3,30"]
     );
+    // A holder that aborts changed nothing: the waiter goes on.
+    let mut holder = store.begin().unwrap();
+    let mut waiter = store.begin().unwrap();
+    exec(&store, &mut holder, "update acc set v = 0 where id = 3").unwrap();
+    let waiter = std::thread::scope(|s| {
+        let w = s.spawn(|| {
+            exec(&store, &mut waiter, "update acc set v = v + 1 where id = 3").unwrap();
+            waiter
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        holder.abort();
+        w.join().unwrap()
+    });
+    store.commit(waiter).unwrap();
+    assert_eq!(committed(&store, "select v from acc where id = 3"), ["31"]);
     // An aborted transaction's pending writes are forgotten.
     let mut aborted = store.begin().unwrap();
     exec(&store, &mut aborted, "insert into acc values (8, 80)").unwrap();
@@ -251,8 +283,105 @@ fn writers_do_not_wait_for_each_other_and_the_first_committer_wins() {
     aborted.abort();
     let t = store.begin().unwrap();
     assert_eq!(store.transactions_pending(), 0);
+    assert_eq!(store.rows_locked(), 0, "every lock released or purged");
     t.abort();
     assert_eq!(committed(&store, "select count(*) from acc"), ["3"]);
+}
+
+#[test]
+fn two_writers_waiting_for_each_other_end_in_a_deadlock_error() {
+    let store = Arc::new(accounts());
+    let mut a = store.begin().unwrap();
+    let mut b = store.begin().unwrap();
+    exec(&store, &mut a, "update acc set v = 1 where id = 1").unwrap();
+    exec(&store, &mut b, "update acc set v = 2 where id = 2").unwrap();
+    let started = Instant::now();
+    // Each now writes the other's row. Whichever closes the cycle of waits
+    // (usually the later one; a waiter between two steps of its wait can
+    // be the one) is refused with 40P01 and aborts; the other goes on.
+    let outcome = |mut txn: Transaction, sql: &'static str| {
+        let store = Arc::clone(&store);
+        move || match exec(&store, &mut txn, sql) {
+            Ok(_) => Some(txn),
+            Err(e) => {
+                assert_eq!(e.kind, ErrorKind::Deadlock, "{e}");
+                txn.abort();
+                None
+            }
+        }
+    };
+    let first = std::thread::spawn(outcome(b, "update acc set v = 2 where id = 1"));
+    std::thread::sleep(Duration::from_millis(100));
+    let second = std::thread::spawn(outcome(a, "update acc set v = 1 where id = 2"));
+    let (b, a) = (first.join().unwrap(), second.join().unwrap());
+    let expected = match (a, b) {
+        (Some(a), None) => {
+            store.commit(a).unwrap();
+            ["1,1", "2,1", "3,30"]
+        }
+        (None, Some(b)) => {
+            store.commit(b).unwrap();
+            ["1,2", "2,2", "3,30"]
+        }
+        (a, b) => panic!(
+            "exactly one of the two must be refused: a {}, b {}",
+            a.is_some(),
+            b.is_some()
+        ),
+    };
+    assert!(
+        started.elapsed() < maestro_sql::store::ROW_WAIT_MAX,
+        "found as a cycle, not by the wait's bound"
+    );
+    assert_eq!(
+        committed(&store, "select id, v from acc order by id"),
+        expected
+    );
+}
+
+#[test]
+fn read_committed_statements_see_later_commits_and_redo_on_the_newest_row() {
+    let store = Arc::new(accounts());
+    let mut rc = store.begin().unwrap();
+    exec(&store, &mut rc, "insert into acc values (4, 40)").unwrap();
+    autocommit(&store, "update acc set v = 21 where id = 2");
+    autocommit(&store, "insert into acc values (5, 50)");
+    // A new statement: a snapshot taken now, the own insert on top.
+    store.refresh_snapshot(&mut rc).unwrap();
+    assert_eq!(
+        rows(&store, &mut rc, "select id, v from acc order by id"),
+        ["1,10", "2,21", "3,30", "4,40", "5,50"]
+    );
+    // An increment of a row another block holds waits for it, then (the
+    // other committed) fails with a rerunnable 40001; run again on a newer
+    // snapshot it adds to the committed value, as PostgreSQL's READ
+    // COMMITTED does.
+    let mut other = store.begin().unwrap();
+    exec(
+        &store,
+        &mut other,
+        "update acc set v = v + 100 where id = 1",
+    )
+    .unwrap();
+    let rc = std::thread::scope(|s| {
+        let w = s.spawn(|| {
+            store.refresh_snapshot(&mut rc).unwrap();
+            let e = exec(&store, &mut rc, "update acc set v = v + 1 where id = 1").unwrap_err();
+            assert_eq!(e.kind, ErrorKind::SerializationFailure);
+            assert_eq!(e.rerun, maestro_sql::Rerun::OnFreshSnapshot);
+            store.refresh_snapshot(&mut rc).unwrap();
+            exec(&store, &mut rc, "update acc set v = v + 1 where id = 1").unwrap();
+            rc
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        store.commit(other).unwrap();
+        w.join().unwrap()
+    });
+    store.commit(rc).unwrap();
+    assert_eq!(
+        committed(&store, "select id, v from acc order by id"),
+        ["1,111", "2,21", "3,30", "4,40", "5,50"]
+    );
 }
 
 #[test]

@@ -188,15 +188,20 @@ fn a_key_committed_after_the_snapshot_is_a_serialization_failure() {
     .expect_err("a key the snapshot does not show");
     assert_eq!(e.kind, ErrorKind::SerializationFailure, "{e}");
     old.abort();
-    // Two upserts of one row: the second to commit fails.
+    // Two upserts of one row: the second waits at the row for the first
+    // (`store/row_locks.rs`) and, once that committed, fails.
     let mut a = store.begin().unwrap();
     let mut b = store.begin().unwrap();
     let up = "insert into kv (k, v) values (1, 1) on conflict (k) do update set n = kv.n + 1";
     exec(&store, &mut a, up).unwrap();
-    exec(&store, &mut b, up).unwrap();
-    store.commit(a).unwrap();
-    let e = store.commit(b).expect_err("the row changed under it");
+    let e = std::thread::scope(|s| {
+        let waiter = s.spawn(|| exec(&store, &mut b, up).expect_err("the row changed under it"));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        store.commit(a).unwrap();
+        waiter.join().unwrap()
+    });
     assert_eq!(e.kind, ErrorKind::SerializationFailure, "{e}");
+    b.abort();
     assert_eq!(rows(&store, "select n from kv where k = 1"), ints(&[&[1]]));
 }
 

@@ -25,6 +25,7 @@ use crate::version::{TxnState, Written};
 
 /// A transaction another one's write conflicted with (see
 /// [`Transaction::take_blocker`]).
+#[derive(Clone)]
 pub struct Blocker(pub(crate) Arc<TxnState>);
 
 impl Blocker {
@@ -168,6 +169,25 @@ impl Transaction {
     /// The snapshot this transaction reads (without its own writes).
     pub fn snapshot(&self) -> &Snapshot {
         &self.snapshot
+    }
+
+    /// Moves this transaction's snapshot to now: later reads see every
+    /// transaction committed so far, besides its own writes, which stay. A
+    /// READ COMMITTED statement begins so (PostgreSQL takes a snapshot per
+    /// statement at that level). The new snapshot is registered before the
+    /// old one is released, so the GC horizon never passes a version this
+    /// transaction may still read. Panics in serializable mode, whose
+    /// validation compares what it read with one snapshot (a caller's bug).
+    pub fn refresh_snapshot(&mut self) -> Result<(), TxnError> {
+        assert_eq!(
+            self.isolation,
+            Isolation::Snapshot,
+            "only a snapshot-isolation transaction may move its snapshot"
+        );
+        let newer = Snapshot::begin(&self.shared.keeper)?;
+        // The old one's slot is released when it drops here.
+        self.snapshot = newer;
+        Ok(())
     }
 
     /// The row as this transaction sees it: its own write, else its snapshot.

@@ -247,3 +247,31 @@ fn a_write_can_build_on_the_newest_committed_version() {
     let mut after = db.begin(Isolation::Snapshot).unwrap();
     assert!(matches!(after.newest(&table, row), Newest::Missing));
 }
+
+#[test]
+fn a_refreshed_snapshot_sees_later_commits_and_keeps_own_writes() {
+    let (db, table, rows) = loaded(&[1, 2]);
+    let mut reader = db.begin(Isolation::Snapshot).unwrap();
+    reader.update(&table, rows[1], 20).unwrap();
+    let mut other = db.begin(Isolation::Snapshot).unwrap();
+    other.update(&table, rows[0], 10).unwrap();
+    other.commit().unwrap();
+    assert_eq!(reader.read(&table, rows[0]), Some(1), "before the refresh");
+    reader.refresh_snapshot().unwrap();
+    assert_eq!(reader.read(&table, rows[0]), Some(10), "a later commit");
+    assert_eq!(reader.read(&table, rows[1]), Some(20), "its own write");
+    // Writing the row another transaction committed is no longer a
+    // conflict: the snapshot now includes that commit.
+    reader.update(&table, rows[0], 11).unwrap();
+    reader.commit().unwrap();
+    let s = db.snapshot().unwrap();
+    assert_eq!(table.read(&s, rows[0]), Some(11));
+}
+
+#[test]
+#[should_panic(expected = "only a snapshot-isolation transaction")]
+fn a_serializable_transaction_keeps_its_snapshot() {
+    let (db, _table, _rows) = loaded(&[1]);
+    let mut txn = db.begin(Isolation::Serializable).unwrap();
+    let _ = txn.refresh_snapshot();
+}

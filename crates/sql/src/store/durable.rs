@@ -354,6 +354,7 @@ impl Store {
             track_changes,
             merge_wanted: Default::default(),
             pending: Default::default(),
+            row_locks: Default::default(),
             sequences: Default::default(),
         })
     }

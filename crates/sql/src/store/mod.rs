@@ -44,6 +44,7 @@ mod pending;
 mod rebase;
 mod refresh;
 mod returning;
+mod row_locks;
 mod spec;
 mod unique;
 mod upsert;
@@ -69,6 +70,7 @@ pub use merge::{DELTA_ROWS_MAX, MERGE_ROWS_MIN, MergeReport, MergeScope, merge_r
 pub use rebase::WRITE_WAIT_MAX;
 pub use refresh::StoreRefresh;
 pub use returning::Returned;
+pub use row_locks::{ROW_LOCKS_PER_STATEMENT_MAX, ROW_WAIT_MAX};
 pub use spec::{ColumnSpec, ColumnType};
 
 /// Whether `stmt` is a write [`Store::execute`] runs (or COPY FROM STDIN):
@@ -235,6 +237,8 @@ pub struct Store {
     /// Writes of running transactions, installed at their commit
     /// (`pending.rs`, `rebase.rs`).
     pending: pending::PendingWrites,
+    /// Rows running transactions' UPDATEs and DELETEs hold (`row_locks.rs`).
+    row_locks: row_locks::RowLocks,
     /// The serial and identity columns' counters (`defaults.rs`).
     sequences: defaults::Sequences,
 }
@@ -280,6 +284,7 @@ impl Store {
             track_changes: false,
             merge_wanted: Default::default(),
             pending: Default::default(),
+            row_locks: Default::default(),
             sequences: Default::default(),
         };
         store.make_lock_rows().expect("a new database commits");
@@ -301,6 +306,7 @@ impl Store {
     /// A transaction (snapshot isolation: PostgreSQL's REPEATABLE READ).
     pub fn begin(&self) -> Result<Transaction> {
         self.pending.purge_finished();
+        self.row_locks.purge_finished();
         self.db.begin(Isolation::Snapshot).map_err(txn_error)
     }
 
@@ -310,8 +316,14 @@ impl Store {
     /// frees the table versions no snapshot can see any more (they are
     /// whole tables: worth freeing now). On an error `txn` is aborted.
     pub fn commit(&self, mut txn: Transaction) -> Result<()> {
-        self.install_all_pending(&mut txn)?;
-        let wrote = txn.commit().map_err(txn_error)?.is_some();
+        let id = txn.id();
+        let committed = self
+            .install_all_pending(&mut txn)
+            .and_then(|()| txn.commit().map_err(txn_error));
+        // Waiters poll the transaction's end, which came first; this only
+        // frees the entries.
+        self.row_locks.release(id);
+        let wrote = committed?.is_some();
         if wrote {
             self.db.collect(usize::MAX);
         }
@@ -341,6 +353,11 @@ impl Store {
             installed,
             started_us: crate::types::epoch_us(txn.started_at()),
         }
+    }
+
+    /// Rows running transactions hold locks on now (tests; `row_locks.rs`).
+    pub fn rows_locked(&self) -> usize {
+        self.row_locks.held()
     }
 
     /// Transactions whose writes wait for their commit now (tests: an

@@ -152,6 +152,24 @@ impl PendingWrites {
         table
     }
 
+    /// The catalog rows of the tables `txn` has pending changes of.
+    pub(super) fn tables_of(&self, txn: &Transaction) -> Vec<RowId> {
+        self.lock()
+            .get(&txn.id())
+            .map_or_else(Vec::new, |p| p.tables.keys().copied().collect())
+    }
+
+    /// Puts back `table`, the pending changes of the table at `row` taken
+    /// with [`PendingWrites::take`] (rebased meanwhile).
+    pub(super) fn put(&self, txn: &Transaction, row: RowId, table: PendingTable) {
+        let mut txns = self.lock();
+        let pending = txns.entry(txn.id()).or_insert_with(|| PendingTxn {
+            handle: txn.handle(),
+            tables: BTreeMap::new(),
+        });
+        pending.tables.insert(row, table);
+    }
+
     /// All of `txn`'s pending changes, removed, by catalog row.
     pub(super) fn take_all(&self, txn: &Transaction) -> BTreeMap<RowId, PendingTable> {
         self.lock()

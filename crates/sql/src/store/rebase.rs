@@ -71,8 +71,9 @@ use maestro_storage::column::{Delta, Table};
 use maestro_txn::{Newest, RowId, Transaction, TxnError};
 
 use super::pending::{ChangeNotes, PendingChange, PendingTable};
+use super::row_locks::Locked;
 use super::{Entry, Store, durable, merge, txn_error, unique};
-use crate::error::{ErrorKind, Result, SqlError};
+use crate::error::{ErrorKind, Rerun, Result, SqlError};
 
 /// How long a write waits for another transaction's uncommitted write of
 /// its table before it gives up with 40001. Guessed, after PostgreSQL's
@@ -98,6 +99,15 @@ pub(crate) struct OwnView {
 
 fn conflict(message: impl Into<String>) -> SqlError {
     SqlError::new(ErrorKind::SerializationFailure, message)
+}
+
+/// A statement's 40001 found before it kept anything: READ COMMITTED may
+/// run it again ([`Rerun::OnFreshSnapshot`]).
+fn rerunnable(mut e: SqlError) -> SqlError {
+    if e.kind == ErrorKind::SerializationFailure {
+        e.rerun = Rerun::OnFreshSnapshot;
+    }
+    e
 }
 
 fn concurrent_update() -> SqlError {
@@ -299,7 +309,10 @@ impl Store {
         }
         let (mut next, positions) = merge::next_version(seen, &deleted, &appended)?;
         next.raise_drawn(&notes.drawn);
-        let newest = txn.newest(&self.tables, row);
+        let mut newest = txn.newest(&self.tables, row);
+        if !matches!(newest, Newest::Own) && self.lock_rows(txn, row, seen, &deleted)? {
+            newest = txn.newest(&self.tables, row);
+        }
         if matches!(newest, Newest::Own) {
             // A table this transaction created, altered or installed:
             // written in place.
@@ -310,7 +323,7 @@ impl Store {
             return self.written(txn, row, &next, positions, appended);
         }
         self.fail_early(txn, row, newest, seen, &deleted, &appended)
-            .map_err(|e| notes.key_error(e))?;
+            .map_err(|e| rerunnable(notes.key_error(e)))?;
         let change = PendingChange {
             deleted,
             appended,
@@ -331,6 +344,29 @@ impl Store {
         table.view = Arc::new(next);
         table.changes.push(change);
         self.install(txn, row, table)
+    }
+
+    /// Locks the rows of the snapshot's version that `deleted` (ids of
+    /// `seen`, the transaction's view) names (`row_locks.rs`); whether it
+    /// waited for another transaction, so that the newest version must be
+    /// read again.
+    fn lock_rows(
+        &self,
+        txn: &Transaction,
+        row: RowId,
+        seen: &Arc<Entry>,
+        deleted: &[u32],
+    ) -> Result<bool> {
+        let base = self
+            .pending
+            .base(txn, row)
+            .unwrap_or_else(|| Arc::clone(seen));
+        let space = id_space(&base);
+        // The transaction's own appended rows follow the base's; nobody
+        // else can name them.
+        let old_rows = &deleted[..deleted.partition_point(|&id| id < space)];
+        let locked = self.row_locks.lock(txn, row, &base.data, old_rows)?;
+        Ok(locked == Locked::AfterWait)
     }
 
     /// The keys, and the conflicts the commit would meet with what is
@@ -376,6 +412,44 @@ impl Store {
             return Err(concurrent_update());
         }
         unique::check_unique(&latest, &old_rows, appended)
+    }
+
+    /// Starts a READ COMMITTED statement of `txn`: its snapshot moves to
+    /// now, and the changes it has not installed are replayed on the
+    /// versions that snapshot sees (steps 2–3, nothing installed), so the
+    /// statement reads every commit so far with `txn`'s own writes on top.
+    /// Its row locks keep the rows it changed from other writers, so the
+    /// replay meets no changed row, except across a background merge the
+    /// locks do not span (40001, `row_locks.rs`). A table `txn` holds
+    /// (installed) reads as it did.
+    pub fn refresh_snapshot(&self, txn: &mut Transaction) -> Result<()> {
+        txn.refresh_snapshot().map_err(txn_error)?;
+        for row in self.pending.tables_of(txn) {
+            let Some(table) = self.pending.take(txn, row) else {
+                continue;
+            };
+            let Some(latest) = txn.read(&self.tables, row) else {
+                return Err(conflict(format!(
+                    "could not serialize access: table \"{}\" was dropped concurrently",
+                    table.base.name
+                )));
+            };
+            if Arc::ptr_eq(&latest, &table.base) {
+                self.pending.put(txn, row, table);
+                continue;
+            }
+            let Some(ids) = IdMap::between(&latest, &table.base) else {
+                return Err(altered_concurrently(&table.base.name));
+            };
+            let (view, changes) = replay(&latest, &ids, &table)?;
+            let rebased = PendingTable {
+                base: latest,
+                view,
+                changes,
+            };
+            self.pending.put(txn, row, rebased);
+        }
+        Ok(())
     }
 
     /// Installs `txn`'s pending changes of the table at `row`, if any, so
@@ -429,29 +503,7 @@ impl Store {
             let Some(ids) = IdMap::between(&latest, &table.base) else {
                 return Err(altered_concurrently(name));
             };
-            let mut installed = Arc::clone(&latest);
-            let mut logged = Vec::with_capacity(table.changes.len());
-            for change in &table.changes {
-                if !Arc::ptr_eq(&installed.data, &latest.data) {
-                    return Err(conflict(format!(
-                        "could not serialize access: table \"{name}\" was merged by this \
-                         transaction's write over a concurrent one; retry the transaction"
-                    )));
-                }
-                let Some(mapped) = ids.map_all(&change.deleted) else {
-                    return Err(concurrent_update());
-                };
-                if deletes_a_deleted_row(&installed, &mapped) {
-                    return Err(concurrent_update());
-                }
-                unique::check_unique(&installed, &mapped, &change.appended)
-                    .map_err(|e| change.notes.key_error(e))?;
-                let (mut next, positions) =
-                    merge::next_version(&installed, &mapped, &change.appended)?;
-                next.raise_drawn(&change.notes.drawn);
-                logged.push((next.seq, positions, Arc::clone(&change.appended)));
-                installed = Arc::new(next);
-            }
+            let (installed, replayed) = replay(&latest, &ids, &table)?;
             let mut installed = Arc::try_unwrap(installed)
                 .unwrap_or_else(|shared| panic!("{}: an installed version shared", shared.name));
             if !Arc::ptr_eq(&latest, &table.base) {
@@ -467,14 +519,14 @@ impl Store {
             let installed = Arc::new(installed);
             match txn.update_over(&self.tables, row, Arc::clone(&installed), over) {
                 Ok(()) => {
-                    for (seq, positions, appended) in logged {
+                    for (k, change) in replayed.into_iter().enumerate() {
                         self.log_change(
                             txn,
                             durable::Change {
                                 table: row,
-                                seq,
-                                deleted: positions,
-                                appended,
+                                seq: latest.seq + 1 + k as u64,
+                                deleted: change.positions,
+                                appended: change.appended,
                             },
                         )?;
                     }
@@ -625,6 +677,46 @@ impl Store {
             self.request_merge();
         }
     }
+}
+
+/// Steps 2–3 of the protocol: `table`'s changes replayed on `latest`, ids
+/// mapped by `ids`; the version they build and the changes as replayed
+/// (ids of `latest`'s versions, the positions they deleted there).
+fn replay(
+    latest: &Arc<Entry>,
+    ids: &IdMap,
+    table: &PendingTable,
+) -> Result<(Arc<Entry>, Vec<PendingChange>)> {
+    let name = &table.base.name;
+    let mut installed = Arc::clone(latest);
+    let mut replayed = Vec::with_capacity(table.changes.len());
+    for change in &table.changes {
+        if !Arc::ptr_eq(&installed.data, &latest.data) {
+            return Err(conflict(format!(
+                "could not serialize access: table \"{name}\" was merged by this \
+                 transaction's write over a concurrent one; retry the transaction"
+            )));
+        }
+        let Some(mapped) = ids.map_all(&change.deleted) else {
+            return Err(concurrent_update());
+        };
+        if deletes_a_deleted_row(&installed, &mapped) {
+            return Err(concurrent_update());
+        }
+        unique::check_unique(&installed, &mapped, &change.appended)
+            .map_err(|e| change.notes.key_error(e))?;
+        let (mut next, positions) = merge::next_version(&installed, &mapped, &change.appended)?;
+        next.raise_drawn(&change.notes.drawn);
+        debug_assert_eq!(next.seq, installed.seq + 1, "one version per change");
+        replayed.push(PendingChange {
+            deleted: mapped,
+            appended: Arc::clone(&change.appended),
+            notes: change.notes.clone(),
+            positions,
+        });
+        installed = Arc::new(next);
+    }
+    Ok((installed, replayed))
 }
 
 /// How [`Store::install_view`] ended.
