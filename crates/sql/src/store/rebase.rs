@@ -71,7 +71,6 @@ use maestro_storage::column::{Delta, Table};
 use maestro_txn::{Newest, RowId, Transaction, TxnError};
 
 use super::pending::{ChangeNotes, PendingChange, PendingTable};
-use super::row_locks::Locked;
 use super::{Entry, Store, durable, merge, txn_error, unique};
 use crate::error::{ErrorKind, Rerun, Result, SqlError};
 
@@ -310,8 +309,19 @@ impl Store {
         let (mut next, positions) = merge::next_version(seen, &deleted, &appended)?;
         next.raise_drawn(&notes.drawn);
         let mut newest = txn.newest(&self.tables, row);
-        if !matches!(newest, Newest::Own) && self.lock_rows(txn, row, seen, &deleted)? {
+        if !matches!(newest, Newest::Own) {
+            self.lock_rows(txn, row, seen, &deleted)?;
+            // Read again once the rows are this transaction's: a holder that
+            // finished before (waited for, or found finished) may have
+            // committed a change of them since the first read. A commit
+            // installing its version now hides the newest committed one
+            // (`fail_early` would check nothing): wait for that short step.
             newest = txn.newest(&self.tables, row);
+            if let Newest::Held(installing) = &newest
+                && installing.wait(WRITE_WAIT_MAX, || false)
+            {
+                newest = txn.newest(&self.tables, row);
+            }
         }
         if matches!(newest, Newest::Own) {
             // A table this transaction created, altered or installed:
@@ -347,16 +357,14 @@ impl Store {
     }
 
     /// Locks the rows of the snapshot's version that `deleted` (ids of
-    /// `seen`, the transaction's view) names (`row_locks.rs`); whether it
-    /// waited for another transaction, so that the newest version must be
-    /// read again.
+    /// `seen`, the transaction's view) names (`row_locks.rs`).
     fn lock_rows(
         &self,
         txn: &Transaction,
         row: RowId,
         seen: &Arc<Entry>,
         deleted: &[u32],
-    ) -> Result<bool> {
+    ) -> Result<()> {
         let base = self
             .pending
             .base(txn, row)
@@ -365,8 +373,7 @@ impl Store {
         // The transaction's own appended rows follow the base's; nobody
         // else can name them.
         let old_rows = &deleted[..deleted.partition_point(|&id| id < space)];
-        let locked = self.row_locks.lock(txn, row, &base.data, old_rows)?;
-        Ok(locked == Locked::AfterWait)
+        self.row_locks.lock(txn, row, &base.data, old_rows)
     }
 
     /// The keys, and the conflicts the commit would meet with what is

@@ -24,8 +24,9 @@
 //!    for `H` to finish (`Blocker::wait`, in steps), removes its record and
 //!    tries the key again. After [`ROW_WAIT_MAX`] it gives up with 55P03.
 //!
-//! Then the statement checks its rows against the newest committed version
-//! (`fail_early`): a row `H` changed and committed is 40001, which READ
+//! Then the statement reads the table's newest committed version again and
+//! checks its rows against it (`fail_early`): a row `H` (or any owner
+//! before it) changed and committed is 40001, which READ
 //! COMMITTED answers by running the statement again on a fresh snapshot
 //! ([`crate::Rerun::OnFreshSnapshot`]); an aborted `H` changed nothing.
 //!
@@ -128,16 +129,6 @@ impl LockTable {
     }
 }
 
-/// How taking a statement's row locks ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Locked {
-    /// Every row was free or already the caller's.
-    AtOnce,
-    /// The caller waited for another transaction that held a row: the
-    /// newest committed version must be read again.
-    AfterWait,
-}
-
 /// Every transaction's row locks.
 #[derive(Default)]
 pub(super) struct RowLocks {
@@ -158,18 +149,16 @@ impl RowLocks {
         table: RowId,
         main: &Arc<Table>,
         ids: &[u32],
-    ) -> Result<Locked> {
+    ) -> Result<()> {
         if ids.is_empty() || ids.len() > ROW_LOCKS_PER_STATEMENT_MAX {
-            return Ok(Locked::AtOnce);
+            return Ok(());
         }
         let me = txn.id();
         let main_at = Arc::as_ptr(main) as usize;
-        let mut locked = Locked::AtOnce;
         for &id in ids {
             let key = LockKey { table, main_at, id };
             let deadline = Instant::now() + ROW_WAIT_MAX;
             while let Some(holder) = self.take_or_find_holder(txn, key, main)? {
-                locked = Locked::AfterWait;
                 let left = deadline.saturating_duration_since(Instant::now());
                 let finished = holder.wait(left.min(ROW_WAIT_STEP), || false);
                 self.table().waits_for.remove(&me);
@@ -185,7 +174,7 @@ impl RowLocks {
                 }
             }
         }
-        Ok(locked)
+        Ok(())
     }
 
     /// Step 1–3 of the module doc for one key: `None` once `txn` owns it,

@@ -1,0 +1,223 @@
+//! Isolation levels over the wire: READ COMMITTED and REPEATABLE READ
+//! blocks (`txn.rs` `Isolation`), how a session chooses them, what each
+//! reads, and READ COMMITTED's hot row: increments of one row from several
+//! sessions' blocks wait for each other at the row and none is lost or
+//! refused (`maestro_sql` `row_locks.rs`).
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Server, first_column, sqlstate, text_rows};
+use tokio_postgres::Client;
+
+async fn one(c: &Client, sql: &str) -> String {
+    let rows = first_column(
+        c.simple_query(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e:?}")),
+    );
+    assert_eq!(rows.len(), 1, "{sql}: {rows:?}");
+    rows[0].clone()
+}
+
+async fn fails(c: &Client, sql: &str) -> String {
+    let e = c
+        .simple_query(sql)
+        .await
+        .expect_err("the statement must fail");
+    sqlstate(&e).0
+}
+
+#[test]
+fn a_session_chooses_its_blocks_level() {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        let default = one(&c, "SHOW transaction_isolation").await;
+        assert_eq!(one(&c, "SHOW default_transaction_isolation").await, default);
+        c.batch_execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+            .await
+            .unwrap();
+        assert_eq!(
+            one(&c, "SHOW transaction_isolation").await,
+            "read committed"
+        );
+        assert_eq!(
+            one(&c, "SELECT current_setting('transaction_isolation')").await,
+            "read committed"
+        );
+        c.batch_execute("COMMIT").await.unwrap();
+        assert_eq!(one(&c, "SHOW transaction_isolation").await, default);
+
+        // The level of a begun block can change until its first query.
+        c.batch_execute("BEGIN; SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            .await
+            .unwrap();
+        assert_eq!(
+            one(&c, "SHOW transaction_isolation").await,
+            "repeatable read"
+        );
+        c.batch_execute("SELECT 1").await.unwrap();
+        assert_eq!(
+            fails(&c, "SET TRANSACTION ISOLATION LEVEL READ COMMITTED").await,
+            "25001"
+        );
+        c.batch_execute("ROLLBACK").await.unwrap();
+
+        // The session's default.
+        c.batch_execute("SET default_transaction_isolation = 'read committed'")
+            .await
+            .unwrap();
+        c.batch_execute("BEGIN").await.unwrap();
+        assert_eq!(
+            one(&c, "SHOW transaction_isolation").await,
+            "read committed"
+        );
+        c.batch_execute("COMMIT").await.unwrap();
+        c.batch_execute(
+            "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            one(&c, "SHOW default_transaction_isolation").await,
+            "repeatable read"
+        );
+
+        // SERIALIZABLE is refused, not silently weakened; nonsense is 22023.
+        assert_eq!(
+            fails(&c, "BEGIN ISOLATION LEVEL SERIALIZABLE").await,
+            "0A000"
+        );
+        assert_eq!(
+            fails(&c, "SET default_transaction_isolation = 'serializable'").await,
+            "0A000"
+        );
+        assert_eq!(
+            fails(&c, "SET default_transaction_isolation = 'sometimes'").await,
+            "22023"
+        );
+        // The refused BEGIN began nothing.
+        assert_eq!(
+            one(&c, "SHOW transaction_isolation").await,
+            "repeatable read"
+        );
+    });
+}
+
+#[test]
+fn read_committed_statements_see_commits_repeatable_read_ones_do_not() {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let a = server.connect().await;
+        let b = server.connect().await;
+        a.batch_execute("CREATE TABLE t (k INT, v INT); INSERT INTO t VALUES (1, 0)")
+            .await
+            .unwrap();
+        a.batch_execute("BEGIN ISOLATION LEVEL READ COMMITTED; INSERT INTO t VALUES (2, 0)")
+            .await
+            .unwrap();
+        b.batch_execute("UPDATE t SET v = 5 WHERE k = 1; INSERT INTO t VALUES (3, 0)")
+            .await
+            .unwrap();
+        // The next statement sees B's commit, with A's own row on top.
+        assert_eq!(
+            text_rows(&a, "SELECT k, v FROM t ORDER BY k").await,
+            [["1", "5"], ["2", "0"], ["3", "0"]]
+        );
+        // An update computed from B's committed value.
+        a.batch_execute("UPDATE t SET v = v + 1 WHERE k = 1")
+            .await
+            .unwrap();
+        a.batch_execute("COMMIT").await.unwrap();
+        assert_eq!(one(&b, "SELECT v FROM t WHERE k = 1").await, "6");
+
+        // REPEATABLE READ keeps its first statement's snapshot.
+        a.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1")
+            .await
+            .unwrap();
+        b.batch_execute("UPDATE t SET v = 7 WHERE k = 1")
+            .await
+            .unwrap();
+        assert_eq!(one(&a, "SELECT v FROM t WHERE k = 1").await, "6");
+        assert_eq!(
+            fails(&a, "UPDATE t SET v = v + 1 WHERE k = 1").await,
+            "40001"
+        );
+        a.batch_execute("ROLLBACK").await.unwrap();
+    });
+}
+
+/// Sessions incrementing one row, and the blocks each runs.
+const HOT_SESSIONS: usize = 4;
+const HOT_BLOCKS_PER_SESSION: usize = 25;
+
+#[test]
+fn read_committed_increments_of_one_row_wait_for_each_other_and_none_is_lost() {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let setup = server.connect().await;
+        setup
+            .batch_execute(
+                "CREATE TABLE counter (k INT, n INT); INSERT INTO counter VALUES (1, 0), (2, 0)",
+            )
+            .await
+            .unwrap();
+        let mut sessions = Vec::new();
+        for s in 0..HOT_SESSIONS {
+            let c = server.connect().await;
+            sessions.push(tokio::spawn(async move {
+                for i in 0..HOT_BLOCKS_PER_SESSION {
+                    // Two statements per block: the second writes the row
+                    // others wait for while this block is open (pgbench's
+                    // tpcb-like branch row).
+                    let block = "BEGIN ISOLATION LEVEL READ COMMITTED; \
+                                 UPDATE counter SET n = n + 1 WHERE k = 2; \
+                                 UPDATE counter SET n = n + 1 WHERE k = 1; \
+                                 COMMIT";
+                    if let Err(e) = c.batch_execute(block).await {
+                        panic!("session {s}, block {i}: {e:?}");
+                    }
+                }
+            }));
+        }
+        for s in sessions {
+            s.await.expect("a session's task");
+        }
+        let total = (HOT_SESSIONS * HOT_BLOCKS_PER_SESSION).to_string();
+        assert_eq!(
+            text_rows(&setup, "SELECT n FROM counter ORDER BY k").await,
+            [[total.clone()], [total]],
+            "no increment lost or refused"
+        );
+    });
+}
+
+#[test]
+fn a_read_committed_update_waits_for_an_open_block_and_applies_to_its_result() {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let a = server.connect().await;
+        let b = server.connect().await;
+        a.batch_execute("CREATE TABLE t (k INT, v INT); INSERT INTO t VALUES (1, 0)")
+            .await
+            .unwrap();
+        a.batch_execute("BEGIN; UPDATE t SET v = v + 1")
+            .await
+            .unwrap();
+        b.batch_execute("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT 1")
+            .await
+            .unwrap();
+        let waiting =
+            tokio::spawn(
+                async move { b.batch_execute("UPDATE t SET v = v * 10").await.map(|()| b) },
+            );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(!waiting.is_finished(), "B waits for A's row");
+        a.batch_execute("COMMIT").await.unwrap();
+        let b = waiting.await.unwrap().expect("B's update after A's commit");
+        b.batch_execute("COMMIT").await.unwrap();
+        assert_eq!(one(&a, "SELECT v FROM t").await, "10");
+    });
+}
