@@ -26,8 +26,14 @@
 # of the simple query protocol; it is recorded in the JSON. SCRIPTS="…"
 # (environment) chooses the scripts (default "simple_update tpcb_like";
 # also `upsert`: one INSERT … ON CONFLICT DO UPDATE per transaction).
+# ISOLATION="read committed" (environment; default "repeatable read") is the
+# level every server's blocks run at, sent as PGOPTIONS'
+# default_transaction_isolation (Maestro builds before 2026-11-28's
+# isolation levels ignore it and run REPEATABLE READ); recorded in the JSON.
 set -euo pipefail
 PROTOCOL=${PROTOCOL:-simple}
+ISOLATION=${ISOLATION:-repeatable read}
+LEVEL_OPTION="-c default_transaction_isolation=${ISOLATION// /\\ }"
 SCRIPTS=${SCRIPTS:-simple_update tpcb_like}
 OUT=$1 REPS=$2 SECS=$3 CLIENTS=$4
 shift 4
@@ -71,13 +77,13 @@ for rep in $(seq 1 "$REPS"); do
               >/dev/null 2>&1 && break
             sleep 0.2
           done
-          export PGOPTIONS="-c default_transaction_isolation=repeatable\\ read"
         else
           pgdir=
           "$bin" serve --port "$PORT" > "$DATA/serve-$name.log" 2>&1 &
           pid=$!
         fi
         for _ in $(seq 1 100); do "${PSQL[@]}" -c "select 1" >/dev/null 2>&1 && break; sleep 0.2; done
+        export PGOPTIONS=$LEVEL_OPTION
         "${PSQL[@]}" -f "$HERE/pgbench/init.sql" \
           -c "\\copy pgbench_tellers from '$DATA/tellers.csv' csv" \
           -c "\\copy pgbench_accounts from '$DATA/accounts.csv' csv" >/dev/null
@@ -109,9 +115,9 @@ PY
     done
   done
 done
-python3 - "$RUNS" "$OUT/pgbench.json" "$PROTOCOL" "$SCRIPTS" "${VARIANTS[@]}" <<'PY'
+python3 - "$RUNS" "$OUT/pgbench.json" "$PROTOCOL" "$SCRIPTS" "$ISOLATION" "${VARIANTS[@]}" <<'PY'
 import json, statistics, sys
-runs_path, out, protocol, scripts, *variants = sys.argv[1:]
+runs_path, out, protocol, scripts, isolation, *variants = sys.argv[1:]
 names = [v.split("=", 1)[0] for v in variants]
 runs = [json.loads(l) for l in open(runs_path)]
 summary = []
@@ -135,7 +141,8 @@ for script in scripts.split():
                 row[f"{n}_over_{names[0]}"] = {"median": statistics.median(ratios),
                                                "min": min(ratios), "max": max(ratios)}
         summary.append(row)
-json.dump({"variants": variants, "protocol": protocol, "runs": runs, "summary": summary},
+json.dump({"variants": variants, "protocol": protocol, "isolation": isolation, "runs": runs,
+           "summary": summary},
           open(out, "w"), indent=1)
 for row in summary:
     print(json.dumps(row))

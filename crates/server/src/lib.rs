@@ -1053,6 +1053,13 @@ impl Session {
         {
             return Some(v.clone());
         }
+        if let Some(v) = client
+            .metadata()
+            .get("options")
+            .and_then(|options| statement::startup_option(options, &name))
+        {
+            return Some(v);
+        }
         match name.as_str() {
             "session_authorization" => client.metadata().get("user").cloned(),
             // The block's level, else the one a block would begin at.

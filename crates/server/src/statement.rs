@@ -357,6 +357,49 @@ fn value_text(w: &[&str]) -> String {
         .join(", ")
 }
 
+/// Setting `name`'s value in a startup message's `options` (what libpq's
+/// `PGOPTIONS` and `options=` send): `-c name=value` or `--name=value`
+/// items, spaces separating them unless escaped with a backslash (libpq's
+/// rule). The last item naming it wins, as in PostgreSQL.
+pub fn startup_option(options: &str, name: &str) -> Option<String> {
+    let mut items = Vec::new();
+    let mut item = String::new();
+    let mut chars = options.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => item.extend(chars.next()),
+            c if c.is_whitespace() => {
+                if !item.is_empty() {
+                    items.push(std::mem::take(&mut item));
+                }
+            }
+            c => item.push(c),
+        }
+    }
+    if !item.is_empty() {
+        items.push(item);
+    }
+    let mut found = None;
+    let mut k = 0;
+    while k < items.len() {
+        let assignment = if items[k] == "-c" {
+            k += 1;
+            items.get(k).map(String::as_str)
+        } else {
+            items[k]
+                .strip_prefix("--")
+                .or_else(|| items[k].strip_prefix("-c"))
+        };
+        if let Some((key, value)) = assignment.and_then(|a| a.split_once('='))
+            && key.replace('-', "_").eq_ignore_ascii_case(name)
+        {
+            found = Some(value.to_string());
+        }
+        k += 1;
+    }
+    found
+}
+
 /// The 1-based character position in the whole query of (line, column) of
 /// the statement starting at byte `offset`.
 pub fn char_position(query: &str, offset: usize, line: u64, column: u64) -> usize {
@@ -465,6 +508,25 @@ mod tests {
             )))
         );
         assert_eq!(classify("INSERT INTO t VALUES (1)"), Command::Sql);
+    }
+
+    #[test]
+    fn startup_options_give_settings() {
+        let options = r"-c default_transaction_isolation=read\ committed --statement-timeout=5s";
+        assert_eq!(
+            startup_option(options, "default_transaction_isolation").as_deref(),
+            Some("read committed")
+        );
+        assert_eq!(
+            startup_option(options, "statement_timeout").as_deref(),
+            Some("5s")
+        );
+        assert_eq!(startup_option(options, "datestyle"), None);
+        assert_eq!(
+            startup_option("-cgeqo=off -c geqo=on", "geqo").as_deref(),
+            Some("on")
+        );
+        assert_eq!(startup_option("-c", "geqo"), None);
     }
 
     #[test]

@@ -248,3 +248,24 @@ impl RowLocks {
         self.table().owner.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::LockTable;
+
+    #[test]
+    fn a_wait_closes_a_cycle_only_when_the_chain_leads_back() {
+        let mut t = LockTable::default();
+        // 1 waits for 2, 2 waits for 3.
+        t.waits_for.insert(1, 2);
+        t.waits_for.insert(2, 3);
+        assert!(t.closes_cycle(3, 1), "3 → 1 → 2 → 3");
+        assert!(t.closes_cycle(3, 2), "3 → 2 → 3");
+        assert!(!t.closes_cycle(4, 1), "the chain ends at 3, not 4");
+        assert!(!t.closes_cycle(1, 4), "4 waits for nobody");
+        assert!(t.closes_cycle(5, 5), "waiting for oneself");
+        // A stale cycle without the waiter ends the walk.
+        t.waits_for.insert(3, 1);
+        assert!(!t.closes_cycle(9, 1));
+    }
+}
