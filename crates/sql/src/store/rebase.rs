@@ -428,33 +428,39 @@ impl Store {
     /// Its row locks keep the rows it changed from other writers, so the
     /// replay meets no changed row, except across a background merge the
     /// locks do not span (40001, `row_locks.rs`). A table `txn` holds
-    /// (installed) reads as it did.
+    /// (installed) reads as it did. On an error the changes stay as they
+    /// were (the caller aborts).
     pub fn refresh_snapshot(&self, txn: &mut Transaction) -> Result<()> {
         txn.refresh_snapshot().map_err(txn_error)?;
         for row in self.pending.tables_of(txn) {
             let Some(table) = self.pending.take(txn, row) else {
                 continue;
             };
-            let Some(latest) = txn.read(&self.tables, row) else {
-                return Err(conflict(format!(
+            let rebased = match txn.read(&self.tables, row) {
+                Some(latest) if Arc::ptr_eq(&latest, &table.base) => Ok(None),
+                Some(latest) => match IdMap::between(&latest, &table.base) {
+                    Some(ids) => replay(&latest, &ids, &table).map(|(view, changes)| {
+                        Some(PendingTable {
+                            base: Arc::clone(&latest),
+                            view,
+                            changes,
+                        })
+                    }),
+                    None => Err(altered_concurrently(&table.base.name)),
+                },
+                None => Err(conflict(format!(
                     "could not serialize access: table \"{}\" was dropped concurrently",
                     table.base.name
-                )));
+                ))),
             };
-            if Arc::ptr_eq(&latest, &table.base) {
-                self.pending.put(txn, row, table);
-                continue;
+            match rebased {
+                Ok(Some(rebased)) => self.pending.put(txn, row, rebased),
+                Ok(None) => self.pending.put(txn, row, table),
+                Err(e) => {
+                    self.pending.put(txn, row, table);
+                    return Err(e);
+                }
             }
-            let Some(ids) = IdMap::between(&latest, &table.base) else {
-                return Err(altered_concurrently(&table.base.name));
-            };
-            let (view, changes) = replay(&latest, &ids, &table)?;
-            let rebased = PendingTable {
-                base: latest,
-                view,
-                changes,
-            };
-            self.pending.put(txn, row, rebased);
         }
         Ok(())
     }
