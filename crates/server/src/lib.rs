@@ -1729,8 +1729,8 @@ impl ExtendedQueryHandler for Session {
 }
 
 /// A write's RETURNING rows, completed by the write's tag (`INSERT 0 n`,
-/// `UPDATE n`, `DELETE n`: pgwire adds the count of rows sent, which is
-/// the count of rows written).
+/// `UPDATE n`, `DELETE n`, and `SELECT n` for `SELECT … FOR UPDATE`: pgwire
+/// adds the count of rows sent, which is the count of rows written).
 fn returned_response(written: Written, returned: Returned, format: &Format) -> Response {
     let mut response = rows_response(&returned.columns, returned.rows, format);
     if let Response::Query(q) = &mut response {
@@ -1738,6 +1738,8 @@ fn returned_response(written: Written, returned: Returned, format: &Format) -> R
             Written::Insert(_) => "INSERT 0",
             Written::Update(_) => "UPDATE",
             Written::Delete(_) => "DELETE",
+            // SELECT … FOR UPDATE: its rows, counted as a SELECT's.
+            Written::Select(_) => "SELECT",
             other => panic!("RETURNING rows from {other:?}"),
         });
     }
@@ -1758,6 +1760,7 @@ fn written_tag(w: Written) -> Tag {
         Written::Update(n) => Tag::new("UPDATE").with_rows(rows(n)),
         Written::Delete(n) => Tag::new("DELETE").with_rows(rows(n)),
         Written::Copy(n) => Tag::new("COPY").with_rows(rows(n)),
+        Written::Select(n) => Tag::new("SELECT").with_rows(rows(n)),
     }
 }
 

@@ -221,3 +221,52 @@ fn a_read_committed_update_waits_for_an_open_block_and_applies_to_its_result() {
         assert_eq!(one(&a, "SELECT v FROM t").await, "10");
     });
 }
+
+#[test]
+fn workers_take_jobs_with_for_update_skip_locked_over_the_extended_protocol() {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let setup = server.connect().await;
+        setup
+            .batch_execute(
+                "CREATE TABLE jobs (id BIGINT PRIMARY KEY, state TEXT); \
+                 INSERT INTO jobs VALUES (1, 'new'), (2, 'new'), (3, 'new')",
+            )
+            .await
+            .unwrap();
+        let take = "SELECT id FROM jobs WHERE state = $1 ORDER BY id LIMIT $2 \
+                    FOR UPDATE SKIP LOCKED";
+        let a = server.connect().await;
+        let b = server.connect().await;
+        let mut taken = Vec::new();
+        for worker in [&a, &b] {
+            worker
+                .batch_execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+                .await
+                .unwrap();
+            // Parse, Describe, Bind, Execute: the columns come from the
+            // query without its locking clause.
+            let rows = worker.query(take, &[&"new", &1i64]).await.unwrap();
+            assert_eq!(rows.len(), 1);
+            taken.push(rows[0].get::<_, i64>(0));
+        }
+        assert_eq!(taken, [1, 2], "each worker gets another job");
+        // NOWAIT on a held job: 55P03.
+        let e = setup
+            .query("SELECT id FROM jobs WHERE id = 1 FOR UPDATE NOWAIT", &[])
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e).0, "55P03");
+        for (worker, id) in [(&a, 1i64), (&b, 2)] {
+            worker
+                .execute("UPDATE jobs SET state = 'done' WHERE id = $1", &[&id])
+                .await
+                .unwrap();
+            worker.batch_execute("COMMIT").await.unwrap();
+        }
+        assert_eq!(
+            text_rows(&setup, "SELECT id, state FROM jobs ORDER BY id").await,
+            [["1", "done"], ["2", "done"], ["3", "new"]]
+        );
+    });
+}

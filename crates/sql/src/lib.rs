@@ -143,6 +143,18 @@ pub fn describe_parsed(
     stmt: &Statement,
     declared: &[Option<SqlType>],
 ) -> Result<Description, SqlError> {
+    // A locking clause changes what the store does with the rows
+    // (`store/for_update.rs`), not their columns or parameters.
+    let unlocked;
+    let stmt = match stmt {
+        Statement::Query(q) if !q.locks.is_empty() => {
+            let mut q = q.clone();
+            q.locks.clear();
+            unlocked = Statement::Query(q);
+            &unlocked
+        }
+        other => other,
+    };
     let bound = bind::bind_with(catalog, stmt, declared, None)?;
     Ok(Description {
         columns: if bound.explain != Explain::No {

@@ -149,7 +149,9 @@ impl Maestro {
                     | Written::Insert(n)
                     | Written::Update(n)
                     | Written::Delete(n)
-                    | Written::Copy(n) => n,
+                    | Written::Copy(n)
+                    // A locking query run as a statement (its rows dropped).
+                    | Written::Select(n) => n,
                 }));
             }
         }

@@ -57,6 +57,9 @@ pub enum Written {
     Update(u64),
     Delete(u64),
     Copy(u64),
+    /// `SELECT … FOR UPDATE`: the rows it returned, locked
+    /// (`for_update.rs`).
+    Select(u64),
 }
 
 /// What a write did, and the rows its RETURNING list gave (`None`
@@ -118,9 +121,9 @@ pub(super) fn with_row_column(mut def: TableDef) -> TableDef {
 
 /// The view with table `name` extended by [`ROW_COLUMN`], a hidden last
 /// column of each row's combined id (the scan computes it; no copy).
-struct WithRowIds<'v> {
-    view: &'v View,
-    entry: &'v Entry,
+pub(super) struct WithRowIds<'v> {
+    pub(super) view: &'v View,
+    pub(super) entry: &'v Entry,
 }
 
 impl Catalog for WithRowIds<'_> {
@@ -276,7 +279,7 @@ pub(super) fn row_position(v: &Value) -> Result<u32> {
 }
 
 /// The single plain table an UPDATE/DELETE names, and its alias.
-fn target(t: &TableWithJoins) -> Result<(String, Option<String>)> {
+pub(super) fn target(t: &TableWithJoins) -> Result<(String, Option<String>)> {
     if !t.joins.is_empty() {
         return Err(SqlError::unsupported("joins in UPDATE/DELETE"));
     }

@@ -35,6 +35,7 @@ mod ddl;
 mod defaults;
 mod dml;
 mod durable;
+mod for_update;
 mod generated;
 mod index;
 mod keys;
@@ -433,6 +434,14 @@ impl Store {
                 let view = self.view(txn);
                 self.insert(txn, &view, i, params, run)
                     .map(with_rows(Written::Insert))
+            }
+            Statement::Query(q) if !q.locks.is_empty() => {
+                let view = self.view(txn);
+                self.select_for_update(txn, &view, q, params, run)
+                    .map(|(n, rows)| Executed {
+                        written: Written::Select(n),
+                        returned: Some(rows),
+                    })
             }
             Statement::Update(u) => {
                 let view = self.view(txn);

@@ -120,7 +120,7 @@ fn altered_concurrently(table: &str) -> SqlError {
 }
 
 /// Combined ids a version's rows span (main and appended).
-fn id_space(entry: &Entry) -> u32 {
+pub(super) fn id_space(entry: &Entry) -> u32 {
     let space = entry
         .delta
         .as_ref()
@@ -311,17 +311,7 @@ impl Store {
         let mut newest = txn.newest(&self.tables, row);
         if !matches!(newest, Newest::Own) {
             self.lock_rows(txn, row, seen, &deleted)?;
-            // Read again once the rows are this transaction's: a holder that
-            // finished before (waited for, or found finished) may have
-            // committed a change of them since the first read. A commit
-            // installing its version now hides the newest committed one
-            // (`fail_early` would check nothing): wait for that short step.
-            newest = txn.newest(&self.tables, row);
-            if let Newest::Held(installing) = &newest
-                && installing.wait(WRITE_WAIT_MAX, || false)
-            {
-                newest = txn.newest(&self.tables, row);
-            }
+            newest = self.newest_after_locking(txn, row);
         }
         if matches!(newest, Newest::Own) {
             // A table this transaction created, altered or installed:
@@ -354,6 +344,62 @@ impl Store {
         table.view = Arc::new(next);
         table.changes.push(change);
         self.install(txn, row, table)
+    }
+
+    /// The table's newest version once `txn` locked the rows it changes:
+    /// read again, since a holder that finished before (waited for, or
+    /// found finished) may have committed a change of them after the first
+    /// read. A commit installing its version now hides the newest committed
+    /// one (`fail_early` would check nothing): that short step is waited
+    /// for.
+    fn newest_after_locking(&self, txn: &mut Transaction, row: RowId) -> Newest<Arc<Entry>> {
+        let newest = txn.newest(&self.tables, row);
+        match &newest {
+            Newest::Held(installing) if installing.wait(WRITE_WAIT_MAX, || false) => {
+                txn.newest(&self.tables, row)
+            }
+            _ => newest,
+        }
+    }
+
+    /// The version whose ids `txn`'s row locks of the table at `row` count
+    /// in — what its snapshot read, under its pending changes; `None` for a
+    /// table `txn` holds (no locks: nobody else writes it). `seen` is the
+    /// table as `txn` reads it.
+    pub(super) fn locking_base(
+        &self,
+        txn: &mut Transaction,
+        row: RowId,
+        seen: &Arc<Entry>,
+    ) -> Option<Arc<Entry>> {
+        if matches!(txn.newest(&self.tables, row), Newest::Own) {
+            return None;
+        }
+        Some(
+            self.pending
+                .base(txn, row)
+                .unwrap_or_else(|| Arc::clone(seen)),
+        )
+    }
+
+    /// After `txn` locked the rows `locked` (ascending ids of `seen`, the
+    /// table at `row` as it reads it) without changing them (`SELECT … FOR
+    /// UPDATE`): a row a later commit changed is 40001, rerunnable, as for
+    /// a write.
+    pub(super) fn check_locked_rows(
+        &self,
+        txn: &mut Transaction,
+        row: RowId,
+        seen: &Arc<Entry>,
+        locked: &[u32],
+    ) -> Result<()> {
+        let newest = self.newest_after_locking(txn, row);
+        if matches!(newest, Newest::Own) {
+            return Ok(());
+        }
+        let nothing = seen.data.empty_like();
+        self.fail_early(txn, row, newest, seen, locked, &nothing)
+            .map_err(rerunnable)
     }
 
     /// Locks the rows of the snapshot's version that `deleted` (ids of

@@ -42,6 +42,10 @@
 //! else than a row lock (a commit waiting for an install, `rebase.rs`) is
 //! bounded by its own timeout, and every row wait by `ROW_WAIT_MAX`.
 //!
+//! `SELECT … FOR UPDATE` takes the same locks for the rows it returns
+//! (`for_update.rs`), with [`OnHeld::Fail`] (NOWAIT) or [`OnHeld::Skip`]
+//! (SKIP LOCKED) instead of a wait when asked.
+//!
 //! ## What is not locked
 //! Statements deleting more than [`ROW_LOCKS_PER_STATEMENT_MAX`] rows, rows
 //! of a table the transaction holds (installed, `rebase.rs` "Holding a
@@ -129,6 +133,17 @@ impl LockTable {
     }
 }
 
+/// What a lock request does about a row another running transaction holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum OnHeld {
+    /// Waits for the holder to end (UPDATE, DELETE, `FOR UPDATE`).
+    Wait,
+    /// Fails at once with 55P03 (`FOR UPDATE NOWAIT`).
+    Fail,
+    /// Leaves the row out (`FOR UPDATE SKIP LOCKED`).
+    Skip,
+}
+
 /// Every transaction's row locks.
 #[derive(Default)]
 pub(super) struct RowLocks {
@@ -142,7 +157,7 @@ impl RowLocks {
 
     /// Takes `txn`'s locks of the rows `ids` (ascending combined ids of the
     /// table at catalog row `table`, counted in `main`), waiting for their
-    /// owners (module doc).
+    /// owners (module doc). A statement over the bound takes none.
     pub(super) fn lock(
         &self,
         txn: &Transaction,
@@ -150,15 +165,44 @@ impl RowLocks {
         main: &Arc<Table>,
         ids: &[u32],
     ) -> Result<()> {
-        if ids.is_empty() || ids.len() > ROW_LOCKS_PER_STATEMENT_MAX {
+        if ids.len() > ROW_LOCKS_PER_STATEMENT_MAX {
             return Ok(());
         }
+        self.lock_or(txn, table, main, ids, OnHeld::Wait)
+            .map(|skipped| debug_assert!(skipped.is_empty(), "waiting skips nothing"))
+    }
+
+    /// [`RowLocks::lock`] without the bound, doing `on_held` about a row
+    /// another running transaction holds; the ids left out
+    /// ([`OnHeld::Skip`]), ascending.
+    pub(super) fn lock_or(
+        &self,
+        txn: &Transaction,
+        table: RowId,
+        main: &Arc<Table>,
+        ids: &[u32],
+        on_held: OnHeld,
+    ) -> Result<Vec<u32>> {
         let me = txn.id();
         let main_at = Arc::as_ptr(main) as usize;
+        let mut skipped = Vec::new();
         for &id in ids {
             let key = LockKey { table, main_at, id };
             let deadline = Instant::now() + ROW_WAIT_MAX;
-            while let Some(holder) = self.take_or_find_holder(txn, key, main)? {
+            while let Some(holder) = self.take_or_find_holder(txn, key, main, on_held)? {
+                match on_held {
+                    OnHeld::Wait => {}
+                    OnHeld::Skip => {
+                        skipped.push(id);
+                        break;
+                    }
+                    OnHeld::Fail => {
+                        return Err(SqlError::new(
+                            ErrorKind::LockNotAvailable,
+                            "could not obtain lock on row: another transaction holds it (NOWAIT)",
+                        ));
+                    }
+                }
                 let left = deadline.saturating_duration_since(Instant::now());
                 let finished = holder.wait(left.min(ROW_WAIT_STEP), || false);
                 self.table().waits_for.remove(&me);
@@ -174,16 +218,18 @@ impl RowLocks {
                 }
             }
         }
-        Ok(())
+        Ok(skipped)
     }
 
     /// Step 1–3 of the module doc for one key: `None` once `txn` owns it,
-    /// else the running owner `txn` now waits for (recorded).
+    /// else the running owner — which `txn` now waits for (recorded) when
+    /// `on_held` is [`OnHeld::Wait`].
     fn take_or_find_holder(
         &self,
         txn: &Transaction,
         key: LockKey,
         main: &Arc<Table>,
+        on_held: OnHeld,
     ) -> Result<Option<Blocker>> {
         let me = txn.id();
         let mut t = self.table();
@@ -197,6 +243,9 @@ impl RowLocks {
                 .map(|o| o.handle.clone())
                 .unwrap_or_else(|| panic!("lock {key:?}: owner {owner} without its locks"));
             if !handle.is_finished() {
+                if on_held != OnHeld::Wait {
+                    return Ok(Some(handle));
+                }
                 if t.closes_cycle(me, owner) {
                     return Err(SqlError::new(
                         ErrorKind::Deadlock,
