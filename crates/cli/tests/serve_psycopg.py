@@ -120,4 +120,31 @@ with psycopg.connect(host="127.0.0.1", port=port, user="maestro", dbname="tpch")
     assert rows == [(1,), (3,)], rows
     conn.execute("CALL maestro.load_tpch(0.01)")
     assert conn.execute("select count(*) from nation").fetchone() == (25,)
+# READ COMMITTED as psycopg asks for it (BEGIN ISOLATION LEVEL READ COMMITTED),
+# and a work queue: two connections each take another row with FOR UPDATE
+# SKIP LOCKED while both blocks are open.
+with psycopg.connect(host="127.0.0.1", port=port, user="maestro", dbname="tpch") as setup:
+    setup.autocommit = True
+    setup.execute("create table job (id integer primary key, state text not null)")
+    setup.execute("insert into job values (1, 'new'), (2, 'new'), (3, 'new')")
+    workers = [
+        psycopg.connect(host="127.0.0.1", port=port, user="maestro", dbname="tpch")
+        for _ in range(2)
+    ]
+    taken = []
+    for w in workers:
+        w.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
+        assert w.execute("show transaction_isolation").fetchone() == ("read committed",)
+        row = w.execute(
+            "select id from job where state = %s order by id limit 1 for update skip locked",
+            ("new",),
+        ).fetchone()
+        taken.append(row[0])
+    assert taken == [1, 2], taken
+    for w, job in zip(workers, taken):
+        w.execute("update job set state = 'done' where id = %s", (job,))
+        w.commit()
+        w.close()
+    rows = setup.execute("select id, state from job order by id").fetchall()
+    assert rows == [(1, "done"), (2, "done"), (3, "new")], rows
 print("psycopg: ok")
