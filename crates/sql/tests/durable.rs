@@ -47,6 +47,17 @@ fn recovered(opened: &Opened) -> (usize, u64) {
     }
 }
 
+/// Removes data directory `d` and the files written beside it.
+fn remove(d: &Path) {
+    std::fs::remove_dir_all(d).unwrap();
+    let prefix = format!("{}-", d.file_name().unwrap().to_string_lossy());
+    for file in std::fs::read_dir(d.parent().unwrap()).unwrap().flatten() {
+        if file.file_name().to_string_lossy().starts_with(&prefix) {
+            let _ = std::fs::remove_file(file.path());
+        }
+    }
+}
+
 /// A file beside the data directory (COPY's input).
 fn write_file(dir: &Path, name: &str, text: &str) -> String {
     let path = PathBuf::from(format!("{}-{name}", dir.display()));
@@ -135,7 +146,7 @@ fn committed_writes_survive_a_restart_and_a_rollback_does_not() {
     let (store, _) = open(&d);
     assert_eq!(dump(&store), again);
     drop(store);
-    std::fs::remove_dir_all(&d).unwrap();
+    remove(&d);
 }
 
 #[test]
@@ -167,7 +178,7 @@ fn checkpoints_while_writing_fold_changes_and_recover() {
     assert_eq!(recovered(&opened), (1, 9));
     assert_eq!(dump(&store), before);
     drop(store);
-    std::fs::remove_dir_all(&d).unwrap();
+    remove(&d);
 }
 
 #[test]
@@ -203,7 +214,7 @@ fn one_row_into_a_big_table_logs_one_row() {
     let (store, opened) = open(&d);
     assert_eq!(recovered(&opened), (1, rows + 1 - 1));
     drop(store);
-    std::fs::remove_dir_all(&d).unwrap();
+    remove(&d);
 }
 
 #[test]
@@ -245,7 +256,7 @@ fn the_first_start_checkpoints_what_initial_puts() {
     assert_eq!(recovered(&opened), (1, 1));
     assert_eq!(dump(&store), before);
     drop(store);
-    std::fs::remove_dir_all(&d).unwrap();
+    remove(&d);
 }
 
 #[test]
@@ -263,7 +274,7 @@ fn without_a_log_only_the_first_checkpoint_survives() {
     assert_eq!(recovered(&opened), (0, 0));
     assert!(dump(&store).is_empty());
     drop(store);
-    std::fs::remove_dir_all(&d).unwrap();
+    remove(&d);
 }
 
 #[test]
@@ -286,7 +297,7 @@ fn loaded_tpch_tables_survive_and_a_reload_replaces_them() {
     let (store, _) = open(&d);
     assert_eq!(dump(&store), reloaded);
     drop(store);
-    std::fs::remove_dir_all(&d).unwrap();
+    remove(&d);
 }
 
 /// TPC-H's refresh functions on a durable store: RF1's rows and RF2's
@@ -374,7 +385,7 @@ fn index_declarations_survive_a_restart() {
     let (store, _) = open(&d);
     assert!(explain(&store, point).contains("Index Scan t using t_k"));
     drop(store);
-    std::fs::remove_dir_all(&d).unwrap();
+    remove(&d);
 }
 
 #[test]
@@ -443,4 +454,6 @@ fn declared_keys_survive_a_restart() {
     // the restart drops the key.
     autocommit(&store, "drop index stock_qty");
     autocommit(&store, "insert into stock values (5, 5, 10, 'y')");
+    drop(store);
+    remove(&d);
 }
