@@ -88,7 +88,9 @@ fn statement(
     let mut runs = 1;
     loop {
         if level == Level::ReadCommitted {
-            store.refresh_snapshot(t)?;
+            // As the server does: only the pending tables the statement
+            // names are replayed on the fresh snapshot.
+            store.refresh_snapshot_for(t, Some(&maestro_sql::parse(sql)?))?;
         }
         match exec(store, t, sql) {
             Err(e) if e.rerun == Rerun::OnFreshSnapshot && level == Level::ReadCommitted => {
