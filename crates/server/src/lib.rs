@@ -1082,6 +1082,25 @@ impl Session {
         }
     }
 
+    /// `SET TRANSACTION ISOLATION LEVEL words`: the begun block's level.
+    fn set_block_isolation(&self, words: &str) -> Result<Response, Box<ErrorInfo>> {
+        let level = isolation_named(words)?.granted()?;
+        let mut slot = txn::lock(&self.txn);
+        match &*slot {
+            TxnSlot::Begun(_) => *slot = TxnSlot::Begun(level),
+            TxnSlot::Open(..) => {
+                return Err(error(
+                    errors::ACTIVE_SQL_TRANSACTION,
+                    "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+                ));
+            }
+            // Outside a block PostgreSQL warns that it has no effect; a
+            // failed block refused it before.
+            TxnSlot::Idle | TxnSlot::Failed => {}
+        }
+        Ok(Response::Execution(Tag::new("SET")))
+    }
+
     /// The level a block begins at without naming one: the session's
     /// `default_transaction_isolation` (SET, or the startup message).
     fn default_isolation<C: ClientInfo>(&self, client: &C) -> Result<Isolation, Box<ErrorInfo>> {
@@ -1276,22 +1295,12 @@ impl Session {
                 }
                 Ok(Response::TransactionStart(Tag::new("BEGIN")))
             }
-            Command::SetIsolation(words) => {
-                let level = isolation_named(words)?.granted()?;
-                let mut slot = txn::lock(&self.txn);
-                match &*slot {
-                    TxnSlot::Begun(_) => *slot = TxnSlot::Begun(level),
-                    TxnSlot::Open(..) => {
-                        return Err(error(
-                            errors::ACTIVE_SQL_TRANSACTION,
-                            "SET TRANSACTION ISOLATION LEVEL must be called before any query",
-                        ));
-                    }
-                    // Outside a block PostgreSQL warns that it has no
-                    // effect; a failed block refused it above.
-                    TxnSlot::Idle | TxnSlot::Failed => {}
-                }
-                Ok(Response::Execution(Tag::new("SET")))
+            Command::SetIsolation(words) => self.set_block_isolation(words),
+            // PostgreSQL's other spelling of SET TRANSACTION ISOLATION LEVEL.
+            Command::Set(Some((name, words)))
+                if name.eq_ignore_ascii_case("transaction_isolation") =>
+            {
+                self.set_block_isolation(words)
             }
             Command::Commit => {
                 let taken = std::mem::take(&mut *txn::lock(&self.txn));

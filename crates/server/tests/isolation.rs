@@ -51,7 +51,14 @@ fn a_session_chooses_its_blocks_level() {
         assert_eq!(one(&c, "SHOW transaction_isolation").await, default);
 
         // The level of a begun block can change until its first query.
-        c.batch_execute("BEGIN; SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        c.batch_execute("BEGIN; SET transaction_isolation = 'read committed'")
+            .await
+            .unwrap();
+        assert_eq!(
+            one(&c, "SHOW transaction_isolation").await,
+            "read committed"
+        );
+        c.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             .await
             .unwrap();
         assert_eq!(
