@@ -567,7 +567,7 @@ impl Engine {
     ) -> Result<Answer, SqlError> {
         let mut attempt = 1;
         loop {
-            self.store.refresh_snapshot_for(txn, Some(stmt))?;
+            self.store.refresh_snapshot(txn)?;
             match self.execute_in(txn, stmt, params, cancel.clone(), class) {
                 Err(e)
                     if e.rerun == Rerun::OnFreshSnapshot

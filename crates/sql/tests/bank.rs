@@ -88,9 +88,7 @@ fn statement(
     let mut runs = 1;
     loop {
         if level == Level::ReadCommitted {
-            // As the server does: only the pending tables the statement
-            // names are replayed on the fresh snapshot.
-            store.refresh_snapshot_for(t, Some(&maestro_sql::parse(sql)?))?;
+            store.refresh_snapshot(t)?;
         }
         match exec(store, t, sql) {
             Err(e) if e.rerun == Rerun::OnFreshSnapshot && level == Level::ReadCommitted => {

@@ -512,31 +512,3 @@ fn rebased_writes_survive_a_restart() {
     drop(store);
     let _ = std::fs::remove_dir_all(&d);
 }
-
-#[test]
-fn read_committed_replays_a_pending_table_when_a_statement_names_it() {
-    let store = accounts();
-    autocommit(&store, "create table other (x bigint)");
-    let mut rc = store.begin().unwrap();
-    exec(&store, &mut rc, "update acc set v = 11 where id = 1").unwrap();
-    autocommit(&store, "update acc set v = 21 where id = 2");
-    autocommit(&store, "insert into other values (7)");
-    // A statement naming only `other`: `acc` keeps its pending view.
-    let only_other = maestro_sql::parse("select x from other").unwrap();
-    store
-        .refresh_snapshot_for(&mut rc, Some(&only_other))
-        .unwrap();
-    assert_eq!(rows(&store, &mut rc, "select x from other"), ["7"]);
-    // The next statement names `acc`: replayed on the newest version.
-    let acc = maestro_sql::parse("select id, v from acc order by id").unwrap();
-    store.refresh_snapshot_for(&mut rc, Some(&acc)).unwrap();
-    assert_eq!(
-        rows(&store, &mut rc, "select id, v from acc order by id"),
-        ["1,11", "2,21", "3,30"]
-    );
-    store.commit(rc).unwrap();
-    assert_eq!(
-        committed(&store, "select id, v from acc order by id"),
-        ["1,11", "2,21", "3,30"]
-    );
-}

@@ -64,13 +64,11 @@
 //! keys are checked against every committed row. Write skew across rows is
 //! possible, as under PostgreSQL's REPEATABLE READ.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use maestro_storage::column::{Delta, Table};
 use maestro_txn::{Newest, RowId, Transaction, TxnError};
-use sqlparser::ast::Statement;
 
 use super::pending::{ChangeNotes, PendingChange, PendingTable};
 use super::{Entry, Store, durable, merge, txn_error, unique};
@@ -479,40 +477,11 @@ impl Store {
     /// (installed) reads as it did. On an error the changes stay as they
     /// were (the caller aborts).
     pub fn refresh_snapshot(&self, txn: &mut Transaction) -> Result<()> {
-        self.refresh_snapshot_for(txn, None)
-    }
-
-    /// [`Store::refresh_snapshot`] for statement `stmt`: only the pending
-    /// tables it names are replayed now (a statement reads and writes
-    /// tables only by naming them; any word of its text equal to a table's
-    /// name counts, so a miss is impossible and an extra replay harmless).
-    /// The others keep the version they were replayed on until a statement
-    /// names them: replaying is O(delta) per table, and a block's
-    /// statements mostly name one table each. `None`: every table.
-    pub fn refresh_snapshot_for(
-        &self,
-        txn: &mut Transaction,
-        stmt: Option<&Statement>,
-    ) -> Result<()> {
         txn.refresh_snapshot().map_err(txn_error)?;
-        let words: Option<HashSet<String>> = stmt.map(|s| {
-            s.to_string()
-                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-                .filter(|w| !w.is_empty())
-                .map(str::to_lowercase)
-                .collect()
-        });
         for row in self.pending.tables_of(txn) {
             let Some(table) = self.pending.take(txn, row) else {
                 continue;
             };
-            if words
-                .as_ref()
-                .is_some_and(|w| !w.contains(&table.base.name.to_lowercase()))
-            {
-                self.pending.put(txn, row, table);
-                continue;
-            }
             let rebased = match txn.read(&self.tables, row) {
                 Some(latest) if Arc::ptr_eq(&latest, &table.base) => Ok(None),
                 Some(latest) => match IdMap::between(&latest, &table.base) {
