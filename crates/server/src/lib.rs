@@ -1221,6 +1221,12 @@ impl Session {
                     }
                 })
             }
+            // PostgreSQL's other spelling of SET TRANSACTION ISOLATION LEVEL.
+            Command::Set(Some((name, words)))
+                if name.eq_ignore_ascii_case("transaction_isolation") =>
+            {
+                self.set_block_isolation(words)
+            }
             Command::Set(assignment) => {
                 if let Some((name, value)) = assignment {
                     let mut settings = self.settings.lock().unwrap_or_else(PoisonError::into_inner);
@@ -1296,12 +1302,6 @@ impl Session {
                 Ok(Response::TransactionStart(Tag::new("BEGIN")))
             }
             Command::SetIsolation(words) => self.set_block_isolation(words),
-            // PostgreSQL's other spelling of SET TRANSACTION ISOLATION LEVEL.
-            Command::Set(Some((name, words)))
-                if name.eq_ignore_ascii_case("transaction_isolation") =>
-            {
-                self.set_block_isolation(words)
-            }
             Command::Commit => {
                 let taken = std::mem::take(&mut *txn::lock(&self.txn));
                 match taken {
