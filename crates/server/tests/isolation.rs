@@ -21,6 +21,16 @@ async fn one(c: &Client, sql: &str) -> String {
     rows[0].clone()
 }
 
+/// Two sessions of `server`, and a table `t (k, v)` holding `(1, 0)`.
+async fn two_sessions_and_t(server: &Server) -> (Client, Client) {
+    let a = server.connect().await;
+    let b = server.connect().await;
+    a.batch_execute("CREATE TABLE t (k INT, v INT); INSERT INTO t VALUES (1, 0)")
+        .await
+        .unwrap();
+    (a, b)
+}
+
 async fn fails(c: &Client, sql: &str) -> String {
     let e = c
         .simple_query(sql)
@@ -117,11 +127,7 @@ fn a_session_chooses_its_blocks_level() {
 fn read_committed_statements_see_commits_repeatable_read_ones_do_not() {
     let server = Server::start();
     server.rt.block_on(async {
-        let a = server.connect().await;
-        let b = server.connect().await;
-        a.batch_execute("CREATE TABLE t (k INT, v INT); INSERT INTO t VALUES (1, 0)")
-            .await
-            .unwrap();
+        let (a, b) = two_sessions_and_t(&server).await;
         a.batch_execute("BEGIN ISOLATION LEVEL READ COMMITTED; INSERT INTO t VALUES (2, 0)")
             .await
             .unwrap();
@@ -205,11 +211,7 @@ fn read_committed_increments_of_one_row_wait_for_each_other_and_none_is_lost() {
 fn a_read_committed_update_waits_for_an_open_block_and_applies_to_its_result() {
     let server = Server::start();
     server.rt.block_on(async {
-        let a = server.connect().await;
-        let b = server.connect().await;
-        a.batch_execute("CREATE TABLE t (k INT, v INT); INSERT INTO t VALUES (1, 0)")
-            .await
-            .unwrap();
+        let (a, b) = two_sessions_and_t(&server).await;
         a.batch_execute("BEGIN; UPDATE t SET v = v + 1")
             .await
             .unwrap();
