@@ -73,14 +73,15 @@ impl Store {
         let catalog = WithRowIds { view, entry };
         let (mut columns, result) = query_described(&catalog, &stmt, params, run)?;
         columns.pop();
-        let mut rows = result.rows;
-        let ids: Vec<u32> = rows
+        let ids: Vec<u32> = result
+            .rows
             .iter()
             .map(|r| row_position(r.last().expect("the row column")))
             .collect::<Result<_>>()?;
         let kept = self.lock_selected(txn, row, entry, &ids, on_held, window.rows())?;
-        let rows: Vec<Vec<Value>> = rows
-            .drain(..)
+        let rows: Vec<Vec<Value>> = result
+            .rows
+            .into_iter()
             .zip(kept)
             .filter_map(|(mut r, kept)| {
                 r.pop();
