@@ -44,7 +44,7 @@ use maestro_scheduler::{
     CancelReason, CancelToken, Cancelled, ClassId, Scheduler, catch_cancelled,
 };
 use maestro_sql::store::{
-    CopyFrom, MergeScope, QueryRunner, Returned, StoreRefresh, is_row_write, is_write,
+    CopyFrom, GiveUp, MergeScope, QueryRunner, Returned, StoreRefresh, is_row_write, is_write,
 };
 use maestro_sql::types::SqlType;
 use maestro_sql::{
@@ -590,6 +590,10 @@ impl Engine {
         cancel: CancelToken,
         class: Option<ClassId>,
     ) -> Result<Answer, SqlError> {
+        let give_up: GiveUp = {
+            let cancel = cancel.clone();
+            Arc::new(move || cancel.is_cancelled())
+        };
         let ctx = self.exec.context_cancellable("SQL", cancel);
         let run = |catalog: &dyn Catalog, plan: &LogicalPlan| -> Result<QueryResult, SqlError> {
             catch_cancelled(|| {
@@ -602,7 +606,10 @@ impl Engine {
             .map_err(cancelled_error)?
         };
         let runner: QueryRunner = &run;
-        if let Some(executed) = self.store.execute_returning(txn, stmt, params, runner) {
+        if let Some(executed) =
+            self.store
+                .execute_returning_until(txn, stmt, params, runner, Some(give_up))
+        {
             return executed.map(|e| match e.returned {
                 None => Answer::Written(e.written),
                 Some(returned) => Answer::Returned {

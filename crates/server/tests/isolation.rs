@@ -279,3 +279,21 @@ fn workers_take_jobs_with_for_update_skip_locked_over_the_extended_protocol() {
         );
     });
 }
+
+#[test]
+fn a_statement_timeout_ends_a_wait_for_a_held_row() {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let (a, b) = two_sessions_and_t(&server).await;
+        a.batch_execute("BEGIN; UPDATE t SET v = 1").await.unwrap();
+        b.batch_execute("SET statement_timeout = '300ms'")
+            .await
+            .unwrap();
+        // 57014 from the timeout, not 55P03 from the wait's own 10-s bound.
+        assert_eq!(fails(&b, "UPDATE t SET v = 2").await, "57014");
+        assert_eq!(fails(&b, "SELECT * FROM t FOR UPDATE").await, "57014");
+        a.batch_execute("COMMIT").await.unwrap();
+        b.batch_execute("UPDATE t SET v = v + 10").await.unwrap();
+        assert_eq!(one(&b, "SELECT v FROM t").await, "11");
+    });
+}

@@ -78,7 +78,9 @@ impl Store {
             .iter()
             .map(|r| row_position(r.last().expect("the row column")))
             .collect::<Result<_>>()?;
-        let kept = self.lock_selected(txn, row, entry, &ids, on_held, window.rows())?;
+        let give_up = || view.gives_up();
+        let wanted = window.rows();
+        let kept = self.lock_selected(txn, (row, entry), &ids, on_held, wanted, &give_up)?;
         let rows: Vec<Vec<Value>> = result
             .rows
             .into_iter()
@@ -93,18 +95,18 @@ impl Store {
     }
 
     /// Locks the rows `ids` (in the query's order; of `entry`, as `txn`
-    /// reads the table at catalog row `row`) and checks them against the
+    /// reads the table at catalog row `row`: `table`) and checks them against the
     /// newest committed version, as a write does (`rebase.rs`); per row
     /// whether it is returned. [`OnHeld::Skip`] goes in the query's order
     /// and stops once `wanted` rows are kept (`None`: all).
     fn lock_selected(
         &self,
         txn: &mut Transaction,
-        row: maestro_txn::RowId,
-        entry: &Arc<Entry>,
+        (row, entry): (maestro_txn::RowId, &Arc<Entry>),
         ids: &[u32],
         on_held: OnHeld,
         wanted: Option<usize>,
+        give_up: &dyn Fn() -> bool,
     ) -> Result<Vec<bool>> {
         let too_many = || {
             SqlError::unsupported(format!(
@@ -133,7 +135,7 @@ impl Store {
                     kept[k] = id >= space
                         || self
                             .row_locks
-                            .lock_or(txn, row, &base.data, &[id], on_held)?
+                            .lock_or(txn, row, &base.data, &[id], on_held, give_up)?
                             .is_empty();
                     n += usize::from(kept[k]);
                 }
@@ -146,7 +148,7 @@ impl Store {
                     return Err(too_many());
                 }
                 self.row_locks
-                    .lock_or(txn, row, &base.data, &sorted, on_held)?;
+                    .lock_or(txn, row, &base.data, &sorted, on_held, give_up)?;
                 kept.fill(true);
             }
         }

@@ -353,6 +353,7 @@ impl Store {
             tables,
             installed,
             started_us: crate::types::epoch_us(txn.started_at()),
+            give_up: None,
         }
     }
 
@@ -391,6 +392,24 @@ impl Store {
         params: &[ParamValue],
         run: QueryRunner,
     ) -> Option<Result<Executed>> {
+        self.execute_returning_until(txn, stmt, params, run, None)
+    }
+
+    /// [`Store::execute_returning`] of a statement that stops waiting for
+    /// rows other transactions hold (`row_locks.rs`) once `give_up` says so
+    /// — a cancel request or a statement timeout (57014).
+    pub fn execute_returning_until(
+        &self,
+        txn: &mut Transaction,
+        stmt: &Statement,
+        params: &[ParamValue],
+        run: QueryRunner,
+        give_up: Option<GiveUp>,
+    ) -> Option<Result<Executed>> {
+        let view = |store: &Store, txn: &mut Transaction| View {
+            give_up: give_up.clone(),
+            ..store.view(txn)
+        };
         let plain = |w: Written| Executed {
             written: w,
             returned: None,
@@ -431,12 +450,12 @@ impl Store {
                 .drop_indexes(txn, names, *if_exists)
                 .map(|()| plain(Written::DropIndex)),
             Statement::Insert(i) => {
-                let view = self.view(txn);
+                let view = view(self, txn);
                 self.insert(txn, &view, i, params, run)
                     .map(with_rows(Written::Insert))
             }
             Statement::Query(q) if !q.locks.is_empty() => {
-                let view = self.view(txn);
+                let view = view(self, txn);
                 self.select_for_update(txn, &view, q, params, run)
                     .map(|(n, rows)| Executed {
                         written: Written::Select(n),
@@ -444,12 +463,12 @@ impl Store {
                     })
             }
             Statement::Update(u) => {
-                let view = self.view(txn);
+                let view = view(self, txn);
                 self.update(txn, &view, u, params, run)
                     .map(with_rows(Written::Update))
             }
             Statement::Delete(d) => {
-                let view = self.view(txn);
+                let view = view(self, txn);
                 self.delete(txn, &view, d, params, run)
                     .map(with_rows(Written::Delete))
             }
@@ -617,6 +636,10 @@ impl Store {
 
 /// The tables one transaction sees, by name: a [`Catalog`] for binding and
 /// running its statements.
+/// A check a waiting statement makes: true once it should stop waiting
+/// (cancelled, or past its timeout).
+pub type GiveUp = Arc<dyn Fn() -> bool + Send + Sync>;
+
 pub struct View {
     /// Each table as the transaction reads it.
     tables: HashMap<String, (RowId, Arc<Entry>)>,
@@ -625,9 +648,16 @@ pub struct View {
     installed: HashMap<String, Arc<Entry>>,
     /// When the transaction began ([`Catalog::transaction_clock_us`]).
     started_us: i64,
+    /// When a statement waiting for a row lock stops (`None`: never).
+    give_up: Option<GiveUp>,
 }
 
 impl View {
+    /// Whether a statement waiting on this view should stop now.
+    pub(super) fn gives_up(&self) -> bool {
+        self.give_up.as_ref().is_some_and(|g| g())
+    }
+
     /// Table `name`'s catalog row and entry, or 42P01.
     pub fn entry(&self, name: &str) -> Result<(RowId, &Arc<Entry>)> {
         self.tables

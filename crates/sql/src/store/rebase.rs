@@ -310,7 +310,7 @@ impl Store {
         next.raise_drawn(&notes.drawn);
         let mut newest = txn.newest(&self.tables, row);
         if !matches!(newest, Newest::Own) {
-            self.lock_rows(txn, row, seen, &deleted)?;
+            self.lock_rows(txn, row, seen, &deleted, &|| view.gives_up())?;
             newest = self.newest_after_locking(txn, row);
         }
         if matches!(newest, Newest::Own) {
@@ -410,6 +410,7 @@ impl Store {
         row: RowId,
         seen: &Arc<Entry>,
         deleted: &[u32],
+        give_up: &dyn Fn() -> bool,
     ) -> Result<()> {
         let base = self
             .pending
@@ -419,7 +420,7 @@ impl Store {
         // The transaction's own appended rows follow the base's; nobody
         // else can name them.
         let old_rows = &deleted[..deleted.partition_point(|&id| id < space)];
-        self.row_locks.lock(txn, row, &base.data, old_rows)
+        self.row_locks.lock(txn, row, &base.data, old_rows, give_up)
     }
 
     /// The keys, and the conflicts the commit would meet with what is

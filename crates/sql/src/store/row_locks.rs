@@ -22,7 +22,9 @@
 //!    it waits for `H` (`waits_for`), unless following `H`'s own waits leads
 //!    back to the caller — a cycle, refused with 40P01 at once — then waits
 //!    for `H` to finish (`Blocker::wait`, in steps), removes its record and
-//!    tries the key again. After [`ROW_WAIT_MAX`] it gives up with 55P03.
+//!    tries the key again. After [`ROW_WAIT_MAX`] it gives up with 55P03;
+//!    a cancelled or timed-out statement (its view's `give_up`) stops
+//!    within a step with 57014.
 //!
 //! Then the statement reads the table's newest committed version again and
 //! checks its rows against it (`fail_early`): a row `H` (or any owner
@@ -164,17 +166,19 @@ impl RowLocks {
         table: RowId,
         main: &Arc<Table>,
         ids: &[u32],
+        give_up: &dyn Fn() -> bool,
     ) -> Result<()> {
         if ids.len() > ROW_LOCKS_PER_STATEMENT_MAX {
             return Ok(());
         }
-        self.lock_or(txn, table, main, ids, OnHeld::Wait)
+        self.lock_or(txn, table, main, ids, OnHeld::Wait, give_up)
             .map(|skipped| debug_assert!(skipped.is_empty(), "waiting skips nothing"))
     }
 
     /// [`RowLocks::lock`] without the bound, doing `on_held` about a row
     /// another running transaction holds; the ids left out
-    /// ([`OnHeld::Skip`]), ascending.
+    /// ([`OnHeld::Skip`]), ascending. A wait ends with 57014 once
+    /// `give_up()` holds (checked at least every [`ROW_WAIT_STEP`]).
     pub(super) fn lock_or(
         &self,
         txn: &Transaction,
@@ -182,6 +186,7 @@ impl RowLocks {
         main: &Arc<Table>,
         ids: &[u32],
         on_held: OnHeld,
+        give_up: &dyn Fn() -> bool,
     ) -> Result<Vec<u32>> {
         let me = txn.id();
         let main_at = Arc::as_ptr(main) as usize;
@@ -204,8 +209,15 @@ impl RowLocks {
                     }
                 }
                 let left = deadline.saturating_duration_since(Instant::now());
-                let finished = holder.wait(left.min(ROW_WAIT_STEP), || false);
+                let finished = holder.wait(left.min(ROW_WAIT_STEP), give_up);
                 self.table().waits_for.remove(&me);
+                if !finished && give_up() {
+                    return Err(SqlError::new(
+                        ErrorKind::Cancelled,
+                        "canceling statement: it was cancelled or timed out while it waited \
+                         for a row another transaction holds",
+                    ));
+                }
                 if !finished && Instant::now() >= deadline {
                     return Err(SqlError::new(
                         ErrorKind::LockNotAvailable,
