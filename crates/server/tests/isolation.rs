@@ -297,3 +297,42 @@ fn a_statement_timeout_ends_a_wait_for_a_held_row() {
         assert_eq!(one(&b, "SELECT v FROM t").await, "11");
     });
 }
+
+#[test]
+fn read_committed_upserts_of_one_new_key_from_several_sessions_all_land() {
+    let server = Server::start();
+    server.rt.block_on(async {
+        let setup = server.connect().await;
+        setup
+            .batch_execute("CREATE TABLE tally (name TEXT PRIMARY KEY, n INT NOT NULL)")
+            .await
+            .unwrap();
+        let mut sessions = Vec::new();
+        for s in 0..HOT_SESSIONS {
+            let c = server.connect().await;
+            sessions.push(tokio::spawn(async move {
+                for i in 0..HOT_BLOCKS_PER_SESSION {
+                    // The key does not exist when the first blocks start:
+                    // they insert it at once, and each waits for the
+                    // others' uncommitted insert, then updates.
+                    let block = "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT 1; \
+                                 INSERT INTO tally VALUES ('x', 1) \
+                                 ON CONFLICT (name) DO UPDATE SET n = tally.n + 1; \
+                                 COMMIT";
+                    if let Err(e) = c.batch_execute(block).await {
+                        panic!("session {s}, block {i}: {e:?}");
+                    }
+                }
+            }));
+        }
+        for s in sessions {
+            s.await.expect("a session's task");
+        }
+        let total = (HOT_SESSIONS * HOT_BLOCKS_PER_SESSION).to_string();
+        assert_eq!(
+            text_rows(&setup, "SELECT name, n FROM tally").await,
+            [["x".to_string(), total]],
+            "one row, no upsert lost or refused"
+        );
+    });
+}

@@ -468,7 +468,7 @@ fn on_conflict_do_nothing_skips_the_rows_whose_keys_are_taken() {
 }
 
 #[test]
-fn on_conflict_do_nothing_meets_a_later_commit_with_a_serialization_failure() {
+fn on_conflict_do_nothing_meets_a_later_commit_and_a_second_inserter_of_a_key_waits() {
     let store = Store::new();
     autocommit(&store, "create table t (id integer primary key, v integer)");
     // Taken by a commit after the snapshot, seen at the statement.
@@ -483,7 +483,9 @@ fn on_conflict_do_nothing_meets_a_later_commit_with_a_serialization_failure() {
     .expect_err("a key the snapshot does not show");
     assert_eq!(e.kind, ErrorKind::SerializationFailure, "{e}");
     old.abort();
-    // Taken by a commit between the statement and the commit.
+    // A key a running transaction inserted: the second inserter waits for
+    // it (`store/row_locks.rs`, key locks), then meets the committed row
+    // (23505 without ON CONFLICT), or goes on when the first aborted.
     let mut first = store.begin().unwrap();
     exec(
         &store,
@@ -491,17 +493,37 @@ fn on_conflict_do_nothing_meets_a_later_commit_with_a_serialization_failure() {
         "insert into t values (11, 1) on conflict do nothing",
     )
     .unwrap();
-    autocommit(&store, "insert into t values (11, 0)");
-    let e = store.commit(first).expect_err("the key went to the other");
-    assert_eq!(e.kind, ErrorKind::SerializationFailure, "{e}");
-    // Without ON CONFLICT the same race is 23505.
-    let mut plain = store.begin().unwrap();
-    exec(&store, &mut plain, "insert into t values (12, 1)").unwrap();
-    autocommit(&store, "insert into t values (12, 0)");
-    let e = store.commit(plain).expect_err("the key went to the other");
-    assert_eq!(e.kind, ErrorKind::UniqueViolation, "{e}");
+    let second = |sql: &'static str| {
+        let store = &store;
+        move || {
+            let mut t = store.begin().unwrap();
+            let r = exec(store, &mut t, sql).and_then(|_| store.commit(t));
+            r.map_err(|e| e.kind)
+        }
+    };
+    let waited = std::thread::scope(|s| {
+        let w = s.spawn(second("insert into t values (11, 0)"));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(!w.is_finished(), "the second inserter of 11 waits");
+        store.commit(first).unwrap();
+        w.join().unwrap()
+    });
+    assert_eq!(waited, Err(ErrorKind::UniqueViolation));
+    let mut aborting = store.begin().unwrap();
+    exec(&store, &mut aborting, "insert into t values (12, 1)").unwrap();
+    let waited = std::thread::scope(|s| {
+        let w = s.spawn(second("insert into t values (12, 0)"));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        aborting.abort();
+        w.join().unwrap()
+    });
+    assert_eq!(waited, Ok(()));
     assert_eq!(
-        rows(&store, "select v from t where id >= 10"),
-        ["[Int(0)]"; 3]
+        rows(&store, "select id, v from t where id >= 10"),
+        [
+            "[Int(10), Int(0)]",
+            "[Int(11), Int(1)]",
+            "[Int(12), Int(0)]"
+        ]
     );
 }

@@ -239,3 +239,58 @@ fn upserts_survive_a_restart() {
     drop(store);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_insert_of_a_key_a_running_transaction_inserted_waits_for_it() {
+    let store = counter_store();
+    let up = "insert into kv (k, v) values (7, 1) on conflict (k) do update set n = kv.n + 1";
+    let mut a = store.begin().unwrap();
+    let mut b = store.begin().unwrap();
+    exec(&store, &mut a, up).unwrap();
+    // B's upsert of the same new key waits for A's; A commits, so the key
+    // is taken: 40001 that READ COMMITTED runs again, and on a fresh
+    // snapshot the upsert updates A's row.
+    let e = std::thread::scope(|s| {
+        let waiter = s.spawn(|| exec(&store, &mut b, up).expect_err("the key A inserted"));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(!waiter.is_finished(), "B waits for A's key");
+        store.commit(a).unwrap();
+        waiter.join().unwrap()
+    });
+    assert_eq!(e.kind, ErrorKind::SerializationFailure, "{e}");
+    assert_eq!(e.rerun, maestro_sql::Rerun::OnFreshSnapshot);
+    store.refresh_snapshot(&mut b).unwrap();
+    exec(&store, &mut b, up).unwrap();
+    store.commit(b).unwrap();
+    assert_eq!(
+        rows(&store, "select v, n from kv where k = 7"),
+        ints(&[&[1, 1]])
+    );
+
+    // A plain INSERT of a key another block inserted: it waits, then 23505
+    // once that block committed, or goes on when it aborted.
+    let mut a = store.begin().unwrap();
+    let mut b = store.begin().unwrap();
+    exec(&store, &mut a, "insert into kv (k, v) values (8, 1)").unwrap();
+    let e = std::thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            exec(&store, &mut b, "insert into kv (k, v) values (8, 2)").expect_err("taken")
+        });
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        store.commit(a).unwrap();
+        waiter.join().unwrap()
+    });
+    assert_eq!(e.kind, ErrorKind::UniqueViolation, "{e}");
+    b.abort();
+    let mut a = store.begin().unwrap();
+    let mut b = store.begin().unwrap();
+    exec(&store, &mut a, "insert into kv (k, v) values (9, 1)").unwrap();
+    std::thread::scope(|s| {
+        let waiter = s.spawn(|| exec(&store, &mut b, "insert into kv (k, v) values (9, 2)"));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        a.abort();
+        waiter.join().unwrap().unwrap();
+    });
+    store.commit(b).unwrap();
+    assert_eq!(rows(&store, "select v from kv where k = 9"), ints(&[&[2]]));
+}

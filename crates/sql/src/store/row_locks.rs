@@ -48,11 +48,24 @@
 //! (`for_update.rs`), with [`OnHeld::Fail`] (NOWAIT) or [`OnHeld::Skip`]
 //! (SKIP LOCKED) instead of a wait when asked.
 //!
+//! A write also locks the **key values** it inserts (`LockKey::Key`, a
+//! hash of the key and its value, `unique::key_hashes`), after its rows: a
+//! second inserter of a value waits for the first, then meets the committed
+//! row at its check (23505; 40001 for `ON CONFLICT`, so READ COMMITTED runs
+//! an upsert again and it updates that row, as PostgreSQL's does). Key locks
+//! do not depend on the main, so they span merges.
+//!
+//! A statement that fails at its check gives back the locks it took
+//! (`release_since`): run again, it would otherwise hold a key while waiting
+//! for a row, the reverse of the order everyone else takes them in — a
+//! cycle. Its waiters' records go with them, and a waiter also stops
+//! waiting as soon as its key changes owner (not only when the owner ends).
+//!
 //! ## What is not locked
-//! Statements deleting more than [`ROW_LOCKS_PER_STATEMENT_MAX`] rows, rows
-//! of a table the transaction holds (installed, `rebase.rs` "Holding a
-//! table") and inserted rows (their keys are checked at commit) take no
-//! locks: their conflicts are found at commit, as before, with 40001.
+//! Statements deleting (or inserting) more than
+//! [`ROW_LOCKS_PER_STATEMENT_MAX`] rows and rows of a table the transaction
+//! holds (installed, `rebase.rs` "Holding a table") take no locks: their
+//! conflicts are found at commit, as before (40001, 23505).
 //! Nor do two transactions whose snapshots read different mains of one
 //! table (a background merge between them) exclude each other: the later
 //! commit's rebase finds the conflict.
@@ -80,13 +93,20 @@ const ROW_WAIT_STEP: Duration = Duration::from_millis(50);
 /// table (an entry per row).
 pub const ROW_LOCKS_PER_STATEMENT_MAX: usize = 4096;
 
-/// A row: its table's catalog row, the address of the main its id counts
-/// in, and its combined id there.
+/// What a lock names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct LockKey {
-    table: RowId,
-    main_at: usize,
-    id: u32,
+enum LockKey {
+    /// A row: its table's catalog row, the address of the main its id
+    /// counts in, and its combined id there.
+    Row {
+        table: RowId,
+        main_at: usize,
+        id: u32,
+    },
+    /// A key value a write inserts: its table's catalog row and a hash of
+    /// (which key, its value) (`unique::key_hashes`; two values with one
+    /// hash only make one writer wait for another needlessly).
+    Key { table: RowId, hash: u64 },
 }
 
 /// A transaction's locks.
@@ -101,8 +121,8 @@ struct Owned {
 struct LockTable {
     owner: HashMap<LockKey, u64>,
     owned: HashMap<u64, Owned>,
-    /// Transaction → the transaction it waits for now.
-    waits_for: HashMap<u64, u64>,
+    /// Transaction → the transaction it waits for now, and the key.
+    waits_for: HashMap<u64, (u64, LockKey)>,
 }
 
 impl LockTable {
@@ -127,7 +147,7 @@ impl LockTable {
                 return true;
             }
             match self.waits_for.get(&at) {
-                Some(&next) => at = next,
+                Some(&(next, _)) => at = next,
                 None => return false,
             }
         }
@@ -188,17 +208,60 @@ impl RowLocks {
         on_held: OnHeld,
         give_up: &dyn Fn() -> bool,
     ) -> Result<Vec<u32>> {
-        let me = txn.id();
         let main_at = Arc::as_ptr(main) as usize;
+        let keys = ids.iter().map(|&id| LockKey::Row { table, main_at, id });
+        let skipped = self.take_all(txn, keys, Some(main), on_held, give_up)?;
+        Ok(skipped
+            .into_iter()
+            .map(|key| match key {
+                LockKey::Row { id, .. } => id,
+                LockKey::Key { .. } => unreachable!("only rows were asked for: {key:?}"),
+            })
+            .collect())
+    }
+
+    /// Takes `txn`'s locks of the key values `hashes` (`unique::key_hashes`)
+    /// of the table at catalog row `table`, waiting for their owners: a
+    /// write inserting a key value another running transaction inserted
+    /// waits for it (module doc). At most [`ROW_LOCKS_PER_STATEMENT_MAX`]
+    /// values: a statement over the bound takes none.
+    pub(super) fn lock_keys(
+        &self,
+        txn: &Transaction,
+        table: RowId,
+        hashes: &[u64],
+        give_up: &dyn Fn() -> bool,
+    ) -> Result<()> {
+        if hashes.len() > ROW_LOCKS_PER_STATEMENT_MAX {
+            return Ok(());
+        }
+        let keys = hashes.iter().map(|&hash| LockKey::Key { table, hash });
+        self.take_all(txn, keys, None, OnHeld::Wait, give_up)
+            .map(|skipped| debug_assert!(skipped.is_empty(), "waiting skips nothing"))
+    }
+
+    /// Takes `keys` in order, doing `on_held` about one another running
+    /// transaction holds; the keys left out ([`OnHeld::Skip`]). `main`: the
+    /// main row keys count in, kept alive while they are held.
+    fn take_all(
+        &self,
+        txn: &Transaction,
+        keys: impl Iterator<Item = LockKey>,
+        main: Option<&Arc<Table>>,
+        on_held: OnHeld,
+        give_up: &dyn Fn() -> bool,
+    ) -> Result<Vec<LockKey>> {
+        let me = txn.id();
         let mut skipped = Vec::new();
-        for &id in ids {
-            let key = LockKey { table, main_at, id };
+        for key in keys {
             let deadline = Instant::now() + ROW_WAIT_MAX;
-            while let Some(holder) = self.take_or_find_holder(txn, key, main, on_held)? {
+            while let Some((holder_id, holder)) =
+                self.take_or_find_holder(txn, key, main, on_held)?
+            {
                 match on_held {
                     OnHeld::Wait => {}
                     OnHeld::Skip => {
-                        skipped.push(id);
+                        skipped.push(key);
                         break;
                     }
                     OnHeld::Fail => {
@@ -209,7 +272,10 @@ impl RowLocks {
                     }
                 }
                 let left = deadline.saturating_duration_since(Instant::now());
-                let finished = holder.wait(left.min(ROW_WAIT_STEP), give_up);
+                // Also stop when the holder gave the key back without
+                // ending (`release_since`).
+                let released = || self.table().owner.get(&key) != Some(&holder_id);
+                let finished = holder.wait(left.min(ROW_WAIT_STEP), || give_up() || released());
                 self.table().waits_for.remove(&me);
                 if !finished && give_up() {
                     return Err(SqlError::new(
@@ -234,15 +300,15 @@ impl RowLocks {
     }
 
     /// Step 1–3 of the module doc for one key: `None` once `txn` owns it,
-    /// else the running owner — which `txn` now waits for (recorded) when
-    /// `on_held` is [`OnHeld::Wait`].
+    /// else the running owner (its id and handle) — which `txn` now waits
+    /// for (recorded) when `on_held` is [`OnHeld::Wait`].
     fn take_or_find_holder(
         &self,
         txn: &Transaction,
         key: LockKey,
-        main: &Arc<Table>,
+        main: Option<&Arc<Table>>,
         on_held: OnHeld,
-    ) -> Result<Option<Blocker>> {
+    ) -> Result<Option<(u64, Blocker)>> {
         let me = txn.id();
         let mut t = self.table();
         if let Some(&owner) = t.owner.get(&key) {
@@ -256,7 +322,7 @@ impl RowLocks {
                 .unwrap_or_else(|| panic!("lock {key:?}: owner {owner} without its locks"));
             if !handle.is_finished() {
                 if on_held != OnHeld::Wait {
-                    return Ok(Some(handle));
+                    return Ok(Some((owner, handle)));
                 }
                 if t.closes_cycle(me, owner) {
                     return Err(SqlError::new(
@@ -265,8 +331,8 @@ impl RowLocks {
                          other holds",
                     ));
                 }
-                t.waits_for.insert(me, owner);
-                return Ok(Some(handle));
+                t.waits_for.insert(me, (owner, key));
+                return Ok(Some((owner, handle)));
             }
             // Finished without releasing (aborted, dropped): free.
             t.release(owner);
@@ -278,10 +344,44 @@ impl RowLocks {
             mains: Vec::new(),
         });
         owned.keys.push(key);
-        if !owned.mains.iter().any(|m| Arc::ptr_eq(m, main)) {
+        if let Some(main) = main
+            && !owned.mains.iter().any(|m| Arc::ptr_eq(m, main))
+        {
             owned.mains.push(Arc::clone(main));
         }
         Ok(None)
+    }
+
+    /// How many locks `txn` holds: a mark to release back to
+    /// ([`RowLocks::release_since`]).
+    pub(super) fn mark(&self, txn: &Transaction) -> usize {
+        self.table()
+            .owned
+            .get(&txn.id())
+            .map_or(0, |o| o.keys.len())
+    }
+
+    /// Releases the locks `txn` took after `mark`: a statement that failed
+    /// before it kept anything gives back what it locked, so that running it
+    /// again (READ COMMITTED) does not hold a key while it waits for a row —
+    /// the order every other writer takes them in (rows, then keys), which
+    /// made a cycle.
+    pub(super) fn release_since(&self, txn: &Transaction, mark: usize) {
+        let me = txn.id();
+        let mut t = self.table();
+        let Some(owned) = t.owned.get_mut(&me) else {
+            return;
+        };
+        let taken: Vec<LockKey> = owned.keys.drain(mark.min(owned.keys.len())..).collect();
+        for key in &taken {
+            if t.owner.get(key) == Some(&me) {
+                t.owner.remove(key);
+            }
+        }
+        // Those waiting for these keys wait for `txn` no more (they take the
+        // key at their next look): a cycle through them would be false.
+        t.waits_for
+            .retain(|_, (owner, key)| !(*owner == me && taken.contains(key)));
     }
 
     /// Releases the locks of transaction `txn` (by id; it ended).
@@ -318,15 +418,38 @@ mod tests {
     fn a_wait_closes_a_cycle_only_when_the_chain_leads_back() {
         let mut t = LockTable::default();
         // 1 waits for 2, 2 waits for 3.
-        t.waits_for.insert(1, 2);
-        t.waits_for.insert(2, 3);
+        let key = super::LockKey::Key { table: 0, hash: 0 };
+        t.waits_for.insert(1, (2, key));
+        t.waits_for.insert(2, (3, key));
         assert!(t.closes_cycle(3, 1), "3 → 1 → 2 → 3");
         assert!(t.closes_cycle(3, 2), "3 → 2 → 3");
         assert!(!t.closes_cycle(4, 1), "the chain ends at 3, not 4");
         assert!(!t.closes_cycle(1, 4), "4 waits for nobody");
         assert!(t.closes_cycle(5, 5), "waiting for oneself");
         // A stale cycle without the waiter ends the walk.
-        t.waits_for.insert(3, 1);
+        t.waits_for.insert(3, (1, key));
         assert!(!t.closes_cycle(9, 1));
+    }
+
+    #[test]
+    fn a_failed_statement_gives_back_only_its_own_locks_and_frees_their_waiters() {
+        let db = maestro_txn::Database::default();
+        let txn = db.begin(maestro_txn::Isolation::Snapshot).unwrap();
+        let locks = super::RowLocks::default();
+        let never = || false;
+        locks.lock_keys(&txn, 0, &[1], &never).unwrap();
+        let mark = locks.mark(&txn);
+        locks.lock_keys(&txn, 0, &[1, 2, 3], &never).unwrap();
+        assert_eq!(locks.held(), 3, "key 1 once");
+        // Another transaction waiting for key 2 of this one.
+        let key2 = super::LockKey::Key { table: 0, hash: 2 };
+        let key1 = super::LockKey::Key { table: 0, hash: 1 };
+        locks.table().waits_for.insert(99, (txn.id(), key2));
+        locks.table().waits_for.insert(98, (txn.id(), key1));
+        locks.release_since(&txn, mark);
+        assert_eq!(locks.held(), 1, "key 1, taken before the mark, stays");
+        let t = locks.table();
+        assert!(!t.waits_for.contains_key(&99), "its waiter waits no more");
+        assert!(t.waits_for.contains_key(&98), "key 1's waiter still waits");
     }
 }

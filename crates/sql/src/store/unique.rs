@@ -139,6 +139,34 @@ fn key_columns(entry: &Entry, key: &[String]) -> Option<(Vec<usize>, usize)> {
     Some((idx, first))
 }
 
+/// A hash of each value `appended` holds of each of `entry`'s keys (a
+/// unique column, or a composite key), with the key it belongs to,
+/// ascending, once each: what a write inserting those rows locks
+/// (`row_locks.rs`, `LockKey::Key`).
+pub(super) fn key_hashes(entry: &Entry, appended: &Table) -> Vec<u64> {
+    use std::hash::BuildHasher;
+    if appended.num_rows() == 0 {
+        return Vec::new();
+    }
+    let singles = entry.unique_columns.iter().map(std::slice::from_ref);
+    let mut hashes = Vec::new();
+    for (k, key) in singles
+        .chain(entry.keys.iter().map(Vec::as_slice))
+        .enumerate()
+    {
+        let Some((idx, _)) = key_columns(entry, key) else {
+            continue;
+        };
+        let hasher = BuildHasherDefault::<FxHasher>::default();
+        for r in 0..appended.num_rows() {
+            hashes.push(hasher.hash_one((k, tuple(&idx, appended, r))));
+        }
+    }
+    hashes.sort_unstable();
+    hashes.dedup();
+    hashes
+}
+
 /// Refuses the write of `entry` that deletes the live rows `deleted`
 /// (combined ids, any order) and appends `appended` if it would leave two
 /// live rows with one value of a key: a unique column, or a composite key
