@@ -80,7 +80,12 @@ impl Store {
             .collect::<Result<_>>()?;
         let give_up = || view.gives_up();
         let wanted = window.rows();
-        let kept = self.lock_selected(txn, (row, entry), &ids, on_held, wanted, &give_up)?;
+        // A statement that fails gives back the locks it took (a rerun must
+        // not hold rows while it waits for others: `row_locks.rs`).
+        let mark = self.row_locks.mark(txn);
+        let kept = self
+            .lock_selected(txn, (row, entry), &ids, on_held, wanted, &give_up)
+            .inspect_err(|_| self.row_locks.release_since(txn, mark))?;
         let rows: Vec<Vec<Value>> = result
             .rows
             .into_iter()

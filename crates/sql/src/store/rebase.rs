@@ -309,16 +309,23 @@ impl Store {
         let (mut next, positions) = merge::next_version(seen, &deleted, &appended)?;
         next.raise_drawn(&notes.drawn);
         let mut newest = txn.newest(&self.tables, row);
+        // A statement that fails from here on gives back the locks it took
+        // (`row_locks.rs`, `release_since`).
         let mark = self.row_locks.mark(txn);
         if !matches!(newest, Newest::Own) {
             let give_up = || view.gives_up();
-            self.lock_rows(txn, row, seen, &deleted, &give_up)?;
-            // The key values it inserts: an insert of a key another running
-            // transaction inserted waits for it, then meets the committed
-            // row below (23505, or 40001 for ON CONFLICT, which READ
-            // COMMITTED runs again to skip or update that row).
+            // The key values it inserts too: an insert of a key another
+            // running transaction inserted waits for it, then meets the
+            // committed row below (23505, or 40001 for ON CONFLICT, which
+            // READ COMMITTED runs again to skip or update that row).
             let keys = unique::key_hashes(seen, &appended);
-            self.row_locks.lock_keys(txn, row, &keys, &give_up)?;
+            let locked = self
+                .lock_rows(txn, row, seen, &deleted, &give_up)
+                .and_then(|()| self.row_locks.lock_keys(txn, row, &keys, &give_up));
+            if let Err(e) = locked {
+                self.row_locks.release_since(txn, mark);
+                return Err(e);
+            }
             newest = self.newest_after_locking(txn, row);
         }
         if matches!(newest, Newest::Own) {
@@ -331,7 +338,6 @@ impl Store {
             return self.written(txn, row, &next, positions, appended);
         }
         if let Err(e) = self.fail_early(txn, row, newest, seen, &deleted, &appended) {
-            // Nothing of the statement was kept: neither are its locks.
             self.row_locks.release_since(txn, mark);
             return Err(rerunnable(notes.key_error(e)));
         }
