@@ -166,6 +166,25 @@ fn read_committed_statements_see_commits_repeatable_read_ones_do_not() {
 const HOT_SESSIONS: usize = 4;
 const HOT_BLOCKS_PER_SESSION: usize = 25;
 
+/// `block` run [`HOT_BLOCKS_PER_SESSION`] times from each of
+/// [`HOT_SESSIONS`] sessions at once; any error fails the test.
+async fn blocks_from_sessions(server: &Server, block: &'static str) {
+    let mut sessions = Vec::new();
+    for s in 0..HOT_SESSIONS {
+        let c = server.connect().await;
+        sessions.push(tokio::spawn(async move {
+            for i in 0..HOT_BLOCKS_PER_SESSION {
+                if let Err(e) = c.batch_execute(block).await {
+                    panic!("session {s}, block {i}: {e:?}");
+                }
+            }
+        }));
+    }
+    for s in sessions {
+        s.await.expect("a session's task");
+    }
+}
+
 #[test]
 fn read_committed_increments_of_one_row_wait_for_each_other_and_none_is_lost() {
     let server = Server::start();
@@ -177,27 +196,16 @@ fn read_committed_increments_of_one_row_wait_for_each_other_and_none_is_lost() {
             )
             .await
             .unwrap();
-        let mut sessions = Vec::new();
-        for s in 0..HOT_SESSIONS {
-            let c = server.connect().await;
-            sessions.push(tokio::spawn(async move {
-                for i in 0..HOT_BLOCKS_PER_SESSION {
-                    // Two statements per block: the second writes the row
-                    // others wait for while this block is open (pgbench's
-                    // tpcb-like branch row).
-                    let block = "BEGIN ISOLATION LEVEL READ COMMITTED; \
-                                 UPDATE counter SET n = n + 1 WHERE k = 2; \
-                                 UPDATE counter SET n = n + 1 WHERE k = 1; \
-                                 COMMIT";
-                    if let Err(e) = c.batch_execute(block).await {
-                        panic!("session {s}, block {i}: {e:?}");
-                    }
-                }
-            }));
-        }
-        for s in sessions {
-            s.await.expect("a session's task");
-        }
+        // Two statements per block: the second writes the row others wait
+        // for while this block is open (pgbench's tpcb-like branch row).
+        blocks_from_sessions(
+            &server,
+            "BEGIN ISOLATION LEVEL READ COMMITTED; \
+             UPDATE counter SET n = n + 1 WHERE k = 2; \
+             UPDATE counter SET n = n + 1 WHERE k = 1; \
+             COMMIT",
+        )
+        .await;
         let total = (HOT_SESSIONS * HOT_BLOCKS_PER_SESSION).to_string();
         assert_eq!(
             text_rows(&setup, "SELECT n FROM counter ORDER BY k").await,
@@ -307,27 +315,17 @@ fn read_committed_upserts_of_one_new_key_from_several_sessions_all_land() {
             .batch_execute("CREATE TABLE tally (name TEXT PRIMARY KEY, n INT NOT NULL)")
             .await
             .unwrap();
-        let mut sessions = Vec::new();
-        for s in 0..HOT_SESSIONS {
-            let c = server.connect().await;
-            sessions.push(tokio::spawn(async move {
-                for i in 0..HOT_BLOCKS_PER_SESSION {
-                    // The key does not exist when the first blocks start:
-                    // they insert it at once, and each waits for the
-                    // others' uncommitted insert, then updates.
-                    let block = "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT 1; \
-                                 INSERT INTO tally VALUES ('x', 1) \
-                                 ON CONFLICT (name) DO UPDATE SET n = tally.n + 1; \
-                                 COMMIT";
-                    if let Err(e) = c.batch_execute(block).await {
-                        panic!("session {s}, block {i}: {e:?}");
-                    }
-                }
-            }));
-        }
-        for s in sessions {
-            s.await.expect("a session's task");
-        }
+        // The key does not exist when the first blocks start: they insert
+        // it at once, and each waits for the others' uncommitted insert,
+        // then updates.
+        blocks_from_sessions(
+            &server,
+            "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT 1; \
+             INSERT INTO tally VALUES ('x', 1) \
+             ON CONFLICT (name) DO UPDATE SET n = tally.n + 1; \
+             COMMIT",
+        )
+        .await;
         let total = (HOT_SESSIONS * HOT_BLOCKS_PER_SESSION).to_string();
         assert_eq!(
             text_rows(&setup, "SELECT name, n FROM tally").await,
