@@ -63,11 +63,11 @@ pub enum ErrorKind {
     /// An argument outside what a function takes: generate_series's step 0
     /// (SQLSTATE 22023).
     InvalidParameterValue,
-    /// Waiting for a row another transaction holds would close a cycle of
-    /// waits (SQLSTATE 40P01).
+    /// Waiting for a row (or key value) another transaction holds would
+    /// close a cycle of waits (SQLSTATE 40P01).
     Deadlock,
     /// A row stayed held by another transaction longer than a write waits
-    /// for it (SQLSTATE 55P03).
+    /// for it, or `FOR UPDATE NOWAIT` found it held (SQLSTATE 55P03).
     LockNotAvailable,
     /// The store refused for another reason (a full catalog, …; XX000).
     Store,

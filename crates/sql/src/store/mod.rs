@@ -238,7 +238,8 @@ pub struct Store {
     /// Writes of running transactions, installed at their commit
     /// (`pending.rs`, `rebase.rs`).
     pending: pending::PendingWrites,
-    /// Rows running transactions' UPDATEs and DELETEs hold (`row_locks.rs`).
+    /// Rows (and inserted key values) running transactions' writes and
+    /// `SELECT … FOR UPDATE`s hold until they end (`row_locks.rs`).
     row_locks: row_locks::RowLocks,
     /// The serial and identity columns' counters (`defaults.rs`).
     sequences: defaults::Sequences,
@@ -304,7 +305,9 @@ impl Store {
         Ok(())
     }
 
-    /// A transaction (snapshot isolation: PostgreSQL's REPEATABLE READ).
+    /// A transaction (snapshot isolation: PostgreSQL's REPEATABLE READ;
+    /// READ COMMITTED moves its snapshot per statement,
+    /// [`Store::refresh_snapshot`]).
     pub fn begin(&self) -> Result<Transaction> {
         self.pending.purge_finished();
         self.row_locks.purge_finished();
