@@ -379,10 +379,19 @@ impl Store {
         }
     }
 
+    /// The version the table at `row` was read from by `txn`'s snapshot —
+    /// its pending changes' base, else `seen` (the table as `txn` reads it,
+    /// with no pending change): the ids below its id space name committed
+    /// rows, the ones after are `txn`'s own appended rows.
+    fn snapshot_base(&self, txn: &Transaction, row: RowId, seen: &Arc<Entry>) -> Arc<Entry> {
+        self.pending
+            .base(txn, row)
+            .unwrap_or_else(|| Arc::clone(seen))
+    }
+
     /// The version whose ids `txn`'s row locks of the table at `row` count
-    /// in — what its snapshot read, under its pending changes; `None` for a
-    /// table `txn` holds (no locks: nobody else writes it). `seen` is the
-    /// table as `txn` reads it.
+    /// in ([`Store::snapshot_base`]); `None` for a table `txn` holds (no
+    /// locks: nobody else writes it).
     pub(super) fn locking_base(
         &self,
         txn: &mut Transaction,
@@ -392,11 +401,7 @@ impl Store {
         if matches!(txn.newest(&self.tables, row), Newest::Own) {
             return None;
         }
-        Some(
-            self.pending
-                .base(txn, row)
-                .unwrap_or_else(|| Arc::clone(seen)),
-        )
+        Some(self.snapshot_base(txn, row, seen))
     }
 
     /// After `txn` locked the rows `locked` (ascending ids of `seen`, the
@@ -429,10 +434,7 @@ impl Store {
         deleted: &[u32],
         give_up: &dyn Fn() -> bool,
     ) -> Result<()> {
-        let base = self
-            .pending
-            .base(txn, row)
-            .unwrap_or_else(|| Arc::clone(seen));
+        let base = self.snapshot_base(txn, row, seen);
         let space = id_space(&base);
         // The transaction's own appended rows follow the base's; nobody
         // else can name them.
@@ -459,10 +461,7 @@ impl Store {
         deleted: &[u32],
         appended: &Table,
     ) -> Result<()> {
-        let base = self
-            .pending
-            .base(txn, row)
-            .unwrap_or_else(|| Arc::clone(seen));
+        let base = self.snapshot_base(txn, row, seen);
         let latest = match newest {
             Newest::Committed { value, .. } if !Arc::ptr_eq(&value, &base) => value,
             // Nothing committed since the snapshot: the keys as it reads
