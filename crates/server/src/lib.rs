@@ -968,17 +968,20 @@ const DEFAULT_ISOLATION: &str = "default_transaction_isolation";
 /// The level blocks begin at unless the session chooses another.
 const DEFAULT_ISOLATION_LEVEL: Isolation = Isolation::RepeatableRead;
 
-/// The isolation level `words` name, or 22023.
+/// The isolation level `words` name, if the engine gives it: 22023 for no
+/// level, 0A000 for SERIALIZABLE ([`Isolation::granted`]).
 fn isolation_named(words: &str) -> Result<Isolation, Box<ErrorInfo>> {
-    Isolation::parse(words).ok_or_else(|| {
-        error(
-            errors::INVALID_PARAMETER_VALUE,
-            format!(
-                "invalid value for parameter \"transaction_isolation\": \"{words}\" (read \
-                 committed, repeatable read)"
-            ),
-        )
-    })
+    Isolation::parse(words)
+        .ok_or_else(|| {
+            error(
+                errors::INVALID_PARAMETER_VALUE,
+                format!(
+                    "invalid value for parameter \"transaction_isolation\": \"{words}\" (read \
+                     committed, repeatable read)"
+                ),
+            )
+        })?
+        .granted()
 }
 
 /// Default values of the settings clients ask about.
@@ -1091,7 +1094,7 @@ impl Session {
 
     /// `SET TRANSACTION ISOLATION LEVEL words`: the begun block's level.
     fn set_block_isolation(&self, words: &str) -> Result<Response, Box<ErrorInfo>> {
-        let level = isolation_named(words)?.granted()?;
+        let level = isolation_named(words)?;
         let mut slot = txn::lock(&self.txn);
         match &*slot {
             TxnSlot::Begun(_) => *slot = TxnSlot::Begun(level),
@@ -1114,7 +1117,7 @@ impl Session {
         let words = self
             .setting(client, DEFAULT_ISOLATION)
             .unwrap_or_else(|| DEFAULT_ISOLATION_LEVEL.name().to_string());
-        isolation_named(&words)?.granted()
+        isolation_named(&words)
     }
 
     /// The class `name` names: `None` for the default class (`default`,
@@ -1247,7 +1250,7 @@ impl Session {
                         };
                         settings.insert(WORKLOAD_CLASS.to_string(), value);
                     } else if name.eq_ignore_ascii_case(DEFAULT_ISOLATION) {
-                        let level = isolation_named(value)?.granted()?;
+                        let level = isolation_named(value)?;
                         settings.insert(DEFAULT_ISOLATION.to_string(), level.name().to_string());
                     } else {
                         settings.insert(name.clone(), value.clone());
@@ -1298,7 +1301,7 @@ impl Session {
             }
             Command::Begin(level) => {
                 let level = match level {
-                    Some(words) => isolation_named(words)?.granted()?,
+                    Some(words) => isolation_named(words)?,
                     None => self.default_isolation(client)?,
                 };
                 let mut slot = txn::lock(&self.txn);
