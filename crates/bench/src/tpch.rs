@@ -397,6 +397,11 @@ pub enum Storage {
     /// Each query's SQL text on the SQL store's main + delta; the refresh
     /// stream writes into the deltas (`tpch_delta`).
     Delta,
+    /// The hand-written plans on the SQL store's tables (each version read
+    /// as a plain column table: `maestro_sql::Store::tpch_database`); the
+    /// refresh stream writes into the deltas and merges them after each
+    /// function (`tpch_delta`), since the plans read no delta.
+    DeltaPlans,
 }
 
 impl std::str::FromStr for Storage {
@@ -405,7 +410,10 @@ impl std::str::FromStr for Storage {
         match s {
             "cow" => Ok(Storage::Cow),
             "delta" => Ok(Storage::Delta),
-            _ => Err(format!("unknown storage {s:?}: expected cow or delta")),
+            "delta-plans" => Ok(Storage::DeltaPlans),
+            _ => Err(format!(
+                "unknown storage {s:?}: expected cow, delta or delta-plans"
+            )),
         }
     }
 }
@@ -415,6 +423,7 @@ impl std::fmt::Display for Storage {
         f.write_str(match self {
             Storage::Cow => "cow",
             Storage::Delta => "delta",
+            Storage::DeltaPlans => "delta-plans",
         })
     }
 }
@@ -441,6 +450,12 @@ enum Source<'a> {
     Shared(&'a maestro_tpch::SharedDatabase),
     /// `--storage delta`: SQL text on main + delta.
     Delta(&'a maestro_sql::Store),
+    /// `--storage delta --queries plans`: the plans on the store's tables.
+    StorePlans {
+        store: &'a maestro_sql::Store,
+        scheduler: &'a Scheduler,
+        sf: f64,
+    },
 }
 
 impl Source<'_> {
@@ -452,6 +467,16 @@ impl Source<'_> {
                 .map(std::borrow::Cow::Owned)
                 .map_err(|e| e.to_string()),
             Source::Delta(_) => Err("SQL text runs on the store, not on tables".into()),
+            // On the scheduler: a version with a delta is merged once, its
+            // columns as fork-join tasks.
+            Source::StorePlans {
+                store,
+                scheduler,
+                sf,
+            } => scheduler
+                .install(|| store.tpch_database(*sf))
+                .map(std::borrow::Cow::Owned)
+                .map_err(|e| e.to_string()),
         }
     }
 }
@@ -554,6 +579,7 @@ pub fn throughput(
         }
     }
     if params.storage == Storage::Delta && params.class.is_some() {
+        // (`DeltaPlans` runs the plans, which a class can stop.)
         return Err(
             "--class runs the hand-written plans under a class; it has no --storage delta form"
                 .into(),
@@ -572,10 +598,15 @@ pub fn throughput(
         None
     };
     let store = match params.storage {
-        Storage::Delta => Some(crate::tpch_delta::load_store(&db)?),
+        Storage::Delta | Storage::DeltaPlans => Some(crate::tpch_delta::load_store(&db)?),
         Storage::Cow => None,
     };
     let source = match (&shared, &store) {
+        (_, Some(store)) if params.storage == Storage::DeltaPlans => Source::StorePlans {
+            store,
+            scheduler: &scheduler,
+            sf: params.sf,
+        },
         (_, Some(store)) => Source::Delta(store),
         (Some(s), None) => Source::Shared(s),
         (None, None) => Source::Loaded(&db),
@@ -658,10 +689,10 @@ fn throughput_run(
     // files do before a test (clause 5.3.4): generating them is not timed.
     let sets = match source {
         Source::Shared(shared) => prepare_refresh_sets(shared, next_set, streams)?,
-        Source::Loaded(_) | Source::Delta(_) => Vec::new(),
+        Source::Loaded(_) | Source::Delta(_) | Source::StorePlans { .. } => Vec::new(),
     };
     let delta_sets = match source {
-        Source::Delta(_) if params.refresh => {
+        Source::Delta(_) | Source::StorePlans { .. } if params.refresh => {
             crate::tpch_delta::prepare_sets(params.sf, next_set, streams)?
         }
         _ => Vec::new(),
@@ -680,13 +711,21 @@ fn throughput_run(
                 let sets = &sets;
                 Some(s.spawn(move || refresh_stream(scheduler, shared, sets, start, progress)))
             }
-            Source::Delta(store) if params.refresh => {
+            Source::Delta(store) | Source::StorePlans { store, .. } if params.refresh => {
                 let sets = &delta_sets;
+                // The plans read no delta: every refresh's delta is merged
+                // at once, not when due.
+                let merge = match source {
+                    Source::StorePlans { .. } => maestro_sql::store::MergeScope::All,
+                    _ => maestro_sql::store::MergeScope::Due,
+                };
                 Some(s.spawn(move || {
-                    crate::tpch_delta::refresh_stream(scheduler, store, sets, start, progress)
+                    crate::tpch_delta::refresh_stream(
+                        scheduler, store, sets, merge, start, progress,
+                    )
                 }))
             }
-            Source::Loaded(_) | Source::Delta(_) => None,
+            Source::Loaded(_) | Source::Delta(_) | Source::StorePlans { .. } => None,
         };
         let handles: Vec<_> = (0..streams)
             .map(|stream| {

@@ -10,6 +10,13 @@
 //! a table whose delta grew past the store's merge threshold gets a new
 //! main, the others keep their deltas. Queries keep running meanwhile (a
 //! merge swaps a pointer; readers hold their snapshot).
+//!
+//! `--storage delta --queries plans` runs the hand-written plans on the same
+//! store (`Store::tpch_database`): they read plain column tables, so the
+//! refresh stream merges every delta after each function
+//! (`MergeScope::All`), and a query whose snapshot falls between a commit
+//! and its merge shares the merged table the merge builds
+//! (`Entry::plain`, built once per version).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
@@ -88,11 +95,12 @@ pub(crate) fn prepare_sets(
 }
 
 /// The refresh stream: each set one transaction into the deltas, then a
-/// due merge (see the module doc).
+/// merge of `merge`'s tables (see the module doc).
 pub(crate) fn refresh_stream(
     scheduler: &Scheduler,
     store: &Store,
     sets: &[DeltaSet],
+    merge: MergeScope,
     start: Instant,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<RefreshStream, String> {
@@ -101,7 +109,7 @@ pub(crate) fn refresh_stream(
         // On the scheduler: a merge builds its columns as fork-join tasks.
         // A failed merge leaves the tables as they were (their deltas stay
         // readable), as `maestro serve`'s background merge ignores it too.
-        let merged = match scheduler.install(|| store.merge_deltas(MergeScope::Due)) {
+        let merged = match scheduler.install(|| store.merge_deltas(merge)) {
             Ok(m) => format!("merged {:?}", m.merged),
             Err(e) => format!("failed ({e}), deltas kept"),
         };
@@ -109,7 +117,7 @@ pub(crate) fn refresh_stream(
             total: r.total,
             lineitem_changed: r.lineitem_changed,
             place: " into the deltas",
-            note: format!("; due merge: {merged}"),
+            note: format!("; merge ({merge:?}): {merged}"),
         })
     })
 }

@@ -149,6 +149,22 @@ pub struct ThroughputArgs {
     /// storage). `delta` has no `--class` form.
     #[arg(long, value_enum, default_value_t = crate::tpch_refresh::Storage::Cow)]
     storage: crate::tpch_refresh::Storage,
+    /// What the streams run: the hand-written plans (`plans`, the default
+    /// with `--storage cow`) or each query's SQL text (`sql`, the default
+    /// with `--storage delta`). `--storage delta --queries plans` runs the
+    /// plans on the SQL store's tables, each version read as one plain
+    /// column table, and merges the deltas after each refresh function.
+    #[arg(long, value_enum)]
+    queries: Option<QueryForm>,
+}
+
+/// `tpch throughput --queries`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum QueryForm {
+    /// The hand-written physical plans (`maestro_tpch::queries`).
+    Plans,
+    /// The spec's SQL text through the SQL engine.
+    Sql,
 }
 
 #[derive(Args)]
@@ -380,9 +396,15 @@ fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
     if a.streams.contains(&0) {
         return Err(usage("--streams must be at least 1"));
     }
-    let storage = match a.storage {
-        crate::tpch_refresh::Storage::Cow => tpch::Storage::Cow,
-        crate::tpch_refresh::Storage::Delta => tpch::Storage::Delta,
+    let storage = match (a.storage, a.queries) {
+        (crate::tpch_refresh::Storage::Cow, None | Some(QueryForm::Plans)) => tpch::Storage::Cow,
+        (crate::tpch_refresh::Storage::Cow, Some(QueryForm::Sql)) => {
+            return Err(usage(
+                "--queries sql runs on the SQL store: give --storage delta with it",
+            ));
+        }
+        (crate::tpch_refresh::Storage::Delta, None | Some(QueryForm::Sql)) => tpch::Storage::Delta,
+        (crate::tpch_refresh::Storage::Delta, Some(QueryForm::Plans)) => tpch::Storage::DeltaPlans,
     };
     if storage == tpch::Storage::Delta && a.class.is_some() {
         return Err(usage(

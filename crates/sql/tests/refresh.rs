@@ -3,6 +3,8 @@
 //! of `maestro_tpch::SharedDatabase` builds (whose answers the TPC-H crate
 //! checks against DuckDB's), and the 22 TPC-H statements give the same
 //! answers on both — with the writes still in the deltas and after a merge.
+//! The hand-written plans read the same store (`Store::tpch_database`) and
+//! give DuckDB's answers after the same refreshes.
 
 mod common;
 
@@ -10,6 +12,8 @@ use common::{db, scheduler};
 use maestro_execution::{Executor, Granularity};
 use maestro_sql::store::MergeScope;
 use maestro_sql::{Catalog, Output, Store, TpchCatalog};
+use maestro_tpch::queries::answers::{answer_sets, refreshed_answers_dir};
+use maestro_tpch::queries::{check, run_profiled};
 use maestro_tpch::{RefreshFunction, SharedDatabase, refresh_count, rf1_rows, rf2_keys};
 
 const SF: f64 = common::SCALE_FACTOR;
@@ -89,4 +93,72 @@ fn refreshes_into_the_deltas_equal_the_copy_on_write_refresh() {
         );
     }
     t.abort();
+}
+
+/// Every committed parameter set's answer of the hand-written plans on
+/// `db` against DuckDB's after two refresh pairs; the failures.
+fn plan_failures(db: &maestro_tpch::Database) -> Vec<String> {
+    let dir = refreshed_answers_dir(SF, 2).expect("refreshed answers are committed");
+    let sets = answer_sets(&dir).unwrap();
+    assert!(sets.len() >= 22 * 4, "{} sets", sets.len());
+    let exec = Executor::new(scheduler(), Granularity::Hint).with_min_rows_per_task(1024);
+    sets.iter()
+        .filter_map(|set| {
+            let params = set.query_params(SF).unwrap();
+            let expected = set.answer(&dir).unwrap();
+            let outcome = run_profiled(&exec, db, &params)
+                .map_err(|e| e.to_string())
+                .and_then(|(r, _)| check::compare(&r, &expected).map_err(|e| e.to_string()));
+            outcome
+                .err()
+                .map(|e| format!("Q{} {}: {e}", set.query, set.set))
+        })
+        .collect()
+}
+
+#[test]
+fn hand_written_plans_on_the_store_give_duckdbs_answers_after_refreshes() {
+    let store = Store::new();
+    store.put_tpch(db()).unwrap();
+    // Before any write the plans read the loaded tables themselves.
+    let loaded = store.tpch_database(SF).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&loaded.lineitem, &db().lineitem));
+    for n in 1..=2 {
+        store.tpch_rf1(&rf1_rows(SF, n).unwrap()).unwrap();
+        store.tpch_rf2(&rf2_keys(SF, n).unwrap()).unwrap();
+    }
+    // The writes are in the deltas: a version's plain table is built once
+    // and shared by its readers.
+    let with_deltas = store.tpch_database(SF).unwrap();
+    let again = store.tpch_database(SF).unwrap();
+    assert!(std::sync::Arc::ptr_eq(
+        &with_deltas.lineitem,
+        &again.lineitem
+    ));
+    assert!(
+        std::sync::Arc::ptr_eq(&with_deltas.part, &db().part),
+        "unwritten: the main"
+    );
+    let failures = plan_failures(&with_deltas);
+    assert!(failures.is_empty(), "with deltas:\n{}", failures.join("\n"));
+    // The check can fail: the loaded tables give other answers.
+    assert!(plan_failures(&loaded).len() >= 10);
+    // A merge swaps in the plain table the readers built.
+    let report = store.merge_deltas(MergeScope::All).unwrap();
+    assert_eq!(report.merged.len(), 2, "{report:?}");
+    let merged = store.tpch_database(SF).unwrap();
+    assert!(std::sync::Arc::ptr_eq(
+        &merged.lineitem,
+        &with_deltas.lineitem
+    ));
+    assert!(std::sync::Arc::ptr_eq(&merged.orders, &with_deltas.orders));
+}
+
+#[test]
+fn hand_written_plans_refuse_a_table_whose_columns_changed() {
+    let store = Store::new();
+    store.put_tpch(db()).unwrap();
+    common::autocommit(&store, "ALTER TABLE nation ADD COLUMN n_extra INTEGER");
+    let e = store.tpch_database(SF).unwrap_err();
+    assert!(e.message.contains("nation"), "{e}");
 }

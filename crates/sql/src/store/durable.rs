@@ -222,6 +222,7 @@ impl<'de> Deserialize<'de> for Entry {
             null_masks: OnceLock::new(),
             own_view: None,
             merged_from: None,
+            plain: OnceLock::new(),
             delta: None,
         })
     }
@@ -487,6 +488,7 @@ impl Store {
                 null_masks: OnceLock::new(),
                 own_view: None,
                 merged_from: None,
+                plain: OnceLock::new(),
                 delta: None,
             };
             // Recovery pays the declared indexes' builds, not the first

@@ -161,6 +161,27 @@ fn columns_of(
 }
 
 impl Entry {
+    /// The table as one plain column table: the main when there is no
+    /// delta, else main and delta merged — built once per version (its
+    /// columns as fork-join tasks when called on a scheduler worker),
+    /// shared by every reader of the version and by the merge that swaps
+    /// this version's delta in. For readers that cannot read a delta (the
+    /// hand-written TPC-H plans); a concurrent caller waits for the one
+    /// building it. A failed build fails every caller alike (same inputs).
+    pub fn plain(&self) -> Result<Arc<Table>> {
+        let Some(delta) = self.live_delta() else {
+            return Ok(Arc::clone(&self.data));
+        };
+        self.plain
+            .get_or_init(|| {
+                merge_in_parallel(&self.data, delta)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
+            .clone()
+            .map_err(SqlError::store)
+    }
+
     /// The next version (sequence + 1) over the main `data`, no delta.
     pub(super) fn with_data_of(&self, data: Arc<Table>) -> Entry {
         let merged_from = if Arc::ptr_eq(&data, &self.data) {
@@ -182,6 +203,7 @@ impl Entry {
             null_masks: OnceLock::new(),
             own_view: None,
             merged_from,
+            plain: OnceLock::new(),
             delta: None,
         }
     }
@@ -223,7 +245,8 @@ impl Store {
         }
         for (row, entry) in candidates {
             let delta = entry.delta.as_ref().expect("a candidate has a delta");
-            let merged = Arc::new(merge_in_parallel(&entry.data, delta).map_err(SqlError::store)?);
+            // A reader of plain tables may have built it already.
+            let merged = entry.plain()?;
             // The statistics the optimizer used on the old main, computed
             // here rather than by the first query on the new one.
             for i in 0..merged.num_columns() {

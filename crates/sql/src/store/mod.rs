@@ -152,6 +152,11 @@ pub struct Entry {
     /// lets a transaction whose snapshot read the main before install its
     /// writes on this one (`rebase.rs`). Kept while the main stays.
     pub(super) merged_from: Option<Arc<rebase::MergeOrigin>>,
+    /// Main and delta merged into one column table, built once per version
+    /// for the readers that read plain column tables (the hand-written
+    /// TPC-H plans: [`Entry::plain`]) and reused by the merge that swaps
+    /// it in (`merge.rs`). Freed with the version.
+    pub(super) plain: OnceLock<std::result::Result<Arc<Table>, String>>,
 }
 
 impl Entry {
@@ -173,6 +178,7 @@ impl Entry {
             null_masks: OnceLock::new(),
             own_view: None,
             merged_from: None,
+            plain: OnceLock::new(),
             delta: None,
         }
     }

@@ -4,6 +4,11 @@
 //! transaction of two writes, O(delta) plus, for RF2, one scan of the two
 //! key columns. The same sets as `maestro_tpch::SharedDatabase`'s
 //! copy-on-write refresh (tpchgen's rows after the loaded population).
+//!
+//! The hand-written TPC-H plans read the same tables
+//! ([`Store::tpch_database`]): each of a snapshot's eight versions as a
+//! plain column table ([`Entry::plain`]: the main, or main and delta merged
+//! once per version).
 
 use std::time::{Duration, Instant};
 
@@ -65,6 +70,40 @@ impl Store {
             store.replace(txn, view, "lineitem", line_ids, no_lines)?;
             Ok(changed)
         })
+    }
+
+    /// The eight TPC-H tables one snapshot sees, as plain column tables
+    /// for the hand-written plans (`maestro_tpch::queries`): a table
+    /// without a delta is its main (a reference count), one with a delta
+    /// is merged once per version and shared by every reader of it. An
+    /// error if a table is missing or its columns are not TPC-H's (a
+    /// plan reads them by position and type).
+    pub fn tpch_database(&self, scale_factor: f64) -> Result<maestro_tpch::Database> {
+        let mut txn = self.begin()?;
+        let view = self.view(&mut txn);
+        let tables = maestro_tpch::TABLE_NAMES.map(|name| {
+            let (_, entry) = view.entry(name)?;
+            let expected = maestro_tpch::table_schema(name).expect("one of the eight");
+            let fields = entry.data.schema().fields();
+            let same = fields.len() == expected.len()
+                && fields
+                    .iter()
+                    .zip(expected)
+                    .all(|(f, (n, ty))| f.name == *n && f.data_type == *ty);
+            if !same {
+                return Err(SqlError::invalid(format!(
+                    "table {name} does not have TPC-H's columns (changed since it was loaded?): \
+                     the hand-written plans cannot read it"
+                )));
+            }
+            entry.plain()
+        });
+        txn.abort();
+        let [a, b, c, d, e, f, g, h] = tables;
+        Ok(maestro_tpch::Database::from_tables(
+            scale_factor,
+            [a?, b?, c?, d?, e?, f?, g?, h?],
+        ))
     }
 
     /// Runs `write` in a transaction and commits it, again from a new
