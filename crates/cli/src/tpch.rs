@@ -21,7 +21,6 @@ use maestro_tpch::queries::{
     OutputFormat, QUERY_COUNT, QueryParams, check, parse_query_number, run_profiled,
     run_profiled_cancellable,
 };
-use maestro_tpch::{RefreshFunction, SharedDatabase};
 
 #[derive(Subcommand)]
 pub enum TpchCommand {
@@ -199,8 +198,9 @@ pub struct CheckArgs {
     #[arg(long, value_delimiter = ',', default_value = "static,hint", value_parser = GranularityParser)]
     granularity: Vec<Granularity>,
     /// First run this many refresh pairs (RF1 then RF2 of sets 1..=N, as
-    /// transactions), then check the queries on a snapshot against DuckDB's
-    /// answers after the same refreshes (`answers/sf<SF>-refresh<N>/`).
+    /// transactions into the SQL store's deltas), then check the queries on
+    /// a snapshot of the store against DuckDB's answers after the same
+    /// refreshes (`answers/sf<SF>-refresh<N>/`).
     #[arg(long, value_name = "N", conflicts_with = "official_sf1")]
     refresh_pairs: Option<u32>,
 }
@@ -513,14 +513,29 @@ fn check_answers(a: CheckArgs) -> Result<ExitCode, ExitCode> {
         .map_err(failure)?;
     let (mut db, _) = tpch::load(&scheduler, sf, &|_| {}).map_err(failure)?;
     if let Some(pairs) = a.refresh_pairs {
-        let shared = SharedDatabase::new(db).map_err(failure)?;
+        // The store the server and `tpch throughput --storage delta` use:
+        // the refreshes go into its deltas, and the plans read each table
+        // of the snapshot as one plain column table.
+        let store = maestro_sql::Store::new();
+        store.put_tpch(&db).map_err(failure)?;
         for n in 1..=pairs {
-            for f in [RefreshFunction::Rf1, RefreshFunction::Rf2] {
-                let r = shared.refresh(&scheduler, f, n).map_err(failure)?;
-                eprintln!("{}", crate::tpch_refresh::report_line(&r));
+            let rows = maestro_tpch::rf1_rows(sf, n).map_err(failure)?;
+            let r1 = store.tpch_rf1(&rows).map_err(failure)?;
+            let keys = maestro_tpch::rf2_keys(sf, n).map_err(failure)?;
+            let r2 = store.tpch_rf2(&keys).map_err(failure)?;
+            for r in [r1, r2] {
+                eprintln!(
+                    "{} set {n}: {} orders, {} line items, committed into the deltas after {:.1} ms",
+                    r.function,
+                    r.orders_changed,
+                    r.lineitem_changed,
+                    r.total.as_secs_f64() * 1e3
+                );
             }
         }
-        db = shared.snapshot().map_err(failure)?;
+        db = scheduler
+            .install(|| store.tpch_database(sf))
+            .map_err(failure)?;
     }
     let (mut passed, mut failed) = (0, 0);
     for g in &a.granularity {

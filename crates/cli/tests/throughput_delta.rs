@@ -1,6 +1,6 @@
-//! `maestro tpch throughput --storage delta [--refresh]`: the throughput
-//! test's streams as SQL text on the SQL store's main + delta, its refresh
-//! stream written into the deltas.
+//! `maestro tpch throughput --storage delta [--queries plans] [--refresh]`:
+//! the throughput test's streams as SQL text (or the hand-written plans) on
+//! the SQL store's main + delta, its refresh stream written into the deltas.
 
 mod common;
 
@@ -44,6 +44,7 @@ fn delta_storage_refuses_what_it_cannot_do() {
     for extra in [
         &["--storage", "delta", "--class", "olap"][..],
         &["--storage", "rows"][..],
+        &["--storage", "cow", "--queries", "sql"][..],
     ] {
         let mut args = base.to_vec();
         args.extend(extra);
@@ -55,4 +56,29 @@ fn delta_storage_refuses_what_it_cannot_do() {
             stderr(&out)
         );
     }
+}
+
+#[test]
+fn the_plans_run_on_the_store_beside_its_refresh_stream() {
+    let report = json_of(&maestro(&[
+        "tpch",
+        "throughput",
+        "--sf",
+        "0.01",
+        "--streams",
+        "2",
+        "--reps",
+        "1",
+        "--storage",
+        "delta",
+        "--queries",
+        "plans",
+        "--refresh",
+        "--json",
+    ]));
+    assert_eq!(report["storage"], "delta-plans");
+    let run = &report["runs"][0];
+    assert_eq!(run["queries"], 44, "{run}");
+    assert_eq!(run["per_query"].as_object().unwrap().len(), 22, "{run}");
+    assert_eq!(run["refresh"]["pairs"], 2);
 }

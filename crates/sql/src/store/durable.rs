@@ -222,7 +222,7 @@ impl<'de> Deserialize<'de> for Entry {
             null_masks: OnceLock::new(),
             own_view: None,
             merged_from: None,
-            plain: OnceLock::new(),
+            plain: super::PlainSlot::default(),
             delta: None,
         })
     }
@@ -488,7 +488,7 @@ impl Store {
                 null_masks: OnceLock::new(),
                 own_view: None,
                 merged_from: None,
-                plain: OnceLock::new(),
+                plain: super::PlainSlot::default(),
                 delta: None,
             };
             // Recovery pays the declared indexes' builds, not the first

@@ -64,8 +64,7 @@ impl Entry {
             null_masks: OnceLock::new(),
             own_view: None,
             merged_from: self.merged_from.clone(),
-            // Same rows: a plain table built for this version serves it.
-            plain: self.plain.clone(),
+            plain: super::PlainSlot::default(),
         }
     }
 }

@@ -166,23 +166,22 @@ impl Entry {
     /// columns as fork-join tasks when called on a scheduler worker),
     /// shared by every reader of the version and by the merge that swaps
     /// this version's delta in. For readers that cannot read a delta (the
-    /// hand-written TPC-H plans); a concurrent caller waits for the one
-    /// building it. A failed build fails every caller alike (same inputs).
+    /// hand-written TPC-H plans). A concurrent caller waits for the one
+    /// building it, as a blocked worker (the slot is a scheduler-aware
+    /// lock); a failed build fails every caller alike (same inputs).
     pub fn plain(&self) -> Result<Arc<Table>> {
         let Some(delta) = self.live_delta() else {
             return Ok(Arc::clone(&self.data));
         };
-        self.plain
-            .get_or_init(|| {
-                merge_in_parallel(&self.data, delta)
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string())
-            })
-            .clone()
-            .map_err(SqlError::store)
+        let mut slot = self.plain.lock();
+        let built = slot.get_or_insert_with(|| {
+            merge_in_parallel(&self.data, delta)
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
+        });
+        built.clone().map_err(SqlError::store)
     }
 
-    /// The next version (sequence + 1) over the main `data`, no delta.
     pub(super) fn with_data_of(&self, data: Arc<Table>) -> Entry {
         let merged_from = if Arc::ptr_eq(&data, &self.data) {
             self.merged_from.clone()
@@ -203,7 +202,7 @@ impl Entry {
             null_masks: OnceLock::new(),
             own_view: None,
             merged_from,
-            plain: OnceLock::new(),
+            plain: super::PlainSlot::default(),
             delta: None,
         }
     }

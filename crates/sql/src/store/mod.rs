@@ -155,8 +155,10 @@ pub struct Entry {
     /// Main and delta merged into one column table, built once per version
     /// for the readers that read plain column tables (the hand-written
     /// TPC-H plans: [`Entry::plain`]) and reused by the merge that swaps
-    /// it in (`merge.rs`). Freed with the version.
-    pub(super) plain: OnceLock<std::result::Result<Arc<Table>, String>>,
+    /// it in (`merge.rs`). Freed with the version. A scheduler-aware lock,
+    /// not a `OnceLock`: a reader waiting for another's build counts as a
+    /// *blocked* worker, so the builder's fork-join tasks get its context.
+    pub(super) plain: PlainSlot,
 }
 
 impl Entry {
@@ -178,7 +180,7 @@ impl Entry {
             null_masks: OnceLock::new(),
             own_view: None,
             merged_from: None,
-            plain: OnceLock::new(),
+            plain: PlainSlot::default(),
             delta: None,
         }
     }
@@ -225,6 +227,10 @@ impl Entry {
         }
     }
 }
+
+/// [`Entry::plain`]'s table once built (or why it could not be).
+pub(super) type PlainSlot =
+    maestro_scheduler::sync::Mutex<Option<std::result::Result<Arc<Table>, String>>>;
 
 /// The SQL tables, versioned. Shared by every session (behind an `Arc`).
 pub struct Store {
