@@ -9,7 +9,7 @@
 # query streams as transactions (their rows generated before the run, as
 # dbgen's update files are), every query reads the snapshot current at its
 # start, and the run ends when the queries and the refresh stream have.
-# MAESTRO_THROUGHPUT_FLAGS adds flags to both variants (e.g. "--storage delta":
+# MAESTRO_THROUGHPUT_FLAGS adds flags to both variants (e.g. "--queries sql":
 # SQL text on the SQL store's main + delta, the refresh stream into the deltas).
 # Writes without-<r>.json, with-<r>.json and summary.json (queries/h per round,
 # their medians, the per-round ratio with ÷ without, RF times).

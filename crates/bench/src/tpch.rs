@@ -713,15 +713,13 @@ fn throughput_run(
             }
             Source::Delta(store) | Source::StorePlans { store, .. } if params.refresh => {
                 let sets = &delta_sets;
-                // The plans read no delta: every refresh's delta is merged
-                // at once, not when due.
-                let merge = match source {
-                    Source::StorePlans { .. } => maestro_sql::store::MergeScope::All,
-                    _ => maestro_sql::store::MergeScope::Due,
+                let readers = match source {
+                    Source::StorePlans { .. } => maestro_sql::store::RefreshReaders::Plans,
+                    _ => maestro_sql::store::RefreshReaders::Sql,
                 };
                 Some(s.spawn(move || {
                     crate::tpch_delta::refresh_stream(
-                        scheduler, store, sets, merge, start, progress,
+                        scheduler, store, sets, readers, start, progress,
                     )
                 }))
             }

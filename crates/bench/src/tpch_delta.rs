@@ -12,11 +12,11 @@
 //! merge swaps a pointer; readers hold their snapshot).
 //!
 //! `--storage delta --queries plans` runs the hand-written plans on the same
-//! store (`Store::tpch_database`): they read plain column tables, so the
-//! refresh stream merges every delta after each function
-//! (`MergeScope::All`), and a query whose snapshot falls between a commit
-//! and its merge shares the merged table the merge builds
-//! (`Entry::plain`, built once per version).
+//! store (`Store::tpch_database`). They read plain column tables, so each
+//! refresh transaction builds its versions' plain tables before it commits
+//! (`RefreshReaders::Plans`: no query waits for them, as with copy-on-write
+//! versions), and the merge after it (`MergeScope::All`) swaps those very
+//! tables in as the new mains.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
@@ -24,7 +24,7 @@ use std::time::Instant;
 use maestro_execution::{Executor, QueryProfile};
 use maestro_scheduler::Scheduler;
 use maestro_sql::store::MergeScope;
-use maestro_sql::store::StoreRefresh;
+use maestro_sql::store::{RefreshReaders, StoreRefresh};
 use maestro_sql::{Output, SqlError, Store};
 use maestro_tpch::queries::{QueryParams, sql_text};
 use maestro_tpch::{NewRows, RefreshFunction};
@@ -62,11 +62,11 @@ impl DeltaSet {
         }
     }
 
-    /// The set as one transaction into `store`'s deltas.
-    pub fn apply(&self, store: &Store) -> Result<StoreRefresh, SqlError> {
+    /// The set as one transaction into `store`'s deltas, for `readers`.
+    pub fn apply(&self, store: &Store, readers: RefreshReaders) -> Result<StoreRefresh, SqlError> {
         match self {
-            DeltaSet::Rf1(_, rows) => store.tpch_rf1(rows),
-            DeltaSet::Rf2(_, keys) => store.tpch_rf2(keys),
+            DeltaSet::Rf1(_, rows) => store.tpch_rf1(rows, readers),
+            DeltaSet::Rf2(_, keys) => store.tpch_rf2(keys, readers),
         }
     }
 }
@@ -94,18 +94,28 @@ pub(crate) fn prepare_sets(
     Ok(sets)
 }
 
-/// The refresh stream: each set one transaction into the deltas, then a
-/// merge of `merge`'s tables (see the module doc).
+/// The refresh stream: each set one transaction into the deltas for
+/// `readers`, then a merge (see the module doc).
 pub(crate) fn refresh_stream(
     scheduler: &Scheduler,
     store: &Store,
     sets: &[DeltaSet],
-    merge: MergeScope,
+    readers: RefreshReaders,
     start: Instant,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<RefreshStream, String> {
     drive_refresh_stream(sets, DeltaSet::function, start, progress, |set| {
-        let r = set.apply(store).map_err(|e| e.to_string())?;
+        // On the scheduler: the plans' plain tables are built as fork-join
+        // tasks before the commit.
+        let r = scheduler
+            .install(|| set.apply(store, readers))
+            .map_err(|e| e.to_string())?;
+        // The plans read no delta: every delta is merged at once (its
+        // plain table is built already), not only when due.
+        let merge = match readers {
+            RefreshReaders::Plans => MergeScope::All,
+            RefreshReaders::Sql => MergeScope::Due,
+        };
         // On the scheduler: a merge builds its columns as fork-join tasks.
         // A failed merge leaves the tables as they were (their deltas stay
         // readable), as `maestro serve`'s background merge ignores it too.

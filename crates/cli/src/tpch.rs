@@ -14,6 +14,7 @@ use maestro_bench::tpch::{
 };
 use maestro_execution::{ExecError, Executor, Granularity};
 use maestro_scheduler::{CancelReason, CancelToken, StatementMemory};
+use maestro_sql::store::RefreshReaders;
 use maestro_tpch::queries::answers::{
     ANSWER_SCALE_FACTORS, answer_sets, answers_dir_at, official_sf1, refreshed_answers_dir,
 };
@@ -141,20 +142,20 @@ pub struct ThroughputArgs {
     /// timeout and memory limits (stopped queries counted as `stopped`).
     #[arg(long = "class", value_name = "SPEC", value_parser = crate::flags::class_spec)]
     class: Option<maestro_scheduler::ClassSpec>,
-    /// Where the streams read and the refresh stream writes: the hand-written
-    /// plans on copy-on-write table versions (`cow`), or each query's SQL
-    /// text on the SQL store's main + delta with the refreshes written into
-    /// the deltas and a due merge after each (`delta`, `maestro serve`'s
-    /// storage). `delta` has no `--class` form.
-    #[arg(long, value_enum, default_value_t = crate::tpch_refresh::Storage::Cow)]
+    /// Where the streams read and the refresh stream writes: the SQL
+    /// store's main + delta (`delta`, `maestro serve`'s storage: the
+    /// refreshes are written into the deltas) or the copy-on-write table
+    /// versions of `maestro_tpch::SharedDatabase` (`cow`, the baseline the
+    /// store replaced; plans only).
+    #[arg(long, value_enum, default_value_t = crate::tpch_refresh::Storage::Delta)]
     storage: crate::tpch_refresh::Storage,
-    /// What the streams run: the hand-written plans (`plans`, the default
-    /// with `--storage cow`) or each query's SQL text (`sql`, the default
-    /// with `--storage delta`). `--storage delta --queries plans` runs the
-    /// plans on the SQL store's tables, each version read as one plain
-    /// column table, and merges the deltas after each refresh function.
-    #[arg(long, value_enum)]
-    queries: Option<QueryForm>,
+    /// What the streams run: the hand-written plans (`plans`; on the store
+    /// each version is read as one plain column table, which a refresh
+    /// builds before it commits, and its delta is merged after it) or each
+    /// query's SQL text (`sql`, through the deltas; a due merge after each
+    /// refresh function; no `--class` form).
+    #[arg(long, value_enum, default_value_t = QueryForm::Plans)]
+    queries: QueryForm,
 }
 
 /// `tpch throughput --queries`.
@@ -397,19 +398,19 @@ fn throughput(a: ThroughputArgs) -> Result<ExitCode, ExitCode> {
         return Err(usage("--streams must be at least 1"));
     }
     let storage = match (a.storage, a.queries) {
-        (crate::tpch_refresh::Storage::Cow, None | Some(QueryForm::Plans)) => tpch::Storage::Cow,
-        (crate::tpch_refresh::Storage::Cow, Some(QueryForm::Sql)) => {
+        (crate::tpch_refresh::Storage::Cow, QueryForm::Plans) => tpch::Storage::Cow,
+        (crate::tpch_refresh::Storage::Cow, QueryForm::Sql) => {
             return Err(usage(
-                "--queries sql runs on the SQL store: give --storage delta with it",
+                "--queries sql runs on the SQL store: --storage cow has the plans only",
             ));
         }
-        (crate::tpch_refresh::Storage::Delta, None | Some(QueryForm::Sql)) => tpch::Storage::Delta,
-        (crate::tpch_refresh::Storage::Delta, Some(QueryForm::Plans)) => tpch::Storage::DeltaPlans,
+        (crate::tpch_refresh::Storage::Delta, QueryForm::Sql) => tpch::Storage::Delta,
+        (crate::tpch_refresh::Storage::Delta, QueryForm::Plans) => tpch::Storage::DeltaPlans,
     };
     if storage == tpch::Storage::Delta && a.class.is_some() {
         return Err(usage(
-            "--storage delta runs SQL text, which --class cannot admit, time out or stop; \
-             drop one of them",
+            "--queries sql runs SQL text, which --class cannot admit, time out or stop (its \
+             storage is the store's); drop one of them",
         ));
     }
     let duration = crate::flags::duration(a.duration)?;
@@ -520,9 +521,13 @@ fn check_answers(a: CheckArgs) -> Result<ExitCode, ExitCode> {
         store.put_tpch(&db).map_err(failure)?;
         for n in 1..=pairs {
             let rows = maestro_tpch::rf1_rows(sf, n).map_err(failure)?;
-            let r1 = store.tpch_rf1(&rows).map_err(failure)?;
+            let r1 = store
+                .tpch_rf1(&rows, RefreshReaders::Plans)
+                .map_err(failure)?;
             let keys = maestro_tpch::rf2_keys(sf, n).map_err(failure)?;
-            let r2 = store.tpch_rf2(&keys).map_err(failure)?;
+            let r2 = store
+                .tpch_rf2(&keys, RefreshReaders::Plans)
+                .map_err(failure)?;
             for r in [r1, r2] {
                 eprintln!(
                     "{} set {n}: {} orders, {} line items, committed into the deltas after {:.1} ms",

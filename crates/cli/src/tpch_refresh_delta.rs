@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use maestro_bench::tpch_delta::DeltaSet;
 use maestro_execution::Executor;
-use maestro_sql::store::MergeScope;
+use maestro_sql::store::{MergeScope, RefreshReaders};
 use maestro_sql::{Output, Store};
 use maestro_tpch::queries::{QueryResult, check};
 use maestro_tpch::{Database, RefreshFunction};
@@ -52,9 +52,9 @@ pub(crate) fn refresh_deltas(
             let start = Instant::now();
             let set = DeltaSet::generate(f, sf, n).map_err(failure)?;
             let generate = start.elapsed();
-            let r = set.apply(&store).map_err(failure)?;
+            let r = set.apply(&store, RefreshReaders::Sql).map_err(failure)?;
             if let Some(m) = &merged {
-                set.apply(m).map_err(failure)?;
+                set.apply(m, RefreshReaders::Sql).map_err(failure)?;
             }
             let (g, t) = (generate.as_secs_f64(), r.total.as_secs_f64());
             eprintln!(

@@ -173,8 +173,11 @@ fn throughput_runs_the_refresh_stream_beside_the_queries() {
         "--reps",
         "1",
         "--refresh",
+        "--storage",
+        "cow",
         "--json",
     ]));
+    assert_eq!(report["storage"], "cow");
     let run = &report["runs"][0];
     assert_eq!(run["queries"], 44);
     let refresh = &run["refresh"];

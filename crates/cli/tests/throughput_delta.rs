@@ -1,6 +1,7 @@
-//! `maestro tpch throughput --storage delta [--queries plans] [--refresh]`:
-//! the throughput test's streams as SQL text (or the hand-written plans) on
-//! the SQL store's main + delta, its refresh stream written into the deltas.
+//! `maestro tpch throughput [--queries plans|sql] [--refresh]`: the
+//! throughput test's streams as the hand-written plans (the default) or as
+//! SQL text on the SQL store's main + delta, its refresh stream written into
+//! the deltas.
 
 mod common;
 
@@ -19,8 +20,8 @@ fn delta_storage_runs_every_streams_queries_and_the_refresh_pairs() {
         "1",
         "--duration",
         "0.5",
-        "--storage",
-        "delta",
+        "--queries",
+        "sql",
         "--refresh",
         "--json",
     ]));
@@ -42,7 +43,7 @@ fn delta_storage_runs_every_streams_queries_and_the_refresh_pairs() {
 fn delta_storage_refuses_what_it_cannot_do() {
     let base = ["tpch", "throughput", "--sf", "0.01", "--reps", "1"];
     for extra in [
-        &["--storage", "delta", "--class", "olap"][..],
+        &["--queries", "sql", "--class", "olap"][..],
         &["--storage", "rows"][..],
         &["--storage", "cow", "--queries", "sql"][..],
     ] {
@@ -69,13 +70,10 @@ fn the_plans_run_on_the_store_beside_its_refresh_stream() {
         "2",
         "--reps",
         "1",
-        "--storage",
-        "delta",
-        "--queries",
-        "plans",
         "--refresh",
         "--json",
     ]));
+    // The default: the plans on the store.
     assert_eq!(report["storage"], "delta-plans");
     let run = &report["runs"][0];
     assert_eq!(run["queries"], 44, "{run}");

@@ -44,7 +44,8 @@ use maestro_scheduler::{
     CancelReason, CancelToken, Cancelled, ClassId, Scheduler, catch_cancelled,
 };
 use maestro_sql::store::{
-    CopyFrom, GiveUp, MergeScope, QueryRunner, Returned, StoreRefresh, is_row_write, is_write,
+    CopyFrom, GiveUp, MergeScope, QueryRunner, RefreshReaders, Returned, StoreRefresh,
+    is_row_write, is_write,
 };
 use maestro_sql::types::SqlType;
 use maestro_sql::{
@@ -249,11 +250,11 @@ impl Engine {
                     Some(rows) => rows,
                     None => maestro_tpch::rf1_rows(sf, set).map_err(|e| e.to_string())?,
                 };
-                self.store.tpch_rf1(&rows)
+                self.store.tpch_rf1(&rows, RefreshReaders::Sql)
             }
             RefreshFunction::Rf2 => {
                 let keys = maestro_tpch::rf2_keys(sf, set).map_err(|e| e.to_string())?;
-                self.store.tpch_rf2(&keys)
+                self.store.tpch_rf2(&keys, RefreshReaders::Sql)
             }
         }
         .map_err(|e| e.to_string())?;

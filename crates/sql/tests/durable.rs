@@ -315,10 +315,16 @@ fn refreshes_into_the_deltas_survive_a_restart() {
         let (store, _) = open(&d);
         store.put_tpch(&db).unwrap();
         store
-            .tpch_rf1(&maestro_tpch::rf1_rows(0.01, 1).unwrap())
+            .tpch_rf1(
+                &maestro_tpch::rf1_rows(0.01, 1).unwrap(),
+                maestro_sql::store::RefreshReaders::Sql,
+            )
             .unwrap();
         store
-            .tpch_rf2(&maestro_tpch::rf2_keys(0.01, 1).unwrap())
+            .tpch_rf2(
+                &maestro_tpch::rf2_keys(0.01, 1).unwrap(),
+                maestro_sql::store::RefreshReaders::Sql,
+            )
             .unwrap();
         dump(&store)
     };

@@ -10,7 +10,7 @@ mod common;
 
 use common::{db, scheduler};
 use maestro_execution::{Executor, Granularity};
-use maestro_sql::store::MergeScope;
+use maestro_sql::store::{MergeScope, RefreshReaders};
 use maestro_sql::{Catalog, Output, Store, TpchCatalog};
 use maestro_tpch::queries::answers::{answer_sets, refreshed_answers_dir};
 use maestro_tpch::queries::{check, run_profiled};
@@ -48,10 +48,15 @@ fn refreshes_into_the_deltas_equal_the_copy_on_write_refresh() {
     let shared = SharedDatabase::new(db().clone()).unwrap();
     for n in 1..=2 {
         let rows = rf1_rows(SF, n).unwrap();
-        let r = store.tpch_rf1(&rows).unwrap();
+        let r = store.tpch_rf1(&rows, RefreshReaders::Sql).unwrap();
         assert_eq!(r.orders_changed, refresh_count(SF));
-        assert!(store.tpch_rf1(&rows).is_err(), "a set applies once");
-        let r2 = store.tpch_rf2(&rf2_keys(SF, n).unwrap()).unwrap();
+        assert!(
+            store.tpch_rf1(&rows, RefreshReaders::Sql).is_err(),
+            "a set applies once"
+        );
+        let r2 = store
+            .tpch_rf2(&rf2_keys(SF, n).unwrap(), RefreshReaders::Sql)
+            .unwrap();
         assert_eq!(r2.orders_changed, refresh_count(SF));
         assert!(r2.lineitem_changed >= r2.orders_changed);
         for f in [RefreshFunction::Rf1, RefreshFunction::Rf2] {
@@ -124,8 +129,11 @@ fn hand_written_plans_on_the_store_give_duckdbs_answers_after_refreshes() {
     let loaded = store.tpch_database(SF).unwrap();
     assert!(std::sync::Arc::ptr_eq(&loaded.lineitem, &db().lineitem));
     for n in 1..=2 {
-        store.tpch_rf1(&rf1_rows(SF, n).unwrap()).unwrap();
-        store.tpch_rf2(&rf2_keys(SF, n).unwrap()).unwrap();
+        // Set 1 for SQL readers (deltas only), set 2 for the plans (plain
+        // tables built before the commit): the plans read both alike.
+        let readers = [RefreshReaders::Sql, RefreshReaders::Plans][n as usize - 1];
+        store.tpch_rf1(&rf1_rows(SF, n).unwrap(), readers).unwrap();
+        store.tpch_rf2(&rf2_keys(SF, n).unwrap(), readers).unwrap();
     }
     // The writes are in the deltas: a version's plain table is built once
     // and shared by its readers.

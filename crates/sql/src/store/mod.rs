@@ -69,7 +69,7 @@ pub use durable::{FOLD_CHANGES_MIN, FoldPolicy, FoldReport, OpenError, Opened};
 pub use index::IndexDecl;
 pub use merge::{DELTA_ROWS_MAX, MERGE_ROWS_MIN, MergeReport, MergeScope, merge_rows_min};
 pub use rebase::WRITE_WAIT_MAX;
-pub use refresh::StoreRefresh;
+pub use refresh::{RefreshReaders, StoreRefresh};
 pub use returning::Returned;
 pub use row_locks::{ROW_LOCKS_PER_STATEMENT_MAX, ROW_WAIT_MAX};
 pub use spec::{ColumnSpec, ColumnType};

@@ -23,6 +23,20 @@ use crate::error::{ErrorKind, Result, SqlError};
 /// (first updater wins): guessed, as `maestro_tpch`'s refresh.
 const REFRESH_ATTEMPTS_MAX: u32 = 16;
 
+/// Who reads the tables a refresh writes, which decides what its
+/// transaction builds before it commits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefreshReaders {
+    /// SQL statements, which read a delta: the refresh writes the deltas
+    /// and nothing more (O(delta)).
+    Sql,
+    /// The hand-written plans ([`Store::tpch_database`]), which read plain
+    /// tables: the transaction also builds its versions' plain tables
+    /// before it commits (O(table), as a copy-on-write refresh), so no
+    /// query that reads the committed versions waits for them.
+    Plans,
+}
+
 /// What one refresh on the store did.
 #[derive(Debug, Clone)]
 pub struct StoreRefresh {
@@ -38,8 +52,8 @@ impl Store {
     /// RF1: `rows` appended to ORDERS and LINEITEM in one transaction.
     /// An error if one of its orders is in the table already (the set was
     /// applied before).
-    pub fn tpch_rf1(&self, rows: &NewRows) -> Result<StoreRefresh> {
-        self.refresh_txn(RefreshFunction::Rf1, |store, txn, view| {
+    pub fn tpch_rf1(&self, rows: &NewRows, readers: RefreshReaders) -> Result<StoreRefresh> {
+        self.refresh_txn(RefreshFunction::Rf1, readers, |store, txn, view| {
             // ORDERS' key is declared unique: the write checks it.
             store
                 .replace(txn, view, "orders", Vec::new(), rows.orders.clone())
@@ -57,9 +71,9 @@ impl Store {
 
     /// RF2: the orders of `keys` and their line items deleted in one
     /// transaction (keys not present delete nothing).
-    pub fn tpch_rf2(&self, keys: &[i64]) -> Result<StoreRefresh> {
+    pub fn tpch_rf2(&self, keys: &[i64], readers: RefreshReaders) -> Result<StoreRefresh> {
         let doomed = Keys::ints(keys.iter().copied().collect());
-        self.refresh_txn(RefreshFunction::Rf2, |store, txn, view| {
+        self.refresh_txn(RefreshFunction::Rf2, readers, |store, txn, view| {
             let (_, orders) = view.entry("orders")?;
             let (_, lineitem) = view.entry("lineitem")?;
             let order_ids = live_rows_with_key(orders, "o_orderkey", &doomed)?;
@@ -107,10 +121,15 @@ impl Store {
     }
 
     /// Runs `write` in a transaction and commits it, again from a new
-    /// snapshot while a concurrent writer of the tables wins.
+    /// snapshot while a concurrent writer of the tables wins. For
+    /// [`RefreshReaders::Plans`] the written versions' plain tables are
+    /// built before the commit: the commit installs those very versions
+    /// when no other writer committed meanwhile (`rebase.rs`, "install"),
+    /// else they are built by their first reader.
     fn refresh_txn(
         &self,
         function: RefreshFunction,
+        readers: RefreshReaders,
         write: impl Fn(&Store, &mut Transaction, &View) -> Result<(usize, usize)>,
     ) -> Result<StoreRefresh> {
         let start = Instant::now();
@@ -119,6 +138,12 @@ impl Store {
             let mut txn = self.begin()?;
             let view = self.view(&mut txn);
             let outcome = write(self, &mut txn, &view).and_then(|changed| {
+                if readers == RefreshReaders::Plans {
+                    let written = self.view(&mut txn);
+                    for table in ["orders", "lineitem"] {
+                        written.entry(table)?.1.plain()?;
+                    }
+                }
                 self.commit(txn)?;
                 Ok(changed)
             });
@@ -156,4 +181,52 @@ fn live_rows_with_key(entry: &Entry, column: &str, keys: &Keys) -> Result<Vec<u3
         ids.retain(|id| d.deleted().binary_search(id).is_err());
     }
     Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, OnceLock};
+
+    use maestro_scheduler::Scheduler;
+
+    use super::*;
+
+    const SF: f64 = 0.01;
+
+    fn loaded() -> &'static maestro_tpch::Database {
+        static DB: OnceLock<maestro_tpch::Database> = OnceLock::new();
+        DB.get_or_init(|| {
+            let scheduler = Arc::new(Scheduler::with_preset("single-hints", 2).unwrap());
+            maestro_tpch::load(&scheduler, SF, &|_| {}).unwrap()
+        })
+    }
+
+    /// Whether `table`'s newest version holds its plain table already.
+    fn plain_built(store: &Store, table: &str) -> bool {
+        let mut txn = store.begin().unwrap();
+        let view = store.view(&mut txn);
+        let built = view.entry(table).unwrap().1.plain.lock().is_some();
+        txn.abort();
+        built
+    }
+
+    #[test]
+    fn a_refresh_for_the_plans_commits_versions_with_their_plain_tables() {
+        for (readers, built) in [(RefreshReaders::Sql, false), (RefreshReaders::Plans, true)] {
+            let store = Store::new();
+            store.put_tpch(loaded()).unwrap();
+            let rows = maestro_tpch::rf1_rows(SF, 1).unwrap();
+            store.tpch_rf1(&rows, readers).unwrap();
+            for table in ["orders", "lineitem"] {
+                assert_eq!(plain_built(&store, table), built, "{readers:?} RF1 {table}");
+            }
+            let keys = maestro_tpch::rf2_keys(SF, 1).unwrap();
+            store.tpch_rf2(&keys, readers).unwrap();
+            assert_eq!(plain_built(&store, "lineitem"), built, "{readers:?} RF2");
+            assert!(
+                !plain_built(&store, "part"),
+                "an unwritten table has no delta"
+            );
+        }
+    }
 }
