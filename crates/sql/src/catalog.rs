@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use maestro_storage::column::{Delta, Table};
+use maestro_storage::column::{Delta, DeltaIndex, Table};
 use maestro_tpch::Database;
 
 use crate::types::SqlType;
@@ -60,6 +60,14 @@ pub trait Catalog: Sync {
     /// ([`Delta::live_ids`]), the appended ones after the main's.
     fn delta(&self, name: &str) -> Option<&Delta> {
         let _ = name;
+        None
+    }
+
+    /// The index of table `name`'s delta in column `column` (declared
+    /// indexes only), covering a prefix of the appended rows
+    /// ([`DeltaIndex::covered`]); an index scan reads the rest itself.
+    fn delta_index(&self, name: &str, column: usize) -> Option<&DeltaIndex> {
+        let _ = (name, column);
         None
     }
 

@@ -14,7 +14,7 @@
 
 use std::ops::Bound;
 
-use maestro_storage::column::{Column, IndexKey, SortedIndex};
+use maestro_storage::column::{Column, DeltaIndex, IndexKey, SortedIndex};
 
 use crate::catalog::Catalog;
 use crate::plan::{CmpOp, ColumnId, Expr, IndexLookup, IndexScan, Plan};
@@ -70,12 +70,7 @@ fn pick(
     let data = catalog.data(table)?;
     let def = catalog.table(table)?;
     let main = data.num_rows();
-    // The delta's appended rows are scanned whole beside the lookup: the
-    // index must cover most of the table to pay.
     let appended = catalog.delta(table).map_or(0, |d| d.appended().num_rows());
-    if main <= appended {
-        return None;
-    }
     let most = (main as f64 * INDEX_SCAN_SHARE_MAX) as usize;
     let mut best: Option<(usize, IndexScan)> = None;
     for ix in indexes {
@@ -88,6 +83,15 @@ fn pick(
         let Some(&(id, _)) = columns.iter().find(|c| c.1 == ix.column) else {
             continue;
         };
+        // The appended rows past the delta index's prefix are scanned
+        // whole beside the lookup: the index must cover most of the table
+        // to pay.
+        let covered = catalog
+            .delta_index(table, ix.column)
+            .map_or(0, DeltaIndex::covered);
+        if main <= appended.saturating_sub(covered) {
+            continue;
+        }
         let col = data.column_at(ix.column);
         let sorted = data.sorted_index(ix.column);
         let ty = def.columns.get(ix.column).map(|c| c.ty);
@@ -123,6 +127,20 @@ pub(crate) fn rows(sorted: &SortedIndex, col: &Column, lookup: &IndexLookup) -> 
     match lookup {
         IndexLookup::Range { lo, hi } => sorted.range(col, lo.as_ref(), hi.as_ref()),
         IndexLookup::AnyOf(keys) => sorted.any_of(col, keys),
+    }
+}
+
+/// The appended positions below the delta index's covered prefix that
+/// `lookup` selects, ascending (`None`: a key does not fit `appended`, or
+/// the index is not of this delta).
+pub(crate) fn delta_rows(
+    index: &DeltaIndex,
+    appended: &Column,
+    lookup: &IndexLookup,
+) -> Option<Vec<u32>> {
+    match lookup {
+        IndexLookup::Range { lo, hi } => index.range(appended, lo.as_ref(), hi.as_ref()),
+        IndexLookup::AnyOf(keys) => index.any_of(appended, keys),
     }
 }
 

@@ -392,3 +392,36 @@ fn indexes_on_doubles_answer_as_scans_do() {
         assert!(plan.contains("Index Scan t using t_x"), "{when}:\n{plan}");
     }
 }
+
+/// `(covered, appended)` of table `table`'s delta index on column `k` in
+/// the current snapshot (`None`: no delta index there).
+fn delta_index_of(store: &Store, table: &str) -> Option<(usize, usize)> {
+    use maestro_sql::Catalog;
+    let mut t = store.begin().unwrap();
+    let view = store.view(&mut t);
+    let appended = view.delta(table).map(|d| d.appended().num_rows());
+    let covered = view.delta_index(table, 0).map(|ix| ix.covered());
+    t.abort();
+    Some((covered?, appended?))
+}
+
+#[test]
+fn writes_extend_the_delta_index_and_merges_start_it_again() {
+    let store = twins();
+    assert_eq!(delta_index_of(&store, "t"), None, "no delta yet");
+    write_delta(&store);
+    let (covered, appended) = delta_index_of(&store, "t").expect("a delta index on k");
+    assert_eq!(covered, appended, "every appended row indexed");
+    assert!(appended >= 40, "{appended}");
+    assert_eq!(delta_index_of(&store, "u"), None, "u declares no index");
+    // A merge folds the delta: no delta, no delta index; the next write
+    // indexes the new delta from its start.
+    store.merge_deltas(MergeScope::All).unwrap();
+    assert_eq!(delta_index_of(&store, "t"), None);
+    both(
+        &store,
+        "insert into {t} values (5000, 1, date '2020-01-01', 'name1', 1.50)",
+    );
+    assert_eq!(delta_index_of(&store, "t"), Some((1, 1)));
+    check_answers(&store, "after a merge and one write");
+}

@@ -1,7 +1,9 @@
 //! The index scan (`crate::index_scan` chooses it): the candidate rows are
-//! the main's positions the sorted index selects, less the rows the delta
-//! deleted, plus the delta's live appended rows (scanned: the delta is
-//! small); the scan's whole filter then runs on those ascending row ids.
+//! the main's positions the sorted index selects and the appended rows
+//! the delta's index selects (`store/index.rs`, "The delta's index"), plus
+//! the appended rows past that index's covered prefix (none after a write;
+//! the whole delta after a merge's swap or DDL), less the rows the delta
+//! deleted; the scan's whole filter then runs on those ascending row ids.
 //! Everything above reads the relation as a plain scan's.
 
 use std::sync::Arc;
@@ -40,7 +42,14 @@ impl<'a> Lowering<'a> {
         })?;
         let delta = self.catalog.delta(table).filter(|d| !d.is_empty());
         let ids = Arc::new(match delta {
-            Some(d) => candidates(main, d),
+            Some(d) => {
+                let appended = d.appended().column_at(ix.column);
+                let hits = self.catalog.delta_index(table, ix.column).and_then(|dix| {
+                    let rows = crate::index_scan::delta_rows(dix, appended, &ix.lookup)?;
+                    Some((rows, dix.covered()))
+                });
+                candidates(main, d, hits)
+            }
             None => main,
         });
         let cols = columns
@@ -74,11 +83,19 @@ impl<'a> Lowering<'a> {
 }
 
 /// The combined ids of the live rows among the main positions `main`
-/// (ascending) and the delta's appended rows, ascending: one merge pass
-/// against the delta's deleted ids (ascending too).
-fn candidates(main: Vec<u32>, d: &Delta) -> Vec<u32> {
-    let appended = d.main_rows() as u32..d.id_space() as u32;
-    let mut out = Vec::with_capacity(main.len() + appended.len());
+/// (ascending) and the delta's appended rows, ascending: with `indexed` =
+/// (the appended positions the delta's index selected, ascending; the
+/// index's covered prefix), those and every appended row past the prefix;
+/// without, every appended row. One merge pass against the delta's
+/// deleted ids (ascending too).
+fn candidates(main: Vec<u32>, d: &Delta, indexed: Option<(Vec<u32>, usize)>) -> Vec<u32> {
+    let base = d.main_rows() as u32;
+    let (hits, covered) = indexed.unwrap_or_default();
+    let appended = hits
+        .into_iter()
+        .map(|p| base + p)
+        .chain(base + covered as u32..d.id_space() as u32);
+    let mut out = Vec::with_capacity(main.len());
     let mut dead = d.deleted().iter().copied().peekable();
     for id in main.into_iter().chain(appended) {
         while dead.next_if(|&x| x < id).is_some() {}
@@ -101,8 +118,17 @@ mod tests {
         // Delete main rows 1 and 3 and appended row 5 (id 5).
         let d = Delta::empty(&main).change(&main, &[], &more).unwrap();
         let d = d.change(&main, &[1, 3, 5], &main.empty_like()).unwrap();
-        assert_eq!(candidates(vec![0, 1, 2], &d), [0, 2, 4]);
-        assert_eq!(candidates(vec![], &d), [4]);
-        assert_eq!(candidates(vec![3], &d), [4]);
+        assert_eq!(candidates(vec![0, 1, 2], &d, None), [0, 2, 4]);
+        assert_eq!(candidates(vec![], &d, None), [4]);
+        assert_eq!(candidates(vec![3], &d, None), [4]);
+        // With the delta's index: its hits (appended positions) below its
+        // prefix, every appended row past it.
+        assert_eq!(candidates(vec![0], &d, Some((vec![], 2))), [0]);
+        assert_eq!(candidates(vec![0], &d, Some((vec![0], 1))), [0, 4]);
+        assert_eq!(
+            candidates(vec![0], &d, Some((vec![1], 2))),
+            [0],
+            "5 is deleted"
+        );
     }
 }

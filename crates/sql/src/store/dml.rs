@@ -144,6 +144,14 @@ impl Catalog for WithRowIds<'_> {
         self.view.delta(name)
     }
 
+    fn delta_index(
+        &self,
+        name: &str,
+        column: usize,
+    ) -> Option<&maestro_storage::column::DeltaIndex> {
+        self.view.delta_index(name, column)
+    }
+
     fn row_id_column(&self, name: &str) -> Option<usize> {
         (name == self.entry.name).then_some(self.entry.columns.len())
     }

@@ -223,6 +223,7 @@ impl<'de> Deserialize<'de> for Entry {
             own_view: None,
             merged_from: None,
             plain: super::PlainSlot::default(),
+            delta_indexes: Vec::new(),
             delta: None,
         })
     }
@@ -489,6 +490,7 @@ impl Store {
                 own_view: None,
                 merged_from: None,
                 plain: super::PlainSlot::default(),
+                delta_indexes: Vec::new(),
                 delta: None,
             };
             // Recovery pays the declared indexes' builds, not the first

@@ -6,18 +6,33 @@
 //!
 //! The index itself is the main's [`maestro_storage::column::SortedIndex`],
 //! cached in the immutable main ([`Table::sorted_index`]): it never goes
-//! stale, and a delta's rows are scanned beside it (`lower::index`). The
-//! declaration says which columns' indexes are built *eagerly* — by
-//! CREATE INDEX for the current main, by a merge for the new one (in the
-//! background task, or by a write that merges itself) — so no reader pays
-//! for a build, and which columns the planner may choose an index scan on.
+//! stale. The declaration says which columns' indexes are built *eagerly*
+//! — by CREATE INDEX for the current main, by a merge for the new one (in
+//! the background task, or by a write that merges itself) — so no reader
+//! pays for a build, and which columns the planner may choose an index
+//! scan on.
+//!
+//! ## The delta's index
+//! The delta's appended rows have their own index per declared column, a
+//! [`DeltaIndex`] in the version (`Entry::delta_indexes`): a write builds
+//! its version's from the version it wrote over — the same runs plus one
+//! for its rows (`merge::next_version`, the one place writes make deltas)
+//! — so a write pays for its own rows, not for the delta. The invariant a
+//! lookup relies on: a version's delta index covers a prefix of *that
+//! version's* appended rows. It holds because a write's delta is the
+//! previous delta with the write's rows appended (appended rows are never
+//! removed while the main stays), and every other way a version is made
+//! (a merge's swap, DDL, recovery) starts with no delta index. A lookup
+//! (`lower::index`) takes the index's hits below `covered` and scans the
+//! appended rows from `covered` on, so an index that covers less, or none,
+//! costs time, never rows.
 //!
 //! Index names share the tables' namespace (as in PostgreSQL): a name taken
 //! by a table or another index is 42P07.
 
 use std::sync::{Arc, OnceLock};
 
-use maestro_storage::column::Table;
+use maestro_storage::column::{Delta, DeltaIndex, Table};
 use maestro_txn::Transaction;
 use sqlparser::ast::{CreateIndex, Expr as AstExpr, ObjectName};
 
@@ -36,6 +51,36 @@ pub struct IndexDecl {
 }
 
 impl Entry {
+    /// The index of this version's delta in column `column`, if the column
+    /// is indexed and the version has a delta.
+    pub(super) fn delta_index(&self, column: usize) -> Option<&DeltaIndex> {
+        self.live_delta()?;
+        self.delta_indexes
+            .iter()
+            .find(|(c, _)| *c == column)
+            .map(|(_, ix)| ix)
+    }
+
+    /// The delta indexes of the version a write of this one makes with
+    /// delta `next` (this version's delta plus the write's rows): each
+    /// declared column's index extended by the rows appended since.
+    pub(super) fn extended_delta_indexes(&self, next: &Delta) -> Vec<(usize, DeltaIndex)> {
+        let empty = DeltaIndex::default();
+        self.indexes
+            .iter()
+            .filter_map(|d| self.data.column_index(&d.column).ok())
+            .map(|column| {
+                // Only this version's own index covers a prefix of `next`.
+                let prev = match &self.delta {
+                    Some(_) => self.delta_index(column).unwrap_or(&empty),
+                    None => &empty,
+                };
+                let ix = prev.extended(next.appended().column_at(column));
+                (column, ix)
+            })
+            .collect()
+    }
+
     /// Builds the main's index of every declared column that lacks one
     /// (cached in `data`: a no-op for the built ones).
     pub(super) fn build_indexes(&self, data: &Table) {
@@ -65,6 +110,7 @@ impl Entry {
             own_view: None,
             merged_from: self.merged_from.clone(),
             plain: super::PlainSlot::default(),
+            delta_indexes: Vec::new(),
         }
     }
 }

@@ -109,6 +109,7 @@ pub(super) fn next_version(
     let positions = delta.live_positions(deleted);
     let next = match delta.change(&entry.data, deleted, appended) {
         Ok(d) if d.size() <= DELTA_ROWS_MAX => Entry {
+            delta_indexes: entry.extended_delta_indexes(&d),
             delta: Some(Arc::new(d)),
             ..entry.with_data_of(Arc::clone(&entry.data))
         },
@@ -203,6 +204,7 @@ impl Entry {
             own_view: None,
             merged_from,
             plain: super::PlainSlot::default(),
+            delta_indexes: Vec::new(),
             delta: None,
         }
     }

@@ -54,7 +54,7 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, OnceLock};
 
-use maestro_storage::column::{Delta, Table};
+use maestro_storage::column::{Delta, DeltaIndex, Table};
 use maestro_txn::{Isolation, RowId, Transaction, TxnError};
 use sqlparser::ast::{ObjectType, Statement};
 
@@ -159,6 +159,11 @@ pub struct Entry {
     /// not a `OnceLock`: a reader waiting for another's build counts as a
     /// *blocked* worker, so the builder's fork-join tasks get its context.
     pub(super) plain: PlainSlot,
+    /// Per indexed column, the index of the delta's appended rows
+    /// (`index.rs`, "The delta's index"): extended by each write from the
+    /// version it wrote over; empty where a version did not come from a
+    /// write (a merge, DDL), which a lookup then makes up by scanning.
+    pub(super) delta_indexes: Vec<(usize, DeltaIndex)>,
 }
 
 impl Entry {
@@ -181,6 +186,7 @@ impl Entry {
             own_view: None,
             merged_from: None,
             plain: PlainSlot::default(),
+            delta_indexes: Vec::new(),
             delta: None,
         }
     }
@@ -775,6 +781,10 @@ impl Catalog for View {
 
     fn delta(&self, name: &str) -> Option<&Delta> {
         self.tables.get(name)?.1.live_delta()
+    }
+
+    fn delta_index(&self, name: &str, column: usize) -> Option<&DeltaIndex> {
+        self.tables.get(name)?.1.delta_index(column)
     }
 
     fn indexes(&self, name: &str) -> Vec<IndexInfo> {

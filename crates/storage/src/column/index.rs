@@ -58,14 +58,7 @@ impl SortedIndex {
     /// Sorts `col`'s positions: O(n log n), once per main version.
     pub fn build(col: &Column) -> SortedIndex {
         let mut order: Vec<u32> = (0..col.len() as u32).collect();
-        // Stable sorts of ascending positions: ties keep position order.
-        match col {
-            Column::Int32(v) | Column::Date(v) => order.sort_by_key(|&p| v[p as usize]),
-            Column::Int64(v) => order.sort_by_key(|&p| v[p as usize]),
-            Column::Decimal(d) => order.sort_by_key(|&p| d.values()[p as usize]),
-            Column::Str(d) => order.sort_by_key(|&p| d.codes()[p as usize]),
-            Column::StrHeap(h) => order.sort_by(|&a, &b| h.get(a as usize).cmp(h.get(b as usize))),
-        }
+        sort_by_value(col, &mut order);
         SortedIndex { order }
     }
 
@@ -92,29 +85,10 @@ impl SortedIndex {
         lo: Bound<&IndexKey>,
         hi: Bound<&IndexKey>,
     ) -> Option<Range<usize>> {
-        let fits = |b: Bound<&IndexKey>| match b {
-            Bound::Included(k) | Bound::Excluded(k) => k.fits(col),
-            Bound::Unbounded => true,
-        };
-        if col.len() != self.order.len() || !fits(lo) || !fits(hi) {
+        if col.len() != self.order.len() || !bounds_fit(col, lo, hi) {
             return None;
         }
-        let cmp = |p: u32, k: &IndexKey| compare(col, p as usize, k);
-        let start = match lo {
-            Bound::Included(k) => self.order.partition_point(|&p| cmp(p, k) == Ordering::Less),
-            Bound::Excluded(k) => self
-                .order
-                .partition_point(|&p| cmp(p, k) != Ordering::Greater),
-            Bound::Unbounded => 0,
-        };
-        let end = match hi {
-            Bound::Included(k) => self
-                .order
-                .partition_point(|&p| cmp(p, k) != Ordering::Greater),
-            Bound::Excluded(k) => self.order.partition_point(|&p| cmp(p, k) == Ordering::Less),
-            Bound::Unbounded => self.order.len(),
-        };
-        Some(start..end.max(start))
+        Some(run_in(&self.order, col, lo, hi))
     }
 
     /// How many rows have a value within the bounds (O(log n): for
@@ -168,6 +142,62 @@ impl SortedIndex {
         runs.dedup();
         Some(runs.iter().map(|r| r.len()).sum())
     }
+}
+
+/// Sorts `positions` (of `col`, ascending) by value, stably: ties keep
+/// their position order, so the result is ordered by (value, position).
+pub(super) fn sort_by_value(col: &Column, positions: &mut [u32]) {
+    match col {
+        Column::Int32(v) | Column::Date(v) => positions.sort_by_key(|&p| v[p as usize]),
+        Column::Int64(v) => positions.sort_by_key(|&p| v[p as usize]),
+        Column::Decimal(d) => positions.sort_by_key(|&p| d.values()[p as usize]),
+        Column::Str(d) => positions.sort_by_key(|&p| d.codes()[p as usize]),
+        Column::StrHeap(h) => positions.sort_by(|&a, &b| h.get(a as usize).cmp(h.get(b as usize))),
+    }
+}
+
+/// Positions `a` and `b` of `col` in (value, position) order.
+pub(super) fn cmp_positions(col: &Column, a: u32, b: u32) -> Ordering {
+    let (i, j) = (a as usize, b as usize);
+    let by_value = match col {
+        Column::Int32(v) | Column::Date(v) => v[i].cmp(&v[j]),
+        Column::Int64(v) => v[i].cmp(&v[j]),
+        Column::Decimal(d) => d.values()[i].cmp(&d.values()[j]),
+        Column::Str(d) => d.codes()[i].cmp(&d.codes()[j]),
+        Column::StrHeap(h) => h.get(i).cmp(h.get(j)),
+    };
+    by_value.then(a.cmp(&b))
+}
+
+/// The part of `order` (positions of `col` in (value, position) order)
+/// whose values lie within the bounds; the keys fit the column.
+pub(super) fn run_in(
+    order: &[u32],
+    col: &Column,
+    lo: Bound<&IndexKey>,
+    hi: Bound<&IndexKey>,
+) -> Range<usize> {
+    let cmp = |p: u32, k: &IndexKey| compare(col, p as usize, k);
+    let start = match lo {
+        Bound::Included(k) => order.partition_point(|&p| cmp(p, k) == Ordering::Less),
+        Bound::Excluded(k) => order.partition_point(|&p| cmp(p, k) != Ordering::Greater),
+        Bound::Unbounded => 0,
+    };
+    let end = match hi {
+        Bound::Included(k) => order.partition_point(|&p| cmp(p, k) != Ordering::Greater),
+        Bound::Excluded(k) => order.partition_point(|&p| cmp(p, k) == Ordering::Less),
+        Bound::Unbounded => order.len(),
+    };
+    start..end.max(start)
+}
+
+/// Whether both bounds' keys fit `col` ([`IndexKey::fits`]).
+pub(super) fn bounds_fit(col: &Column, lo: Bound<&IndexKey>, hi: Bound<&IndexKey>) -> bool {
+    let fits = |b: Bound<&IndexKey>| match b {
+        Bound::Included(k) | Bound::Excluded(k) => k.fits(col),
+        Bound::Unbounded => true,
+    };
+    fits(lo) && fits(hi)
 }
 
 /// `col[p]` against `key` (a key that fits the column: [`IndexKey::fits`]).
