@@ -28,7 +28,7 @@
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 
-use maestro_storage::column::{Column, FxHasher, IndexKey, Table, ValueRange};
+use maestro_storage::column::{Column, DeltaIndex, FxHasher, IndexKey, Table, ValueRange};
 
 use super::Entry;
 use super::nulls::null_at;
@@ -240,11 +240,29 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
         if let Some(d) = delta {
             let tail = d.appended();
             let base = d.main_rows();
-            let hit = scan(tail.column_at(first), firsts, &|r| {
+            let matches = |r: usize| {
                 live(base + r)
                     && !null_in_key(tail, r)
                     && (idx.len() == 1 || tuples.contains(&tuple(&idx, tail, r)))
-            });
+            };
+            let hit = match entry.delta_index(first) {
+                // The delta's index for its covered prefix, a scan past it.
+                Some(dix) => in_delta_index(dix, tail.column_at(first), appended, first, &rows)
+                    .into_iter()
+                    .find(|&r| matches(r))
+                    .or_else(|| {
+                        // Only a version no write made (a merge's swap,
+                        // DDL) has rows past the prefix.
+                        let covered = dix.covered();
+                        (covered < tail.num_rows())
+                            .then(|| {
+                                rows_holding(tail.column_at(first), firsts)
+                                    .find(|&r| r >= covered && matches(r))
+                            })
+                            .flatten()
+                    }),
+                None => scan(tail.column_at(first), firsts, &matches),
+            };
             if let Some(r) = hit {
                 return Err(violation(&entry.name, &names, &shown_at(tail, r)));
             }
@@ -471,12 +489,36 @@ fn main_rows_holding(
 fn in_index(entry: &Entry, i: usize, added: &Column, rows: &[usize]) -> Vec<usize> {
     let main = entry.data.column_at(i);
     let index = entry.data.sorted_index(i);
-    let scale = match main {
+    index
+        .any_of(main, &index_keys(main, added, rows))
+        .map_or_else(Vec::new, |rows| {
+            rows.into_iter().map(|r| r as usize).collect()
+        })
+}
+
+/// The delta's appended rows (positions) below its index's covered prefix
+/// holding one of the values of `appended`'s column `i` at `rows`.
+fn in_delta_index(
+    index: &DeltaIndex,
+    tail: &Column,
+    appended: &Table,
+    i: usize,
+    rows: &[usize],
+) -> Vec<usize> {
+    let keys = index_keys(tail, appended.column_at(i), rows);
+    index.any_of(tail, &keys).map_or_else(Vec::new, |rows| {
+        rows.into_iter().map(|r| r as usize).collect()
+    })
+}
+
+/// `added`'s values at `rows` as keys of an index of column `col` (same
+/// type: a decimal keeps its column's scale).
+fn index_keys(col: &Column, added: &Column, rows: &[usize]) -> Vec<IndexKey> {
+    let scale = match col {
         Column::Decimal(d) => d.scale(),
         _ => 0,
     };
-    let keys: Vec<IndexKey> = rows
-        .iter()
+    rows.iter()
         .map(|&r| match int_at(added, r) {
             Some(v) => IndexKey::Num {
                 value: v.into(),
@@ -484,8 +526,5 @@ fn in_index(entry: &Entry, i: usize, added: &Column, rows: &[usize]) -> Vec<usiz
             },
             None => IndexKey::Str(str_at(added, r).unwrap_or("").to_string()),
         })
-        .collect();
-    index.any_of(main, &keys).map_or_else(Vec::new, |rows| {
-        rows.into_iter().map(|r| r as usize).collect()
-    })
+        .collect()
 }
