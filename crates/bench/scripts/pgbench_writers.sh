@@ -15,7 +15,8 @@
 # Needs pgbench (Debian: postgresql-client). For every repetition (the
 # builds' order rotated), script (simple_update, tpcb_like: pgbench/*.sql)
 # and client count, each build gets a fresh server with pgbench's tables at
-# scale 1 (100 000 accounts, 10 tellers, 1 branch) and one run of
+# scale SCALE (environment, default 1: 100 000 × SCALE accounts, 10 × SCALE
+# tellers, SCALE branches; recorded in the JSON) and one run of
 # `pgbench -n -f SCRIPT -c C -j 2 -T SECONDS --max-tries 1000` (a
 # serialization failure, 40001, is retried by pgbench and counted). Writes
 # OUT/pgbench.json: every run, and per script and client count the median
@@ -44,13 +45,16 @@ command -v pgbench >/dev/null || { echo "pgbench is missing (apt-get install pos
 mkdir -p "$OUT"
 DATA=$(mktemp -d)
 trap 'rm -rf "$DATA"' EXIT
-python3 - "$DATA" <<'PY'
+SCALE=${SCALE:-1}
+python3 - "$DATA" "$SCALE" <<'PY'
 import sys
-d = sys.argv[1]
+d, scale = sys.argv[1], int(sys.argv[2])
+with open(f"{d}/branches.csv", "w") as f:
+    f.writelines(f"{b},0,\n" for b in range(2, scale + 1))
 with open(f"{d}/tellers.csv", "w") as f:
-    f.writelines(f"{t},1,0,\n" for t in range(1, 11))
+    f.writelines(f"{t},{(t - 1) // 10 + 1},0,\n" for t in range(1, 10 * scale + 1))
 with open(f"{d}/accounts.csv", "w") as f:
-    f.writelines(f"{a},1,0,\n" for a in range(1, 100001))
+    f.writelines(f"{a},{(a - 1) // 100000 + 1},0,\n" for a in range(1, 100000 * scale + 1))
 PY
 PSQL=(psql -h 127.0.0.1 -p "$PORT" -U maestro -d maestro -X -q -v ON_ERROR_STOP=1)
 RUNS="$OUT/runs.jsonl"
@@ -85,11 +89,12 @@ for rep in $(seq 1 "$REPS"); do
         for _ in $(seq 1 100); do "${PSQL[@]}" -c "select 1" >/dev/null 2>&1 && break; sleep 0.2; done
         export PGOPTIONS=$LEVEL_OPTION
         "${PSQL[@]}" -f "$HERE/pgbench/init.sql" \
+          -c "\\copy pgbench_branches from '$DATA/branches.csv' csv" \
           -c "\\copy pgbench_tellers from '$DATA/tellers.csv' csv" \
           -c "\\copy pgbench_accounts from '$DATA/accounts.csv' csv" >/dev/null
         log="$OUT/$name-$script-c$c-r$rep.txt"
         pgbench -h 127.0.0.1 -p "$PORT" -U maestro -n -f "$HERE/pgbench/$script.sql" \
-          -c "$c" -j 2 -T "$SECS" --max-tries 1000 -M "$PROTOCOL" maestro > "$log" 2>&1 || true
+          -c "$c" -j 2 -T "$SECS" --max-tries 1000 -M "$PROTOCOL" -D scale="$SCALE" maestro > "$log" 2>&1 || true
         kill "$pid"; wait "$pid" 2>/dev/null || true
         [[ -n $pgdir ]] && rm -rf "$pgdir"
         python3 - "$log" "$name" "$script" "$c" "$rep" >> "$RUNS" <<'PY'
@@ -116,7 +121,7 @@ PY
   done
 done
 python3 - "$RUNS" "$OUT/pgbench.json" "$PROTOCOL" "$SCRIPTS" "$ISOLATION" "${VARIANTS[@]}" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 runs_path, out, protocol, scripts, isolation, *variants = sys.argv[1:]
 names = [v.split("=", 1)[0] for v in variants]
 runs = [json.loads(l) for l in open(runs_path)]
@@ -141,7 +146,8 @@ for script in scripts.split():
                 row[f"{n}_over_{names[0]}"] = {"median": statistics.median(ratios),
                                                "min": min(ratios), "max": max(ratios)}
         summary.append(row)
-json.dump({"variants": variants, "protocol": protocol, "isolation": isolation, "runs": runs,
+json.dump({"variants": variants, "protocol": protocol, "isolation": isolation,
+           "scale": int(os.environ.get("SCALE", "1")), "runs": runs,
            "summary": summary},
           open(out, "w"), indent=1)
 for row in summary:
