@@ -28,7 +28,7 @@
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 
-use maestro_storage::column::{Column, DeltaIndex, FxHasher, IndexKey, Table, ValueRange};
+use maestro_storage::column::{Column, Delta, DeltaIndex, FxHasher, IndexKey, Table, ValueRange};
 
 use super::Entry;
 use super::nulls::null_at;
@@ -245,24 +245,9 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
                     && !null_in_key(tail, r)
                     && (idx.len() == 1 || tuples.contains(&tuple(&idx, tail, r)))
             };
-            let hit = match entry.delta_index(first) {
-                // The delta's index for its covered prefix, a scan past it.
-                Some(dix) => in_delta_index(dix, tail.column_at(first), appended, first, &rows)
-                    .into_iter()
-                    .find(|&r| matches(r))
-                    .or_else(|| {
-                        // Only a version no write made (a merge's swap,
-                        // DDL) has rows past the prefix.
-                        let covered = dix.covered();
-                        (covered < tail.num_rows())
-                            .then(|| {
-                                rows_holding(tail.column_at(first), firsts)
-                                    .find(|&r| r >= covered && matches(r))
-                            })
-                            .flatten()
-                    }),
-                None => scan(tail.column_at(first), firsts, &matches),
-            };
+            let hit = delta_rows_holding(entry, d, first, appended, &rows, firsts)
+                .into_iter()
+                .find(|&r| matches(r));
             if let Some(r) = hit {
                 return Err(violation(&entry.name, &names, &shown_at(tail, r)));
             }
@@ -306,7 +291,7 @@ pub(super) fn conflicting(entry: &Entry, appended: &Table, keys: &[Vec<String>])
         }
         if let Some(d) = delta {
             let (tail, base) = (d.appended(), d.main_rows());
-            for r in rows_holding(tail.column_at(first), &firsts) {
+            for r in delta_rows_holding(entry, d, first, appended, &candidates, &firsts) {
                 if live(base + r) && !null_in_key(tail, r) {
                     taken.insert(tuple(&idx, tail, r));
                 }
@@ -372,7 +357,7 @@ pub(super) fn conflict_targets(
     }
     if let Some(d) = delta {
         let (tail, base) = (d.appended(), d.main_rows());
-        for r in rows_holding(tail.column_at(first), &firsts) {
+        for r in delta_rows_holding(entry, d, first, appended, &candidates, &firsts) {
             if live(base + r) && !null_in_key(tail, r) {
                 holder.insert(tuple(&idx, tail, r), (base + r) as u32);
             }
@@ -496,19 +481,48 @@ fn in_index(entry: &Entry, i: usize, added: &Column, rows: &[usize]) -> Vec<usiz
         })
 }
 
+/// The appended rows (positions, ascending) of `entry`'s delta `d` whose
+/// column `first` holds one of `firsts` (the values of `appended` there at
+/// `rows`): through the delta's index of the column where it has one, the
+/// rows past its covered prefix scanned (only a version no write made, a
+/// merge's swap or DDL, has such rows); else a scan of the whole delta.
+fn delta_rows_holding(
+    entry: &Entry,
+    d: &Delta,
+    first: usize,
+    appended: &Table,
+    rows: &[usize],
+    firsts: &Keys,
+) -> Vec<usize> {
+    let tail = d.appended().column_at(first);
+    let found = entry
+        .delta_index(first)
+        .and_then(|index| Some((in_delta_index(index, tail, appended, first, rows)?, index)));
+    // No index, or one that cannot answer (it never fails for keys taken
+    // from the same column): the scan.
+    let Some((mut out, index)) = found else {
+        return rows_holding(tail, firsts).collect();
+    };
+    let covered = index.covered();
+    if covered < tail.len() {
+        out.extend(rows_holding(tail, firsts).filter(|&r| r >= covered));
+    }
+    out
+}
+
 /// The delta's appended rows (positions) below its index's covered prefix
-/// holding one of the values of `appended`'s column `i` at `rows`.
+/// holding one of the values of `appended`'s column `i` at `rows`; `None`
+/// if the index cannot answer ([`DeltaIndex::any_of`]).
 fn in_delta_index(
     index: &DeltaIndex,
     tail: &Column,
     appended: &Table,
     i: usize,
     rows: &[usize],
-) -> Vec<usize> {
+) -> Option<Vec<usize>> {
     let keys = index_keys(tail, appended.column_at(i), rows);
-    index.any_of(tail, &keys).map_or_else(Vec::new, |rows| {
-        rows.into_iter().map(|r| r as usize).collect()
-    })
+    let found = index.any_of(tail, &keys)?;
+    Some(found.into_iter().map(|r| r as usize).collect())
 }
 
 /// `added`'s values at `rows` as keys of an index of column `col` (same
