@@ -436,20 +436,7 @@ fn empty_of(c: &Column) -> Result<Column, ColumnError> {
 
 /// Ascending union of two ascending, disjoint id lists.
 fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i] < b[j] {
-            out.push(a[i]);
-            i += 1;
-        } else {
-            out.push(b[j]);
-            j += 1;
-        }
-    }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-    out
+    super::delta_index::merge_by(a, b, |x, y| x > y)
 }
 
 /// Positions `0..len` without `dead` (ascending ids, offset by `first`);

@@ -112,10 +112,17 @@ impl DeltaIndex {
 
 /// Two runs of `col`'s positions merged into one, in (value, position) order.
 fn merge(col: &Column, a: &[u32], b: &[u32]) -> Vec<u32> {
+    merge_by(a, b, |x, y| cmp_positions(col, x, y) == Ordering::Greater)
+}
+
+/// Two lists, each ordered, merged into one ordered list: `a`'s element
+/// first unless it comes after `b`'s (`after(a, b)`), so ties keep `a`'s
+/// first (a stable merge).
+pub(super) fn merge_by(a: &[u32], b: &[u32], after: impl Fn(u32, u32) -> bool) -> Vec<u32> {
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
-        if cmp_positions(col, a[i], b[j]) == Ordering::Greater {
+        if after(a[i], b[j]) {
             out.push(b[j]);
             j += 1;
         } else {
