@@ -399,8 +399,9 @@ pub enum Storage {
     Delta,
     /// The hand-written plans on the SQL store's tables (each version read
     /// as a plain column table: `maestro_sql::Store::tpch_database`); the
-    /// refresh stream writes into the deltas and merges them after each
-    /// function (`tpch_delta`), since the plans read no delta.
+    /// refresh stream writes into the deltas, builds the plain tables
+    /// before each commit and merges after it (`tpch_delta`), since the
+    /// plans read no delta.
     DeltaPlans,
 }
 
@@ -581,7 +582,8 @@ pub fn throughput(
     if params.storage == Storage::Delta && params.class.is_some() {
         // (`DeltaPlans` runs the plans, which a class can stop.)
         return Err(
-            "--class runs the hand-written plans under a class; it has no --storage delta form"
+            "--class runs the hand-written plans under a class; it has no SQL-text (--queries \
+             sql) form"
                 .into(),
         );
     }
