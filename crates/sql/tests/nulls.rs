@@ -89,3 +89,40 @@ fn null_literals_take_any_type() {
     );
     assert_eq!(r.rows[1][3], Value::Str("ARGENTINA".into()));
 }
+
+/// Whether the current snapshot's definition of `t` says column `c` holds
+/// NULLs (what the planner asks per statement).
+fn holds_nulls(store: &maestro_sql::Store, c: usize) -> bool {
+    use maestro_sql::Catalog;
+    let mut txn = store.begin().unwrap();
+    let view = store.view(&mut txn);
+    let nullable = view.table("t").unwrap().columns[c].nullable;
+    txn.abort();
+    nullable
+}
+
+#[test]
+fn a_null_written_into_the_delta_is_seen_by_every_later_version() {
+    use common::{autocommit, rows_of};
+    let store = maestro_sql::Store::new();
+    autocommit(&store, "create table t (k int, v int)");
+    autocommit(&store, "insert into t values (1, 10), (2, 20)");
+    assert!(!holds_nulls(&store, 1), "no NULL yet");
+    autocommit(&store, "insert into t values (3, null)");
+    assert!(holds_nulls(&store, 1));
+    assert!(!holds_nulls(&store, 0));
+    // Later writes without NULLs keep the flag (the NULL row is still in
+    // the delta); a deleted NULL row still counts (deleted rows included).
+    autocommit(&store, "insert into t values (4, 40)");
+    autocommit(&store, "update t set v = v + 1 where k = 1");
+    assert!(holds_nulls(&store, 1));
+    assert_eq!(rows_of(&store, "select k from t where v is null").len(), 1);
+    autocommit(&store, "delete from t where v is null");
+    assert!(holds_nulls(&store, 1));
+    // A merge folds the delta: its main has no NULL any more.
+    store.merge_deltas(maestro_sql::store::MergeScope::All).unwrap();
+    assert!(!holds_nulls(&store, 1));
+    autocommit(&store, "insert into t values (5, null)");
+    assert!(holds_nulls(&store, 1));
+    assert_eq!(rows_of(&store, "select k from t where v is null").len(), 1);
+}

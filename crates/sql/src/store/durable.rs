@@ -224,6 +224,7 @@ impl<'de> Deserialize<'de> for Entry {
             merged_from: None,
             plain: super::PlainSlot::default(),
             delta_indexes: Vec::new(),
+            delta_flagged: None,
             delta: None,
         })
     }
@@ -491,6 +492,7 @@ impl Store {
                 merged_from: None,
                 plain: super::PlainSlot::default(),
                 delta_indexes: Vec::new(),
+                delta_flagged: None,
                 delta: None,
             };
             // Recovery pays the declared indexes' builds, not the first

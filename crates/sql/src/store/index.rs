@@ -111,6 +111,7 @@ impl Entry {
             merged_from: self.merged_from.clone(),
             plain: super::PlainSlot::default(),
             delta_indexes: Vec::new(),
+            delta_flagged: None,
         }
     }
 }

@@ -110,6 +110,7 @@ pub(super) fn next_version(
     let next = match delta.change(&entry.data, deleted, appended) {
         Ok(d) if d.size() <= DELTA_ROWS_MAX => Entry {
             delta_indexes: entry.extended_delta_indexes(&d),
+            delta_flagged: Some(entry.delta_flagged_after(appended)),
             delta: Some(Arc::new(d)),
             ..entry.with_data_of(Arc::clone(&entry.data))
         },
@@ -205,6 +206,7 @@ impl Entry {
             merged_from,
             plain: super::PlainSlot::default(),
             delta_indexes: Vec::new(),
+            delta_flagged: None,
             delta: None,
         }
     }

@@ -164,6 +164,11 @@ pub struct Entry {
     /// version it wrote over; empty where a version did not come from a
     /// write (a merge, DDL), which a lookup then makes up by scanning.
     pub(super) delta_indexes: Vec<(usize, DeltaIndex)>,
+    /// Per data column, whether it is a NULL-mask column flagging one of
+    /// the delta's appended rows, carried from version to version by the
+    /// writes (`nulls.rs`, `Entry::delta_flagged_after`); `None` where a
+    /// version did not come from a write, which a reader then scans for.
+    pub(super) delta_flagged: Option<Vec<bool>>,
 }
 
 impl Entry {
@@ -187,6 +192,7 @@ impl Entry {
             merged_from: None,
             plain: PlainSlot::default(),
             delta_indexes: Vec::new(),
+            delta_flagged: None,
             delta: None,
         }
     }
