@@ -7,9 +7,10 @@ mod common;
 
 use common::{json_of, maestro, stderr};
 
-#[test]
-fn delta_storage_runs_every_streams_queries_and_the_refresh_pairs() {
-    let report = json_of(&maestro(&[
+/// The JSON report of `maestro tpch throughput` at SF 0.01 with 2 streams,
+/// one repetition and the refresh stream, plus `extra`.
+fn throughput_with_refresh(extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
         "tpch",
         "throughput",
         "--sf",
@@ -18,13 +19,16 @@ fn delta_storage_runs_every_streams_queries_and_the_refresh_pairs() {
         "2",
         "--reps",
         "1",
-        "--duration",
-        "0.5",
-        "--queries",
-        "sql",
         "--refresh",
         "--json",
-    ]));
+    ];
+    args.extend(extra);
+    json_of(&maestro(&args))
+}
+
+#[test]
+fn delta_storage_runs_every_streams_queries_and_the_refresh_pairs() {
+    let report = throughput_with_refresh(&["--duration", "0.5", "--queries", "sql"]);
     assert_eq!(report["storage"], "delta");
     let run = &report["runs"][0];
     // Each stream runs its 22 queries at least once, whatever the duration.
@@ -61,18 +65,7 @@ fn delta_storage_refuses_what_it_cannot_do() {
 
 #[test]
 fn the_plans_run_on_the_store_beside_its_refresh_stream() {
-    let report = json_of(&maestro(&[
-        "tpch",
-        "throughput",
-        "--sf",
-        "0.01",
-        "--streams",
-        "2",
-        "--reps",
-        "1",
-        "--refresh",
-        "--json",
-    ]));
+    let report = throughput_with_refresh(&[]);
     // The default: the plans on the store.
     assert_eq!(report["storage"], "delta-plans");
     let run = &report["runs"][0];

@@ -120,7 +120,9 @@ fn a_null_written_into_the_delta_is_seen_by_every_later_version() {
     autocommit(&store, "delete from t where v is null");
     assert!(holds_nulls(&store, 1));
     // A merge folds the delta: its main has no NULL any more.
-    store.merge_deltas(maestro_sql::store::MergeScope::All).unwrap();
+    store
+        .merge_deltas(maestro_sql::store::MergeScope::All)
+        .unwrap();
     assert!(!holds_nulls(&store, 1));
     autocommit(&store, "insert into t values (5, null)");
     assert!(holds_nulls(&store, 1));
