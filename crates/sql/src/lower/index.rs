@@ -95,9 +95,24 @@ fn candidates(main: Vec<u32>, d: &Delta, indexed: Option<(Vec<u32>, usize)>) -> 
         .into_iter()
         .map(|p| base + p)
         .chain(base + covered as u32..d.id_space() as u32);
-    let mut out = Vec::with_capacity(main.len());
-    let mut dead = d.deleted().iter().copied().peekable();
-    for id in main.into_iter().chain(appended) {
+    let ids = main.into_iter().chain(appended);
+    let deleted = d.deleted();
+    // A point lookup's few candidates against tens of thousands of deleted
+    // ids: a binary search each (~log₂ d steps) instead of walking the
+    // deleted ids up to the last candidate (the walk was ~1.4 % of a pgbench
+    // server at scale 50). Bound guessed: a search costs ~16 steps of the walk.
+    let few = ids
+        .size_hint()
+        .1
+        .is_some_and(|n| n.saturating_mul(16) < deleted.len());
+    if few {
+        return ids
+            .filter(|id| deleted.binary_search(id).is_err())
+            .collect();
+    }
+    let mut out = Vec::with_capacity(ids.size_hint().0);
+    let mut dead = deleted.iter().copied().peekable();
+    for id in ids {
         while dead.next_if(|&x| x < id).is_some() {}
         if dead.peek() != Some(&id) {
             out.push(id);
@@ -130,5 +145,14 @@ mod tests {
             [0],
             "5 is deleted"
         );
+        // Few candidates among many deleted ids take the binary searches:
+        // the same answers as the walk.
+        let big = Table::new("t", [("k", Column::Int64((0..100).collect()))]).unwrap();
+        let odd: Vec<u32> = (1..100).step_by(2).collect();
+        let d = Delta::empty(&big)
+            .change(&big, &odd, &big.empty_like())
+            .unwrap();
+        assert_eq!(candidates(vec![2, 3, 98], &d, None), [2, 98]);
+        assert_eq!(candidates((0..100).collect(), &d, None).len(), 50);
     }
 }
