@@ -70,11 +70,9 @@ impl Entry {
             .iter()
             .filter_map(|d| self.data.column_index(&d.column).ok())
             .map(|column| {
-                // Only this version's own index covers a prefix of `next`.
-                let prev = match &self.delta {
-                    Some(_) => self.delta_index(column).unwrap_or(&empty),
-                    None => &empty,
-                };
+                // Only this version's own index covers a prefix of `next`
+                // (none without a delta: `next` is the write's rows alone).
+                let prev = self.delta_index(column).unwrap_or(&empty);
                 let ix = prev.extended(next.appended().column_at(column));
                 (column, ix)
             })

@@ -66,10 +66,7 @@ impl DeltaIndex {
         sort_by_value(col, &mut fresh);
         let mut runs = self.runs.clone();
         let mut last = fresh;
-        while let Some(prev) = runs.last() {
-            if prev.len() > 2 * last.len() {
-                break;
-            }
+        while runs.last().is_some_and(|prev| prev.len() <= 2 * last.len()) {
             let prev = runs.pop().expect("just seen");
             last = merge(col, &prev, &last);
         }
@@ -86,13 +83,8 @@ impl DeltaIndex {
         lo: Bound<&IndexKey>,
         hi: Bound<&IndexKey>,
     ) -> Option<Vec<u32>> {
-        if col.len() < self.covered || !bounds_fit(col, lo, hi) {
-            return None;
-        }
         let mut out = Vec::new();
-        for run in &self.runs {
-            out.extend_from_slice(&run[run_in(run, col, lo, hi)]);
-        }
+        self.add_hits(col, lo, hi, &mut out)?;
         out.sort_unstable();
         Some(out)
     }
@@ -102,11 +94,30 @@ impl DeltaIndex {
     pub fn any_of(&self, col: &Column, keys: &[IndexKey]) -> Option<Vec<u32>> {
         let mut out = Vec::new();
         for k in keys {
-            out.extend(self.range(col, Bound::Included(k), Bound::Included(k))?);
+            self.add_hits(col, Bound::Included(k), Bound::Included(k), &mut out)?;
         }
         out.sort_unstable();
         out.dedup();
         Some(out)
+    }
+
+    /// Appends every run's positions within the bounds to `out`, in no
+    /// particular order (the callers sort once); `None` as for
+    /// [`DeltaIndex::range`].
+    fn add_hits(
+        &self,
+        col: &Column,
+        lo: Bound<&IndexKey>,
+        hi: Bound<&IndexKey>,
+        out: &mut Vec<u32>,
+    ) -> Option<()> {
+        if col.len() < self.covered || !bounds_fit(col, lo, hi) {
+            return None;
+        }
+        for run in &self.runs {
+            out.extend_from_slice(&run[run_in(run, col, lo, hi)]);
+        }
+        Some(())
     }
 }
 
