@@ -184,6 +184,7 @@ impl Entry {
         built.clone().map_err(SqlError::store)
     }
 
+    /// The next version (sequence + 1) over the main `data`, no delta.
     pub(super) fn with_data_of(&self, data: Arc<Table>) -> Entry {
         let merged_from = if Arc::ptr_eq(&data, &self.data) {
             self.merged_from.clone()
