@@ -231,6 +231,48 @@ fn a_composite_key_is_enforced_as_a_tuple() {
     );
 }
 
+#[test]
+fn a_composite_key_is_probed_by_its_indexed_or_most_distinct_column() {
+    // With and without an index on b (the probe then: b has 2 distinct
+    // values, a 2 too — either way the whole tuple decides).
+    for indexed in [false, true] {
+        let store = keyed_store();
+        if indexed {
+            autocommit(&store, "create index t_b on t (b)");
+        }
+        // An UPDATE keeping its rows' keys is no repeat, nor one moving
+        // keys onto keys the same statement leaves.
+        autocommit(&store, "update t set c = c * 2 where b = 1");
+        autocommit(&store, "update t set b = b + 1 where a = 2");
+        for sql in [
+            "update t set b = 2 where a = 1 and b = 1",
+            "update t set b = b + 1 where a = 1 and b = 1",
+            "insert into t values (2, 3, 0)",
+            "insert into t values (1, 1, 0)",
+        ] {
+            assert_eq!(
+                refused(&store, sql).kind,
+                ErrorKind::UniqueViolation,
+                "{sql} (index: {indexed})"
+            );
+        }
+        autocommit(&store, "insert into t values (2, 1, 7)");
+        assert_eq!(
+            rows(&store, "select a, b, c from t"),
+            [
+                "[Int(1), Int(1), Int(20)]",
+                "[Int(1), Int(2), Int(20)]",
+                "[Int(2), Int(1), Int(7)]",
+                "[Int(2), Int(2), Int(60)]",
+                "[Int(2), Int(3), Int(40)]",
+            ]
+            .map(String::from)
+            .to_vec(),
+            "index: {indexed}"
+        );
+    }
+}
+
 fn explain(store: &Store, sql: &str) -> String {
     let mut t = store.begin().unwrap();
     let view = store.view(&mut t);

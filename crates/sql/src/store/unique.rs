@@ -16,14 +16,16 @@
 //! table conflict at commit (first updater wins on the table's catalog
 //! row), so two transactions cannot both add one key.
 //!
-//! Cost: one pass over the appended rows; nothing for the main when some
-//! key column's appended values all lie outside the main's range (its
-//! column statistics, computed once per main); else, for a one-column key,
-//! a binary search per key in the main's sorted index when one is built
-//! (`CREATE INDEX` on the key column), or one pass over the key's first
-//! column with a range test before the hash probe (~1–2 ms per million
-//! rows) and the whole tuple compared for the candidates; plus the same
-//! pass over the delta's appended rows.
+//! Cost: one pass over the appended rows; nothing for an appended row that
+//! keeps the key of a row the same write deletes (an UPDATE not setting a
+//! key column); nothing for the main when some key column's appended values
+//! all lie outside the main's range (its column statistics, computed once
+//! per main); else a binary search per key in the main's sorted index of a
+//! key column when one is built (`CREATE INDEX`), or one pass over the key
+//! column with the most distinct values, with a range test before the hash
+//! probe (~1–2 ms per million rows), and the whole tuple compared for the
+//! candidates; plus the same through the delta's index or over its
+//! appended rows.
 
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
@@ -128,15 +130,33 @@ fn values_of<'c>(col: &'c Column, rows: &[usize]) -> Keys<'c> {
     }
 }
 
-/// The positions of `key`'s columns in `entry`'s data and the first of
-/// them; `None` for a key naming a column the data lacks or no column.
+/// The positions of `key`'s columns in `entry`'s data and the one to look
+/// candidates up by (the *probe* column); `None` for a key naming a column
+/// the data lacks or no column.
+///
+/// The probe is a key column with a sorted index in the main (`CREATE
+/// INDEX`: a search per key), else the one with the most distinct values in
+/// the main's cached statistics: TPC-C's keys begin with the warehouse, one
+/// value at W = 1, so probing by the first column made every row of
+/// `stock` a candidate whose whole tuple was hashed — 5 ms per one-row
+/// UPDATE at W = 1.
 fn key_columns(entry: &Entry, key: &[String]) -> Option<(Vec<usize>, usize)> {
     let idx = key
         .iter()
         .map(|c| entry.data.column_index(c).ok())
         .collect::<Option<Vec<usize>>>()?;
-    let first = *idx.first()?;
-    Some((idx, first))
+    let probe = match idx.as_slice() {
+        [] => return None,
+        [only] => *only,
+        _ => match idx.iter().find(|&&i| entry.data.has_sorted_index(i)) {
+            Some(&i) => i,
+            None => *idx
+                .iter()
+                .max_by_key(|&&i| entry.data.column_stats(i).distinct)
+                .expect("a key of at least two columns"),
+        },
+    };
+    Some((idx, probe))
 }
 
 /// A hash of each value `appended` holds of each of `entry`'s keys (a
@@ -185,7 +205,7 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
     };
     let singles = entry.unique_columns.iter().map(std::slice::from_ref);
     for key in singles.chain(entry.keys.iter().map(Vec::as_slice)) {
-        let Some((idx, first)) = key_columns(entry, key) else {
+        let Some((idx, probe)) = key_columns(entry, key) else {
             continue;
         };
         let names: Vec<&str> = key.iter().map(String::as_str).collect();
@@ -208,31 +228,48 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
                 return Err(violation(&entry.name, &names, &shown_at(appended, r)));
             }
         }
-        // A row is a candidate when its first column holds one of the
-        // appended values (a range test, then a hash probe), and a match
-        // when its whole tuple does.
+        // An appended row holding the key of a row this write deletes (an
+        // UPDATE that keeps a row's key) repeats no key: the deleted row
+        // was live, so no other live row held its key (every version keeps
+        // its keys unique), and the appended rows' keys are distinct.
+        let kept = kept_keys(entry, &idx, deleted, &null_in_key);
+        tuples.retain(|t| !kept.contains(t));
+        let rows: Vec<usize> = rows
+            .into_iter()
+            .filter(|&r| !kept.contains(&tuple(&idx, appended, r)))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        // A row is a candidate when its probe column holds one of the
+        // appended values (a search in its index, or a range test and a
+        // hash probe), and a match when its whole tuple does.
         let values: Vec<Keys> = idx
             .iter()
             .map(|&i| values_of(appended.column_at(i), &rows))
             .collect();
-        let firsts = &values[0];
+        let probes = &values[idx
+            .iter()
+            .position(|&i| i == probe)
+            .expect("probe is a key column")];
         let main = &entry.data;
         let outside = idx
             .iter()
             .zip(&values)
             .any(|(&i, v)| outside_main_range(entry, i, v));
+        let matches_main = |r: usize| {
+            live(r)
+                && !null_in_key(main, r)
+                && (idx.len() == 1 || tuples.contains(&tuple(&idx, main, r)))
+        };
         let existing = if outside {
             None
-        } else if idx.len() == 1 && main.has_sorted_index(first) {
-            in_index(entry, first, appended.column_at(first), &rows)
+        } else if main.has_sorted_index(probe) {
+            in_index(entry, probe, appended.column_at(probe), &rows)
                 .into_iter()
-                .find(|&r| live(r) && !null_in_key(main, r))
+                .find(|&r| matches_main(r))
         } else {
-            scan(main.column_at(first), firsts, &|r| {
-                live(r)
-                    && !null_in_key(main, r)
-                    && (idx.len() == 1 || tuples.contains(&tuple(&idx, main, r)))
-            })
+            scan(main.column_at(probe), probes, &matches_main)
         };
         if let Some(r) = existing {
             return Err(violation(&entry.name, &names, &shown_at(main, r)));
@@ -245,7 +282,7 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
                     && !null_in_key(tail, r)
                     && (idx.len() == 1 || tuples.contains(&tuple(&idx, tail, r)))
             };
-            let hit = delta_rows_holding(entry, d, first, appended, &rows, firsts)
+            let hit = delta_rows_holding(entry, d, probe, appended, &rows, probes)
                 .into_iter()
                 .find(|&r| matches(r));
             if let Some(r) = hit {
@@ -256,11 +293,37 @@ pub(super) fn check_unique(entry: &Entry, deleted: &[u32], appended: &Table) -> 
     Ok(())
 }
 
+/// The key tuples (columns `idx`) of the rows at `deleted` (combined ids of
+/// `entry`) that are live there and hold no NULL in the key: keys a write
+/// deleting those rows may append again without a look at the table.
+fn kept_keys<'e>(
+    entry: &'e Entry,
+    idx: &[usize],
+    deleted: &[u32],
+    null_in_key: &dyn Fn(&Table, usize) -> bool,
+) -> Set<Vec<Part<'e>>> {
+    let delta = entry.live_delta();
+    let main_rows = entry.data.num_rows();
+    deleted
+        .iter()
+        .filter(|&id| delta.is_none_or(|d| d.deleted().binary_search(id).is_err()))
+        .filter_map(|&id| {
+            let id = id as usize;
+            let (t, r) = if id < main_rows {
+                (&*entry.data, id)
+            } else {
+                (delta?.appended(), id - main_rows)
+            };
+            (r < t.num_rows() && !null_in_key(t, r)).then(|| tuple(idx, t, r))
+        })
+        .collect()
+}
+
 /// Which of `appended`'s rows an `INSERT … ON CONFLICT DO NOTHING` into
 /// `entry` skips: those whose value of one of `keys` (column sets) a live
 /// row of `entry` holds, or an earlier row of `appended` that is kept (a
-/// NULL in a key conflicts with nothing). Scans the key's first column of
-/// the main and of the delta once per key.
+/// NULL in a key conflicts with nothing). Reads the key's probe column
+/// (`key_columns`) of the main and of the delta once per key.
 pub(super) fn conflicting(entry: &Entry, appended: &Table, keys: &[Vec<String>]) -> Vec<bool> {
     let rows = appended.num_rows();
     let delta = entry.live_delta();
@@ -275,23 +338,23 @@ pub(super) fn conflicting(entry: &Entry, appended: &Table, keys: &[Vec<String>])
     }
     let mut states: Vec<KeyState> = Vec::with_capacity(keys.len());
     for key in keys {
-        let Some((idx, first)) = key_columns(entry, key) else {
+        let Some((idx, probe)) = key_columns(entry, key) else {
             continue;
         };
         let masks: Vec<usize> = key.iter().filter_map(|c| entry.mask_column_of(c)).collect();
         let null_in_key = |t: &Table, r: usize| masks.iter().any(|&m| null_at(t, m, r));
         let candidates: Vec<usize> = (0..rows).filter(|&r| !null_in_key(appended, r)).collect();
-        let firsts = values_of(appended.column_at(first), &candidates);
+        let probes = values_of(appended.column_at(probe), &candidates);
         let mut taken: Set<Vec<Part>> = Set::default();
         let main = &*entry.data;
-        for r in main_rows_holding(entry, &idx, appended, &candidates, &firsts) {
+        for r in main_rows_holding(entry, probe, appended, &candidates, &probes) {
             if live(r) && !null_in_key(main, r) {
                 taken.insert(tuple(&idx, main, r));
             }
         }
         if let Some(d) = delta {
             let (tail, base) = (d.appended(), d.main_rows());
-            for r in delta_rows_holding(entry, d, first, appended, &candidates, &firsts) {
+            for r in delta_rows_holding(entry, d, probe, appended, &candidates, &probes) {
                 if live(base + r) && !null_in_key(tail, r) {
                     taken.insert(tuple(&idx, tail, r));
                 }
@@ -330,7 +393,7 @@ pub(super) fn conflicting(entry: &Entry, appended: &Table, keys: &[Vec<String>])
 /// holding its value of `key` (`None`: no such row, or a NULL in its key):
 /// the row an `INSERT … ON CONFLICT (key) DO UPDATE` updates instead.
 /// Two rows of `appended` with one key value are 21000, as PostgreSQL's
-/// "cannot affect row a second time". Scans the key's first column of the
+/// "cannot affect row a second time". Reads the key's probe column of the
 /// main and of the delta once.
 pub(super) fn conflict_targets(
     entry: &Entry,
@@ -338,7 +401,7 @@ pub(super) fn conflict_targets(
     key: &[String],
 ) -> Result<Vec<Option<u32>>> {
     let rows = appended.num_rows();
-    let Some((idx, first)) = key_columns(entry, key) else {
+    let Some((idx, probe)) = key_columns(entry, key) else {
         return Ok(vec![None; rows]);
     };
     let delta = entry.live_delta();
@@ -346,18 +409,18 @@ pub(super) fn conflict_targets(
     let masks: Vec<usize> = key.iter().filter_map(|c| entry.mask_column_of(c)).collect();
     let null_in_key = |t: &Table, r: usize| masks.iter().any(|&m| null_at(t, m, r));
     let candidates: Vec<usize> = (0..rows).filter(|&r| !null_in_key(appended, r)).collect();
-    let firsts = values_of(appended.column_at(first), &candidates);
+    let probes = values_of(appended.column_at(probe), &candidates);
     let mut holder: std::collections::HashMap<Vec<Part>, u32, BuildHasherDefault<FxHasher>> =
         Default::default();
     let main = &*entry.data;
-    for r in main_rows_holding(entry, &idx, appended, &candidates, &firsts) {
+    for r in main_rows_holding(entry, probe, appended, &candidates, &probes) {
         if live(r) && !null_in_key(main, r) {
             holder.insert(tuple(&idx, main, r), r as u32);
         }
     }
     if let Some(d) = delta {
         let (tail, base) = (d.appended(), d.main_rows());
-        for r in delta_rows_holding(entry, d, first, appended, &candidates, &firsts) {
+        for r in delta_rows_holding(entry, d, probe, appended, &candidates, &probes) {
             if live(base + r) && !null_in_key(tail, r) {
                 holder.insert(tuple(&idx, tail, r), (base + r) as u32);
             }
@@ -450,22 +513,21 @@ fn outside_main_range(entry: &Entry, i: usize, keys: &Keys) -> bool {
     }
 }
 
-/// The rows of `entry`'s main whose first key column (`idx[0]`) holds one
-/// of `firsts` (the values of `appended` at `rows`): through the column's
-/// sorted index for a one-column key that has one (a point upsert then
-/// costs a search, not a scan of the column), else a scan.
+/// The rows of `entry`'s main whose probe column (`key_columns`) holds one
+/// of `probes` (the values of `appended` at `rows`): through the column's
+/// sorted index when it has one (a point upsert then costs a search, not a
+/// scan of the column), else a scan. Callers compare the whole key.
 fn main_rows_holding(
     entry: &Entry,
-    idx: &[usize],
+    probe: usize,
     appended: &Table,
     rows: &[usize],
-    firsts: &Keys,
+    probes: &Keys,
 ) -> Vec<usize> {
-    let first = idx[0];
-    if idx.len() == 1 && entry.data.has_sorted_index(first) {
-        in_index(entry, first, appended.column_at(first), rows)
+    if entry.data.has_sorted_index(probe) {
+        in_index(entry, probe, appended.column_at(probe), rows)
     } else {
-        rows_holding(entry.data.column_at(first), firsts).collect()
+        rows_holding(entry.data.column_at(probe), probes).collect()
     }
 }
 
@@ -482,30 +544,30 @@ fn in_index(entry: &Entry, i: usize, added: &Column, rows: &[usize]) -> Vec<usiz
 }
 
 /// The appended rows (positions, ascending) of `entry`'s delta `d` whose
-/// column `first` holds one of `firsts` (the values of `appended` there at
+/// column `probe` holds one of `probes` (the values of `appended` there at
 /// `rows`): through the delta's index of the column where it has one, the
 /// rows past its covered prefix scanned (only a version no write made, a
 /// merge's swap or DDL, has such rows); else a scan of the whole delta.
 fn delta_rows_holding(
     entry: &Entry,
     d: &Delta,
-    first: usize,
+    probe: usize,
     appended: &Table,
     rows: &[usize],
-    firsts: &Keys,
+    probes: &Keys,
 ) -> Vec<usize> {
-    let tail = d.appended().column_at(first);
+    let tail = d.appended().column_at(probe);
     let found = entry
-        .delta_index(first)
-        .and_then(|index| Some((in_delta_index(index, tail, appended, first, rows)?, index)));
+        .delta_index(probe)
+        .and_then(|index| Some((in_delta_index(index, tail, appended, probe, rows)?, index)));
     // No index, or one that cannot answer (it never fails for keys taken
     // from the same column): the scan.
     let Some((mut out, index)) = found else {
-        return rows_holding(tail, firsts).collect();
+        return rows_holding(tail, probes).collect();
     };
     let covered = index.covered();
     if covered < tail.len() {
-        out.extend(rows_holding(tail, firsts).filter(|&r| r >= covered));
+        out.extend(rows_holding(tail, probes).filter(|&r| r >= covered));
     }
     out
 }
