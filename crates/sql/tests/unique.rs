@@ -273,6 +273,58 @@ fn a_composite_key_is_probed_by_its_indexed_or_most_distinct_column() {
     }
 }
 
+#[test]
+fn a_block_updating_one_row_twice_after_another_commit_keeps_its_key() {
+    // The second UPDATE checks its key against the newest committed
+    // version (another row changed since the snapshot), which still holds
+    // the row the block's first UPDATE deleted: that row is the block's,
+    // not a repeat (it was refused with 23505).
+    let store = keyed_store();
+    let mut t = store.begin().unwrap();
+    exec(
+        &store,
+        &mut t,
+        "update t set c = c + 1 where a = 1 and b = 1",
+    )
+    .unwrap();
+    autocommit(&store, "update t set c = c + 1 where a = 2 and b = 2");
+    exec(
+        &store,
+        &mut t,
+        "update t set c = c + 1 where a = 1 and b = 1",
+    )
+    .unwrap();
+    let e = exec(&store, &mut t, "insert into t values (2, 1, 0)").unwrap_err();
+    assert_eq!(e.kind, ErrorKind::UniqueViolation, "{e}");
+    t.abort();
+    let mut t = store.begin().unwrap();
+    exec(
+        &store,
+        &mut t,
+        "update t set c = c + 1 where a = 1 and b = 1",
+    )
+    .unwrap();
+    autocommit(&store, "update t set c = c + 1 where a = 2 and b = 2");
+    exec(
+        &store,
+        &mut t,
+        "update t set c = c + 1 where a = 1 and b = 1",
+    )
+    .unwrap();
+    store.commit(t).unwrap();
+    assert_eq!(
+        rows(&store, "select a, b, c from t"),
+        [
+            "[Int(1), Int(1), Int(12)]",
+            "[Int(1), Int(2), Int(20)]",
+            "[Int(2), Int(1), Int(30)]",
+            "[Int(2), Int(2), Int(42)]",
+        ]
+        .map(String::from)
+        .to_vec()
+    );
+}
+
 fn explain(store: &Store, sql: &str) -> String {
     let mut t = store.begin().unwrap();
     let view = store.view(&mut t);

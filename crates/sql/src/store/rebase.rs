@@ -128,6 +128,25 @@ pub(super) fn id_space(entry: &Entry) -> u32 {
     u32::try_from(space).expect("combined ids are u32")
 }
 
+/// The rows of `base` that `seen` — `base` with a transaction's pending
+/// writes on top (same main) — deletes: what those writes deleted. Empty
+/// when the two do not share a main (a write that merged the table).
+fn deleted_since(seen: &Entry, base: &Entry) -> Vec<u32> {
+    if !Arc::ptr_eq(&seen.data, &base.data) {
+        return Vec::new();
+    }
+    let (Some(now), space) = (seen.live_delta(), id_space(base)) else {
+        return Vec::new();
+    };
+    let before = base.live_delta().map_or(&[][..], |d| d.deleted());
+    now.deleted()
+        .iter()
+        .copied()
+        .take_while(|&id| id < space)
+        .filter(|id| before.binary_search(id).is_err())
+        .collect()
+}
+
 /// Whether `deleted` (ascending) holds a row `entry` no longer has.
 fn deletes_a_deleted_row(entry: &Entry, deleted: &[u32]) -> bool {
     entry.live_delta().is_some_and(|d| {
@@ -472,9 +491,15 @@ impl Store {
             return Err(altered_concurrently(&seen.name));
         };
         // The snapshot's rows (the transaction's own appended rows are not
-        // in `latest`).
+        // in `latest`), with those the transaction's earlier writes of the
+        // table deleted: `latest` still holds them, so a key this write
+        // appends again (a second UPDATE of one row in a block) is found
+        // there otherwise — a false 23505.
         let space = id_space(&base);
-        let old_rows: Vec<u32> = deleted.iter().copied().filter(|&id| id < space).collect();
+        let mut old_rows: Vec<u32> = deleted.iter().copied().filter(|&id| id < space).collect();
+        old_rows.extend(deleted_since(seen, &base));
+        old_rows.sort_unstable();
+        old_rows.dedup();
         let Some(old_rows) = ids.map_all(&old_rows) else {
             return Err(concurrent_update());
         };
