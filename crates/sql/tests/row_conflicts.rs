@@ -434,15 +434,17 @@ fn a_commit_waits_for_a_table_another_transaction_holds() {
         ["1,100", "2,200", "3,30"]
     );
 
-    // One that never finishes within the bound: 40001 after it.
+    // One that never finishes within the bound: the write's statement
+    // waits for it (what the holder commits over cannot be checked before),
+    // then gets 40001.
     let mut holder = store.begin().unwrap();
     exec(&store, &mut holder, "create index acc_id on acc (id)").unwrap();
     let mut other = store.begin().unwrap();
-    exec(&store, &mut other, "update acc set v = 2 where id = 2").unwrap();
     let started = Instant::now();
-    let e = store.commit(other).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::SerializationFailure);
+    let e = exec(&store, &mut other, "update acc set v = 2 where id = 2").unwrap_err();
+    assert_eq!(e.kind, ErrorKind::SerializationFailure, "{e}");
     assert!(started.elapsed() >= maestro_sql::store::WRITE_WAIT_MAX);
+    other.abort();
     holder.abort();
 }
 
