@@ -10,6 +10,7 @@ mod serve;
 mod sql;
 mod tpcc;
 mod tpcc_durable;
+mod tpcc_sql;
 mod tpch;
 mod tpch_refresh;
 mod tpch_refresh_delta;

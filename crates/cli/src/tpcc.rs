@@ -6,7 +6,8 @@
 use crate::exit::{failure, usage};
 use crate::flags::renamed;
 use crate::tpcc_durable::{DurableArgs, open_durable};
-use crate::variants::{TpccCc, TpccVariant, name_of};
+use crate::tpcc_sql;
+use crate::variants::{SqlIsolation, TpccCc, TpccVariant, name_of};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -53,11 +54,15 @@ pub struct RunArgs {
         conflicts_with = "variant"
     )]
     old_scheduler: Option<TpccVariant>,
-    /// Concurrency control: strict two-phase locking on row tables, or
-    /// snapshot isolation on versioned tables (write conflicts retried).
+    /// Concurrency control: strict two-phase locking on row tables,
+    /// snapshot isolation on versioned tables (write conflicts retried), or
+    /// the transactions as SQL on the SQL store (main + delta columns).
     /// Default: 2pl, or mvcc with --data-dir.
     #[arg(long, value_enum)]
     cc: Option<TpccCc>,
+    /// Isolation level of --cc sql's transactions.
+    #[arg(long, value_enum, default_value = "repeatable-read")]
+    isolation: SqlIsolation,
     /// Hardware contexts the scheduler keeps active (default: detected).
     #[arg(long)]
     contexts: Option<usize>,
@@ -200,10 +205,11 @@ impl RunOptions {
     }
 }
 
-/// A loaded database of either storage.
+/// A loaded database of any storage.
 pub(crate) enum Loaded {
     Locking(Box<Database>),
     Mvcc(Box<MvccDatabase>),
+    Sql(Box<maestro_server::tpcc::SqlTpcc>),
 }
 
 impl Loaded {
@@ -211,15 +217,20 @@ impl Loaded {
         match self {
             Loaded::Locking(db) => Storage::Locking(db),
             Loaded::Mvcc(db) => Storage::Mvcc(db),
+            Loaded::Sql(t) => Storage::External(&**t),
         }
     }
 
     /// Calls `f` on the rows as they are now: the tables themselves under
-    /// 2PL, one snapshot copied into row tables under MVCC.
+    /// 2PL, one snapshot copied into row tables under MVCC; the SQL store's
+    /// rows are checked by SQL instead (`tpcc_sql::consistency`).
     fn with_rows<R>(&self, f: impl FnOnce(&Database) -> R) -> Result<R, ExitCode> {
         match self {
             Loaded::Locking(db) => Ok(f(db)),
             Loaded::Mvcc(db) => Ok(f(&db.snapshot_to_2pl().map_err(failure)?)),
+            Loaded::Sql(_) => Err(failure(
+                "the SQL store's tables are not row tables (checked by SQL)",
+            )),
         }
     }
 }
@@ -245,6 +256,7 @@ fn load_db(warehouses: u16, seed: u64, cc: Cc) -> Result<(Loaded, Opened), ExitC
             let (db, report) = load_mvcc(&config, &progress).map_err(failure)?;
             (Loaded::Mvcc(Box::new(db)), report)
         }
+        Cc::Sql => unreachable!("the SQL store loads through tpcc_sql::load"),
     };
     eprintln!(
         "loaded {} rows in {:.2} s",
@@ -267,13 +279,49 @@ fn execute(db: &Loaded, config: &RunConfig) -> Result<RunReport, ExitCode> {
         db.storage().cc(),
         config.contexts
     );
-    driver::run_storage(db.storage(), config, &|p| eprintln!("  {p}")).map_err(failure)
+    let progress = |p: &driver::RunProgress| eprintln!("  {p}");
+    match db {
+        // Transactions as tasks of the scheduler the SQL engine runs its
+        // plans on (one scheduler), or on the terminals' threads.
+        Loaded::Sql(t) => {
+            let scheduler = match config.mode {
+                Mode::Scheduler(_) => Some(&**t.engine().scheduler()),
+                Mode::Receivers => None,
+            };
+            driver::run_on_storage(db.storage(), config, scheduler, &progress)
+        }
+        _ => driver::run_storage(db.storage(), config, &progress),
+    }
+    .map_err(failure)
 }
 
 fn cc_of(cc: TpccCc) -> Cc {
     match cc {
         TpccCc::TwoPl => Cc::TwoPhaseLocking,
         TpccCc::Mvcc => Cc::Mvcc,
+        TpccCc::Sql => Cc::Sql,
+    }
+}
+
+/// Loads the database `cc` names: the SQL store for `sql` (its scheduler
+/// made for `options`), else row tables.
+fn load_any(
+    w: u16,
+    seed: u64,
+    cc: TpccCc,
+    isolation: SqlIsolation,
+    options: Option<&RunOptions>,
+) -> Result<(Loaded, Opened), ExitCode> {
+    match cc {
+        TpccCc::Sql => {
+            let (mode, contexts) = options.map_or_else(
+                || (Mode::Receivers, maestro_scheduler::detected_contexts()),
+                |o| (o.mode, o.contexts),
+            );
+            let (t, opened) = tpcc_sql::load(w, seed, isolation, mode, contexts)?;
+            Ok((Loaded::Sql(t), opened))
+        }
+        other => load_db(w, seed, cc_of(other)),
     }
 }
 
@@ -317,9 +365,11 @@ fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
         }
     };
     let durable = a.durable.validate(a.cc)?;
+    let cc = a.cc.unwrap_or(TpccCc::TwoPl);
+    tpcc_sql::refuse_unsupported(cc, a.isolation, a.export.as_deref())?;
     let (db, opened) = match &durable {
         Some(durable) => open_durable(durable, w, a.seed)?,
-        None => load_db(w, a.seed, cc_of(a.cc.unwrap_or(TpccCc::TwoPl)))?,
+        None => load_any(w, a.seed, cc, a.isolation, Some(&options))?,
     };
     let mut config = options.config(&opened);
     config.max_tps = a.max_tps;
@@ -340,9 +390,13 @@ fn run_mix(a: RunArgs) -> Result<ExitCode, ExitCode> {
     } else {
         print!("{report}");
     }
+    if let Loaded::Sql(t) = &db {
+        tpcc_sql::memory_line(opened.rows, (rss_before, rss_after), t);
+        return tpcc_sql::consistency(t).map(|()| ExitCode::SUCCESS);
+    }
     let versions = match &db {
         Loaded::Mvcc(mvcc) => Some(mvcc.versions_stored()),
-        Loaded::Locking(_) => None,
+        Loaded::Locking(_) | Loaded::Sql(_) => None,
     };
     db.with_rows(|rows| {
         if let Some(versions) = versions {
@@ -420,13 +474,27 @@ fn check(a: CheckArgs) -> Result<ExitCode, ExitCode> {
             }
             open_durable(&DurableArgs::checking(dir), w, a.seed)?
         }
-        None => load_db(w, a.seed, cc_of(a.cc))?,
+        None => {
+            tpcc_sql::refuse_unsupported(a.cc, SqlIsolation::RepeatableRead, a.export.as_deref())?;
+            load_any(
+                w,
+                a.seed,
+                a.cc,
+                SqlIsolation::RepeatableRead,
+                options.as_ref(),
+            )?
+        }
     };
-    if let Some(options) = options {
+    if let Some(options) = &options {
         let report = execute(&db, &options.config(&opened))?;
         eprint!("{report}");
     }
     let w = db.storage().warehouses();
+    if let Loaded::Sql(t) = &db {
+        tpcc_sql::consistency(t)?;
+        println!("ok: W={w}, consistency conditions 1-4 hold");
+        return Ok(ExitCode::SUCCESS);
+    }
     db.with_rows(|rows| {
         let checked = consistency(rows);
         if let Some(dir) = &a.export {
@@ -461,7 +529,7 @@ fn report_json(r: &RunReport, seconds: f64) -> Value {
     metric("abort_rate".into(), r.abort_rate());
     let aborts = match r.cc {
         Cc::TwoPhaseLocking => "deadlock_aborts",
-        Cc::Mvcc => "conflict_retries",
+        Cc::Mvcc | Cc::Sql => "conflict_retries",
     };
     metric(aborts.into(), r.deadlock_aborts() as f64);
     metric("user_rollbacks".into(), r.user_rollbacks() as f64);

@@ -138,6 +138,11 @@ impl DurableArgs {
             }
             return Ok(None);
         };
+        if cc == Some(TpccCc::Sql) {
+            return Err(usage(
+                "--data-dir keeps the MVCC row storage; the SQL store keeps its tables with `maestro serve --data-dir`",
+            ));
+        }
         if cc == Some(TpccCc::TwoPl) {
             return Err(usage(
                 "--data-dir keeps the MVCC storage: it needs --cc mvcc (the default with --data-dir)",

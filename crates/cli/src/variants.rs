@@ -75,6 +75,20 @@ pub(crate) enum TpccCc {
     TwoPl,
     /// Snapshot isolation on versioned tables (first updater wins).
     Mvcc,
+    /// The transactions as SQL statements on the SQL store (main + delta
+    /// columns; snapshot isolation, row locks on write).
+    Sql,
+}
+
+/// The isolation level of `--cc sql`'s transactions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SqlIsolation {
+    /// Snapshot isolation: a row another transaction changed since the
+    /// snapshot is a conflict (40001), and the transaction runs again.
+    RepeatableRead,
+    /// Each statement on a fresh snapshot: a waiting UPDATE applies to
+    /// the committed row (hot rows do not abort).
+    ReadCommitted,
 }
 
 /// A scheduler preset (`maestro_scheduler::SchedulerConfig::preset`). The

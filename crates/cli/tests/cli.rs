@@ -469,6 +469,68 @@ fn tpcc_mvcc_run_reports_conflict_retries_exports_one_snapshot_and_checks() {
 }
 
 #[test]
+fn tpcc_sql_runs_the_transactions_on_the_store_and_checks_by_sql() {
+    let out = maestro(&[
+        "tpcc",
+        "run",
+        "--cc",
+        "sql",
+        "--variant",
+        "receivers",
+        "--isolation",
+        "read-committed",
+        "--warehouses",
+        "1",
+        "--terminals",
+        "2",
+        "--duration",
+        "1",
+        "--json",
+    ]);
+    let v = json_of(&out);
+    assert_eq!(v["cc"], "sql");
+    let metric = |m: &str| value(&v, keys!(metric = m));
+    assert!(metric("tpmC") > 0.0);
+    assert!(metric("new_order_committed") > 0.0);
+    assert!(
+        stderr(&out).contains("consistency conditions 1-4 (by SQL on the store): ok"),
+        "{}",
+        stderr(&out)
+    );
+    let check = maestro(&[
+        "tpcc",
+        "check",
+        "--cc",
+        "sql",
+        "--warehouses",
+        "1",
+        "--terminals",
+        "2",
+        "--duration",
+        "0.5",
+    ]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    for bad in [
+        &["--cc", "sql", "--export", "/tmp/never"][..],
+        &["--cc", "mvcc", "--isolation", "read-committed"][..],
+        &["--cc", "sql", "--data-dir", "/tmp/never"][..],
+    ] {
+        let mut args = vec![
+            "tpcc",
+            "run",
+            "--warehouses",
+            "1",
+            "--terminals",
+            "1",
+            "--duration",
+            "1",
+        ];
+        args.extend_from_slice(bad);
+        assert_eq!(maestro(&args).status.code(), Some(2), "{bad:?}");
+    }
+}
+
+#[test]
 fn ch_run_reports_both_sides_and_snapshot_writes_tables_and_answers() {
     let out = maestro(&[
         "ch",

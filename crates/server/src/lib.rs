@@ -26,6 +26,7 @@ pub mod encode;
 pub mod errors;
 pub mod params;
 pub mod statement;
+pub mod tpcc;
 pub mod txn;
 
 use std::collections::{BTreeMap, HashMap};

@@ -37,6 +37,10 @@ pub enum TpccError {
     Txn(maestro_txn::TxnError),
     /// Opening, checkpointing or recovering a data directory failed.
     Durable(maestro_txn::DurableError),
+    /// A statement of an engine outside this crate failed (`--cc sql`:
+    /// the SQL store), with the engine's message; retryable conflicts are
+    /// re-run by that engine before they get here.
+    Engine(String),
 }
 
 impl fmt::Display for TpccError {
@@ -60,6 +64,7 @@ impl fmt::Display for TpccError {
             TpccError::Cancelled(c) => write!(f, "transaction rolled back: {c}"),
             TpccError::Txn(e) => write!(f, "MVCC transaction failed: {e}"),
             TpccError::Durable(e) => write!(f, "data directory: {e}"),
+            TpccError::Engine(e) => write!(f, "{e}"),
         }
     }
 }

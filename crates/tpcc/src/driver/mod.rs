@@ -41,12 +41,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use maestro_scheduler::Scheduler;
+use maestro_scheduler::{CancelToken, Scheduler};
 
 use crate::db::Database;
 use crate::error::TpccError;
 use crate::lock::{LatchFlavour, LockManager};
 use crate::random::NuRandConstants;
+use crate::txn::Executed;
 
 use crate::mvcc::MvccDatabase;
 pub use durable::{AckLog, CHECKPOINT_PRIORITY, DurabilityReport};
@@ -62,17 +63,40 @@ pub enum Cc {
     TwoPhaseLocking,
     /// Snapshot isolation on versioned tables, first updater wins.
     Mvcc,
+    /// The transactions as SQL statements on the SQL store (main + delta
+    /// columns): snapshot isolation with row locks on write
+    /// ([`TxnEngine`], `maestro_server::tpcc`).
+    Sql,
 }
 
 impl Cc {
-    pub const ALL: [Cc; 2] = [Cc::TwoPhaseLocking, Cc::Mvcc];
+    pub const ALL: [Cc; 3] = [Cc::TwoPhaseLocking, Cc::Mvcc, Cc::Sql];
 
     pub fn name(self) -> &'static str {
         match self {
             Cc::TwoPhaseLocking => "2pl",
             Cc::Mvcc => "mvcc",
+            Cc::Sql => "sql",
         }
     }
+}
+
+/// A storage outside this crate that runs the five transactions — the SQL
+/// store, through SQL statements (`maestro_server::tpcc`) — so the same
+/// terminals, input streams, pacing, timeouts and report measure it.
+pub trait TxnEngine: Sync {
+    /// Warehouses loaded.
+    fn warehouses(&self) -> u16;
+
+    /// Runs `input` to its end: committed, or New-Order's rollback.
+    /// Conflicts with other transactions are retried inside and counted
+    /// in [`Executed::deadlock_aborts`]; a cancelled `cancel` ends it with
+    /// [`TpccError::Cancelled`].
+    fn execute(
+        &self,
+        input: &crate::txn::TxnInput,
+        cancel: Option<&CancelToken>,
+    ) -> Result<Executed, TpccError>;
 }
 
 impl fmt::Display for Cc {
@@ -88,6 +112,8 @@ pub enum Storage<'a> {
     Locking(&'a Database),
     /// Versioned tables under snapshot isolation.
     Mvcc(&'a MvccDatabase),
+    /// An engine outside this crate (`Cc::Sql`).
+    External(&'a dyn TxnEngine),
 }
 
 impl Storage<'_> {
@@ -95,6 +121,7 @@ impl Storage<'_> {
         match self {
             Storage::Locking(_) => Cc::TwoPhaseLocking,
             Storage::Mvcc(_) => Cc::Mvcc,
+            Storage::External(_) => Cc::Sql,
         }
     }
 
@@ -102,6 +129,7 @@ impl Storage<'_> {
         match self {
             Storage::Locking(db) => db.warehouses(),
             Storage::Mvcc(db) => db.warehouses(),
+            Storage::External(engine) => engine.warehouses(),
         }
     }
 }
@@ -347,6 +375,7 @@ pub fn run_on_storage(
     let engine = match storage {
         Storage::Locking(db) => Engine::Locking { db, locks: &locks },
         Storage::Mvcc(db) => Engine::Mvcc(db),
+        Storage::External(engine) => Engine::External(engine),
     };
     let constants = NuRandConstants::for_run(
         &config.load_constants,

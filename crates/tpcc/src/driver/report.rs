@@ -261,7 +261,7 @@ impl fmt::Display for RunReport {
             self.deadlock_aborts(),
             match self.cc {
                 Cc::TwoPhaseLocking => "deadlock aborts",
-                Cc::Mvcc => "write-conflict retries",
+                Cc::Mvcc | Cc::Sql => "write-conflict retries",
             },
             self.user_rollbacks(),
             self.timed_out(),
@@ -300,6 +300,10 @@ impl fmt::Display for RunReport {
             Cc::Mvcc => write!(
                 f,
                 "mvcc: snapshot isolation, first updater wins; no row locks"
+            )?,
+            Cc::Sql => write!(
+                f,
+                "sql: statements on the SQL store (main + delta), snapshot isolation, row locks on write"
             )?,
         }
         if let Some(s) = &self.scheduler {

@@ -90,6 +90,8 @@ pub(super) enum Engine<'a> {
     },
     /// Versioned tables under snapshot isolation (first updater wins).
     Mvcc(&'a MvccDatabase),
+    /// An engine outside this crate (the SQL store).
+    External(&'a dyn super::TxnEngine),
 }
 
 impl Engine<'_> {
@@ -110,6 +112,7 @@ impl Engine<'_> {
                 outcome: done.outcome,
                 deadlock_aborts: done.retries,
             }),
+            Engine::External(engine) => engine.execute(input, cancel),
         }
     }
 }

@@ -41,8 +41,10 @@ pub(crate) mod customer;
 mod delivery;
 mod input;
 pub(crate) mod new_order;
+pub use new_order::total_amount;
 mod order_status;
 pub(crate) mod payment;
+pub use payment::bad_credit_data;
 mod stock_level;
 mod undo;
 

@@ -64,7 +64,10 @@ pub(crate) fn order_line(
     }
 }
 
-pub(crate) fn total_amount(amount: Money, c_discount: Rate, w_tax: Rate, d_tax: Rate) -> Money {
+/// `total-amount` of clause 2.4.3.5: the lines' `amount` (cents) less the
+/// customer's discount, plus warehouse and district tax (rates in 1/10 000),
+/// rounded to cents.
+pub fn total_amount(amount: Money, c_discount: Rate, w_tax: Rate, d_tax: Rate) -> Money {
     const SCALE: i128 = 10_000 * 10_000;
     let factor = i128::from(10_000 - c_discount) * i128::from(10_000 + w_tax + d_tax);
     let scaled = i128::from(amount) * factor;

@@ -28,7 +28,7 @@ pub(crate) fn floor_boundary(s: &str, mut at: usize) -> usize {
 /// A bad-credit customer's new `c_data` (clause 2.5.2.2): the payment's ids
 /// and amount, then as much of the old data (`old`) as fits. Shared by the
 /// 2PL and MVCC paths.
-pub(crate) fn bad_credit_data(old: &str, c_id: u16, input: &PaymentInput) -> String {
+pub fn bad_credit_data(old: &str, c_id: u16, input: &PaymentInput) -> String {
     let mut data = String::with_capacity(C_DATA_MAX_CHARS);
     let _ = write!(
         data,
