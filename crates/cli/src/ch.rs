@@ -150,17 +150,7 @@ fn load(config: &ChConfig) -> Result<ChDatabase, ExitCode> {
 
 fn consistency(db: &ChDatabase) -> Result<(), ExitCode> {
     let violations = db.tpcc.check_consistency().map_err(failure)?;
-    if violations.is_empty() {
-        eprintln!("consistency conditions 1-4: ok");
-        return Ok(());
-    }
-    for v in &violations {
-        eprintln!("  {v}");
-    }
-    Err(failure(format!(
-        "{} consistency violation(s)",
-        violations.len()
-    )))
+    crate::tpcc::report_violations(&violations, "consistency conditions 1-4")
 }
 
 fn run_ch(a: RunArgs) -> Result<ExitCode, ExitCode> {

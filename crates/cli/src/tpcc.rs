@@ -327,12 +327,20 @@ fn load_any(
 
 /// Prints the violations on stderr; Err(exit 1) if there are any.
 fn consistency(db: &Database) -> Result<(), ExitCode> {
-    let violations = check_consistency(db);
+    report_violations(&check_consistency(db), "consistency conditions 1-4")
+}
+
+/// `checked: ok` when `violations` is empty, else each on stderr and
+/// Err(exit 1).
+pub(crate) fn report_violations(
+    violations: &[impl std::fmt::Display],
+    checked: &str,
+) -> Result<(), ExitCode> {
     if violations.is_empty() {
-        eprintln!("consistency conditions 1-4: ok");
+        eprintln!("{checked}: ok");
         return Ok(());
     }
-    for v in &violations {
+    for v in violations {
         eprintln!("  {v}");
     }
     Err(failure(format!(

@@ -115,15 +115,8 @@ pub(crate) fn consistency(tpcc: &SqlTpcc) -> Result<(), ExitCode> {
         maestro_tpcc::driver::TxnEngine::warehouses(tpcc),
     )
     .map_err(failure)?;
-    if violations.is_empty() {
-        eprintln!("consistency conditions 1-4 (by SQL on the store): ok");
-        return Ok(());
-    }
-    for v in &violations {
-        eprintln!("  {v}");
-    }
-    Err(failure(format!(
-        "{} consistency violation(s)",
-        violations.len()
-    )))
+    crate::tpcc::report_violations(
+        &violations,
+        "consistency conditions 1-4 (by SQL on the store)",
+    )
 }

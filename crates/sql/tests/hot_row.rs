@@ -45,43 +45,19 @@ fn retryable(e: &SqlError) -> bool {
     )
 }
 
-/// One "order" block: counter `k`'s number, then the row keyed by it.
-fn order(store: &Store, k: i64) -> Result<(), SqlError> {
+/// Runs `body`'s statements as one block: committed if they all succeed,
+/// else aborted with the first error.
+fn block(
+    store: &Store,
+    body: impl FnOnce(&mut dyn FnMut(&str) -> Result<Vec<Vec<Value>>, SqlError>) -> Result<(), SqlError>,
+) -> Result<(), SqlError> {
     let mut t = store.begin()?;
-    let out = (|| {
-        let rows = exec_returning(
-            store,
-            &mut t,
-            &format!("update counter set next = next + 1 where k = {k} returning next"),
-        )?
-        .returned
-        .map(|r| r.rows)
-        .unwrap_or_default();
-        let Some([Value::Int(next)]) = rows.first().map(Vec::as_slice) else {
-            panic!("one counter row expected, got {rows:?}");
-        };
-        // The rest of a New-Order's work: its install holds the counter's
-        // table longer.
-        for item in 0..5 {
-            exec_returning(
-                store,
-                &mut t,
-                &format!(
-                    "update stock set quantity = quantity - 1 where item = {}",
-                    (next * 7 + item) % STOCK_ROWS
-                ),
-            )?;
-        }
-        exec_returning(
-            store,
-            &mut t,
-            &format!(
-                "insert into orders values ({}, {k})",
-                k * ORDERS_PER_COUNTER + next - 1
-            ),
-        )?;
-        Ok(())
-    })();
+    let out = body(&mut |sql: &str| {
+        Ok(exec_returning(store, &mut t, sql)?
+            .returned
+            .map(|r| r.rows)
+            .unwrap_or_default())
+    });
     match out {
         Ok(()) => store.commit(t),
         Err(e) => {
@@ -91,29 +67,38 @@ fn order(store: &Store, k: i64) -> Result<(), SqlError> {
     }
 }
 
+/// One "order" block: counter `k`'s number, then the row keyed by it.
+fn order(store: &Store, k: i64) -> Result<(), SqlError> {
+    block(store, |run| {
+        let rows = run(&format!(
+            "update counter set next = next + 1 where k = {k} returning next"
+        ))?;
+        let Some([Value::Int(next)]) = rows.first().map(Vec::as_slice) else {
+            panic!("one counter row expected, got {rows:?}");
+        };
+        // The rest of a New-Order's work: its install holds the counter's
+        // table longer.
+        for item in 0..5 {
+            run(&format!(
+                "update stock set quantity = quantity - 1 where item = {}",
+                (next * 7 + item) % STOCK_ROWS
+            ))?;
+        }
+        run(&format!(
+            "insert into orders values ({}, {k})",
+            k * ORDERS_PER_COUNTER + next - 1
+        ))?;
+        Ok(())
+    })
+}
+
 /// One "payment" block: another table first, then counter `k`'s row.
 fn payment(store: &Store, k: i64) -> Result<(), SqlError> {
-    let mut t = store.begin()?;
-    let out = (|| {
-        exec_returning(
-            store,
-            &mut t,
-            "update ledger set total = total + 1 where k = 1",
-        )?;
-        exec_returning(
-            store,
-            &mut t,
-            &format!("update counter set paid = paid + 1 where k = {k}"),
-        )?;
+    block(store, |run| {
+        run("update ledger set total = total + 1 where k = 1")?;
+        run(&format!("update counter set paid = paid + 1 where k = {k}"))?;
         Ok(())
-    })();
-    match out {
-        Ok(()) => store.commit(t),
-        Err(e) => {
-            t.abort();
-            Err(e)
-        }
-    }
+    })
 }
 
 #[test]

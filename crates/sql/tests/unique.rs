@@ -280,37 +280,20 @@ fn a_block_updating_one_row_twice_after_another_commit_keeps_its_key() {
     // the row the block's first UPDATE deleted: that row is the block's,
     // not a repeat (it was refused with 23505).
     let store = keyed_store();
-    let mut t = store.begin().unwrap();
-    exec(
-        &store,
-        &mut t,
-        "update t set c = c + 1 where a = 1 and b = 1",
-    )
-    .unwrap();
-    autocommit(&store, "update t set c = c + 1 where a = 2 and b = 2");
-    exec(
-        &store,
-        &mut t,
-        "update t set c = c + 1 where a = 1 and b = 1",
-    )
-    .unwrap();
+    // The block's two updates of (1, 1) with another's commit between.
+    let block = || {
+        let mut t = store.begin().unwrap();
+        let update = "update t set c = c + 1 where a = 1 and b = 1";
+        exec(&store, &mut t, update).unwrap();
+        autocommit(&store, "update t set c = c + 1 where a = 2 and b = 2");
+        exec(&store, &mut t, update).unwrap();
+        t
+    };
+    let mut t = block();
     let e = exec(&store, &mut t, "insert into t values (2, 1, 0)").unwrap_err();
     assert_eq!(e.kind, ErrorKind::UniqueViolation, "{e}");
     t.abort();
-    let mut t = store.begin().unwrap();
-    exec(
-        &store,
-        &mut t,
-        "update t set c = c + 1 where a = 1 and b = 1",
-    )
-    .unwrap();
-    autocommit(&store, "update t set c = c + 1 where a = 2 and b = 2");
-    exec(
-        &store,
-        &mut t,
-        "update t set c = c + 1 where a = 1 and b = 1",
-    )
-    .unwrap();
+    let t = block();
     store.commit(t).unwrap();
     assert_eq!(
         rows(&store, "select a, b, c from t"),
