@@ -1,5 +1,6 @@
 //! `maestro tpcc …`: run the TPC-C mix under strict 2PL (or snapshot
-//! isolation with `--cc mvcc`) and check the consistency conditions. Progress goes to stderr; stdout holds the table or,
+//! isolation with `--cc mvcc`, or as SQL on the SQL store with `--cc sql`:
+//! `tpcc_sql.rs`) and check the consistency conditions. Progress goes to stderr; stdout holds the table or,
 //! with `--json`, one JSON object. Exit codes: 0 success, 1 a failure while
 //! running or a consistency violation, 2 bad arguments.
 
