@@ -53,19 +53,7 @@ pub(crate) fn load(
         Mode::Scheduler(_) => mode.name(),
         Mode::Receivers => RECEIVERS_PRESET,
     };
-    let mut config = maestro_scheduler::SchedulerConfig::preset(preset)
-        .map_err(failure)?
-        .with_contexts(contexts);
-    // Workaround: with callers running their plans counted (the presets'
-    // default), terminals on their own threads stalled in 5 of 9 3-s runs
-    // at W = 1 on 2 cores — two "active" counts stay taken with no
-    // thread behind them, so a handed-off plan never gets a worker
-    // (`crates/server/tests/tpcc_sql.rs`, the ignored test). Handing every
-    // plan to a worker does not stall.
-    config.caller_runs = maestro_scheduler::CallerRuns::Never;
-    let scheduler = maestro_scheduler::Scheduler::new(config)
-        .map(Arc::new)
-        .map_err(|e| failure(e.to_string()))?;
+    let scheduler = maestro_bench::tpch::start_scheduler(preset, contexts).map_err(failure)?;
     let engine = Arc::new(Engine::new(scheduler, Granularity::Hint));
     let isolation = match isolation {
         SqlIsolation::RepeatableRead => Isolation::RepeatableRead,

@@ -461,7 +461,11 @@ impl Engine {
                 attempt += 1;
                 match blocker {
                     Some(b) => {
-                        b.wait(CONFLICT_WAIT_MAX, || cancel.is_cancelled());
+                        // Inactive meanwhile: the other writer's work may
+                        // need this context (`row_locks::wait_inactive`).
+                        maestro_scheduler::sync::blocking(|| {
+                            b.wait(CONFLICT_WAIT_MAX, || cancel.is_cancelled())
+                        });
                     }
                     // A newer committed version: a fresh snapshot sees it.
                     None => std::thread::yield_now(),

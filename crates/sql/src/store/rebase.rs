@@ -405,7 +405,7 @@ impl Store {
                 return newest;
             };
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() || !installing.wait(left, || false) {
+            if left.is_zero() || !super::row_locks::wait_inactive(installing, left, || false) {
                 return newest;
             }
         }
@@ -847,7 +847,7 @@ enum Installed {
 /// Waits for `blocker` until `deadline`; 40001 if it is still running then.
 fn wait_for(blocker: maestro_txn::Blocker, deadline: Instant) -> Result<()> {
     let left = deadline.saturating_duration_since(Instant::now());
-    if blocker.wait(left, || false) {
+    if super::row_locks::wait_inactive(&blocker, left, || false) {
         Ok(())
     } else {
         Err(conflict(format!(

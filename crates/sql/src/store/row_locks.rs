@@ -275,7 +275,8 @@ impl RowLocks {
                 // Also stop when the holder gave the key back without
                 // ending (`release_since`).
                 let released = || self.table().owner.get(&key) != Some(&holder_id);
-                let finished = holder.wait(left.min(ROW_WAIT_STEP), || give_up() || released());
+                let finished =
+                    wait_inactive(&holder, left.min(ROW_WAIT_STEP), || give_up() || released());
                 self.table().waits_for.remove(&me);
                 if !finished && give_up() {
                     return Err(SqlError::new(
@@ -408,6 +409,21 @@ impl RowLocks {
     pub(super) fn held(&self) -> usize {
         self.table().owner.len()
     }
+}
+
+/// Waits for `blocker`'s transaction to end (at most `max`, stopping early
+/// once `give_up()` holds), as a scheduler *inactive-by-user* region: a
+/// waiting worker or counted caller gives its context back meanwhile, so
+/// the scheduler runs other work — the holder's own statements among it.
+/// Waiting while counted active deadlocked TPC-C on the SQL store: two
+/// transactions admitted as counted callers slept here holding both
+/// contexts, and the holders' plans, handed off, never got a worker.
+pub(super) fn wait_inactive(
+    blocker: &maestro_txn::Blocker,
+    max: std::time::Duration,
+    give_up: impl Fn() -> bool,
+) -> bool {
+    maestro_scheduler::sync::blocking(|| blocker.wait(max, give_up))
 }
 
 #[cfg(test)]
