@@ -29,7 +29,7 @@ use maestro_sql::{ErrorKind, ParamValue, SqlError, Statement, Written};
 use maestro_tpcc::TpccError;
 use maestro_tpcc::driver::TxnEngine;
 use maestro_tpcc::random::NuRandConstants;
-use maestro_tpcc::txn::{Executed, Outcome, TxnInput};
+use maestro_tpcc::txn::{Executed, Outcome, TxnInput, TxnOutput};
 use maestro_tpch::queries::Value;
 
 pub use check::check_consistency;
@@ -93,7 +93,7 @@ impl SqlTpcc {
         };
         let (db, report) =
             maestro_ch::ChDatabase::load(&config, &|_| {}).map_err(|e| e.to_string())?;
-        // The row copy goes before the run.
+        // The row copy is dropped on return, before any run.
         let tpcc = SqlTpcc::from_ch(engine, &db, isolation)?;
         let load = SqlLoad {
             constants: report.constants,
@@ -174,8 +174,6 @@ impl SqlTpcc {
         }
     }
 }
-
-use maestro_tpcc::txn::TxnOutput;
 
 impl TxnEngine for SqlTpcc {
     fn warehouses(&self) -> u16 {
