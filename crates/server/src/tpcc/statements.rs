@@ -9,13 +9,8 @@
 //! (`RETURNING`) instead of a separate read.
 
 use maestro_sql::{SqlError, Statement};
-use maestro_tpcc::txn::MAX_ORDER_LINES;
-
-/// Order lines a New-Order has at least (clause 2.4.1.3).
-pub(super) const ORDER_LINES_MIN: usize = 5;
-
-/// Districts per warehouse, which picks `s_dist_xx` (clause 2.4.2.2).
-const DISTRICTS: usize = 10;
+use maestro_tpcc::DISTRICTS_PER_WAREHOUSE;
+use maestro_tpcc::txn::{MAX_ORDER_LINES, MIN_ORDER_LINES};
 
 /// Every statement of the five transactions, parsed.
 pub(super) struct Statements {
@@ -29,7 +24,7 @@ pub(super) struct Statements {
     /// Per district (index `d_id - 1`): the stock update returning that
     /// district's `s_dist_xx`.
     pub stock_update: Vec<Statement>,
-    /// Per line count (index `count - ORDER_LINES_MIN`): one INSERT of
+    /// Per line count (index `count - MIN_ORDER_LINES`): one INSERT of
     /// that many order lines.
     pub insert_order_lines: Vec<Statement>,
     pub warehouse_payment: Statement,
@@ -71,7 +66,7 @@ impl Statements {
             insert_new_order: p(
                 "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES ($1, $2, $3)",
             )?,
-            stock_update: (1..=DISTRICTS)
+            stock_update: (1..=DISTRICTS_PER_WAREHOUSE)
                 .map(|d| {
                     p(&format!(
                         "UPDATE stock SET s_quantity = CASE WHEN s_quantity >= $3 + 10 \
@@ -82,7 +77,7 @@ impl Statements {
                     ))
                 })
                 .collect::<Result<_, _>>()?,
-            insert_order_lines: (ORDER_LINES_MIN..=MAX_ORDER_LINES)
+            insert_order_lines: (MIN_ORDER_LINES..=MAX_ORDER_LINES)
                 .map(|n| p(&order_lines_insert(n)))
                 .collect::<Result<_, _>>()?,
             warehouse_payment: p("UPDATE warehouse SET w_ytd = w_ytd + $2 WHERE w_id = $1 \
@@ -167,10 +162,10 @@ mod tests {
     #[test]
     fn every_text_parses_and_the_variable_ones_have_their_parameters() {
         let s = Statements::parse().unwrap();
-        assert_eq!(s.stock_update.len(), DISTRICTS);
+        assert_eq!(s.stock_update.len(), usize::from(DISTRICTS_PER_WAREHOUSE));
         assert_eq!(
             s.insert_order_lines.len(),
-            MAX_ORDER_LINES - ORDER_LINES_MIN + 1
+            MAX_ORDER_LINES - MIN_ORDER_LINES + 1
         );
         assert_eq!(placeholders(2, 3), "$2, $3, $4");
         let five = order_lines_insert(5);

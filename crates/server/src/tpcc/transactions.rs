@@ -5,12 +5,11 @@
 use maestro_sql::ParamValue;
 use maestro_tpcc::random::{ORIGINAL, last_name};
 use maestro_tpcc::txn::{
-    CustomerSelector, DeliveryInput, NewOrderInput, OrderStatusInput, PaymentInput,
-    StockLevelInput, TxnOutput, bad_credit_data, total_amount,
+    CustomerSelector, DeliveryInput, MAX_ORDER_LINES, MIN_ORDER_LINES, NewOrderInput,
+    OrderStatusInput, PaymentInput, StockLevelInput, TxnOutput, bad_credit_data, total_amount,
 };
-use maestro_tpcc::{Money, Rate};
+use maestro_tpcc::{DISTRICTS_PER_WAREHOUSE, Money, Rate};
 
-use super::statements::ORDER_LINES_MIN;
 use super::{Failure, Txn, fixed, int, text};
 
 /// A money amount (cents) as a parameter.
@@ -34,8 +33,7 @@ pub(super) fn new_order(t: &mut Txn, input: &NewOrderInput) -> Result<TxnOutput,
     let s = &t.tpcc.statements;
     let (w, d) = (id(input.w_id), id(input.d_id));
     let lines = input.lines();
-    if !(ORDER_LINES_MIN..=s.insert_order_lines.len() + ORDER_LINES_MIN - 1).contains(&lines.len())
-    {
+    if !(MIN_ORDER_LINES..=MAX_ORDER_LINES).contains(&lines.len()) {
         return Err(Failure::Invalid(format!(
             "a New-Order of {} lines",
             lines.len()
@@ -66,7 +64,7 @@ pub(super) fn new_order(t: &mut Txn, input: &NewOrderInput) -> Result<TxnOutput,
     let c_discount = fixed(&customer[0], 4)? as Rate;
 
     let mut item_ids: Vec<ParamValue> = lines.iter().map(|l| id(l.i_id)).collect();
-    item_ids.resize(maestro_tpcc::txn::MAX_ORDER_LINES, id(lines[0].i_id));
+    item_ids.resize(MAX_ORDER_LINES, id(lines[0].i_id));
     let mut items = std::collections::HashMap::new();
     for row in t.rows(&s.items, &item_ids)? {
         let original = text(&row[2])?.contains(ORIGINAL);
@@ -131,7 +129,7 @@ pub(super) fn new_order(t: &mut Txn, input: &NewOrderInput) -> Result<TxnOutput,
         ]);
     }
     t.written(
-        &s.insert_order_lines[lines.len() - ORDER_LINES_MIN],
+        &s.insert_order_lines[lines.len() - MIN_ORDER_LINES],
         &line_params,
     )?;
     Ok(TxnOutput::NewOrder {
@@ -249,8 +247,8 @@ pub(super) fn delivery(t: &mut Txn, input: &DeliveryInput) -> Result<TxnOutput, 
     let s = &t.tpcc.statements;
     let w = id(input.w_id);
     let now = ParamValue::Timestamp(t.now_us());
-    let mut delivered = [None; 10];
-    for (slot, d_id) in delivered.iter_mut().zip(1..=10u8) {
+    let mut delivered = [None; DISTRICTS_PER_WAREHOUSE as usize];
+    for (slot, d_id) in delivered.iter_mut().zip(1..=DISTRICTS_PER_WAREHOUSE) {
         let d = id(d_id);
         let oldest = one(
             t.rows(&s.oldest_new_order, &[w.clone(), d.clone()])?,
@@ -260,8 +258,8 @@ pub(super) fn delivery(t: &mut Txn, input: &DeliveryInput) -> Result<TxnOutput, 
         if matches!(oldest[0], maestro_tpch::queries::Value::Null) {
             continue;
         }
-        let o_id = id(int(&oldest[0])?);
-        let order = [w.clone(), d.clone(), o_id.clone()];
+        let o_id = int(&oldest[0])?;
+        let order = [w.clone(), d.clone(), id(o_id)];
         // Another Delivery took it (a READ COMMITTED statement that waited
         // for that one's commit finds nothing left to delete).
         if t.written(&s.delete_new_order, &order)? != 1 {
@@ -284,7 +282,7 @@ pub(super) fn delivery(t: &mut Txn, input: &DeliveryInput) -> Result<TxnOutput, 
             &s.customer_delivery,
             &[w.clone(), d, id(int(&customer[0])?), money(amount)],
         )?;
-        *slot = Some(int(&oldest[0])? as u32);
+        *slot = Some(o_id as u32);
     }
     Ok(TxnOutput::Delivery { delivered })
 }

@@ -54,7 +54,8 @@ impl TxnKind {
 
 /// Order lines of a New-Order: 5..=15 (clause 2.4.1.3).
 pub const MAX_ORDER_LINES: usize = 15;
-const MIN_ORDER_LINES: u64 = 5;
+/// Order lines a New-Order has at least (clause 2.4.1.3).
+pub const MIN_ORDER_LINES: usize = 5;
 
 /// The item id New-Order's 1 % rollback uses: one past the last item, so it
 /// is "an unused value" (clause 2.4.1.4).
@@ -229,7 +230,9 @@ impl InputGenerator {
     fn new_order(&mut self) -> NewOrderInput {
         let d_id = self.district();
         let c_id = self.rng.customer_id();
-        let ol_cnt = self.rng.uniform(MIN_ORDER_LINES, MAX_ORDER_LINES as u64) as u8;
+        let ol_cnt = self
+            .rng
+            .uniform(MIN_ORDER_LINES as u64, MAX_ORDER_LINES as u64) as u8;
         let rollback = self.rng.uniform(1, 100) == 1;
         let mut lines = [NewOrderLine::default(); MAX_ORDER_LINES];
         for (n, line) in lines.iter_mut().take(usize::from(ol_cnt)).enumerate() {
