@@ -98,6 +98,19 @@ pub trait Catalog: Sync {
         None
     }
 
+    /// [`Catalog::null_mask`] read at the combined ids `ids` only (`None`:
+    /// no NULLs there or anywhere): what an index scan's candidates need,
+    /// without a whole-table mask. A store computes it in O(ids) from its
+    /// mask columns; the default reads the whole mask.
+    fn null_flags_at(&self, name: &str, column: usize, ids: &[u32]) -> Option<Vec<bool>> {
+        let mask = self.null_mask(name, column)?;
+        Some(
+            ids.iter()
+                .map(|&r| mask.get(r as usize).copied().unwrap_or(false))
+                .collect(),
+        )
+    }
+
     /// Whether table `name`'s columns are reached only through its name
     /// (`excluded.c`): an UPSERT's `excluded` rows beside the target table,
     /// whose unqualified columns are the target's, as in PostgreSQL.

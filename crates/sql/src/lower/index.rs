@@ -64,13 +64,7 @@ impl<'a> Lowering<'a> {
                     rows: Some(RowIds::ascending(Arc::clone(&ids))),
                 };
                 // A NULL mask is by table row: taken at the candidates.
-                let nulls = self.catalog.null_mask(table, i).map(|nulls| {
-                    Arc::new(
-                        ids.iter()
-                            .map(|&r| nulls.get(r as usize).copied().unwrap_or(false))
-                            .collect(),
-                    )
-                });
+                let nulls = self.catalog.null_flags_at(table, i, &ids).map(Arc::new);
                 (id, self.stored_vector(id, base, nulls))
             })
             .collect();

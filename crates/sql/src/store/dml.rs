@@ -165,6 +165,10 @@ impl Catalog for WithRowIds<'_> {
         self.view.null_mask(name, column)
     }
 
+    fn null_flags_at(&self, name: &str, column: usize, ids: &[u32]) -> Option<Vec<bool>> {
+        self.view.null_flags_at(name, column, ids)
+    }
+
     fn transaction_clock_us(&self) -> Option<i64> {
         self.view.transaction_clock_us()
     }

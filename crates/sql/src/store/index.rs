@@ -105,6 +105,7 @@ impl Entry {
             data: Arc::clone(&self.data),
             delta: self.delta.clone(),
             null_masks: OnceLock::new(),
+            def: OnceLock::new(),
             own_view: None,
             merged_from: self.merged_from.clone(),
             plain: super::PlainSlot::default(),

@@ -203,6 +203,7 @@ impl Entry {
             seq: self.seq + 1,
             data,
             null_masks: OnceLock::new(),
+            def: OnceLock::new(),
             own_view: None,
             merged_from,
             plain: super::PlainSlot::default(),

@@ -145,6 +145,11 @@ pub struct Entry {
     /// Per declared column, where this version is NULL: computed from the
     /// hidden mask columns on first use ([`Entry::null_masks`], `nulls.rs`).
     pub(super) null_masks: OnceLock<Vec<Option<Arc<Vec<bool>>>>>,
+    /// The planner's definition of this version ([`entry_def`]), computed
+    /// on first use: a statement's binder and optimizer ask for it many
+    /// times (every scan, every index choice), and each computation walks
+    /// the columns' NULL flags and clones their names.
+    pub(super) def: OnceLock<TableDef>,
     /// Set on a version a transaction wrote over a newer one than its
     /// snapshot's: what that transaction itself reads (`rebase.rs`).
     pub(super) own_view: Option<rebase::OwnView>,
@@ -188,6 +193,7 @@ impl Entry {
             seq: 0,
             data,
             null_masks: OnceLock::new(),
+            def: OnceLock::new(),
             own_view: None,
             merged_from: None,
             plain: PlainSlot::default(),
@@ -731,7 +737,14 @@ pub(crate) fn unknown_table(name: &str) -> SqlError {
 /// How a table version presents itself to the binder: its declared
 /// columns with their SQL types and whether this version holds NULLs in
 /// them, its row count, and its keys over columns without NULLs.
-pub(crate) fn entry_def(e: &Entry) -> TableDef {
+impl Entry {
+    /// The planner's definition of this version, cached ([`Entry::def`]).
+    pub(crate) fn definition(&self) -> &TableDef {
+        self.def.get_or_init(|| entry_def(self))
+    }
+}
+
+fn entry_def(e: &Entry) -> TableDef {
     let mut def = table_def(&e.data);
     def.rows = e.num_rows();
     // The declared columns, not the hidden mask columns after them.
@@ -769,12 +782,16 @@ pub(crate) fn entry_def(e: &Entry) -> TableDef {
 impl Catalog for View {
     fn table(&self, name: &str) -> Option<TableDef> {
         let (_, e) = self.tables.get(name)?;
-        Some(entry_def(e))
+        Some(e.definition().clone())
     }
 
     fn null_mask(&self, name: &str, column: usize) -> Option<Arc<Vec<bool>>> {
         let (_, e) = self.tables.get(name)?;
         e.null_masks().get(column)?.clone()
+    }
+
+    fn null_flags_at(&self, name: &str, column: usize, ids: &[u32]) -> Option<Vec<bool>> {
+        self.tables.get(name)?.1.null_flags_at(column, ids)
     }
 
     fn transaction_clock_us(&self) -> Option<i64> {

@@ -86,6 +86,39 @@ impl Entry {
         })
     }
 
+    /// [`Entry::null_masks`]'s column `i` read at the combined ids `ids`
+    /// only, straight from the mask column: O(ids), where the whole mask is
+    /// O(rows) per version — and every write makes a version, so an index
+    /// lookup of a table with NULLs (TPC-C's `oorder`, `order_line`) built
+    /// a whole-table mask per statement. `None` where the version holds no
+    /// NULL in that column.
+    pub(crate) fn null_flags_at(&self, i: usize, ids: &[u32]) -> Option<Vec<bool>> {
+        if let Some(masks) = self.null_masks.get() {
+            let mask = masks.get(i)?.as_ref()?;
+            return Some(ids.iter().map(|&r| mask[r as usize]).collect());
+        }
+        let m = self.mask_column(i)?;
+        if !self.mask_flags_any(m) {
+            return None;
+        }
+        let main = flags(self.data.column_at(m));
+        let appended = self
+            .delta
+            .as_deref()
+            .map_or(&[][..], |d| flags(d.appended().column_at(m)));
+        Some(
+            ids.iter()
+                .map(|&r| {
+                    let r = r as usize;
+                    match r.checked_sub(main.len()) {
+                        None => main[r] != 0,
+                        Some(a) => appended[a] != 0,
+                    }
+                })
+                .collect(),
+        )
+    }
+
     /// Whether declared column `i` holds a NULL in this version (deleted
     /// rows included, as in [`Entry::null_masks`]). O(1) for a version a
     /// write made (`Entry::delta_flagged`), else O(appended rows): every
@@ -178,7 +211,41 @@ pub(crate) fn with_masks(
 
 #[cfg(test)]
 mod tests {
+    use super::super::spec::{ColumnSpec, ColumnType};
     use super::*;
+
+    /// A version whose main and delta both hold NULLs, one main row and
+    /// one appended row deleted: the flags read at some ids are the whole
+    /// mask's at those ids, before and after the mask is cached.
+    #[test]
+    fn flags_at_ids_are_the_whole_masks() {
+        let main = Table::new("t", [("a", Column::Int64(vec![1, 2, 3, 4]))]).unwrap();
+        let main = with_masks(&main, &[("a".into(), &[false, true, false, true])]).unwrap();
+        let columns = vec![ColumnSpec {
+            name: "a".into(),
+            ty: ColumnType::Int64,
+        }];
+        let first = Entry::first("t".into(), columns, Arc::new(main));
+        let more = Table::new("t", [("a", Column::Int64(vec![5, 6, 7]))]).unwrap();
+        let more = with_masks(&more, &[("a".into(), &[true, false, true])]).unwrap();
+        let (e, _) = super::super::merge::next_version(&first, &[], &more).unwrap();
+        let (e, _) = super::super::merge::next_version(&e, &[1, 4], &more.empty_like()).unwrap();
+        let ids = [0u32, 2, 3, 5, 6];
+        let expected = vec![false, false, true, false, true];
+        assert_eq!(e.null_flags_at(0, &ids), Some(expected.clone()));
+        let whole = e.null_masks()[0].clone().expect("the column holds NULLs");
+        assert_eq!(ids.map(|r| whole[r as usize]).to_vec(), expected);
+        assert_eq!(e.null_flags_at(0, &ids), Some(expected));
+        // A version without NULLs in the column: none.
+        let plain = Table::new("t", [("a", Column::Int64(vec![1]))]).unwrap();
+        let plain = with_masks(&plain, &[("a".into(), &[false])]).unwrap();
+        let columns = vec![ColumnSpec {
+            name: "a".into(),
+            ty: ColumnType::Int64,
+        }];
+        let none = Entry::first("u".into(), columns, Arc::new(plain));
+        assert_eq!(none.null_flags_at(0, &[0]), None);
+    }
 
     #[test]
     fn mask_names_are_not_column_names() {

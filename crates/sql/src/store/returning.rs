@@ -17,7 +17,7 @@ use sqlparser::ast::{Expr, SelectItem, SelectItemQualifiedWildcardKind, Statemen
 
 use super::dml::{QueryRunner, ROW_COLUMN, with_row_column};
 use super::generated::{self, column};
-use super::{Entry, View, entry_def};
+use super::{Entry, View};
 use crate::bind::scope::normalize;
 use crate::catalog::{Catalog, IndexInfo, TableDef};
 use crate::error::{ErrorKind, Result, SqlError};
@@ -55,7 +55,7 @@ impl Catalog for RowsAsTable<'_> {
         if name != self.rows.name {
             return self.view.table(name);
         }
-        Some(with_row_column(entry_def(&self.rows)))
+        Some(with_row_column(self.rows.definition().clone()))
     }
 
     fn data(&self, name: &str) -> Option<&Table> {
@@ -88,6 +88,13 @@ impl Catalog for RowsAsTable<'_> {
             return self.rows.null_masks().get(column)?.clone();
         }
         self.view.null_mask(name, column)
+    }
+
+    fn null_flags_at(&self, name: &str, column: usize, ids: &[u32]) -> Option<Vec<bool>> {
+        if name == self.rows.name {
+            return self.rows.null_flags_at(column, ids);
+        }
+        self.view.null_flags_at(name, column, ids)
     }
 
     fn transaction_clock_us(&self) -> Option<i64> {

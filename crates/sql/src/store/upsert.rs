@@ -31,7 +31,7 @@ use super::dml::{
     QueryRunner, ROW_COLUMN, appended, assigned, query, row_position, with_row_column,
 };
 use super::generated;
-use super::{Entry, Store, View, entry_def};
+use super::{Entry, Store, View};
 use crate::catalog::{Catalog, IndexInfo, TableDef};
 use crate::error::{Result, SqlError};
 use crate::params::ParamValue;
@@ -225,7 +225,7 @@ impl Catalog for UpsertRows<'_> {
         let Some(e) = self.part(name) else {
             return self.view.table(name);
         };
-        let mut def = with_row_column(entry_def(e));
+        let mut def = with_row_column(e.definition().clone());
         def.name = name.to_string();
         Some(def)
     }
@@ -259,6 +259,13 @@ impl Catalog for UpsertRows<'_> {
         match self.part(name) {
             Some(e) => e.null_masks().get(column)?.clone(),
             None => self.view.null_mask(name, column),
+        }
+    }
+
+    fn null_flags_at(&self, name: &str, column: usize, ids: &[u32]) -> Option<Vec<bool>> {
+        match self.part(name) {
+            Some(e) => e.null_flags_at(column, ids),
+            None => self.view.null_flags_at(name, column, ids),
         }
     }
 
