@@ -90,9 +90,15 @@ pub(crate) fn memory_line(
             a as f64 / 1048576.0
         );
     }
+    let store = tpcc.engine().store();
+    let plans = store.plan_cache_stats();
     eprintln!(
-        "sql store: {} table versions stored",
-        tpcc.engine().store().versions_stored()
+        "sql store: {} table versions stored; plans: {} from the cache, {} kept, {} first seen, {} planned per execution",
+        store.versions_stored(),
+        plans.hits,
+        plans.kept,
+        plans.seen,
+        plans.not_kept
     );
 }
 

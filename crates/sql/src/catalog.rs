@@ -119,6 +119,23 @@ pub trait Catalog: Sync {
         false
     }
 
+    /// The cache of plans kept across executions of a statement
+    /// (`plan_cache.rs`), if this catalog's statements use one.
+    fn plan_cache(&self) -> Option<&crate::plan_cache::PlanCache> {
+        None
+    }
+
+    /// A value that changes whenever what the planner reads of table
+    /// `name` changes in a way a kept plan depends on: its columns and
+    /// their types, which hold NULLs, its keys and indexes, the hidden
+    /// columns this catalog adds, and the order of magnitude of its rows
+    /// (join orders come from estimates). `None`: no such value (plans
+    /// reading the table are not kept), or no such table.
+    fn plan_token(&self, name: &str) -> Option<u64> {
+        let _ = name;
+        None
+    }
+
     /// When the transaction reading this catalog began, µs since the epoch
     /// (UTC): what `now()` and the other clock functions answer, the same
     /// for every statement of the transaction. `None`: no transaction (the

@@ -30,6 +30,7 @@ pub mod optimize;
 mod outer_agg;
 pub mod params;
 pub mod plan;
+pub mod plan_cache;
 mod share;
 mod share_scans;
 pub mod store;
@@ -105,7 +106,24 @@ pub fn plan_with(
 
 /// [`plan_with`] of a statement already parsed ([`parse`]): a server that
 /// parsed it to see what it is does not parse it again.
+/// Through the catalog's plan cache when it has one
+/// ([`Catalog::plan_cache`]).
 pub fn plan_parsed(
+    catalog: &dyn Catalog,
+    stmt: &Statement,
+    params: &[ParamValue],
+) -> Result<(LogicalPlan, Explain), SqlError> {
+    match catalog.plan_cache() {
+        Some(cache) => cache
+            .plan(catalog, stmt, params)
+            .map(|(plan, explain, _)| (plan, explain)),
+        None => plan_uncached(catalog, stmt, params),
+    }
+}
+
+/// [`plan_parsed`] bound and optimized for this execution, whatever the
+/// catalog's plan cache holds.
+pub fn plan_uncached(
     catalog: &dyn Catalog,
     stmt: &Statement,
     params: &[ParamValue],

@@ -35,6 +35,14 @@ use crate::estimate::{Estimator, Shape};
 use crate::plan::{CmpOp, ColumnId, Expr, JoinKind, LogicalPlan, Plan};
 
 pub fn optimize(plan: LogicalPlan, catalog: &dyn Catalog) -> Result<LogicalPlan> {
+    Ok(finish(optimize_generic(plan, catalog)?, catalog))
+}
+
+/// The rewrites whose result does not depend on the values a lookup
+/// selects: everything but the index choice (which counts the rows each
+/// candidate lookup selects) and the estimates. A plan cache keeps this
+/// part for a statement's later executions (`plan_cache.rs`).
+pub(crate) fn optimize_generic(plan: LogicalPlan, catalog: &dyn Catalog) -> Result<LogicalPlan> {
     let est = Estimator::new(&plan.root, catalog);
     let root = place_joins(plan.root, &est)?;
     let root = prune(root, &BTreeSet::new());
@@ -42,14 +50,24 @@ pub fn optimize(plan: LogicalPlan, catalog: &dyn Catalog) -> Result<LogicalPlan>
     let root = crate::outer_agg::push_groups(root, catalog, &mut columns);
     let root = crate::share::share(root, &mut columns);
     let root = crate::share_scans::share_scans(root, &mut columns);
-    let root = crate::index_scan::choose(root, catalog);
-    let mut estimates = Vec::new();
-    estimate_nodes(&root, &Estimator::new(&root, catalog), &mut estimates);
     Ok(LogicalPlan {
         root,
         columns,
-        estimates,
+        estimates: Vec::new(),
     })
+}
+
+/// [`optimize_generic`]'s plan with its index scans chosen and each node's
+/// estimate.
+pub(crate) fn finish(plan: LogicalPlan, catalog: &dyn Catalog) -> LogicalPlan {
+    let root = crate::index_scan::choose(plan.root, catalog);
+    let mut estimates = Vec::new();
+    estimate_nodes(&root, &Estimator::new(&root, catalog), &mut estimates);
+    LogicalPlan {
+        root,
+        columns: plan.columns,
+        estimates,
+    }
 }
 
 /// Each node's estimated rows, in preorder (EXPLAIN prints them).

@@ -184,6 +184,64 @@ impl Expr {
         s
     }
 
+    /// Calls `f` on every literal value of this expression: its `Lit`
+    /// nodes, IN lists' values and LIKE patterns (as `Literal::Str`). Every
+    /// field is named, so a new kind of expression must say here whether
+    /// it holds values (the plan cache replaces parameters' stand-ins
+    /// through this: `plan_cache.rs`).
+    pub fn literals_mut(&mut self, f: &mut impl FnMut(&mut Literal)) {
+        match self {
+            Expr::Column(_) => {}
+            Expr::Lit(l) => f(l),
+            Expr::Arith(_, a, b) | Expr::Cmp(_, a, b) | Expr::Concat(a, b) => {
+                a.literals_mut(f);
+                b.literals_mut(f);
+            }
+            Expr::And(es) | Expr::Or(es) => es.iter_mut().for_each(|e| e.literals_mut(f)),
+            Expr::Not(e) | Expr::Year(e) | Expr::Ascii(e) | Expr::Cast(e, _) | Expr::Text(_, e) => {
+                e.literals_mut(f)
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated: _,
+            } => {
+                expr.literals_mut(f);
+                list.iter_mut().for_each(&mut *f);
+            }
+            Expr::Like {
+                expr,
+                pattern,
+                negated: _,
+            } => {
+                expr.literals_mut(f);
+                let mut l = Literal::Str(std::mem::take(pattern));
+                f(&mut l);
+                *pattern = match l {
+                    Literal::Str(p) => p,
+                    other => panic!("a LIKE pattern replaced by {other:?}, not a string"),
+                };
+            }
+            // Start and length are the statement's integers (a parameter
+            // there is not kept: the plans with other values differ).
+            Expr::Substring {
+                expr,
+                start: _,
+                len: _,
+            }
+            | Expr::IsNull { expr, negated: _ } => expr.literals_mut(f),
+            Expr::Case { whens, otherwise } => {
+                for (c, v) in whens {
+                    c.literals_mut(f);
+                    v.literals_mut(f);
+                }
+                if let Some(o) = otherwise {
+                    o.literals_mut(f);
+                }
+            }
+        }
+    }
+
     /// Calls `f` on this expression and every subexpression.
     pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
         f(self);
@@ -593,6 +651,81 @@ impl Plan {
             | Plan::Shared { .. }
             | Plan::SharedRef { .. } => Vec::new(),
             Plan::Project { outputs, .. } => outputs.iter().map(|o| &o.1).collect(),
+        }
+    }
+
+    /// Calls `f` on every literal value of every expression of this tree
+    /// ([`Expr::literals_mut`]). A node's other values (LIMIT's counts, a
+    /// series' bounds, an index lookup's keys) are not literals: a plan
+    /// cache does not keep plans whose parameters end up there.
+    pub fn literals_mut(&mut self, f: &mut impl FnMut(&mut Literal)) {
+        let exprs: Vec<&mut Expr> = match self {
+            Plan::Scan {
+                table: _,
+                alias: _,
+                columns: _,
+                filter,
+                rows: _,
+                index: _,
+            } => filter.iter_mut().collect(),
+            Plan::Filter {
+                input: _,
+                predicate,
+            } => predicate.iter_mut().collect(),
+            Plan::Join {
+                left: _,
+                right: _,
+                kind: _,
+                keys,
+                residual,
+            } => keys
+                .iter_mut()
+                .flat_map(|(l, r)| [l, r])
+                .chain(residual.iter_mut())
+                .collect(),
+            Plan::Map { input: _, exprs } => exprs.iter_mut().map(|e| &mut e.1).collect(),
+            Plan::Aggregate {
+                input: _,
+                groups,
+                aggs,
+            } => groups
+                .iter_mut()
+                .map(|g| &mut g.1)
+                .chain(aggs.iter_mut().filter_map(|a| a.1.arg.as_mut()))
+                .collect(),
+            Plan::Sort { input: _, keys } => keys.iter_mut().map(|k| &mut k.0).collect(),
+            Plan::Limit {
+                input: _,
+                count: _,
+                offset: _,
+            }
+            | Plan::OneRow
+            | Plan::Series {
+                column: _,
+                start: _,
+                step: _,
+                rows: _,
+            }
+            | Plan::Shared { id: _, input: _ }
+            | Plan::SharedRef { id: _, columns: _ } => Vec::new(),
+            Plan::Project { input: _, outputs } => outputs.iter_mut().map(|o| &mut o.1).collect(),
+        };
+        for e in exprs {
+            e.literals_mut(f);
+        }
+        match self {
+            Plan::Join { left, right, .. } => {
+                left.literals_mut(f);
+                right.literals_mut(f);
+            }
+            Plan::Filter { input, .. }
+            | Plan::Map { input, .. }
+            | Plan::Aggregate { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Limit { input, .. }
+            | Plan::Project { input, .. }
+            | Plan::Shared { input, .. } => input.literals_mut(f),
+            Plan::Scan { .. } | Plan::OneRow | Plan::Series { .. } | Plan::SharedRef { .. } => {}
         }
     }
 

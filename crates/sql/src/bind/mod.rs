@@ -39,6 +39,10 @@ pub struct BoundStatement {
     pub explain: crate::Explain,
     /// The types of its parameters `$1`, `$2`, … (declared or inferred).
     pub param_types: Vec<SqlType>,
+    /// Whether a clock function (`now()`, …) was read into the plan as a
+    /// constant: such a plan holds for this statement's execution only
+    /// (`plan_cache.rs` does not keep it).
+    pub reads_clock: bool,
 }
 
 pub(crate) struct Binder<'c> {
@@ -140,6 +144,7 @@ pub fn bind_with(
     };
     let root = b.query(query, None)?.plan;
     Ok(BoundStatement {
+        reads_clock: b.clock_us.is_some(),
         param_types: b.params.final_types(),
         plan: LogicalPlan {
             root,

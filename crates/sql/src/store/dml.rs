@@ -169,6 +169,19 @@ impl Catalog for WithRowIds<'_> {
         self.view.null_flags_at(name, column, ids)
     }
 
+    fn plan_cache(&self) -> Option<&crate::plan_cache::PlanCache> {
+        self.view.plan_cache()
+    }
+
+    // The table whose rows the write selects is read through this entry
+    // with its row column: its token is the entry's, marked so.
+    fn plan_token(&self, name: &str) -> Option<u64> {
+        if name == self.entry.name {
+            return Some(super::token_as(self.entry.plan_token(), "row ids"));
+        }
+        self.view.plan_token(name)
+    }
+
     fn transaction_clock_us(&self) -> Option<i64> {
         self.view.transaction_clock_us()
     }
@@ -789,9 +802,27 @@ impl Store {
                         }
                     }
                     if !computed.is_empty() {
-                        let select =
-                            values_select(entry, computed.iter().map(|&j| (&exprs[j], targets[j])));
-                        let values = query(view, &select, params, run)?
+                        let (select, row_params) = match renumbered(&computed, exprs, params) {
+                            // Each row of bare parameters as the same
+                            // statement (`$1`, `$2`, … of that row's
+                            // values): one kept plan for every row
+                            // (`plan_cache.rs`), not one per row position.
+                            Some((own, row_params)) => (
+                                values_select(
+                                    entry,
+                                    own.iter().zip(&computed).map(|(e, &j)| (e, targets[j])),
+                                ),
+                                row_params,
+                            ),
+                            None => (
+                                values_select(
+                                    entry,
+                                    computed.iter().map(|&j| (&exprs[j], targets[j])),
+                                ),
+                                params.to_vec(),
+                            ),
+                        };
+                        let values = query(view, &select, &row_params, run)?
                             .rows
                             .pop()
                             .ok_or_else(|| SqlError::invalid("a VALUES row without values"))?;
@@ -1005,6 +1036,32 @@ struct InsertRows {
 /// UPDATE's SET): sqlparser reads it as an unquoted identifier, which no
 /// column can be there (DEFAULT is reserved; a column of that name is
 /// quoted).
+/// When every expression of a VALUES row at positions `computed` is a bare
+/// parameter `$n` given in `params`: those expressions as `$1`, `$2`, …
+/// and the values they take. `None` otherwise (the row's SELECT then
+/// takes the statement's parameters as they are).
+fn renumbered(
+    computed: &[usize],
+    exprs: &[Expr],
+    params: &[ParamValue],
+) -> Option<(Vec<Expr>, Vec<ParamValue>)> {
+    use sqlparser::ast::Value as Lit;
+    let mut own = Vec::with_capacity(computed.len());
+    let mut values = Vec::with_capacity(computed.len());
+    for &j in computed {
+        let Expr::Value(v) = &exprs[j] else {
+            return None;
+        };
+        let Lit::Placeholder(name) = &v.value else {
+            return None;
+        };
+        let n: usize = name.strip_prefix('$')?.parse().ok()?;
+        values.push(params.get(n.checked_sub(1)?)?.clone());
+        own.push(Expr::value(Lit::Placeholder(format!("${}", values.len()))));
+    }
+    Some((own, values))
+}
+
 fn is_default_keyword(e: &Expr) -> bool {
     matches!(e, Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
 }

@@ -360,6 +360,7 @@ impl Store {
             pending: Default::default(),
             row_locks: Default::default(),
             sequences: Default::default(),
+            plans: Default::default(),
         })
     }
 

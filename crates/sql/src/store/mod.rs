@@ -54,13 +54,14 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, OnceLock};
 
-use maestro_storage::column::{Delta, DeltaIndex, Table};
+use maestro_storage::column::{Delta, DeltaIndex, FxHasher, Table};
 use maestro_txn::{Isolation, RowId, Transaction, TxnError};
 use sqlparser::ast::{ObjectType, Statement};
 
 use crate::catalog::{Catalog, IndexInfo, TableDef, table_def};
 use crate::error::{ErrorKind, Result, SqlError};
 use crate::params::ParamValue;
+use crate::plan_cache::{PlanCache, PlanCacheStats};
 
 pub use copy::{CopyFormat, CopyFrom, copy_from};
 pub use defaults::{ColumnDefault, Defaults};
@@ -273,6 +274,10 @@ pub struct Store {
     row_locks: row_locks::RowLocks,
     /// The serial and identity columns' counters (`defaults.rs`).
     sequences: defaults::Sequences,
+    /// Plans kept across executions of a statement, for every session
+    /// (`plan_cache.rs`); a view's [`Catalog::plan_token`]s say when a
+    /// table changed under one.
+    plans: Arc<PlanCache>,
 }
 
 impl std::fmt::Debug for Store {
@@ -318,6 +323,7 @@ impl Store {
             pending: Default::default(),
             row_locks: Default::default(),
             sequences: Default::default(),
+            plans: Default::default(),
         };
         store.make_lock_rows().expect("a new database commits");
         store
@@ -387,7 +393,13 @@ impl Store {
             installed,
             started_us: crate::types::epoch_us(txn.started_at()),
             give_up: None,
+            plans: Arc::clone(&self.plans),
         }
+    }
+
+    /// How the statements planned on this store met its plan cache.
+    pub fn plan_cache_stats(&self) -> PlanCacheStats {
+        self.plans.stats()
     }
 
     /// Rows running transactions hold locks on now (tests; `row_locks.rs`).
@@ -683,6 +695,8 @@ pub struct View {
     started_us: i64,
     /// When a statement waiting for a row lock stops (`None`: never).
     give_up: Option<GiveUp>,
+    /// The store's plan cache.
+    plans: Arc<PlanCache>,
 }
 
 impl View {
@@ -742,6 +756,42 @@ impl Entry {
     pub(crate) fn definition(&self) -> &TableDef {
         self.def.get_or_init(|| entry_def(self))
     }
+
+    /// [`Catalog::plan_token`] of this version as a view reads it: its
+    /// definition (columns, types, NULL flags, keys) but for the exact row
+    /// count, whose bit length counts instead, and its declared indexes.
+    pub(crate) fn plan_token(&self) -> u64 {
+        let rows_bits = usize::BITS - self.num_rows().leading_zeros();
+        token_as(self.shape_token(), &rows_bits)
+    }
+
+    /// [`Entry::plan_token`] without the rows: for a table whose plans do
+    /// not depend on its size (the few rows a write returns). Hashed from
+    /// the entry's fields, not from [`Entry::definition`] (every write
+    /// makes a version, and a definition clones every column's name); the
+    /// definition's keys and unique columns are these filtered by the NULL
+    /// flags, which are hashed too.
+    pub(crate) fn shape_token(&self) -> u64 {
+        let mut h = FxHasher::default();
+        self.name.hash(&mut h);
+        for (i, c) in self.columns.iter().enumerate() {
+            (&c.name, c.ty.sql_type(), self.holds_nulls(i)).hash(&mut h);
+        }
+        (&self.unique_columns, &self.keys).hash(&mut h);
+        for ix in &self.indexes {
+            (&ix.name, &ix.column).hash(&mut h);
+        }
+        h.finish()
+    }
+}
+
+/// `token` of a table a wrapping catalog reads otherwise than its view
+/// (`role` says how: its hidden row column, the rows a write appended), so
+/// a plan kept under one is not used under the other.
+pub(crate) fn token_as(token: u64, role: &(impl Hash + ?Sized)) -> u64 {
+    let mut h = FxHasher::default();
+    (token, role).hash(&mut h);
+    h.finish()
 }
 
 fn entry_def(e: &Entry) -> TableDef {
@@ -792,6 +842,14 @@ impl Catalog for View {
 
     fn null_flags_at(&self, name: &str, column: usize, ids: &[u32]) -> Option<Vec<bool>> {
         self.tables.get(name)?.1.null_flags_at(column, ids)
+    }
+
+    fn plan_cache(&self) -> Option<&PlanCache> {
+        Some(&self.plans)
+    }
+
+    fn plan_token(&self, name: &str) -> Option<u64> {
+        Some(self.tables.get(name)?.1.plan_token())
     }
 
     fn transaction_clock_us(&self) -> Option<i64> {

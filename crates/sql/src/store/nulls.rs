@@ -52,7 +52,13 @@ impl Entry {
 
     /// Column `name`'s mask column in the data, if the column is nullable.
     pub(crate) fn mask_column_of(&self, name: &str) -> Option<usize> {
-        self.data.column_index(&mask_name(name)).ok()
+        // Without building the mask's name: writes and plan tokens ask
+        // this per column per statement.
+        self.data
+            .schema()
+            .fields()
+            .iter()
+            .position(|f| f.name.strip_prefix(MASK_PREFIX) == Some(name))
     }
 
     /// Whether declared column `i` may hold NULLs.

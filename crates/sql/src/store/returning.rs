@@ -97,6 +97,17 @@ impl Catalog for RowsAsTable<'_> {
         self.view.null_flags_at(name, column, ids)
     }
 
+    fn plan_cache(&self) -> Option<&crate::plan_cache::PlanCache> {
+        self.view.plan_cache()
+    }
+
+    fn plan_token(&self, name: &str) -> Option<u64> {
+        if name == self.rows.name {
+            return Some(super::token_as(self.rows.shape_token(), "returned rows"));
+        }
+        self.view.plan_token(name)
+    }
+
     fn transaction_clock_us(&self) -> Option<i64> {
         self.view.transaction_clock_us()
     }

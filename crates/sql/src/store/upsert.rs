@@ -269,6 +269,17 @@ impl Catalog for UpsertRows<'_> {
         }
     }
 
+    fn plan_cache(&self) -> Option<&crate::plan_cache::PlanCache> {
+        self.view.plan_cache()
+    }
+
+    fn plan_token(&self, name: &str) -> Option<u64> {
+        match self.part(name) {
+            Some(e) => Some(super::token_as(e.plan_token(), name)),
+            None => self.view.plan_token(name),
+        }
+    }
+
     fn qualified_only(&self, name: &str) -> bool {
         name == EXCLUDED
     }
