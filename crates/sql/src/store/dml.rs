@@ -173,13 +173,15 @@ impl Catalog for WithRowIds<'_> {
         self.view.plan_cache()
     }
 
-    // The table whose rows the write selects is read through this entry
-    // with its row column: its token is the entry's, marked so.
+    // The table whose rows the write selects is read with its row column:
+    // its token is the view's (which `table` reads), marked so.
     fn plan_token(&self, name: &str) -> Option<u64> {
-        if name == self.entry.name {
-            return Some(super::token_as(self.entry.plan_token(), "row ids"));
-        }
-        self.view.plan_token(name)
+        let token = self.view.plan_token(name)?;
+        Some(if name == self.entry.name {
+            super::token_as(token, "row ids")
+        } else {
+            token
+        })
     }
 
     fn transaction_clock_us(&self) -> Option<i64> {
