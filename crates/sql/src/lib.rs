@@ -105,8 +105,8 @@ pub fn plan_with(
 }
 
 /// [`plan_with`] of a statement already parsed ([`parse`]): a server that
-/// parsed it to see what it is does not parse it again.
-/// Through the catalog's plan cache when it has one
+/// parsed it to see what it is does not parse it again. Through the
+/// catalog's plan cache when it has one
 /// ([`Catalog::plan_cache`]).
 pub fn plan_parsed(
     catalog: &dyn Catalog,

@@ -1034,10 +1034,6 @@ struct InsertRows {
     defaulted: Vec<Vec<usize>>,
 }
 
-/// Whether `e` is the `DEFAULT` keyword standing for a value (VALUES,
-/// UPDATE's SET): sqlparser reads it as an unquoted identifier, which no
-/// column can be there (DEFAULT is reserved; a column of that name is
-/// quoted).
 /// When every expression of a VALUES row at positions `computed` is a bare
 /// parameter `$n` given in `params`: those expressions as `$1`, `$2`, …
 /// and the values they take. `None` otherwise (the row's SELECT then
@@ -1064,6 +1060,10 @@ fn renumbered(
     Some((own, values))
 }
 
+/// Whether `e` is the `DEFAULT` keyword standing for a value (VALUES,
+/// UPDATE's SET): sqlparser reads it as an unquoted identifier, which no
+/// column can be there (DEFAULT is reserved; a column of that name is
+/// quoted).
 fn is_default_keyword(e: &Expr) -> bool {
     matches!(e, Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
 }

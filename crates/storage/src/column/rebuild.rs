@@ -67,7 +67,14 @@ fn take<T: Copy>(values: &[T], keep: Keep, appended: &[T]) -> Vec<T> {
 fn take_heap(heap: &StrHeap, keep: Keep, appended: &StrHeap) -> StrHeap {
     match keep {
         Keep::All => {
-            let mut out = heap.clone();
+            // Sized once: a clone then an append copied the kept bytes twice
+            // (the append outgrows the clone's exact capacity) — and a
+            // delta's every write takes this path (`Delta::change`).
+            let mut out = StrHeap::with_capacity(
+                heap.len() + appended.len(),
+                heap.bytes().len() + appended.bytes().len(),
+            );
+            out.append(heap);
             out.append(appended);
             out
         }
