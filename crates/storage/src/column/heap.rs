@@ -104,6 +104,20 @@ impl StrHeap {
             .extend(other.offsets[1..].iter().map(|&o| o + base));
     }
 
+    /// Appends `other`'s strings `rows` (one copy of their bytes).
+    pub fn append_range(&mut self, other: &StrHeap, rows: std::ops::Range<usize>) {
+        let (start, end) = (other.offsets[rows.start], other.offsets[rows.end]);
+        // Shifts `other`'s offsets of these rows onto this heap's end.
+        let base = self.bytes.len() as u64;
+        self.bytes
+            .extend_from_slice(&other.bytes[start as usize..end as usize]);
+        self.offsets.extend(
+            other.offsets[rows.start + 1..=rows.end]
+                .iter()
+                .map(|&o| o - start + base),
+        );
+    }
+
     /// Concatenates heaps into one of exact capacity, freeing each part once copied.
     pub fn concat(parts: Vec<StrHeap>) -> StrHeap {
         let rows = parts.iter().map(StrHeap::len).sum();

@@ -58,10 +58,31 @@ fn take<T: Copy>(values: &[T], keep: Keep, appended: &[T]) -> Vec<T> {
     let mut out = Vec::with_capacity(keep.count(values.len()) + appended.len());
     match keep {
         Keep::All => out.extend_from_slice(values),
-        Keep::Rows(rows) => out.extend(rows.iter().map(|&r| values[r as usize])),
+        Keep::Rows(rows) => {
+            for run in runs(rows) {
+                out.extend_from_slice(&values[run]);
+            }
+        }
     }
     out.extend_from_slice(appended);
     out
+}
+
+/// `rows` (strictly ascending) as maximal ranges of consecutive rows: a
+/// merge keeps most of a main's rows, so a few long runs, each copied at
+/// once.
+fn runs(rows: &[u32]) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let start = *rows.get(i)? as usize;
+        let mut end = start + 1;
+        i += 1;
+        while rows.get(i).is_some_and(|&r| r as usize == end) {
+            end += 1;
+            i += 1;
+        }
+        Some(start..end)
+    })
 }
 
 fn take_heap(heap: &StrHeap, keep: Keep, appended: &StrHeap) -> StrHeap {
@@ -79,11 +100,15 @@ fn take_heap(heap: &StrHeap, keep: Keep, appended: &StrHeap) -> StrHeap {
             out
         }
         Keep::Rows(rows) => {
-            let bytes: usize = rows.iter().map(|&r| heap.get_bytes(r as usize).len()).sum();
+            let offsets = heap.offsets();
+            let span = |run: &std::ops::Range<usize>| {
+                offsets[run.start] as usize..offsets[run.end] as usize
+            };
+            let bytes: usize = runs(rows).map(|run| span(&run).len()).sum();
             let mut out =
                 StrHeap::with_capacity(rows.len() + appended.len(), bytes + appended.bytes().len());
-            for &r in rows {
-                out.push(heap.get(r as usize));
+            for run in runs(rows) {
+                out.append_range(heap, run);
             }
             out.append(appended);
             out
@@ -274,6 +299,45 @@ fn gather_column<'c>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Kept rows in runs of every shape (single rows, long runs, the first
+    /// and the last row) give each kept row once, in order, for numbers
+    /// and heap strings, with the appended rows after them.
+    #[test]
+    fn runs_of_kept_rows_copy_as_row_by_row() {
+        let n = 200u32;
+        let strings: Vec<String> = (0..n)
+            .map(|i| "s".repeat(i as usize % 7) + &i.to_string())
+            .collect();
+        let heap = StrHeap::from_strs(strings.iter().map(String::as_str));
+        let ints: Vec<i64> = (0..i64::from(n)).map(|i| i * 3).collect();
+        let tail = StrHeap::from_strs(["x", "", "yz"]);
+        let kept_sets: Vec<Vec<u32>> = vec![
+            vec![],
+            vec![0],
+            vec![n - 1],
+            (0..n).collect(),
+            (0..n).filter(|r| r % 3 != 1).collect(),
+            (0..n).filter(|r| !(50..120).contains(r)).collect(),
+            vec![1, 2, 3, 7, 9, 10, 199],
+        ];
+        for kept in &kept_sets {
+            assert_eq!(
+                runs(kept).flatten().map(|r| r as u32).collect::<Vec<_>>(),
+                *kept
+            );
+            let got = take_heap(&heap, Keep::Rows(kept), &tail);
+            let want: Vec<&str> = kept
+                .iter()
+                .map(|&r| strings[r as usize].as_str())
+                .chain(["x", "", "yz"])
+                .collect();
+            assert_eq!(got.iter().collect::<Vec<_>>(), want, "kept {kept:?}");
+            let got = take(&ints, Keep::Rows(kept), &[-1]);
+            let want: Vec<i64> = kept.iter().map(|&r| ints[r as usize]).chain([-1]).collect();
+            assert_eq!(got, want);
+        }
+    }
 
     fn table(ids: &[i64], modes: &[&str], notes: &[&str]) -> Table {
         Table::new(
