@@ -713,19 +713,25 @@ impl Plan {
         for e in exprs {
             e.literals_mut(f);
         }
+        for c in self.children_mut() {
+            c.literals_mut(f);
+        }
+    }
+
+    /// The node's inputs, mutably ([`Plan::children`]).
+    pub fn children_mut(&mut self) -> Vec<&mut Plan> {
         match self {
-            Plan::Join { left, right, .. } => {
-                left.literals_mut(f);
-                right.literals_mut(f);
+            Plan::Scan { .. } | Plan::OneRow | Plan::Series { .. } | Plan::SharedRef { .. } => {
+                Vec::new()
             }
+            Plan::Join { left, right, .. } => vec![left, right],
             Plan::Filter { input, .. }
             | Plan::Map { input, .. }
             | Plan::Aggregate { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
             | Plan::Project { input, .. }
-            | Plan::Shared { input, .. } => input.literals_mut(f),
-            Plan::Scan { .. } | Plan::OneRow | Plan::Series { .. } | Plan::SharedRef { .. } => {}
+            | Plan::Shared { input, .. } => vec![input],
         }
     }
 

@@ -29,20 +29,6 @@ impl Rng {
     }
 }
 
-/// Days since 1970-01-01 as (year, month, day) (Howard Hinnant's
-/// `civil_from_days`).
-fn civil(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
 fn store_with_rows() -> Store {
     let store = Store::new();
     autocommit(
@@ -53,15 +39,14 @@ fn store_with_rows() -> Store {
     // Written out: the engine has no date + integer arithmetic.
     let rows: Vec<String> = (1..=600)
         .map(|i: i64| {
-            let day = 18_262 + i % 400;
-            let (y, m, d) = civil(day);
+            let day = Date(18_262 + (i % 400) as i32);
             let note = if i % 5 == 0 {
                 "NULL".to_string()
             } else {
                 format!("'x{i}'")
             };
             format!(
-                "({i}, {}, {}.{:02}, 'n{}', DATE '{y:04}-{m:02}-{d:02}', \
+                "({i}, {}, {}.{:02}, 'n{}', DATE '{day}', \
                  TIMESTAMP '2020-01-{:02} 00:00:00', {note})",
                 i % 17,
                 i * 37 % 1000 / 100,

@@ -76,15 +76,7 @@ impl Entry {
         self.null_masks.get_or_init(|| {
             (0..self.columns.len())
                 .map(|i| {
-                    let m = self.mask_column(i)?;
-                    if !self.mask_flags_any(m) {
-                        return None;
-                    }
-                    let main = flags(self.data.column_at(m));
-                    let appended = self
-                        .delta
-                        .as_deref()
-                        .map_or(&[][..], |d| flags(d.appended().column_at(m)));
+                    let (main, appended) = self.flag_parts(i)?;
                     let mask: Vec<bool> = main.iter().chain(appended).map(|&f| f != 0).collect();
                     Some(Arc::new(mask))
                 })
@@ -103,15 +95,7 @@ impl Entry {
             let mask = masks.get(i)?.as_ref()?;
             return Some(ids.iter().map(|&r| mask[r as usize]).collect());
         }
-        let m = self.mask_column(i)?;
-        if !self.mask_flags_any(m) {
-            return None;
-        }
-        let main = flags(self.data.column_at(m));
-        let appended = self
-            .delta
-            .as_deref()
-            .map_or(&[][..], |d| flags(d.appended().column_at(m)));
+        let (main, appended) = self.flag_parts(i)?;
         Some(
             ids.iter()
                 .map(|&r| {
@@ -123,6 +107,21 @@ impl Entry {
                 })
                 .collect(),
         )
+    }
+
+    /// Declared column `i`'s NULL flags in the main and in the delta's
+    /// appended rows, if the version holds a NULL in it.
+    fn flag_parts(&self, i: usize) -> Option<(&[i32], &[i32])> {
+        let m = self.mask_column(i)?;
+        if !self.mask_flags_any(m) {
+            return None;
+        }
+        let main = flags(self.data.column_at(m));
+        let appended = self
+            .delta
+            .as_deref()
+            .map_or(&[][..], |d| flags(d.appended().column_at(m)));
+        Some((main, appended))
     }
 
     /// Whether declared column `i` holds a NULL in this version (deleted
