@@ -229,21 +229,8 @@ impl LogicalPlan {
             out.push_str(&Self::annotation(plan, a));
             out.push('\n');
         }
-        match plan {
-            Plan::Scan { .. } | Plan::OneRow | Plan::Series { .. } | Plan::SharedRef { .. } => {}
-            Plan::Join { left, right, .. } => {
-                self.explain_node(left, depth + 1, analysis, preorder, out);
-                self.explain_node(right, depth + 1, analysis, preorder, out);
-            }
-            Plan::Filter { input, .. }
-            | Plan::Map { input, .. }
-            | Plan::Aggregate { input, .. }
-            | Plan::Sort { input, .. }
-            | Plan::Limit { input, .. }
-            | Plan::Project { input, .. }
-            | Plan::Shared { input, .. } => {
-                self.explain_node(input, depth + 1, analysis, preorder, out)
-            }
+        for child in plan.children() {
+            self.explain_node(child, depth + 1, analysis, preorder, out);
         }
     }
 
