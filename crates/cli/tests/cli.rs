@@ -497,6 +497,16 @@ fn tpcc_sql_runs_the_transactions_on_the_store_and_checks_by_sql() {
         "{}",
         stderr(&out)
     );
+    // The statements' plans come from the plan cache after their second
+    // execution. (Whether a statement is kept depends on its plans for the
+    // values it meets — a join order from range estimates may differ — so
+    // only the hits are asserted.)
+    let plans = stderr(&out)
+        .lines()
+        .find_map(|l| l.split_once("; plans: ").map(|(_, p)| p.to_string()))
+        .unwrap_or_else(|| panic!("no plan cache line in {}", stderr(&out)));
+    let hits: u64 = plans.split(' ').next().unwrap().parse().unwrap();
+    assert!(hits > 100, "{plans}");
     let check = maestro(&[
         "tpcc",
         "check",
