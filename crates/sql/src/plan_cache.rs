@@ -205,6 +205,15 @@ fn stand_in(value: &ParamValue, i: usize, set: Set) -> ParamValue {
     }
 }
 
+/// Every parameter's stand-in of `set`.
+fn stand_ins_for(params: &[ParamValue], set: Set) -> Vec<ParamValue> {
+    params
+        .iter()
+        .enumerate()
+        .map(|(i, v)| stand_in(v, i, set))
+        .collect()
+}
+
 /// The literal a value binds to, for those that stand in (not NULL).
 fn literal_of(v: &ParamValue) -> Option<Literal> {
     match v.to_expr() {
@@ -275,12 +284,13 @@ impl PlanCache {
                 }
             }
         }
-        let (generic, explain, reads_clock) = plan_generic(catalog, stmt, params)?;
-        let plan = optimize::finish(generic.clone(), catalog);
         if found.is_none() && !self.seen_before(hash) {
+            let (plan, explain) = crate::plan_uncached(catalog, stmt, params)?;
             self.seen.fetch_add(1, Ordering::Relaxed);
             return Ok((plan, explain, Outcome::Seen));
         }
+        let (generic, explain, reads_clock) = plan_generic(catalog, stmt, params)?;
+        let plan = optimize::finish(generic.clone(), catalog);
         let template = if explain == Explain::No && !reads_clock && params.len() <= PARAMS_MAX {
             make_template(catalog, stmt, params, &generic, &plan.estimates)
         } else {
@@ -386,22 +396,14 @@ fn make_template(
     generic: &LogicalPlan,
     estimates: &[usize],
 ) -> Option<Template> {
-    let values_a: Vec<ParamValue> = params
-        .iter()
-        .enumerate()
-        .map(|(i, v)| stand_in(v, i, Set::A))
-        .collect();
+    let values_a = stand_ins_for(params, Set::A);
     let stand_ins: Vec<Option<Literal>> = values_a.iter().map(literal_of).collect();
     let template = Template {
         plan: if params.is_empty() {
             generic.clone()
         } else {
             let (plan_a, _, clock_a) = plan_generic(catalog, stmt, &values_a).ok()?;
-            let values_b: Vec<ParamValue> = params
-                .iter()
-                .enumerate()
-                .map(|(i, v)| stand_in(v, i, Set::B))
-                .collect();
+            let values_b = stand_ins_for(params, Set::B);
             let (plan_b, _, clock_b) = plan_generic(catalog, stmt, &values_b).ok()?;
             if clock_a || clock_b {
                 return None;

@@ -106,6 +106,7 @@ impl Entry {
             delta: self.delta.clone(),
             null_masks: OnceLock::new(),
             def: OnceLock::new(),
+            shape_token: OnceLock::new(),
             own_view: None,
             merged_from: self.merged_from.clone(),
             plain: super::PlainSlot::default(),

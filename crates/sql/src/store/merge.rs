@@ -204,6 +204,7 @@ impl Entry {
             data,
             null_masks: OnceLock::new(),
             def: OnceLock::new(),
+            shape_token: OnceLock::new(),
             own_view: None,
             merged_from,
             plain: super::PlainSlot::default(),

@@ -151,6 +151,9 @@ pub struct Entry {
     /// times (every scan, every index choice), and each computation walks
     /// the columns' NULL flags and clones their names.
     pub(super) def: OnceLock<TableDef>,
+    /// [`Entry::shape_token`], computed on first use: every statement
+    /// planned through the plan cache asks it of every table it reads.
+    pub(super) shape_token: OnceLock<u64>,
     /// Set on a version a transaction wrote over a newer one than its
     /// snapshot's: what that transaction itself reads (`rebase.rs`).
     pub(super) own_view: Option<rebase::OwnView>,
@@ -195,6 +198,7 @@ impl Entry {
             data,
             null_masks: OnceLock::new(),
             def: OnceLock::new(),
+            shape_token: OnceLock::new(),
             own_view: None,
             merged_from: None,
             plain: PlainSlot::default(),
@@ -772,16 +776,18 @@ impl Entry {
     /// definition's keys and unique columns are these filtered by the NULL
     /// flags, which are hashed too.
     pub(crate) fn shape_token(&self) -> u64 {
-        let mut h = FxHasher::default();
-        self.name.hash(&mut h);
-        for (i, c) in self.columns.iter().enumerate() {
-            (&c.name, c.ty.sql_type(), self.holds_nulls(i)).hash(&mut h);
-        }
-        (&self.unique_columns, &self.keys).hash(&mut h);
-        for ix in &self.indexes {
-            (&ix.name, &ix.column).hash(&mut h);
-        }
-        h.finish()
+        *self.shape_token.get_or_init(|| {
+            let mut h = FxHasher::default();
+            self.name.hash(&mut h);
+            for (i, c) in self.columns.iter().enumerate() {
+                (&c.name, c.ty.sql_type(), self.holds_nulls(i)).hash(&mut h);
+            }
+            (&self.unique_columns, &self.keys).hash(&mut h);
+            for ix in &self.indexes {
+                (&ix.name, &ix.column).hash(&mut h);
+            }
+            h.finish()
+        })
     }
 }
 

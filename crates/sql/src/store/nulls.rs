@@ -226,11 +226,13 @@ mod tests {
     fn flags_at_ids_are_the_whole_masks() {
         let main = Table::new("t", [("a", Column::Int64(vec![1, 2, 3, 4]))]).unwrap();
         let main = with_masks(&main, &[("a".into(), &[false, true, false, true])]).unwrap();
-        let columns = vec![ColumnSpec {
-            name: "a".into(),
-            ty: ColumnType::Int64,
-        }];
-        let first = Entry::first("t".into(), columns, Arc::new(main));
+        let columns = || {
+            vec![ColumnSpec {
+                name: "a".into(),
+                ty: ColumnType::Int64,
+            }]
+        };
+        let first = Entry::first("t".into(), columns(), Arc::new(main));
         let more = Table::new("t", [("a", Column::Int64(vec![5, 6, 7]))]).unwrap();
         let more = with_masks(&more, &[("a".into(), &[true, false, true])]).unwrap();
         let (e, _) = super::super::merge::next_version(&first, &[], &more).unwrap();
@@ -244,11 +246,7 @@ mod tests {
         // A version without NULLs in the column: none.
         let plain = Table::new("t", [("a", Column::Int64(vec![1]))]).unwrap();
         let plain = with_masks(&plain, &[("a".into(), &[false])]).unwrap();
-        let columns = vec![ColumnSpec {
-            name: "a".into(),
-            ty: ColumnType::Int64,
-        }];
-        let none = Entry::first("u".into(), columns, Arc::new(plain));
+        let none = Entry::first("u".into(), columns(), Arc::new(plain));
         assert_eq!(none.null_flags_at(0, &[0]), None);
     }
 

@@ -98,10 +98,7 @@ impl StrHeap {
 
     /// Appends all of `other`'s strings.
     pub fn append(&mut self, other: &StrHeap) {
-        let base = self.bytes.len() as u64;
-        self.bytes.extend_from_slice(&other.bytes);
-        self.offsets
-            .extend(other.offsets[1..].iter().map(|&o| o + base));
+        self.append_range(other, 0..other.len());
     }
 
     /// Appends `other`'s strings `rows` (one copy of their bytes).
