@@ -317,3 +317,40 @@ fn a_changed_table_makes_the_plan_again() {
     assert_eq!(outcome, Outcome::Kept, "a NULL appeared: planned again");
     assert_eq!(rows, vec![vec![Value::Int(2), Value::Int(3)]]);
 }
+
+/// A multi-row INSERT of parameters runs each row as the same statement
+/// (`$1, $2` of that row's values): from its second row on every row hits
+/// one kept plan, where a statement per row position would keep three.
+#[test]
+fn rows_of_parameters_share_one_plan() {
+    let store = Store::new();
+    autocommit(
+        &store,
+        "create table p (a bigint not null, b varchar not null)",
+    );
+    let stmt = maestro_sql::parse("insert into p values ($1, $2), ($3, $4), ($5, $6)").unwrap();
+    let exec = Executor::new(scheduler(), Granularity::Static);
+    let ctx = exec.context("plan cache");
+    let run = |c: &dyn Catalog, p: &maestro_sql::LogicalPlan| {
+        exec.run_plan(|| maestro_sql::lower::run(&ctx, c, p))
+    };
+    let before = store.plan_cache_stats();
+    for round in 0..3 {
+        let params: Vec<ParamValue> = (0..3)
+            .flat_map(|i| [int(round * 3 + i), text(format!("r{round}-{i}"))])
+            .collect();
+        let mut txn = store.begin().unwrap();
+        store
+            .execute_returning(&mut txn, &stmt, &params, &run)
+            .expect("a write")
+            .unwrap();
+        store.commit(txn).unwrap();
+    }
+    let after = store.plan_cache_stats();
+    // 9 rows: the first seen, the second kept, the other 7 from the cache.
+    assert_eq!(after.hits - before.hits, 7, "{after:?}");
+    let (rows, _, _) = both(&store, "select count(*), sum(a) from p", &[]);
+    assert_eq!(rows.unwrap(), vec![vec![Value::Int(9), Value::Int(36)]]);
+    let (rows, _, _) = both(&store, "select a from p where b = 'r1-2'", &[]);
+    assert_eq!(rows.unwrap(), vec![vec![Value::Int(5)]]);
+}
