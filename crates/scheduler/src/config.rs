@@ -93,6 +93,16 @@ pub struct SchedulerConfig {
     pub priority_bias: f64,
     /// Watchdog period (paper: 20 ms).
     pub watchdog_period: Duration,
+    /// The stall rescue (PROTOCOL.md, "Stall rescue"): when work has been queued
+    /// with the active level at the contexts and no queued task was taken for this
+    /// long, the watchdog activates one worker beyond the contexts (it runs a task
+    /// and parks again as surplus), and one more for each watchdog period without
+    /// a task taken until no work waits with the level full. A backstop for work that waits, unknown to the
+    /// scheduler, for queued work: without it such a wait is a hang. Zero: off.
+    /// 200 ms, guessed: ten watchdog periods, far longer than a task is meant to
+    /// run (morsels take about a millisecond), far shorter than the 10-s bound of
+    /// the store's lock waits that first showed such a hang.
+    pub stall_rescue_after: Duration,
     /// The concurrency hint's policy.
     pub hint: HintPolicy,
     /// Rounds a worker that found no task keeps looking before it parks. Guessed: long
@@ -205,6 +215,7 @@ impl SchedulerConfig {
             pools_first_probability: 1.0,
             priority_bias: 0.9,
             watchdog_period: Duration::from_millis(20),
+            stall_rescue_after: Duration::from_millis(200),
             hint: HintPolicy::PinnedToContexts,
             idle_spin_rounds: 64,
             idle_worker_exit: Duration::from_secs(10),

@@ -78,6 +78,11 @@ pub(crate) enum Activation {
     /// worker if there is one, but never create a thread (blocking may be short;
     /// creating threads for it stays the watchdog's call, as in the paper).
     Blocked,
+    /// The watchdog saw a stall (PROTOCOL.md, "Stall rescue"): work queued, the
+    /// level at the contexts, no queued task taken for `stall_rescue_after`.
+    /// The only activation that goes beyond the contexts; creates a thread
+    /// only under flexible concurrency.
+    Rescue,
 }
 
 /// Outcome of trying to activate one worker.
@@ -358,6 +363,9 @@ impl Shared {
 
     /// Tries to bring one more worker into the active state.
     pub(crate) fn activate(self: &Shared, why: Activation) -> Activated {
+        if why == Activation::Rescue {
+            return self.rescue();
+        }
         let c = self.counts.load();
         let active = self.active_level(c);
         let contexts = self.config.contexts;
@@ -391,6 +399,7 @@ impl Shared {
             Activation::Replace => true,
             Activation::Watchdog => self.config.flexible_concurrency,
             Activation::Blocked => false,
+            Activation::Rescue => unreachable!("a rescue returned above"),
         };
         if !create {
             return Activated::Declined;
@@ -400,6 +409,36 @@ impl Shared {
             Counters::bump(&self.stats.watchdog_activations);
         }
         created
+    }
+
+    /// One worker beyond the contexts for a stall: a parked one, else (flexible
+    /// concurrency only) a new thread. It runs what it finds and parks again as
+    /// surplus after its first task (`park_if_surplus`), so the level returns to
+    /// the contexts by itself.
+    fn rescue(&self) -> Activated {
+        let woken = self.counts.load().parked() > 0 && self.wake_one();
+        let outcome = if woken {
+            Activated::Woken
+        } else if self.config.flexible_concurrency {
+            self.spawn_worker()
+        } else {
+            Activated::Declined
+        };
+        if matches!(outcome, Activated::Woken | Activated::Created) {
+            Counters::bump(&self.stats.stall_rescues);
+        }
+        outcome
+    }
+
+    /// Tasks taken from a queue or a deque so far (every worker and guest):
+    /// the stall rescue's measure of progress. Relaxed loads of monotonic
+    /// counters; a stale sum only delays a rescue by a tick.
+    pub(crate) fn tasks_taken(&self) -> u64 {
+        let hwm = self.slots_high_water.load(Ordering::Acquire);
+        self.slots[..hwm]
+            .iter()
+            .map(|s| s.executed.load(Ordering::Relaxed) as u64)
+            .sum()
     }
 
     /// Wakes the most recently parked worker. The waker performs the worker's
@@ -756,6 +795,7 @@ impl Shared {
             waiting_for_graph_events: r(&s.waiting_for_graph_events),
             surplus_parks: r(&s.surplus_parks),
             watchdog_activations: r(&s.watchdog_activations),
+            stall_rescues: r(&s.stall_rescues),
             latch_spin_acquires: r(&s.latch_spin_acquires),
             latch_parks: r(&s.latch_parks),
             parallel_for_tasks: r(&s.parallel_for_tasks),

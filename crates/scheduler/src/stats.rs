@@ -22,6 +22,7 @@ pub(crate) struct Counters {
     pub waiting_for_graph_events: AtomicU64,
     pub surplus_parks: AtomicU64,
     pub watchdog_activations: AtomicU64,
+    pub stall_rescues: AtomicU64,
     pub latch_spin_acquires: AtomicU64,
     pub latch_parks: AtomicU64,
     pub parallel_for_tasks: AtomicU64,
@@ -73,6 +74,9 @@ pub struct SchedulerStats {
     pub surplus_parks: u64,
     /// Workers the watchdog woke or created.
     pub watchdog_activations: u64,
+    /// Workers the watchdog woke or created beyond the contexts for a stall
+    /// (queued work, full level, no task taken for `stall_rescue_after`).
+    pub stall_rescues: u64,
     pub latch_spin_acquires: u64,
     pub latch_parks: u64,
     pub parallel_for_tasks: u64,
