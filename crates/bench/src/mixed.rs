@@ -669,6 +669,9 @@ pub struct Dispatch {
     pub workers_parked: u64,
     pub workers_woken: u64,
     pub surplus_parks: u64,
+    /// Workers activated beyond the contexts for a stall (scheduler
+    /// PROTOCOL.md, "Stall rescue"); expected 0 on a healthy run.
+    pub stall_rescues: u64,
 }
 
 impl Dispatch {
@@ -681,6 +684,7 @@ impl Dispatch {
             workers_parked: after.workers_parked - before.workers_parked,
             workers_woken: after.workers_woken - before.workers_woken,
             surplus_parks: after.surplus_parks - before.surplus_parks,
+            stall_rescues: after.stall_rescues - before.stall_rescues,
         }
     }
 }

@@ -314,6 +314,7 @@ pub fn mixed(
                     "waits",
                 ));
                 rows.push(r("workers_woken", d.workers_woken as f64, "wake-ups"));
+                rows.push(r("stall_rescues", d.stall_rescues as f64, "workers"));
             }
             if let Some(t) = o.class_thread_seconds {
                 rows.push(r("oltp_thread_seconds", t.oltp, "s"));
