@@ -122,9 +122,14 @@ pub fn run_with_retry_cancellable(
 const BLOCKER_WAIT_MAX: Duration = Duration::from_millis(50);
 
 /// Waits until `blocker` committed or aborted (or `cancel` fired, or
-/// [`BLOCKER_WAIT_MAX`] passed): [`Blocker::wait`].
+/// [`BLOCKER_WAIT_MAX`] passed): [`Blocker::wait`], as a scheduler
+/// inactive region — a transaction run by its terminal as a counted guest
+/// gives its context back while it waits, so the holder (perhaps handed to
+/// a worker) can run (as the SQL store's waits: `row_locks::wait_inactive`).
 fn wait_for(blocker: &Blocker, cancel: Option<&CancelToken>) {
-    blocker.wait(BLOCKER_WAIT_MAX, || {
-        cancel.is_some_and(CancelToken::is_cancelled)
+    maestro_scheduler::sync::blocking(|| {
+        blocker.wait(BLOCKER_WAIT_MAX, || {
+            cancel.is_some_and(CancelToken::is_cancelled)
+        })
     });
 }
