@@ -274,6 +274,12 @@ impl Delta {
                             m.with_codes(codes).expect("codes of m's dictionary"),
                         ))
                     }
+                    // Free text: the versions share the earlier rows' bytes
+                    // (`StrHeap::shared_append`) — a delta's heap strings were
+                    // most of what each write copied.
+                    (_, Column::StrHeap(h), Column::StrHeap(n)) => {
+                        Ok(Column::StrHeap(h.shared_append(n)))
+                    }
                     _ => Ok(have.rebuild(Keep::All, new)?),
                 }
             })

@@ -89,24 +89,19 @@ fn take_heap(heap: &StrHeap, keep: Keep, appended: &StrHeap) -> StrHeap {
     match keep {
         Keep::All => {
             // Sized once: a clone then an append copied the kept bytes twice
-            // (the append outgrows the clone's exact capacity) — and a
-            // delta's every write takes this path (`Delta::change`).
+            // (the append outgrows the clone's exact capacity).
             let mut out = StrHeap::with_capacity(
                 heap.len() + appended.len(),
-                heap.bytes().len() + appended.bytes().len(),
+                heap.byte_len() + appended.byte_len(),
             );
             out.append(heap);
             out.append(appended);
             out
         }
         Keep::Rows(rows) => {
-            let offsets = heap.offsets();
-            let span = |run: &std::ops::Range<usize>| {
-                offsets[run.start] as usize..offsets[run.end] as usize
-            };
-            let bytes: usize = runs(rows).map(|run| span(&run).len()).sum();
+            let bytes: usize = runs(rows).map(|run| heap.range_byte_len(run)).sum();
             let mut out =
-                StrHeap::with_capacity(rows.len() + appended.len(), bytes + appended.bytes().len());
+                StrHeap::with_capacity(rows.len() + appended.len(), bytes + appended.byte_len());
             for run in runs(rows) {
                 out.append_range(heap, run);
             }
