@@ -191,6 +191,11 @@ impl Table {
     /// A table with this one's name and schema made of `columns` (typically
     /// the [`Table::rebuild_column`] results, built in parallel by the caller).
     pub fn with_columns(&self, columns: Vec<Column>) -> Result<Table, ColumnError> {
+        let columns = match self.sharing_schema(columns) {
+            Ok(table) => return Ok(table),
+            // Not this table's shape: the checked path names what differs.
+            Err(columns) => columns,
+        };
         let schema: Vec<_> = self
             .schema()
             .fields()
@@ -294,6 +299,8 @@ fn gather_column<'c>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::column::DataType;
+    use std::sync::Arc;
 
     /// Kept rows in runs of every shape (single rows, long runs, the first
     /// and the last row) give each kept row once, in order, for numbers
@@ -436,5 +443,54 @@ mod tests {
         assert!(old.rebuild(Keep::All, &other).is_err());
         let err = Column::Int32(vec![1]).rebuild(Keep::All, &Column::Int64(vec![2]));
         assert!(matches!(err, Err(ColumnError::MixedParts { .. })));
+    }
+
+    /// A table's next version shares its schema, and is what the checked
+    /// path builds; columns of another shape still get the checked path's
+    /// error.
+    #[test]
+    fn with_columns_shares_the_schema_and_still_checks() {
+        let t = Table::new(
+            "t",
+            [
+                ("a", Column::Int64(vec![1, 2])),
+                ("b", Column::StrHeap(StrHeap::from_strs(["x", "y"]))),
+            ],
+        )
+        .unwrap();
+        let columns = vec![
+            Column::Int64(vec![3]),
+            Column::StrHeap(StrHeap::from_strs(["z"])),
+        ];
+        let next = t.with_columns(columns.clone()).unwrap();
+        assert!(Arc::ptr_eq(
+            &t.schema().shared_fields(),
+            &next.schema().shared_fields()
+        ));
+        let checked = Table::with_schema(
+            "t",
+            &[("a", DataType::Int64), ("b", DataType::StrHeap)],
+            columns,
+        )
+        .unwrap();
+        assert_eq!(next.schema(), checked.schema());
+        assert_eq!(next.num_rows(), 1);
+        assert_eq!(next.column_at(1), checked.column_at(1));
+        let wrong_type = t.with_columns(vec![
+            Column::Int32(vec![3]),
+            Column::StrHeap(StrHeap::from_strs(["z"])),
+        ]);
+        assert!(
+            matches!(wrong_type, Err(ColumnError::TypeMismatch { .. })),
+            "{wrong_type:?}"
+        );
+        let wrong_length = t.with_columns(vec![
+            Column::Int64(vec![3, 4]),
+            Column::StrHeap(StrHeap::from_strs(["z"])),
+        ]);
+        assert!(
+            matches!(wrong_length, Err(ColumnError::LengthMismatch { .. })),
+            "{wrong_length:?}"
+        );
     }
 }

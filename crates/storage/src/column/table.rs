@@ -20,15 +20,30 @@ pub struct Field {
     pub data_type: DataType,
 }
 
-/// The fields of a table, in column order.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// The fields of a table, in column order. Shared by reference between a
+/// table and the versions built from it ([`Table::with_columns`]).
+#[derive(Debug, Clone, Default)]
 pub struct Schema {
-    fields: Vec<Field>,
+    fields: Arc<[Field]>,
 }
+
+impl PartialEq for Schema {
+    fn eq(&self, other: &Schema) -> bool {
+        Arc::ptr_eq(&self.fields, &other.fields) || self.fields == other.fields
+    }
+}
+
+impl Eq for Schema {}
 
 impl Schema {
     pub fn fields(&self) -> &[Field] {
         &self.fields
+    }
+
+    /// The fields as shared (tests: whether two schemas are one).
+    #[cfg(test)]
+    pub(crate) fn shared_fields(&self) -> Arc<[Field]> {
+        Arc::clone(&self.fields)
     }
 
     pub fn len(&self) -> usize {
@@ -136,9 +151,33 @@ impl Table {
         let rows = cols.first().map_or(0, Column::len);
         Ok(Table {
             name,
-            schema: Schema { fields },
+            schema: Schema {
+                fields: fields.into(),
+            },
             derived: Cache::new(cols.len()),
             columns: cols,
+            rows,
+        })
+    }
+
+    /// A table with this one's name and schema (shared, not rebuilt: its
+    /// names are known distinct) made of `columns`, if they have its
+    /// columns' types and one length; else the columns back.
+    pub(crate) fn sharing_schema(&self, columns: Vec<Column>) -> Result<Table, Vec<Column>> {
+        let rows = columns.first().map_or(0, Column::len);
+        let fits = columns.len() == self.schema.len()
+            && columns
+                .iter()
+                .zip(self.schema.fields())
+                .all(|(c, f)| c.data_type() == f.data_type && c.len() == rows);
+        if !fits {
+            return Err(columns);
+        }
+        Ok(Table {
+            name: self.name.clone(),
+            schema: self.schema.clone(),
+            derived: Cache::new(columns.len()),
+            columns,
             rows,
         })
     }
