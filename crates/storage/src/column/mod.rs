@@ -7,7 +7,7 @@
 //! | `Decimal { scale }` | `Vec<i64>` in units of `10^-scale` ([`DecimalColumn`]) | exact money (TPC-H: scale 2) |
 //! | `Date` | `Vec<i32>`, days since 1970-01-01 ([`Date`]) | dates |
 //! | `Str` | `Vec<u32>` codes + sorted dictionary ([`DictColumn`]) | low-cardinality strings; codes compare like the strings |
-//! | `StrHeap` | one `Vec<u8>` + offsets ([`StrHeap`]) | free text: comments, names, addresses |
+//! | `StrHeap` | one `Vec<u8>` + offsets ([`StrHeap`]); a delta's may start with parts shared with its other versions | free text: comments, names, addresses |
 //!
 //! Tables are built from [`ColumnBuilder`] parts (one per loader task) that
 //! [`ColumnBuilder::concat`] joins; dictionaries are merged and sorted there.
