@@ -12,7 +12,7 @@
 
 use std::sync::{Arc, LazyLock};
 
-use maestro_storage::column::{Column, DataType, Delta, DictColumn, Keep, Table};
+use maestro_storage::column::{Column, DataType, Delta, DictColumn, Keep, StrHeap, Table};
 use maestro_tpch::queries::{QueryResult, Value};
 use maestro_txn::Transaction;
 use sqlparser::ast::{
@@ -239,18 +239,18 @@ impl Entry {
 pub(crate) fn table_of(entry: &Entry, builders: Vec<ColumnBuilder>) -> Result<Table> {
     let schema = entry.data.schema().fields();
     let declared = entry.columns.len();
-    let mut columns: Vec<(String, Column)> = Vec::with_capacity(schema.len());
+    let mut columns: Vec<Column> = Vec::with_capacity(schema.len());
     let mut masks: Vec<Option<Column>> = Vec::with_capacity(declared);
-    for (b, f) in builders.into_iter().zip(&schema[..declared]) {
+    for (i, (b, f)) in builders.into_iter().zip(&schema[..declared]).enumerate() {
         let (c, mask) = b.finish_with_mask();
         let c = match (f.data_type, c) {
-            (DataType::Str, Column::StrHeap(h)) => Column::Str(DictColumn::from_strs(h.iter())),
+            (DataType::Str, Column::StrHeap(h)) => Column::Str(dictionary_coded(entry, i, &h)),
             (_, c) => c,
         };
-        columns.push((f.name.clone(), c));
+        columns.push(c);
         masks.push(mask);
     }
-    let rows = columns.first().map_or(0, |(_, c)| c.len());
+    let rows = columns.first().map_or(0, Column::len);
     for f in &schema[declared..] {
         let mask = entry
             .columns
@@ -258,9 +258,26 @@ pub(crate) fn table_of(entry: &Entry, builders: Vec<ColumnBuilder>) -> Result<Ta
             .position(|c| mask_name(&c.name) == f.name)
             .and_then(|j| masks[j].take())
             .unwrap_or_else(|| Column::Int32(vec![0; rows]));
-        columns.push((f.name.clone(), mask));
+        columns.push(mask);
     }
-    Table::new(entry.name.clone(), columns).map_err(SqlError::store)
+    // The main's schema, shared (`Table::with_columns`).
+    entry.data.with_columns(columns).map_err(SqlError::store)
+}
+
+/// `strings` as a dictionary column for column `i` of `entry`: in the
+/// main's dictionary when it holds every one of them (the common case: a
+/// delta's rows then need no recoding, `Delta::change`), else in their own.
+fn dictionary_coded(entry: &Entry, i: usize, strings: &StrHeap) -> DictColumn {
+    if let Some(main) = entry.data.column_at(i).as_dict()
+        && let Some(codes) = strings
+            .iter()
+            .map(|s| main.code_of(s))
+            .collect::<Option<Vec<u32>>>()
+        && let Some(coded) = main.with_codes(codes)
+    {
+        return coded;
+    }
+    DictColumn::from_strs(strings.iter())
 }
 
 fn column_index(entry: &Entry, name: &ObjectName) -> Result<usize> {
