@@ -416,6 +416,10 @@ impl Shared {
     /// surplus after its first task (`park_if_surplus`), so the level returns to
     /// the contexts by itself.
     fn rescue(&self) -> Activated {
+        // Counted before the worker can run, taken back if none comes: a
+        // reader that saw the rescued work done (it happens after the wake)
+        // then sees the count too.
+        Counters::bump(&self.stats.stall_rescues);
         let woken = self.counts.load().parked() > 0 && self.wake_one();
         let outcome = if woken {
             Activated::Woken
@@ -424,8 +428,8 @@ impl Shared {
         } else {
             Activated::Declined
         };
-        if matches!(outcome, Activated::Woken | Activated::Created) {
-            Counters::bump(&self.stats.stall_rescues);
+        if !matches!(outcome, Activated::Woken | Activated::Created) {
+            self.stats.stall_rescues.fetch_sub(1, Ordering::Relaxed);
         }
         outcome
     }

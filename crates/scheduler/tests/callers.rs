@@ -7,34 +7,17 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::ThreadId;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+mod common;
+
+use common::{DEADLINE, idle, wait_for};
 use maestro_scheduler::{CallerRuns, DEFAULT_PRIORITY, Scheduler, SchedulerConfig, sync};
-
-/// Turns a hang into a failure; never reached on a healthy run.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 /// A scheduler whose workers have all gone idle (parked), so that every
 /// context is free when the test begins.
 fn scheduler(contexts: usize) -> Arc<Scheduler> {
     idle(Scheduler::new(SchedulerConfig::single_pool().with_contexts(contexts)).unwrap())
-}
-
-fn idle(s: Scheduler) -> Arc<Scheduler> {
-    let s = Arc::new(s);
-    wait_for("the workers to park", || {
-        let c = s.worker_counts();
-        c.parked() == c.total()
-    });
-    s
-}
-
-fn wait_for(what: &str, cond: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        std::thread::yield_now();
-    }
 }
 
 /// Occupies one context with a job that spins until `release` is set.

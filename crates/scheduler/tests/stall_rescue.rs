@@ -13,12 +13,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+mod common;
+
+use common::{DEADLINE, idle, wait_for};
 use maestro_scheduler::{Scheduler, SchedulerConfig};
-
-/// Turns a hang into a failure; never reached on a healthy run.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 const CONTEXTS: usize = 2;
 
@@ -27,20 +27,7 @@ fn scheduler(stall_rescue_after: Duration) -> Arc<Scheduler> {
     c.name = "stall-rescue".into();
     c.watchdog_period = Duration::from_millis(5);
     c.stall_rescue_after = stall_rescue_after;
-    let s = Arc::new(Scheduler::new(c).unwrap());
-    wait_for("the workers to park", || {
-        let c = s.worker_counts();
-        c.parked() == c.total()
-    });
-    s
-}
-
-fn wait_for(what: &str, cond: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    idle(Scheduler::new(c).unwrap())
 }
 
 /// The stuck shape: `CONTEXTS` guests each blocked in a channel receive, and
