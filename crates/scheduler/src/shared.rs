@@ -78,11 +78,6 @@ pub(crate) enum Activation {
     /// worker if there is one, but never create a thread (blocking may be short;
     /// creating threads for it stays the watchdog's call, as in the paper).
     Blocked,
-    /// The watchdog saw a stall (PROTOCOL.md, "Stall rescue"): work queued, the
-    /// level at the contexts, no queued task taken for `stall_rescue_after`.
-    /// The only activation that goes beyond the contexts; creates a thread
-    /// only under flexible concurrency.
-    Rescue,
 }
 
 /// Outcome of trying to activate one worker.
@@ -363,9 +358,6 @@ impl Shared {
 
     /// Tries to bring one more worker into the active state.
     pub(crate) fn activate(self: &Shared, why: Activation) -> Activated {
-        if why == Activation::Rescue {
-            return self.rescue();
-        }
         let c = self.counts.load();
         let active = self.active_level(c);
         let contexts = self.config.contexts;
@@ -399,7 +391,6 @@ impl Shared {
             Activation::Replace => true,
             Activation::Watchdog => self.config.flexible_concurrency,
             Activation::Blocked => false,
-            Activation::Rescue => unreachable!("a rescue returned above"),
         };
         if !create {
             return Activated::Declined;
@@ -411,11 +402,14 @@ impl Shared {
         created
     }
 
-    /// One worker beyond the contexts for a stall: a parked one, else (flexible
-    /// concurrency only) a new thread. It runs what it finds and parks again as
-    /// surplus after its first task (`park_if_surplus`), so the level returns to
-    /// the contexts by itself.
-    fn rescue(&self) -> Activated {
+    /// The watchdog saw a stall (PROTOCOL.md, "Stall rescue"): work queued,
+    /// the level at the contexts, no queued task taken for
+    /// `stall_rescue_after`. Activates one worker beyond the contexts — the
+    /// only activation that does: a parked one, else (flexible concurrency
+    /// only) a new thread. It runs what it finds and parks again as surplus
+    /// after its first task (`park_if_surplus`), so the level returns to the
+    /// contexts by itself.
+    pub(crate) fn rescue(&self) -> Activated {
         // Counted before the worker can run, taken back if none comes: a
         // reader that saw the rescued work done (it happens after the wake)
         // then sees the count too.
@@ -775,7 +769,7 @@ impl Shared {
         // A job a caller ran itself is a task all the same: the scheduler
         // decided where it runs (admission), only no queue carried it.
         let by_callers = r(&s.callers_counted) + r(&s.callers_extra);
-        let executed = sum_slots(|s| &s.executed) as u64 + by_callers;
+        let executed = self.tasks_taken() + by_callers;
         let stolen = sum_slots(|s| &s.stolen);
         let joins = sum_slots(|s| &s.created);
         let jobs_created = r(&s.jobs_created) + joins as u64 + by_callers;

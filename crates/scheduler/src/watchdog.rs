@@ -220,19 +220,14 @@ fn run(shared: Arc<Shared>, stop: Arc<(Mutex<bool>, Condvar)>) {
 }
 
 fn tick(shared: &Shared, stalls: &mut StallWatch, now: Instant) {
-    let c = shared.counts.load();
+    let active = shared.active_level(shared.counts.load());
     let queued = shared.queued_estimate();
     let has_work = shared.has_work();
-    let full = shared.active_level(c) >= shared.config.contexts;
+    let full = active >= shared.config.contexts;
     if stalls.observe(now, shared.tasks_taken(), has_work && full) == StallVerdict::Rescue {
-        shared.activate(Activation::Rescue);
+        shared.rescue();
     }
-    let want = watchdog_wants(
-        shared.config.contexts,
-        shared.active_level(c),
-        queued,
-        has_work,
-    );
+    let want = watchdog_wants(shared.config.contexts, active, queued, has_work);
     for _ in 0..want {
         match shared.activate(Activation::Watchdog) {
             Activated::Woken | Activated::Created => {}
