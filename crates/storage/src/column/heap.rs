@@ -139,20 +139,6 @@ impl StrHeap {
         (0..self.len()).map(|i| self.get(i))
     }
 
-    /// All strings' bytes, back to back. Panics for a heap with shared
-    /// parts (see [`StrHeap::is_flat`]), whose bytes are not in one piece.
-    pub fn bytes(&self) -> &[u8] {
-        assert!(self.is_flat(), "bytes() of a heap with shared parts");
-        &self.bytes
-    }
-
-    /// `len() + 1` offsets into [`bytes`](Self::bytes), starting at 0.
-    /// Panics for a heap with shared parts, as `bytes` does.
-    pub fn offsets(&self) -> &[u64] {
-        assert!(self.is_flat(), "offsets() of a heap with shared parts");
-        &self.offsets
-    }
-
     /// The bytes strings `rows` take together.
     pub fn range_byte_len(&self, rows: std::ops::Range<usize>) -> usize {
         let mut total = 0;
@@ -225,7 +211,7 @@ impl StrHeap {
             parts_rows: self.parts_rows,
             ..StrHeap::new()
         };
-        for piece in [self.owned_as_flat(), more.flattened()] {
+        for piece in [self.owned_as_flat(), StrHeap::joined(&[more])] {
             if piece.is_empty() {
                 continue;
             }
@@ -246,13 +232,6 @@ impl StrHeap {
         flat
     }
 
-    /// All rows as one flat heap of exact size.
-    fn flattened(&self) -> StrHeap {
-        let mut flat = StrHeap::with_capacity(self.len(), self.byte_len());
-        flat.append(self);
-        flat
-    }
-
     /// Merges the last two parts while the earlier holds at most twice the
     /// later's rows (so part sizes at least double from the end backwards).
     fn merge_last_parts(&mut self) {
@@ -260,11 +239,7 @@ impl StrHeap {
             && earlier.heap.len() <= 2 * later.heap.len()
         {
             let first_row = earlier.first_row;
-            let (a, b) = (earlier.heap.clone(), later.heap.clone());
-            let mut merged =
-                StrHeap::with_capacity(a.len() + b.len(), a.bytes.len() + b.bytes.len());
-            merged.append(&a);
-            merged.append(&b);
+            let merged = StrHeap::joined(&[&earlier.heap, &later.heap]);
             self.parts.truncate(self.parts.len() - 2);
             self.parts.push(SharedPart {
                 first_row,
@@ -276,6 +251,18 @@ impl StrHeap {
     /// How many shared parts the heap has (tests and diagnostics).
     pub fn shared_parts(&self) -> usize {
         self.parts.len()
+    }
+
+    /// The strings of `heaps`, in order, as one flat heap of exact capacity
+    /// (each byte copied once: sized before the first append).
+    pub fn joined(heaps: &[&StrHeap]) -> StrHeap {
+        let rows = heaps.iter().map(|h| h.len()).sum();
+        let bytes = heaps.iter().map(|h| h.byte_len()).sum();
+        let mut out = StrHeap::with_capacity(rows, bytes);
+        for h in heaps {
+            out.append(h);
+        }
+        out
     }
 
     /// Concatenates heaps into one of exact capacity, freeing each part once copied.
@@ -353,9 +340,9 @@ mod tests {
         let c = StrHeap::concat(vec![a.clone(), StrHeap::new(), b]);
         let all: Vec<&str> = c.iter().collect();
         assert_eq!(all, ["", "héllo", "x", "Clerk#000000951", "y", "zz"]);
-        assert_eq!(c.offsets().len(), 7);
-        assert_eq!(c.bytes().len(), c.offsets()[6] as usize);
-        assert!(c.heap_bytes() >= c.bytes().len() + 7 * 8);
+        assert_eq!(c.len(), 6);
+        assert_eq!(c.byte_len(), all.iter().map(|s| s.len()).sum::<usize>());
+        assert!(c.heap_bytes() >= c.byte_len() + 7 * 8);
     }
 
     fn strings(h: &StrHeap) -> Vec<String> {
@@ -432,12 +419,5 @@ mod tests {
         assert_eq!(left.get(all.len()), "left");
         assert_eq!(right.get(all.len()), "right");
         assert_eq!(strings(&h), all);
-    }
-
-    #[test]
-    #[should_panic(expected = "bytes() of a heap with shared parts")]
-    fn a_parted_heap_has_no_contiguous_bytes() {
-        let h = StrHeap::new().shared_append(&StrHeap::from_strs(["a"]));
-        let _ = h.bytes();
     }
 }

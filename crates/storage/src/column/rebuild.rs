@@ -87,17 +87,9 @@ fn runs(rows: &[u32]) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
 
 fn take_heap(heap: &StrHeap, keep: Keep, appended: &StrHeap) -> StrHeap {
     match keep {
-        Keep::All => {
-            // Sized once: a clone then an append copied the kept bytes twice
-            // (the append outgrows the clone's exact capacity).
-            let mut out = StrHeap::with_capacity(
-                heap.len() + appended.len(),
-                heap.byte_len() + appended.byte_len(),
-            );
-            out.append(heap);
-            out.append(appended);
-            out
-        }
+        // Sized once: a clone then an append copied the kept bytes twice
+        // (the append outgrows the clone's exact capacity).
+        Keep::All => StrHeap::joined(&[heap, appended]),
         Keep::Rows(rows) => {
             let bytes: usize = runs(rows).map(|run| heap.range_byte_len(run)).sum();
             let mut out =
