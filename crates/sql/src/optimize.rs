@@ -60,7 +60,7 @@ pub(crate) fn optimize_generic(plan: LogicalPlan, catalog: &dyn Catalog) -> Resu
 /// [`optimize_generic`]'s plan with its index scans chosen and each node's
 /// estimate.
 pub(crate) fn finish(plan: LogicalPlan, catalog: &dyn Catalog) -> LogicalPlan {
-    let root = crate::index_scan::choose(plan.root, catalog);
+    let root = crate::index_scan::choose(fold_parameter_arithmetic(plan.root), catalog);
     let mut estimates = Vec::new();
     estimate_nodes(&root, &Estimator::new(&root, catalog), &mut estimates);
     LogicalPlan {
@@ -68,6 +68,27 @@ pub(crate) fn finish(plan: LogicalPlan, catalog: &dyn Catalog) -> LogicalPlan {
         columns: plan.columns,
         estimates,
     }
+}
+
+/// `plan` with the arithmetic over constants the binder left unfolded (an
+/// operand was a parameter: `bind/expr.rs` `Folding`) folded, now that the
+/// parameters have their values: an index lookup needs `k = 8`, not
+/// `k = 7 + 1`. Runs on every plan before its index choice, cached or not.
+pub(crate) fn fold_parameter_arithmetic(mut root: Plan) -> Plan {
+    root.exprs_mut(&mut |e: &mut Expr| {
+        let mut foldable = false;
+        e.visit(&mut |x| {
+            foldable |= matches!(x, Expr::Arith(_, a, b)
+                if matches!(**a, Expr::Lit(_)) && matches!(**b, Expr::Lit(_)));
+        });
+        if foldable {
+            *e = e.rewrite(&mut |x| match x {
+                Expr::Arith(..) => crate::bind::constant_arithmetic(x).map(Expr::Lit),
+                _ => None,
+            });
+        }
+    });
+    root
 }
 
 /// Each node's estimated rows, in preorder (EXPLAIN prints them).

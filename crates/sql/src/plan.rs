@@ -659,6 +659,13 @@ impl Plan {
     /// series' bounds, an index lookup's keys) are not literals: a plan
     /// cache does not keep plans whose parameters end up there.
     pub fn literals_mut(&mut self, f: &mut impl FnMut(&mut Literal)) {
+        self.exprs_mut(&mut |e: &mut Expr| e.literals_mut(f));
+    }
+
+    /// Calls `f` on every expression of this tree (each node's top-level
+    /// ones; [`Plan::exprs`] of every node, mutably). Every field is named,
+    /// so a new kind of node must say here whether it holds expressions.
+    pub fn exprs_mut(&mut self, f: &mut impl FnMut(&mut Expr)) {
         let exprs: Vec<&mut Expr> = match self {
             Plan::Scan {
                 table: _,
@@ -711,10 +718,10 @@ impl Plan {
             Plan::Project { input: _, outputs } => outputs.iter_mut().map(|o| &mut o.1).collect(),
         };
         for e in exprs {
-            e.literals_mut(f);
+            f(e);
         }
         for c in self.children_mut() {
-            c.literals_mut(f);
+            c.exprs_mut(f);
         }
     }
 

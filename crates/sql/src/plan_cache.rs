@@ -14,15 +14,19 @@
 //!
 //! ## Why a template is the statement's plan for any values
 //! The binder and optimizer see parameters as constants, and a few of
-//! their rewrites look at a constant's value (folding `$1 + 1`, a LIKE
-//! without wildcards, rescaling a decimal). A template is kept only when
+//! their rewrites look at a constant's value (a LIKE without wildcards,
+//! rescaling a decimal, a constant a statement needs: an IN list's value,
+//! SUBSTRING's position, a date plus an interval). Arithmetic over a
+//! parameter (`$1 + 1`) is not folded by the binder: it stays an expression
+//! in the template, and `optimize::fold_parameter_arithmetic` folds it once
+//! the values are in, before the index choice. A template is kept only when
 //! the plan does not depend on the values, checked when it is made: the
 //! statement is planned three times — with the execution's own values `x`,
 //! with stand-ins `A` and with other stand-ins `B` (other magnitudes,
 //! lengths, wildcards) — and the `A` plan with each `A` literal replaced by
 //! the `B` value must equal the `B` plan, and with the `x` values the `x`
-//! plan. A rewrite that consumed a value (a folded `$1 + 1`, a rescaled
-//! decimal) leaves no `A` literal to replace, one that depends on it gives
+//! plan. A rewrite that consumed a value (a folded `$1 + INTERVAL '1' DAY`,
+//! a rescaled decimal) leaves no `A` literal to replace, one that depends on it gives
 //! another plan for another value: either makes the plans differ, and the
 //! statement is marked *not kept* (planned per execution, as without the
 //! cache). A statement reading the clock (`now()` is folded into the plan)
@@ -452,8 +456,9 @@ impl Template {
     /// scans chosen on the current catalog, the kept estimates.
     fn instantiate(&self, catalog: &dyn Catalog, params: &[ParamValue]) -> LogicalPlan {
         let plan = self.substituted(params);
+        let root = optimize::fold_parameter_arithmetic(plan.root);
         LogicalPlan {
-            root: crate::index_scan::choose(plan.root, catalog),
+            root: crate::index_scan::choose(root, catalog),
             columns: plan.columns,
             estimates: self.estimates.clone(),
         }

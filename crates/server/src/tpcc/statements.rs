@@ -66,14 +66,10 @@ impl Statements {
             insert_new_order: p(
                 "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES ($1, $2, $3)",
             )?,
-            // `s_quantity - $3 >= 10`, not `s_quantity >= $3 + 10`: the
-            // binder folds `$3 + 10` into one constant, and a plan holding
-            // a value computed from a parameter is planned per execution
-            // (`maestro_sql::plan_cache`).
             stock_update: (1..=DISTRICTS_PER_WAREHOUSE)
                 .map(|d| {
                     p(&format!(
-                        "UPDATE stock SET s_quantity = CASE WHEN s_quantity - $3 >= 10 \
+                        "UPDATE stock SET s_quantity = CASE WHEN s_quantity >= $3 + 10 \
                          THEN s_quantity - $3 ELSE s_quantity - $3 + 91 END, \
                          s_ytd = s_ytd + $3, s_order_cnt = s_order_cnt + 1, \
                          s_remote_cnt = s_remote_cnt + $4 \

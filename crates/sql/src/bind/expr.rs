@@ -44,6 +44,21 @@ impl Binder<'_> {
         }
     }
 
+    /// [`bind_hinted`](Self::bind_hinted) where the statement needs a
+    /// constant (an IN list's value, SUBSTRING's position, round's digits,
+    /// generate_series' bounds): arithmetic over a parameter, left unfolded
+    /// for the plans ([`Folding::KeepParameter`]), is folded here — the
+    /// value ends up in the plan's structure, and a plan cache keeps no plan
+    /// for it.
+    pub(crate) fn bind_constant(
+        &mut self,
+        e: &ast::Expr,
+        ctx: &ExprCtx,
+        hint: Option<SqlType>,
+    ) -> Result<Expr> {
+        Ok(constant_folded(self.bind_hinted(e, ctx, hint)?))
+    }
+
     /// Two operands, a parameter among them typed by the other one (the
     /// left one first, as PostgreSQL).
     fn bind_pair(
@@ -101,11 +116,18 @@ impl Binder<'_> {
                 match op {
                     UnaryOperator::Plus => Ok(x),
                     UnaryOperator::Minus => match x {
-                        Expr::Lit(Literal::Num { value, scale }) => Ok(Expr::Lit(Literal::Num {
-                            value: -value,
-                            scale,
-                        })),
-                        x => self.arith(ArithOp::Sub, Expr::Lit(Literal::int(0)), x),
+                        Expr::Lit(Literal::Num { value, scale }) if !is_parameter(expr) => {
+                            Ok(Expr::Lit(Literal::Num {
+                                value: -value,
+                                scale,
+                            }))
+                        }
+                        x => self.arith_of(
+                            ArithOp::Sub,
+                            Expr::Lit(Literal::int(0)),
+                            x,
+                            Folding::of(&[expr]),
+                        ),
                     },
                     UnaryOperator::Not => {
                         self.expect_bool(&x, "NOT")?;
@@ -122,12 +144,13 @@ impl Binder<'_> {
                     ),
                     _ => self.bind_pair(left, right, ctx)?,
                 };
+                let folding = Folding::of(&[left, right]);
                 match op {
-                    BinaryOperator::Plus => self.arith(ArithOp::Add, l, r),
-                    BinaryOperator::Minus => self.arith(ArithOp::Sub, l, r),
-                    BinaryOperator::Multiply => self.arith(ArithOp::Mul, l, r),
-                    BinaryOperator::Divide => self.arith(ArithOp::Div, l, r),
-                    BinaryOperator::Modulo => self.arith(ArithOp::Mod, l, r),
+                    BinaryOperator::Plus => self.arith_of(ArithOp::Add, l, r, folding),
+                    BinaryOperator::Minus => self.arith_of(ArithOp::Sub, l, r, folding),
+                    BinaryOperator::Multiply => self.arith_of(ArithOp::Mul, l, r, folding),
+                    BinaryOperator::Divide => self.arith_of(ArithOp::Div, l, r, folding),
+                    BinaryOperator::Modulo => self.arith_of(ArithOp::Mod, l, r, folding),
                     BinaryOperator::StringConcat => self.concat(l, r),
                     BinaryOperator::Eq => self.compare(CmpOp::Eq, l, r),
                     BinaryOperator::NotEq => self.compare(CmpOp::Ne, l, r),
@@ -176,7 +199,7 @@ impl Binder<'_> {
                 let xt = self.type_of(&x);
                 let mut lits = Vec::new();
                 for item in list {
-                    let v = self.bind_hinted(item, ctx, Some(xt))?;
+                    let v = self.bind_constant(item, ctx, Some(xt))?;
                     let Expr::Lit(l) = coerce_to(v, xt)? else {
                         return Err(
                             SqlError::unsupported("IN lists of non-constants").at(item.span())
@@ -224,7 +247,7 @@ impl Binder<'_> {
                 }
                 let mut int = |e: &Option<Box<ast::Expr>>| -> Result<Option<i64>> {
                     let Some(e) = e else { return Ok(None) };
-                    match self.bind_hinted(e, ctx, Some(SqlType::Int))? {
+                    match self.bind_constant(e, ctx, Some(SqlType::Int))? {
                         Expr::Lit(Literal::Num { value, scale: 0 }) => Ok(Some(value)),
                         _ => Err(SqlError::unsupported(
                             "SUBSTRING with a non-constant or non-integer position or length",
@@ -392,8 +415,6 @@ impl Binder<'_> {
         })
     }
 
-    /// `COALESCE(a, b, …)` as `CASE WHEN a IS NOT NULL THEN a WHEN … ELSE
-    /// last END`, `NULLIF(a, b)` as `CASE WHEN a = b THEN NULL ELSE a END`.
     /// The bound arguments of a plain call `name(e1, …)`: no DISTINCT,
     /// FILTER, OVER, ORDER BY or named arguments.
     fn plain_args(&mut self, name: &str, f: &ast::Function, ctx: &ExprCtx) -> Result<Vec<Expr>> {
@@ -422,6 +443,8 @@ impl Binder<'_> {
             .collect()
     }
 
+    /// `COALESCE(a, b, …)` as `CASE WHEN a IS NOT NULL THEN a WHEN … ELSE
+    /// last END`, `NULLIF(a, b)` as `CASE WHEN a = b THEN NULL ELSE a END`.
     fn null_function(&mut self, name: &str, f: &ast::Function, ctx: &ExprCtx) -> Result<Expr> {
         let mut args = self.plain_args(name, f, ctx)?;
         let typed: Vec<SqlType> = args
@@ -510,7 +533,7 @@ impl Binder<'_> {
             // from zero (PostgreSQL's numeric round), as a CAST.
             ("round", 1 | 2) => {
                 let n = match args.len() {
-                    2 => match args.pop().expect("two arguments") {
+                    2 => match constant_folded(args.pop().expect("two arguments")) {
                         Expr::Lit(Literal::Num { value, scale: 0 })
                             if (0..=i64::from(MAX_SCALE)).contains(&value) =>
                         {
@@ -727,8 +750,15 @@ impl Binder<'_> {
     }
 
     fn arith(&mut self, op: ArithOp, l: Expr, r: Expr) -> Result<Expr> {
+        self.arith_of(op, l, r, Folding::Fold)
+    }
+
+    fn arith_of(&mut self, op: ArithOp, l: Expr, r: Expr, folding: Folding) -> Result<Expr> {
         let (lt, rt) = (self.type_of(&l), self.type_of(&r));
         if let (Expr::Lit(a), Expr::Lit(b)) = (&l, &r)
+            // Numbers computed at run time are the same numbers; dates are
+            // not computed at run time (only `DATE ± INTERVAL` constants).
+            && (folding == Folding::Fold || !(lt.is_numeric() && rt.is_numeric()))
             && let Some(folded) = fold(op, a, b)
         {
             return Ok(Expr::Lit(folded));
@@ -845,6 +875,56 @@ fn coerce_to(e: Expr, target: SqlType) -> Result<Expr> {
             Ok(Expr::Lit(Literal::Timestamp(parse_timestamp_lit(&s)?)))
         }
         (e, _) => Ok(e),
+    }
+}
+
+/// Whether the binder folds constant arithmetic into one constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Folding {
+    /// Both operands are the statement's own constants.
+    Fold,
+    /// An operand is a parameter (`$1 + 1`): numbers stay an expression,
+    /// so a plan cache can put another value in (`plan_cache.rs`), and
+    /// [`constant_arithmetic`] folds them once the plan has its values.
+    KeepParameter,
+}
+
+impl Folding {
+    fn of(operands: &[&ast::Expr]) -> Folding {
+        if operands.iter().any(|e| is_parameter(e)) {
+            Folding::KeepParameter
+        } else {
+            Folding::Fold
+        }
+    }
+}
+
+/// Whether `e` is a parameter `$n`: in parentheses, negated or cast, too
+/// (each of those is folded into a constant).
+fn is_parameter(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Nested(inner)
+        | ast::Expr::Cast { expr: inner, .. }
+        | ast::Expr::UnaryOp { expr: inner, .. } => is_parameter(inner),
+        _ => placeholder(e).is_some(),
+    }
+}
+
+/// The value of `e` if it is constant arithmetic over numbers (and dates ±
+/// intervals) the binder left unfolded ([`Folding::KeepParameter`]).
+pub(crate) fn constant_arithmetic(e: &Expr) -> Option<Literal> {
+    match e {
+        Expr::Lit(l) => Some(l.clone()),
+        Expr::Arith(op, a, b) => fold(*op, &constant_arithmetic(a)?, &constant_arithmetic(b)?),
+        _ => None,
+    }
+}
+
+/// `e` as one constant if it is constant arithmetic ([`constant_arithmetic`]).
+fn constant_folded(e: Expr) -> Expr {
+    match constant_arithmetic(&e) {
+        Some(l) => Expr::Lit(l),
+        None => e,
     }
 }
 

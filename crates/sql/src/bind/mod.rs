@@ -29,7 +29,7 @@ use crate::plan::{
     AggCall, AggFunc, CmpOp, ColumnId, ColumnInfo, Direction, Expr, JoinKind, LogicalPlan, Plan,
 };
 use expr::ExprCtx;
-pub(crate) use expr::type_of;
+pub(crate) use expr::{constant_arithmetic, type_of};
 use scope::{Scope, normalize};
 
 /// A bound statement.

@@ -53,7 +53,7 @@ impl Binder<'_> {
                     SqlError::unsupported(format!("generate_series argument {a}")).at(t.span()),
                 );
             };
-            let bound = self.bind_hinted(e, &ctx, Some(SqlType::Int))?;
+            let bound = self.bind_constant(e, &ctx, Some(SqlType::Int))?;
             match bound {
                 Expr::Lit(Literal::Num { value, scale: 0 }) => values.push(value),
                 other => {
