@@ -25,12 +25,12 @@
 //! with stand-ins `A` and with other stand-ins `B` (other magnitudes,
 //! lengths, wildcards) — and the `A` plan with each `A` literal replaced by
 //! the `B` value must equal the `B` plan, and with the `x` values the `x`
-//! plan. A rewrite that consumed a value (a folded `$1 + INTERVAL '1' DAY`,
-//! a rescaled decimal) leaves no `A` literal to replace, one that depends on it gives
-//! another plan for another value: either makes the plans differ, and the
-//! statement is marked *not kept* (planned per execution, as without the
-//! cache). A statement reading the clock (`now()` is folded into the plan)
-//! or an `EXPLAIN` is never kept.
+//! plan. A rewrite that consumed a value (a folded `$1 + INTERVAL '1'
+//! DAY`, a rescaled decimal) leaves no `A` literal to replace, one that
+//! depends on it gives another plan for another value: either makes the
+//! plans differ, and the statement is marked *not kept* (planned per
+//! execution, as without the cache). A statement reading the clock
+//! (`now()` is folded into the plan) or an `EXPLAIN` is never kept.
 //!
 //! ## When
 //! The first execution of a statement only records that it was seen (one
