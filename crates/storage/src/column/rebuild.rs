@@ -104,6 +104,16 @@ fn take_heap(heap: &StrHeap, keep: Keep, appended: &StrHeap) -> StrHeap {
 }
 
 fn take_dict(dict: &DictColumn, keep: Keep, appended: &DictColumn) -> DictColumn {
+    if dict.shares_dictionary(appended) {
+        // The commonest case of all (a delta's rows are coded in their
+        // main's dictionary when it holds their strings, `Delta::change`):
+        // the codes are the dictionary's already — no string is looked up
+        // (translating them would cost a binary search per distinct string
+        // of the whole dictionary, per merge).
+        return dict
+            .with_codes(take(dict.codes(), keep, appended.codes()))
+            .expect("codes of one dictionary");
+    }
     let old = dict.dictionary();
     let new = appended.dictionary();
     let known = new.iter().all(|s| dict.code_of(s).is_some());
@@ -398,6 +408,24 @@ mod tests {
             new.dict("mode").unwrap().dictionary(),
             old.dict("mode").unwrap().dictionary()
         );
+    }
+
+    /// Rows coded in the main's own dictionary (as a delta's are) keep
+    /// their codes: the rebuilt column shares that dictionary.
+    #[test]
+    fn rows_in_the_main_dictionary_keep_their_codes() {
+        let old = DictColumn::from_strs(["MAIL", "AIR", "TRUCK", "AIR"]);
+        let code = |s| old.code_of(s).unwrap();
+        let add = old.with_codes(vec![code("TRUCK"), code("AIR")]).unwrap();
+        let Column::Str(new) = Column::Str(old.clone())
+            .rebuild(Keep::Rows(&[1, 2]), &Column::Str(add))
+            .unwrap()
+        else {
+            panic!("a dictionary column");
+        };
+        let got: Vec<&str> = (0..new.len()).map(|r| new.get(r)).collect();
+        assert_eq!(got, ["AIR", "TRUCK", "TRUCK", "AIR"]);
+        assert!(std::ptr::eq(new.dictionary(), old.dictionary()));
     }
 
     #[test]
