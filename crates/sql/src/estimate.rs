@@ -22,6 +22,7 @@
 //! - What no statistic covers (computed columns, aggregates' outputs) falls
 //!   back to PostgreSQL's defaults: 1/200 for `=`, 1/3 for ranges.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -299,8 +300,8 @@ impl<'c> Estimator<'c> {
         for c in conjuncts {
             let bound = match c {
                 Expr::Cmp(op, a, b) => match (&**a, &**b) {
-                    (Expr::Column(x), Expr::Lit(_)) => Some((*x, *op)),
-                    (Expr::Lit(_), Expr::Column(x)) => Some((*x, op.flip())),
+                    (Expr::Column(x), c) if constant(c).is_some() => Some((*x, *op)),
+                    (c, Expr::Column(x)) if constant(c).is_some() => Some((*x, op.flip())),
                     _ => None,
                 },
                 _ => None,
@@ -341,8 +342,8 @@ impl<'c> Estimator<'c> {
             }
             Expr::Not(x) => 1.0 - self.selectivity(x),
             Expr::Cmp(op, a, b) => match (&**a, &**b) {
-                (x, Expr::Lit(l)) => self.compare(*op, x, l),
-                (Expr::Lit(l), x) => self.compare(op.flip(), x, l),
+                (x, c) if let Some(l) = constant(c) => self.compare(*op, x, &l),
+                (c, x) if let Some(l) = constant(c) => self.compare(op.flip(), x, &l),
                 (x, y) => match op {
                     CmpOp::Eq => {
                         let (nx, ny) = (self.ndv(x, f64::MAX), self.ndv(y, f64::MAX));
@@ -535,6 +536,17 @@ fn outside(range: &ValueRange, l: &Literal) -> bool {
     }
 }
 
+/// `e`'s value if it is a constant: a literal, or arithmetic over constants
+/// the binder left unfolded because a parameter is among them (`$1 + 1`:
+/// `bind/expr.rs` `Folding`), estimated as the value it has.
+fn constant(e: &Expr) -> Option<Cow<'_, Literal>> {
+    match e {
+        Expr::Lit(l) => Some(Cow::Borrowed(l)),
+        Expr::Arith(..) => crate::bind::constant_arithmetic(e).map(Cow::Owned),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -652,6 +664,20 @@ mod tests {
         // Two bounds on one column: one range, not two independent halves.
         let range = [
             Expr::Cmp(CmpOp::Ge, col(0), lit(100)),
+            Expr::Cmp(CmpOp::Lt, col(0), lit(200)),
+        ];
+        assert!(near(e.all(&range), 0.1), "{}", e.all(&range));
+        // Arithmetic over constants the binder left unfolded (a parameter
+        // among them) is estimated as its value.
+        let plus =
+            |a: i64, b: i64| Box::new(Expr::Arith(crate::plan::ArithOp::Add, lit(a), lit(b)));
+        assert!(near(
+            sel(Expr::Cmp(CmpOp::Eq, col(1), plus(6, 1))),
+            1.0 / 50.0
+        ));
+        assert_eq!(sel(Expr::Cmp(CmpOp::Eq, plus(98, 1), col(1))), 0.0);
+        let range = [
+            Expr::Cmp(CmpOp::Ge, col(0), plus(99, 1)),
             Expr::Cmp(CmpOp::Lt, col(0), lit(200)),
         ];
         assert!(near(e.all(&range), 0.1), "{}", e.all(&range));
