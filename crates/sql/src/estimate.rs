@@ -300,8 +300,8 @@ impl<'c> Estimator<'c> {
         for c in conjuncts {
             let bound = match c {
                 Expr::Cmp(op, a, b) => match (&**a, &**b) {
-                    (Expr::Column(x), c) if constant(c).is_some() => Some((*x, *op)),
-                    (c, Expr::Column(x)) if constant(c).is_some() => Some((*x, op.flip())),
+                    (Expr::Column(x), k) if constant(k).is_some() => Some((*x, *op)),
+                    (k, Expr::Column(x)) if constant(k).is_some() => Some((*x, op.flip())),
                     _ => None,
                 },
                 _ => None,
