@@ -212,14 +212,15 @@ impl StrHeap {
             ..StrHeap::new()
         };
         for piece in [self.owned_as_flat(), StrHeap::joined(&[more])] {
-            if piece.is_empty() {
+            let rows = piece.len();
+            if rows == 0 {
                 continue;
             }
             out.parts.push(SharedPart {
                 first_row: out.parts_rows,
                 heap: Arc::new(piece),
             });
-            out.parts_rows += out.parts.last().map_or(0, |p| p.heap.len());
+            out.parts_rows += rows;
             out.merge_last_parts();
         }
         out
